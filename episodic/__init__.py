@@ -1,0 +1,1 @@
+"""Composition root: configuration, the ingest pipeline wiring, the CLI."""

@@ -1,0 +1,390 @@
+"""The ``episodic`` command line.
+
+Every command takes ``--data DIR`` (or ``EPISODIC_DATA``) and ``--config FILE``. Progress and
+messages go to stderr; with ``--json`` stdout carries exactly one JSON document.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from episodic.config import Settings, load_settings
+from episodic.errors import EpisodicError, InputError
+
+app = typer.Typer(
+    name="episodic",
+    help=(
+        "Streaming episodic memory for audiovisual streams.\n\n"
+        "Ingest recordings into ShortTermMemories and ThetaEvents stored in Milvus "
+        "(a Milvus Lite file under --data by default), then list them."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+
+DataOpt = Annotated[
+    Path | None,
+    typer.Option("--data", help="Data directory (Milvus Lite file, snippets). Env: EPISODIC_DATA. Default ./episodic-data"),
+]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="TOML settings file. Env: EPISODIC_CONFIG")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout, nothing else.")]
+StreamOpt = Annotated[str | None, typer.Option("--stream-id", help="Only this stream.")]
+
+
+def _settings(data: Path | None, config: Path | None) -> Settings:
+    return load_settings(config_file=config, data_dir=data)
+
+
+def _quiet_libraries() -> None:
+    """Keep third-party chatter (progress bars, deprecation notes) off the user's screen."""
+    warnings.filterwarnings("ignore")
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    import logging
+
+    for name in ("transformers", "sentence_transformers", "faster_whisper", "pymilvus", "milvus_lite"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _print_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+
+
+def _fmt_t(t: float) -> str:
+    m, s = divmod(max(t, 0.0), 60)
+    h, m = divmod(int(m), 60)
+    return f"{h:d}:{m:02d}:{s:05.2f}" if h else f"{m:d}:{s:05.2f}"
+
+
+# -- ingest -----------------------------------------------------------------------------------
+@app.command()
+def ingest(
+    files: Annotated[list[Path], typer.Argument(help="Recordings (any container/codec PyAV opens).")],
+    stream_id: Annotated[
+        str | None,
+        typer.Option("--stream-id", help="Stream id (one FILE only). Default: derived from the file name."),
+    ] = None,
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Ingest recordings: segment, encode, consolidate, replay and store them.
+
+    Re-ingesting a recording under the same stream id replaces that stream's records with
+    exactly the same ones (deterministic ids): no duplicates.
+    """
+    from memory.records import stream_id_from_name, validate_stream_id
+
+    if stream_id is not None and len(files) > 1:
+        raise InputError("--stream-id names one stream: give a single FILE (or omit --stream-id)")
+    jobs = []
+    for f in files:
+        if not f.exists():
+            raise InputError(f"file not found: {f}")
+        sid = validate_stream_id(stream_id) if stream_id is not None else stream_id_from_name(f.name)
+        jobs.append((f, sid))
+    settings = _settings(data, config)
+    _quiet_libraries()
+    from episodic.pipeline import Components, ingest_file
+    from episodic.progress import IngestProgress
+
+    components = Components(settings)
+    reports = []
+    failures = []
+    try:
+        with IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
+            for f, sid in jobs:
+                task = bar.start(f"{sid}")
+                try:
+                    report = ingest_file(f, sid, components, on_progress=lambda p, t=task: bar.update(t, p))
+                except EpisodicError as exc:
+                    if len(jobs) == 1:
+                        raise
+                    failures.append({"file": str(f), "stream_id": sid, "error": str(exc)})
+                    err.print(f"[red]error[/red]: {f}: {exc}")
+                    continue
+                bar.done(task, report.progress)
+                for w in report.warnings:
+                    err.print(f"[yellow]warning[/yellow]: {f}: {w}")
+                reports.append(report)
+    finally:
+        components.close()
+    if json_out:
+        _print_json(
+            {
+                "ingested": [
+                    {
+                        "stream_id": r.stream_id,
+                        "source": r.source,
+                        "stream_s": round(r.progress.stream_s, 3),
+                        "segments": r.progress.segments,
+                        "memories": r.progress.memories,
+                        "events": r.progress.events,
+                        "wall_s": round(r.progress.wall_s, 3),
+                        "realtime_factor": round(r.progress.realtime_factor, 3),
+                        "stage_seconds": {k: round(v, 3) for k, v in r.stage_seconds.items()},
+                        "warnings": r.warnings,
+                    }
+                    for r in reports
+                ],
+                "failed": failures,
+            }
+        )
+    else:
+        for r in reports:
+            p = r.progress
+            err.print(
+                f"[green]✓[/green] {r.stream_id}: {p.stream_s:.1f} s of stream → {p.segments} segments, "
+                f"{p.memories} memories, {p.events} events in {p.wall_s:.1f} s "
+                f"({p.realtime_factor:.1f}× real time)"
+            )
+    if failures:
+        raise typer.Exit(1)
+
+
+# -- listing ----------------------------------------------------------------------------------
+def _open_store(data: Path | None, config: Path | None):
+    from memory.milvus_store import MilvusStore
+
+    settings = _settings(data, config)
+    if not settings.milvus_uri and not Path(settings.resolved_milvus_uri).exists():
+        return settings, None
+    return settings, MilvusStore(settings)
+
+
+@app.command()
+def events(
+    stream_id: StreamOpt = None, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
+) -> None:
+    """List ThetaEvents (one-sentence summaries of consolidated memories)."""
+    from memory.records import validate_stream_id
+
+    if stream_id is not None:
+        validate_stream_id(stream_id)
+    _, store = _open_store(data, config)
+    rows = []
+    if store is not None:
+        try:
+            rows = store.list_events(stream_id=stream_id)
+        finally:
+            store.close()
+    if json_out:
+        _print_json(
+            {
+                "events": [
+                    {
+                        "id": e.id,
+                        "stream_id": e.stream_id,
+                        "t_start": round(e.t_start, 3),
+                        "t_end": round(e.t_end, 3),
+                        "summary": e.summary,
+                        "memory_id": e.memory_id,
+                    }
+                    for e in rows
+                ]
+            }
+        )
+        return
+    if not rows:
+        err.print("no events" + (f" for stream {stream_id!r}" if stream_id else "") + " in this store")
+        return
+    table = Table("stream", "start", "end", "summary", "id", show_lines=False)
+    for e in rows:
+        table.add_row(e.stream_id, _fmt_t(e.t_start), _fmt_t(e.t_end), e.summary, e.id)
+    Console().print(table)
+
+
+@app.command()
+def segments(
+    stream_id: StreamOpt = None, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
+) -> None:
+    """List ShortTermMemories with their transcript, visual text and snippet URIs."""
+    from memory.records import validate_stream_id
+
+    if stream_id is not None:
+        validate_stream_id(stream_id)
+    _, store = _open_store(data, config)
+    rows = []
+    if store is not None:
+        try:
+            rows = store.list_memories(stream_id=stream_id)
+        finally:
+            store.close()
+    if json_out:
+        _print_json(
+            {
+                "segments": [
+                    {
+                        "id": m.id,
+                        "stream_id": m.stream_id,
+                        "t_start": round(m.t_start, 3),
+                        "t_end": round(m.t_end, 3),
+                        "transcript": m.transcript_text,
+                        "visual_text": m.visual_text,
+                        "ocr_text": m.ocr_text,
+                        "keyframe_times": [round(t, 3) for t in m.keyframe_times],
+                        "snippet_uris": [sn.uri for sn in m.snippets],
+                        "snippets": [
+                            {"uri": sn.uri, "t_start": round(sn.t_start, 3), "t_end": round(sn.t_end, 3)}
+                            for sn in m.snippets
+                        ],
+                        "models": m.metadata.get("models", {}),
+                    }
+                    for m in rows
+                ]
+            }
+        )
+        return
+    if not rows:
+        err.print("no segments" + (f" for stream {stream_id!r}" if stream_id else "") + " in this store")
+        return
+    table = Table("stream", "start", "end", "transcript", "visual", "snippet", show_lines=True)
+    for m in rows:
+        table.add_row(
+            m.stream_id,
+            _fmt_t(m.t_start),
+            _fmt_t(m.t_end),
+            m.transcript_text or "—",
+            m.visual_text or "—",
+            "\n".join(sn.uri for sn in m.snippets),
+        )
+    Console().print(table)
+
+
+@app.command()
+def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+    """List the streams in the store."""
+    _, store = _open_store(data, config)
+    rows = []
+    if store is not None:
+        try:
+            rows = store.list_streams()
+        finally:
+            store.close()
+    if json_out:
+        _print_json(
+            {
+                "streams": [
+                    {
+                        "stream_id": s.stream_id,
+                        "source": s.source,
+                        "t_end": round(s.t_end, 3),
+                        "memories": s.memories,
+                        "events": s.events,
+                        "updated_at": s.updated_at,
+                    }
+                    for s in rows
+                ]
+            }
+        )
+        return
+    if not rows:
+        err.print("no streams in this store yet: run `episodic ingest FILE`")
+        return
+    table = Table("stream", "duration", "memories", "events", "source")
+    for s in rows:
+        table.add_row(s.stream_id, _fmt_t(s.t_end), str(s.memories), str(s.events), s.source)
+    Console().print(table)
+
+
+# -- demo and maintenance ---------------------------------------------------------------------
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option("--out", help="Where to write the sample recording.")] = Path(
+        "episodic-demo.mp4"
+    ),
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Generate a one-minute sample recording with speech (needs espeak-ng), ingest it and
+    list its events: the whole embedded pipeline in one command."""
+    from episodic import samples
+
+    err.print(f"generating a sample recording at {out} …")
+    samples.make_recording(out, *samples.demo_scenes())
+    ingest([out], stream_id="demo", data=data, config=config, json_out=False)
+    events(stream_id="demo", data=data, config=config, json_out=False)
+
+
+@app.command()
+def prepare(data: DataOpt = None, config: ConfigOpt = None) -> None:
+    """Load every configured model once (converting the bundled LLM into the cache), so the
+    first ingest starts at full speed."""
+    settings = _settings(data, config)
+    _quiet_libraries()
+    from episodic.pipeline import Components
+
+    c = Components(settings)
+    for name in ("embedder", "asr", "describer", "llm"):
+        with err.status(f"loading {name}…"):
+            model = getattr(c, name)
+            if hasattr(model, "prepare"):
+                model.prepare()
+        err.print(f"[green]✓[/green] {name}: {model.model_id}")
+
+
+@app.command("config")
+def show_config(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+    """Show the effective settings (defaults → file → EPISODIC_* environment)."""
+    import dataclasses
+
+    settings = _settings(data, config)
+    values = {
+        f.name: (str(v) if isinstance(v, Path) else v)
+        for f in dataclasses.fields(settings)
+        if f.name != "extra"
+        for v in [getattr(settings, f.name)]
+    }
+    if "openai_api_key" in values and values["openai_api_key"]:
+        values["openai_api_key"] = "***"
+    if values.get("milvus_token"):
+        values["milvus_token"] = "***"
+    if json_out:
+        _print_json(values)
+        return
+    table = Table("setting", "value")
+    for k, v in values.items():
+        table.add_row(k, str(v))
+    Console().print(table)
+
+
+def main() -> None:
+    """Console entry point: user errors become one line on stderr and a non-zero exit."""
+    try:
+        rc = app(standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
+    except EpisodicError as exc:
+        err.print(f"[red]error[/red]: {exc}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("interrupted: memories stored so far are kept")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(1)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

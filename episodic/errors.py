@@ -1,0 +1,38 @@
+"""User-facing errors. The CLI prints ``error: <message>`` for these and exits non-zero;
+anything else is a bug and keeps its traceback."""
+
+from __future__ import annotations
+
+
+class EpisodicError(Exception):
+    """Base class: the message is written for the person at the terminal."""
+
+    exit_code = 1
+
+
+class ConfigError(EpisodicError):
+    exit_code = 2
+
+
+class InputError(EpisodicError):
+    """Bad arguments: a missing file, an invalid stream id, an absurd size."""
+
+    exit_code = 2
+
+
+class MediaError(EpisodicError):
+    """A recording that cannot be opened or decoded."""
+
+    exit_code = 3
+
+
+class StoreError(EpisodicError):
+    """The memory store is unreachable, locked by another process, or inconsistent."""
+
+    exit_code = 4
+
+
+class ModelError(EpisodicError):
+    """A configured model cannot be loaded or answered with something unusable."""
+
+    exit_code = 5

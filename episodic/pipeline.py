@@ -1,0 +1,315 @@
+"""The ingest pipeline, wired once: source → decode → segment → encode → consolidate →
+replay → store.
+
+``StreamIngestor`` holds the per-stream state and consumes decoded media as it arrives, so
+the embedded ``episodic ingest`` and the Kafka worker run the very same code. Components
+(models, stores) are built lazily from the settings: listing events never loads a model.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from episodic.config import Settings
+from episodic.errors import InputError, MediaError
+from memory.consolidation import Consolidator
+from memory.encoder import PerceptualEncoder, StageTimer
+from memory.records import ShortTermMemory, StreamInfo, ThetaEvent, segment_id, validate_stream_id
+from memory.replay import SemanticReplay
+from stream.media import MediaInfo, Segment
+from stream.segmentation import StreamSegmenter
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class Components:
+    """The configured backends, each created on first use."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def embedder(self):
+        if self.settings.embedder == "imagebind":
+            from memory.imagebind_backend import ImageBindEmbedder
+
+            return ImageBindEmbedder(self.settings)
+        from memory.text_embedder import MiniLMEmbedder
+
+        return MiniLMEmbedder(self.settings)
+
+    @cached_property
+    def asr(self):
+        from memory.speech import WhisperRecognizer
+
+        return WhisperRecognizer(self.settings)
+
+    @cached_property
+    def describer(self):
+        from memory.vision import OfflineVisualDescriber
+
+        return OfflineVisualDescriber(self.settings)
+
+    @cached_property
+    def llm(self):
+        if self.settings.llm == "openai":
+            from reasoning.openai_llm import OpenAICompatibleLLM
+
+            return OpenAICompatibleLLM(self.settings)
+        from reasoning.local_llm import LocalSmolLM
+
+        return LocalSmolLM(self.settings)
+
+    @cached_property
+    def store(self):
+        from memory.milvus_store import MilvusStore
+
+        return MilvusStore(self.settings)
+
+    @cached_property
+    def snippets(self):
+        from memory.snippet_store import FileSnippetStore
+
+        return FileSnippetStore(self.settings)
+
+    def model_ids(self) -> dict[str, str]:
+        return {
+            "embedder": self.embedder.model_id,
+            "asr": self.asr.model_id,
+            "describer": self.describer.model_id,
+            "llm": self.llm.model_id,
+        }
+
+    def ensure_schema(self) -> None:
+        self.store.ensure_schema(
+            self.embedder.dim, self.describer.feature_dim, models=self.model_ids()
+        )
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()
+
+
+@dataclass
+class Progress:
+    """What a progress display needs after each step."""
+
+    stream_s: float = 0.0
+    duration_s: float | None = None
+    segments: int = 0
+    memories: int = 0
+    events: int = 0
+    wall_s: float = 0.0
+
+    @property
+    def realtime_factor(self) -> float:
+        return self.stream_s / self.wall_s if self.wall_s > 0 else 0.0
+
+
+class StreamIngestor:
+    """Per-stream state from decoded media to stored memories."""
+
+    def __init__(
+        self,
+        stream_id: str,
+        components: Components,
+        source: str = "",
+        media: MediaInfo | None = None,
+        timer: StageTimer | None = None,
+    ) -> None:
+        self.stream_id = validate_stream_id(stream_id)
+        self.c = components
+        self.s = components.settings
+        self.source = source
+        self.media = media
+        self.timer = timer or StageTimer()
+        self.segmenter = StreamSegmenter(self.s)
+        self.encoder = PerceptualEncoder(
+            self.s, components.embedder, components.asr, components.describer, self.timer
+        )
+        self.consolidator = Consolidator(self.s.consolidation_cos, self.s.consolidation_max_s)
+        self.replay = SemanticReplay(self.s, components.llm, components.embedder)
+        self.progress = Progress(duration_s=media.duration_s if media else None)
+        self.memory_ids: set[str] = set()
+        self.snippet_uris: set[str] = set()
+        self.events: list[ThetaEvent] = []
+        self._started = time.perf_counter()
+
+    # -- feeding -----------------------------------------------------------------------------
+    def push_video_frame(self, t: float, frame: Any) -> None:
+        started = time.perf_counter()
+        closed = self.segmenter.push_video_frame(t, frame)
+        self.timer.add("segmentation", started)
+        self._advance(t, closed)
+
+    def push_audio(self, t_start: float, samples: np.ndarray) -> None:
+        started = time.perf_counter()
+        closed = self.segmenter.push_audio(t_start, samples)
+        self.timer.add("segmentation", started)
+        self._advance(t_start + samples.size / self.s.audio_sample_rate_hz, closed)
+
+    def finish(self) -> Progress:
+        started = time.perf_counter()
+        closed = self.segmenter.finish()
+        self.timer.add("segmentation", started)
+        self._advance(self.progress.stream_s, closed)
+        for memory in self.consolidator.finish():
+            self._store(memory)
+        self.progress.wall_s = time.perf_counter() - self._started
+        return self.progress
+
+    # -- stages ------------------------------------------------------------------------------
+    def _advance(self, t: float, closed: list[Segment]) -> None:
+        self.progress.stream_s = max(self.progress.stream_s, t)
+        for seg in closed:
+            self._process(seg)
+        self.progress.wall_s = time.perf_counter() - self._started
+
+    def _process(self, seg: Segment) -> None:
+        self.progress.segments += 1
+        started = time.perf_counter()
+        ref = self.c.snippets.put(
+            self.stream_id,
+            segment_id(self.stream_id, seg.t_start),
+            seg.t_start,
+            seg.t_end,
+            seg.snippet_frames,
+            seg.audio if seg.audio.size else None,
+            seg.sample_rate_hz,
+            self.s.snippet_fps,
+        )
+        self.snippet_uris.add(ref.uri)
+        self.timer.add("snippets", started)
+        memory = self.encoder.encode(self.stream_id, seg)
+        memory.snippets = [ref]
+        memory.metadata.update(self._provenance())
+        for done in self.consolidator.add(memory):
+            self._store(done)
+
+    def _provenance(self) -> dict[str, Any]:
+        m = self.media
+        return {
+            "source": self.source,
+            "container": m.container if m else "",
+            "video_codec": m.video_codec if m else "",
+            "audio_codec": m.audio_codec if m else "",
+            "ingested_at": time.time(),
+        }
+
+    def _store(self, memory: ShortTermMemory) -> None:
+        started = time.perf_counter()
+        event = self.replay.replay(memory)
+        memory.metadata["models"] = {**memory.metadata.get("models", {}), "llm": event.metadata["summariser"]}
+        self.timer.add("replay", started)
+        started = time.perf_counter()
+        self.c.store.upsert_memories([memory])
+        self.c.store.upsert_events([event])
+        self.timer.add("store", started)
+        self.memory_ids.add(memory.id)
+        self.events.append(event)
+        self.progress.memories += 1
+        self.progress.events += 1
+
+    def stream_info(self, previous: StreamInfo | None = None) -> StreamInfo:
+        return StreamInfo(
+            stream_id=self.stream_id,
+            source=self.source,
+            t_end=self.progress.stream_s,
+            memories=self.progress.memories,
+            events=self.progress.events,
+            updated_at=time.time(),
+            metadata={
+                "media": vars(self.media) if self.media else {},
+                "models": self.c.model_ids(),
+                "ingest_wall_s": round(self.progress.wall_s, 3),
+            },
+        )
+
+
+@dataclass
+class IngestReport:
+    stream_id: str
+    source: str
+    progress: Progress
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    removed_stale: int = 0
+
+
+def ingest_file(
+    path: str | Path,
+    stream_id: str,
+    components: Components,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> IngestReport:
+    """Ingest one recording as ``stream_id``; re-ingesting replaces that stream's records.
+
+    Records are written as each memory closes, so an interrupted run keeps what it stored;
+    a completed run then removes records of earlier runs that this run did not write, which
+    makes the final state exactly the same whatever was there before.
+    """
+    from stream.decode import MediaDecoder
+
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"file not found: {p}")
+    if p.is_dir():
+        raise InputError(f"{p} is a directory, not a recording")
+    s = components.settings
+    validate_stream_id(stream_id)
+    timer = StageTimer()
+    started = time.perf_counter()
+    decoder = MediaDecoder(str(p), s)
+    timer.add("decode", started)
+    with decoder:
+        info = decoder.info
+        if info.duration_s is not None and info.duration_s > s.max_stream_duration_s:
+            raise InputError(
+                f"{p} lasts {info.duration_s:.0f} s, more than max_stream_duration_s="
+                f"{s.max_stream_duration_s:.0f}"
+            )
+        components.ensure_schema()
+        ingestor = StreamIngestor(stream_id, components, source=str(p.resolve()), media=info, timer=timer)
+        items = iter(decoder)
+        while True:
+            started = time.perf_counter()
+            try:
+                kind, t, payload = next(items)
+            except StopIteration:
+                timer.add("decode", started)
+                break
+            timer.add("decode", started)
+            if kind == "video":
+                ingestor.push_video_frame(t, payload)
+            else:
+                ingestor.push_audio(t, payload)
+            if on_progress is not None:
+                on_progress(ingestor.progress)
+        warnings = list(decoder.warnings)
+    progress = ingestor.finish()
+    if progress.segments == 0:
+        raise MediaError(f"{p} holds no decodable audio or video")
+    removed = components.store.delete_stream_records_except(stream_id, ingestor.memory_ids)
+    components.snippets.delete_stream(stream_id, ingestor.snippet_uris)
+    components.store.upsert_stream(ingestor.stream_info())
+    components.store.flush()
+    if on_progress is not None:
+        on_progress(progress)
+    return IngestReport(
+        stream_id=stream_id,
+        source=str(p),
+        progress=progress,
+        stage_seconds=dict(timer.seconds),
+        warnings=warnings,
+        removed_stale=removed,
+    )

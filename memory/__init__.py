@@ -1,0 +1,1 @@
+"""Memory formation: records, perceptual encoding, consolidation, semantic replay, stores."""

@@ -1,0 +1,74 @@
+"""Memory consolidation (HippoMM Eq. 5): drop redundancy between consecutive segments.
+
+A segment is kept as a new memory only if cos(v_i, v_last_kept) < γ (``consolidation_cos``).
+Otherwise it is *merged* into the last kept memory rather than discarded, so no transcript,
+frame description or snippet is ever lost: the kept memory's span grows and its E_i gains
+the segment's entries. ``consolidation_max_s`` (ours) bounds how far one memory can grow.
+
+The consolidator is incremental: a kept memory is closed (returned) when the next kept
+segment arrives, when it would grow past the bound, or at the end of the stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memory.records import ShortTermMemory, normalise
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if na == 0 or nb == 0:
+        return 0.0
+    return float(np.dot(a, b) / (na * nb))
+
+
+def representative_vector(memory: ShortTermMemory) -> np.ndarray:
+    """v: the normalised mean of E (falls back to the current vector when E is empty)."""
+    if not memory.embeddings:
+        return normalise(memory.vector)
+    return normalise(np.mean([e.vector for e in memory.embeddings], axis=0))
+
+
+def merge_into(kept: ShortTermMemory, seg: ShortTermMemory) -> None:
+    """Fold ``seg`` into ``kept`` in place: span, E, texts, frames, snippets, provenance."""
+    kept.t_end = max(kept.t_end, seg.t_end)
+    kept.embeddings.extend(seg.embeddings)
+    kept.transcript.extend(seg.transcript)
+    kept.frames.extend(seg.frames)
+    kept.frame_features.extend(seg.frame_features)
+    kept.snippets.extend(seg.snippets)
+    kept.vector = representative_vector(kept)
+    merged = kept.metadata.setdefault("merged_segments", [])
+    merged.append([round(seg.t_start, 3), round(seg.t_end, 3)])
+
+
+class Consolidator:
+    def __init__(self, gamma: float, max_span_s: float) -> None:
+        self.gamma = gamma
+        self.max_span_s = max_span_s
+        self._open: ShortTermMemory | None = None
+        self.kept = 0
+        self.merged = 0
+
+    @property
+    def open_memory(self) -> ShortTermMemory | None:
+        return self._open
+
+    def add(self, seg: ShortTermMemory) -> list[ShortTermMemory]:
+        """Offer the next segment (in stream order); returns memories that are now final."""
+        kept = self._open
+        if kept is not None:
+            similar = cosine(seg.vector, kept.vector) >= self.gamma
+            fits = seg.t_end - kept.t_start <= self.max_span_s
+            if similar and fits:
+                merge_into(kept, seg)
+                self.merged += 1
+                return []
+        self._open = seg
+        self.kept += 1
+        return [kept] if kept is not None else []
+
+    def finish(self) -> list[ShortTermMemory]:
+        kept, self._open = self._open, None
+        return [kept] if kept is not None else []

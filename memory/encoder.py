@@ -1,0 +1,154 @@
+"""Perceptual encoding (HippoMM C.1): one closed segment → one unconsolidated ShortTermMemory.
+
+What the offline default can and cannot see: no image–text model ships with its weights on
+PyPI, so vision is *bridged* into the text space: each key frame becomes a short description
+(ImageNet labels, dominant colours, on-screen text) that the same text embedder used for
+queries and transcripts turns into a vector. With a cross-modal embedder (ImageBind) key
+frames and audio windows are embedded directly instead, and the descriptions remain as T_i.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from episodic.config import Settings
+from memory.interfaces import CrossModalEmbedder, SpeechRecognizer, TextEmbedder, VisualDescriber
+from memory.keyframes import ocr_mask, select_keyframes
+from memory.records import EmbeddingEntry, ShortTermMemory, memory_id, normalise
+from stream.media import Segment
+
+# What stands in for a segment with neither picture nor speech, so it still has a vector
+# (and consecutive empty stretches consolidate into one memory).
+EMPTY_SEGMENT_TEXT = "nothing visible and no speech"
+AUDIO_WINDOW_S = 2.0
+
+
+@dataclass
+class StageTimer:
+    """Wall seconds per named stage, for the progress display and the benchmarks."""
+
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def add(self, stage: str, started: float) -> None:
+        self.seconds[stage] += time.perf_counter() - started
+
+
+class PerceptualEncoder:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: TextEmbedder,
+        asr: SpeechRecognizer,
+        describer: VisualDescriber,
+        timer: StageTimer | None = None,
+    ) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.asr = asr
+        self.describer = describer
+        self.timer = timer or StageTimer()
+        self.cross_modal = isinstance(embedder, CrossModalEmbedder) and hasattr(
+            embedder, "embed_images"
+        )
+
+    @property
+    def model_ids(self) -> dict[str, str]:
+        return {
+            "embedder": self.embedder.model_id,
+            "asr": self.asr.model_id,
+            "describer": self.describer.model_id,
+        }
+
+    def encode(self, stream_id: str, seg: Segment) -> ShortTermMemory:
+        s = self.settings
+        entries: list[EmbeddingEntry] = []
+
+        # -- visual: key frames → observations (+ frame features) ------------------------
+        started = time.perf_counter()
+        keys = select_keyframes(seg.frames, s.keyframe_ssim_redundancy, s.keyframes_max_per_segment)
+        self.timer.add("keyframes", started)
+        observations, features = [], np.zeros((0, self.describer.feature_dim), np.float32)
+        if keys:
+            started = time.perf_counter()
+            observations, features = self.describer.describe(
+                [k.rgb for k in keys],
+                [k.t for k in keys],
+                ocr_mask(len(keys), s.ocr_max_frames_per_segment),
+            )
+            self.timer.add("vision", started)
+
+        # -- audio: time-aligned transcript ------------------------------------------------
+        transcript = []
+        if seg.audio.size:
+            started = time.perf_counter()
+            transcript = self.asr.transcribe(seg.audio, seg.sample_rate_hz, seg.audio_t_start)
+            self.timer.add("asr", started)
+
+        # -- E_i: one vector per key frame and per audio window ---------------------------
+        started = time.perf_counter()
+        frame_ends = [k.t for k in keys[1:]] + [seg.t_end]
+        if self.cross_modal:
+            entries += self._cross_modal_entries(seg, keys, observations, frame_ends)
+        else:
+            texts = [o.description for o in observations] + [p.text for p in transcript]
+            vectors = self.embedder.embed_texts(texts) if texts else np.zeros((0, 1))
+            for i, obs in enumerate(observations):
+                entries.append(
+                    EmbeddingEntry(obs.t, frame_ends[i], "visual", obs.description, vectors[i])
+                )
+            for j, piece in enumerate(transcript):
+                entries.append(
+                    EmbeddingEntry(
+                        piece.t_start, piece.t_end, "speech", piece.text,
+                        vectors[len(observations) + j],
+                    )
+                )
+        if entries:
+            vector = normalise(np.mean([e.vector for e in entries], axis=0))
+        else:
+            vector = normalise(self.embedder.embed_texts([EMPTY_SEGMENT_TEXT])[0])
+        self.timer.add("embed", started)
+
+        return ShortTermMemory(
+            id=memory_id(stream_id, seg.t_start),
+            stream_id=stream_id,
+            t_start=seg.t_start,
+            t_end=seg.t_end,
+            vector=vector,
+            embeddings=entries,
+            transcript=transcript,
+            frames=observations,
+            frame_features=[(o.t, features[i]) for i, o in enumerate(observations)],
+            metadata={
+                "segments": [[round(seg.t_start, 3), round(seg.t_end, 3)]],
+                "boundary": seg.boundary_kind,
+                "sampled_frames": len(seg.frames),
+                "models": self.model_ids,
+            },
+        )
+
+    def _cross_modal_entries(self, seg, keys, observations, frame_ends) -> list[EmbeddingEntry]:
+        """ImageBind path: embed pixels and 2 s audio windows directly (HippoMM's E_i)."""
+        emb: CrossModalEmbedder = self.embedder  # type: ignore[assignment]
+        out: list[EmbeddingEntry] = []
+        if keys:
+            vecs = emb.embed_images([k.rgb for k in keys])
+            for i, k in enumerate(keys):
+                text = observations[i].description if i < len(observations) else ""
+                out.append(EmbeddingEntry(k.t, frame_ends[i], "visual", text, vecs[i]))
+        if seg.audio.size:
+            step = int(AUDIO_WINDOW_S * seg.sample_rate_hz)
+            clips = [seg.audio[i : i + step] for i in range(0, seg.audio.size, step)]
+            clips = [c for c in clips if c.size >= seg.sample_rate_hz // 2]
+            if clips:
+                vecs = emb.embed_audio(clips, seg.sample_rate_hz)
+                for i, _ in enumerate(clips):
+                    t0 = seg.audio_t_start + i * AUDIO_WINDOW_S
+                    out.append(
+                        EmbeddingEntry(t0, min(t0 + AUDIO_WINDOW_S, seg.t_end), "audio", "", vecs[i])
+                    )
+        return out

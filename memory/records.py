@@ -1,0 +1,173 @@
+"""The memory records (HippoMM Eq. 4 and Eq. 7) and their deterministic identities.
+
+A ShortTermMemory is the detailed layer of one consolidated segment; a ThetaEvent is its
+abstract layer (a one-sentence summary). Ids are derived from the stream id and the start
+time in milliseconds, so ingesting the same recording again writes the same ids and a store
+upsert replaces instead of duplicating.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from episodic.errors import InputError
+
+STREAM_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def validate_stream_id(stream_id: str) -> str:
+    """Stream ids end up in file names, record ids and filters: keep them boring."""
+    if not isinstance(stream_id, str) or not STREAM_ID_PATTERN.match(stream_id):
+        raise InputError(
+            f"invalid stream id {stream_id!r}: use 1-128 characters from A-Z a-z 0-9 . _ -, "
+            "starting with a letter or digit"
+        )
+    return stream_id
+
+
+def stream_id_from_name(name: str) -> str:
+    """A valid stream id derived from a file name ("My Clip (1).mp4" → "My-Clip-1")."""
+    stem = name.rsplit("/", 1)[-1]
+    if "." in stem:
+        stem = stem.rsplit(".", 1)[0]
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-._")[:128]
+    if not slug:
+        slug = "stream-" + hashlib.sha1(name.encode()).hexdigest()[:8]
+    return validate_stream_id(slug)
+
+
+def _ms(t: float) -> int:
+    return int(round(t * 1000.0))
+
+
+def memory_id(stream_id: str, t_start: float) -> str:
+    return f"{stream_id}@{_ms(t_start):012d}"
+
+
+def event_id(stream_id: str, t_start: float) -> str:
+    return f"{stream_id}@{_ms(t_start):012d}.e"
+
+
+def vector_id(owner_id: str, kind: str, index: int) -> str:
+    return f"{owner_id}.{kind}{index:04d}"
+
+
+def segment_id(stream_id: str, t_start: float) -> str:
+    """A raw (pre-consolidation) segment; it names the snippet file of that segment."""
+    return f"{stream_id}@{_ms(t_start):012d}.s"
+
+
+@dataclass
+class TranscriptPiece:
+    """One time-aligned stretch of recognised speech (stream time, seconds)."""
+
+    t_start: float
+    t_end: float
+    text: str
+
+
+@dataclass
+class FrameObservation:
+    """What the visual describer saw in one key frame."""
+
+    t: float
+    labels: list[tuple[str, float]] = field(default_factory=list)  # (label, probability)
+    colours: list[str] = field(default_factory=list)
+    ocr_text: str = ""
+    description: str = ""  # the text that stands for this frame in the text space
+
+
+@dataclass
+class EmbeddingEntry:
+    """One element of E_i: a vector for a key frame or an audio window, with its text."""
+
+    t_start: float
+    t_end: float
+    modality: str  # "visual" | "speech" | "audio"
+    text: str
+    vector: np.ndarray
+
+
+@dataclass
+class SnippetRef:
+    """C_i: where the raw audio+video of (part of) a memory is kept."""
+
+    uri: str
+    t_start: float
+    t_end: float
+
+
+@dataclass
+class ShortTermMemory:
+    id: str
+    stream_id: str
+    t_start: float
+    t_end: float
+    vector: np.ndarray  # v_i: normalised mean of E_i
+    embeddings: list[EmbeddingEntry] = field(default_factory=list)  # E_i
+    transcript: list[TranscriptPiece] = field(default_factory=list)
+    frames: list[FrameObservation] = field(default_factory=list)
+    frame_features: list[tuple[float, np.ndarray]] = field(default_factory=list)
+    snippets: list[SnippetRef] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def transcript_text(self) -> str:
+        return " ".join(p.text.strip() for p in self.transcript if p.text.strip())
+
+    @property
+    def visual_text(self) -> str:
+        return " | ".join(f.description for f in self.frames if f.description)
+
+    @property
+    def ocr_text(self) -> str:
+        seen: list[str] = []
+        for f in self.frames:
+            if f.ocr_text and f.ocr_text not in seen:
+                seen.append(f.ocr_text)
+        return " | ".join(seen)
+
+    @property
+    def keyframe_times(self) -> list[float]:
+        return [f.t for f in self.frames]
+
+    @property
+    def duration_s(self) -> float:
+        return self.t_end - self.t_start
+
+
+@dataclass
+class ThetaEvent:
+    id: str
+    stream_id: str
+    memory_id: str
+    t_start: float
+    t_end: float
+    summary: str  # S_θ
+    summary_vector: np.ndarray  # embedding of S_θ (what fast retrieval searches)
+    vector: np.ndarray  # v_k, shared with the ShortTermMemory
+    visual_context: list[str] = field(default_factory=list)  # I_θ: descriptions used
+    audio_context: list[str] = field(default_factory=list)  # A_θ: transcript used
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StreamInfo:
+    stream_id: str
+    source: str = ""
+    t_end: float = 0.0  # stream seconds covered so far
+    memories: int = 0
+    events: int = 0
+    updated_at: float = 0.0  # unix time
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def normalise(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v

@@ -1,0 +1,126 @@
+"""Semantic replay (HippoMM Eq. 6–7): a consolidated memory → a ThetaEvent with a summary.
+
+Small local models invent details. Every summary is therefore checked against its inputs:
+numbers and capitalised words in the summary must occur in what was seen or heard. A
+sampled summary that fails is retried greedily; if that fails too, an extractive summary
+built only from the inputs is used, and the event records which path produced it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from episodic.config import Settings
+from memory.interfaces import TextEmbedder
+from memory.records import ShortTermMemory, ThetaEvent, event_id
+from reasoning.llm import LanguageModel
+from reasoning.prompts import replay_messages
+
+MAX_SUMMARY_CHARS = 600
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.:,]\d+)*")
+_COMMON_CAPS = {
+    "a", "an", "the", "this", "that", "these", "there", "it", "in", "on", "at", "while", "as",
+    "someone", "somebody", "person", "people", "speaker", "he", "she", "they", "we", "i", "you",
+    "during", "after", "before", "when", "with", "and", "but", "one", "two", "video", "scene",
+    "moment", "recording", "footage", "camera", "image", "picture", "text", "screen",
+}
+
+
+def _unsupported_terms(summary: str, source: str) -> list[str]:
+    """Numbers and capitalised words in ``summary`` that never occur in ``source``."""
+    src = source.lower()
+    src_tokens = {t.lower() for t in _TOKEN.findall(source)}
+    out = []
+    for i, tok in enumerate(_TOKEN.findall(summary)):
+        low = tok.lower()
+        is_number = tok[0].isdigit()
+        is_name = tok[0].isupper() and i > 0 and low not in _COMMON_CAPS
+        if (is_number or is_name) and low not in src_tokens and low not in src:
+            out.append(tok)
+    return out
+
+
+def clean_summary(text: str) -> str:
+    """First sentence, no labels or quotes around it, bounded length."""
+    text = re.sub(r"^\s*(summary|log entry|answer|sentence)\s*:\s*", "", text, flags=re.I)
+    text = text.strip().strip('"\u201c\u201d').strip()
+    text = " ".join(text.split())
+    m = re.search(r"^(.+?[.!?])(\s|$)", text)
+    if m and len(m.group(1)) >= 20:
+        text = m.group(1)
+    return text[:MAX_SUMMARY_CHARS].strip().strip('"\u201c\u201d').strip()
+
+
+def extractive_summary(visual: list[str], speech: str) -> str:
+    parts = []
+    if speech:
+        words = speech.split()
+        quote = " ".join(words[:40]) + (" …" if len(words) > 40 else "")
+        parts.append(f'Someone says "{quote}"')
+    if visual:
+        parts.append(("while the picture shows " if parts else "The picture shows ") + visual[0])
+    if not parts:
+        return "A stretch of the recording with no picture and no speech."
+    text = " ".join(parts)
+    return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+class SemanticReplay:
+    def __init__(self, settings: Settings, llm: LanguageModel, embedder: TextEmbedder) -> None:
+        self.settings = settings
+        self.llm = llm
+        self.embedder = embedder
+
+    def context(self, memory: ShortTermMemory) -> tuple[list[str], str]:
+        """Key visual context I_θ (distinct descriptions) and auditory context A_θ."""
+        visual: list[str] = []
+        for f in memory.frames:
+            if f.description and f.description not in visual:
+                visual.append(f.description)
+        return visual[:6], memory.transcript_text[:2000]
+
+    def summarise(self, memory: ShortTermMemory) -> tuple[str, str]:
+        """(summary, how) where how is the model id, "…+greedy" or "extractive"."""
+        visual, speech = self.context(memory)
+        source = " ".join(visual) + " " + speech
+        messages = replay_messages(visual, speech)
+        attempts = [(self.settings.replay_temperature, self.llm.model_id)]
+        if self.settings.replay_temperature > 0:
+            attempts.append((0.0, self.llm.model_id + "+greedy"))
+        seed = self.settings.replay_seed + (hash_text(memory.id) % 100_000)
+        for temperature, how in attempts:
+            raw = self.llm.generate(
+                messages,
+                max_tokens=self.settings.replay_max_tokens,
+                temperature=temperature,
+                seed=seed,
+            )
+            summary = clean_summary(raw)
+            if len(summary) >= 12 and not _unsupported_terms(summary, source):
+                return summary, how
+        return extractive_summary(visual, speech), "extractive"
+
+    def replay(self, memory: ShortTermMemory) -> ThetaEvent:
+        summary, how = self.summarise(memory)
+        visual, speech = self.context(memory)
+        vec = self.embedder.embed_texts([summary])[0]
+        return ThetaEvent(
+            id=event_id(memory.stream_id, memory.t_start),
+            stream_id=memory.stream_id,
+            memory_id=memory.id,
+            t_start=memory.t_start,
+            t_end=memory.t_end,
+            summary=summary,
+            summary_vector=vec,
+            vector=memory.vector,
+            visual_context=visual,
+            audio_context=[speech] if speech else [],
+            metadata={"summariser": how, "embedder": self.embedder.model_id},
+        )
+
+
+def hash_text(text: str) -> int:
+    """A stable (process-independent) hash: Python's hash() is salted per process."""
+    import zlib
+
+    return zlib.crc32(text.encode())

@@ -1,0 +1,1 @@
+"""Language models, prompts, answer synthesis, calibration, article writing."""

@@ -1,0 +1,24 @@
+"""Prompt texts, written for this project (structure after HippoMM Tables 5–11)."""
+
+from __future__ import annotations
+
+from reasoning.llm import ChatMessage
+
+REPLAY_SYSTEM = (
+    "You write the log of a video recorder. Given what was seen and heard during one short "
+    "moment of a recording, you reply with exactly one plain English sentence that says what "
+    "happens: who or what is there, what is said or done, and where. Use only the facts you are "
+    "given; never add names, numbers or places that are not in them."
+)
+
+
+def replay_messages(visual: list[str], speech: str) -> list[ChatMessage]:
+    """Semantic replay (HippoMM Eq. 6): one sentence from key visual and auditory context."""
+    seen = "; ".join(visual) if visual else "nothing (no picture)"
+    heard = f'"{speech}"' if speech else "no speech"
+    user = (
+        f"Seen: {seen}\n"
+        f"Heard: {heard}\n"
+        "Write the one-sentence log entry for this moment."
+    )
+    return [ChatMessage("system", REPLAY_SYSTEM), ChatMessage("user", user)]

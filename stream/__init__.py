@@ -1,0 +1,1 @@
+"""Ingest: decoding, adaptive frame/audio sampling, boundary detection, incremental segmentation."""

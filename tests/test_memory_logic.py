@@ -1,0 +1,89 @@
+"""Consolidation, replay guards, key frames and ids: the model-free logic of memory/."""
+
+import numpy as np
+import pytest
+
+from episodic.errors import InputError
+from memory.consolidation import Consolidator, cosine
+from memory.keyframes import ocr_mask, select_keyframes
+from memory.records import (
+    EmbeddingEntry,
+    ShortTermMemory,
+    TranscriptPiece,
+    memory_id,
+    normalise,
+    stream_id_from_name,
+    validate_stream_id,
+)
+from memory.replay import _unsupported_terms, clean_summary, extractive_summary
+from stream.media import SampledFrame
+
+
+def _mem(t0: float, t1: float, vec, text: str = "") -> ShortTermMemory:
+    v = normalise(np.asarray(vec, dtype=np.float32))
+    return ShortTermMemory(
+        id=memory_id("cam", t0),
+        stream_id="cam",
+        t_start=t0,
+        t_end=t1,
+        vector=v,
+        embeddings=[EmbeddingEntry(t0, t1, "visual", text, v)],
+        transcript=[TranscriptPiece(t0, t1, text)] if text else [],
+    )
+
+
+def test_consolidation_merges_similar_and_keeps_different():
+    c = Consolidator(gamma=0.85, max_span_s=60)
+    out = []
+    out += c.add(_mem(0, 8, [1, 0, 0], "hello"))
+    out += c.add(_mem(8, 16, [0.99, 0.05, 0], "still here"))  # cos > 0.85 → merged
+    out += c.add(_mem(16, 24, [0, 1, 0], "new scene"))  # different → closes the first
+    out += c.finish()
+    assert [(m.t_start, m.t_end) for m in out] == [(0, 16), (16, 24)]
+    first = out[0]
+    assert first.transcript_text == "hello still here"  # nothing lost in the merge
+    assert len(first.embeddings) == 2 and first.metadata["merged_segments"] == [[8, 16]]
+    assert c.kept == 2 and c.merged == 1
+
+
+def test_consolidation_threshold_is_strict_and_span_bounded():
+    c = Consolidator(gamma=0.85, max_span_s=20)
+    a = _mem(0, 10, [1, 0])
+    b = _mem(10, 20, [np.cos(0.6), np.sin(0.6)])  # cos ≈ 0.825 < 0.85 → kept separately
+    assert cosine(a.vector, b.vector) < 0.85
+    assert c.add(a) == [] and c.add(b) == [a]
+    c = Consolidator(gamma=0.85, max_span_s=20)
+    out = c.add(_mem(0, 10, [1, 0])) + c.add(_mem(10, 20, [1, 0])) + c.add(_mem(20, 30, [1, 0]))
+    out += c.finish()
+    assert [(m.t_start, m.t_end) for m in out] == [(0, 20), (20, 30)]
+
+
+def test_replay_guards():
+    src = 'a street sign; on-screen text: "NORTH BRIDGE" the truck arrives at 7:45'
+    assert _unsupported_terms("A truck arrives at the North Bridge at 7:45.", src) == []
+    assert _unsupported_terms("A truck arrives in Boston at 9:30.", src) == ["Boston", "9:30"]
+    assert clean_summary('Summary: "A truck arrives at the bridge. Then more text."') == (
+        "A truck arrives at the bridge."
+    )
+    assert "truck" in extractive_summary(["a street"], "the truck arrives")
+    assert extractive_summary([], "").startswith("A stretch")
+
+
+def test_keyframes_skip_redundant_frames():
+    rng = np.random.default_rng(0)
+    a = rng.random((90, 160), dtype=np.float32)
+    b = rng.random((90, 160), dtype=np.float32)
+    frames = [SampledFrame(t, np.zeros((4, 4, 3), np.uint8), g) for t, g in [(0, a), (1, a), (2, b), (3, b)]]
+    kept = select_keyframes(frames, redundancy=0.3, max_frames=4)
+    assert [f.t for f in kept] == [0, 2]
+    assert len(select_keyframes(frames * 5, 0.3, 3)) <= 3
+    assert ocr_mask(4, 2) == [True, False, False, True] and ocr_mask(0, 2) == []
+
+
+def test_ids_are_deterministic_and_stream_ids_validated():
+    assert memory_id("cam-1", 12.3456) == memory_id("cam-1", 12.3456) == "cam-1@000000012346"
+    assert stream_id_from_name("My Clip (1).mp4") == "My-Clip-1"
+    assert stream_id_from_name("???.mp4").startswith("stream-")
+    for bad in ["", "a b", 'x" or 1==1', "../etc", "a" * 129, "-lead"]:
+        with pytest.raises(InputError):
+            validate_stream_id(bad)
