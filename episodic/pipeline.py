@@ -133,7 +133,11 @@ class StreamIngestor:
         self.source = source
         self.media = media
         self.timer = timer or StageTimer()
-        self.segmenter = StreamSegmenter(self.s)
+        self.segmenter = StreamSegmenter(
+            self.s,
+            has_video=media.has_video if media else None,
+            has_audio=media.has_audio if media else None,
+        )
         self.encoder = PerceptualEncoder(
             self.s, components.embedder, components.asr, components.describer, self.timer
         )

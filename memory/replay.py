@@ -40,6 +40,36 @@ def _unsupported_terms(summary: str, source: str) -> list[str]:
     return out
 
 
+_STOP = {
+    "about", "above", "after", "again", "also", "been", "being", "from", "have", "having", "here",
+    "into", "just", "like", "more", "most", "only", "other", "over", "said", "says", "saying",
+    "some", "someone", "somebody", "such", "than", "that", "their", "them", "then", "there",
+    "these", "they", "this", "those", "through", "very", "were", "what", "when", "where", "which",
+    "while", "will", "with", "would", "your", "scene", "shows", "showing", "picture", "moment",
+    "person", "people", "speaker", "text", "screen", "colours", "colors", "colour", "color",
+}
+
+
+def _stems(text: str) -> set[str]:
+    """Content-word stems (first five letters of words of four letters or more)."""
+    return {w[:5] for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _STOP}
+
+
+def is_faithful(summary: str, source: str, speech: str) -> bool:
+    """A summary is kept only if it is grounded in its inputs: no invented numbers or names,
+    at most a third of its content words new, and, when something was said, at least one
+    content word of the speech in it (the summary must carry what was heard)."""
+    if len(summary) < 12 or _unsupported_terms(summary, source):
+        return False
+    words = _stems(summary)
+    if not words:
+        return False
+    novel = len(words - _stems(source)) / len(words)
+    if novel > 1 / 3:
+        return False
+    return not _stems(speech) or bool(words & _stems(speech))
+
+
 def clean_summary(text: str) -> str:
     """First sentence, no labels or quotes around it, bounded length."""
     text = re.sub(r"^\s*(summary|log entry|answer|sentence)\s*:\s*", "", text, flags=re.I)
@@ -96,7 +126,7 @@ class SemanticReplay:
                 seed=seed,
             )
             summary = clean_summary(raw)
-            if len(summary) >= 12 and not _unsupported_terms(summary, source):
+            if is_faithful(summary, source, speech):
                 return summary, how
         return extractive_summary(visual, speech), "extractive"
 

@@ -21,4 +21,18 @@ def replay_messages(visual: list[str], speech: str) -> list[ChatMessage]:
         f"Heard: {heard}\n"
         "Write the one-sentence log entry for this moment."
     )
-    return [ChatMessage("system", REPLAY_SYSTEM), ChatMessage("user", user)]
+    return [
+        ChatMessage("system", REPLAY_SYSTEM),
+        ChatMessage("user", _REPLAY_EXAMPLE_USER),
+        ChatMessage("assistant", _REPLAY_EXAMPLE_REPLY),
+        ChatMessage("user", user),
+    ]
+
+
+# One worked example: small models copy the shape of an answer far better than instructions.
+_REPLAY_EXAMPLE_USER = (
+    'Seen: a scene with a park bench, fountain; colours: green, grey; on-screen text: "CITY PARK"\n'
+    'Heard: "We are meeting Anna at the fountain at noon."\n'
+    "Write the one-sentence log entry for this moment."
+)
+_REPLAY_EXAMPLE_REPLY = "By a fountain in City Park, someone says they are meeting Anna there at noon."
