@@ -114,7 +114,7 @@ def ingest(
                     if len(jobs) == 1:
                         raise
                     failures.append({"file": str(f), "stream_id": sid, "error": str(exc)})
-                    err.print(f"[red]error[/red]: {f}: {exc}")
+                    err.print(f"[red]error[/red]: {f}: {exc}", soft_wrap=True)
                     continue
                 bar.done(task, report.progress)
                 for w in report.warnings:
@@ -178,7 +178,7 @@ def events(
     rows = []
     if store is not None:
         try:
-            rows = store.list_events(stream_id=stream_id)
+            rows = store.list_events(stream_id=stream_id, with_vectors=False)
         finally:
             store.close()
     if json_out:
@@ -368,7 +368,7 @@ def main() -> None:
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except EpisodicError as exc:
-        err.print(f"[red]error[/red]: {exc}", highlight=False)
+        err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted: memories stored so far are kept")

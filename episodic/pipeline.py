@@ -191,6 +191,7 @@ class StreamIngestor:
             seg.audio if seg.audio.size else None,
             seg.sample_rate_hz,
             self.s.snippet_fps,
+            audio_t_start=seg.audio_t_start,
         )
         self.snippet_uris.add(ref.uri)
         self.timer.add("snippets", started)

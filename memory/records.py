@@ -22,7 +22,7 @@ STREAM_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 def validate_stream_id(stream_id: str) -> str:
     """Stream ids end up in file names, record ids and filters: keep them boring."""
-    if not isinstance(stream_id, str) or not STREAM_ID_PATTERN.match(stream_id):
+    if not isinstance(stream_id, str) or not STREAM_ID_PATTERN.fullmatch(stream_id):
         raise InputError(
             f"invalid stream id {stream_id!r}: use 1-128 characters from A-Z a-z 0-9 . _ -, "
             "starting with a letter or digit"

@@ -88,6 +88,6 @@ def test_ids_are_deterministic_and_stream_ids_validated():
     assert memory_id("cam-1", 12.3456) == memory_id("cam-1", 12.3456) == "cam-1@000000012346"
     assert stream_id_from_name("My Clip (1).mp4") == "My-Clip-1"
     assert stream_id_from_name("???.mp4").startswith("stream-")
-    for bad in ["", "a b", 'x" or 1==1', "../etc", "a" * 129, "-lead"]:
+    for bad in ["", "a b", "a\n", 'x" or 1==1', "../etc", "a" * 129, "-lead"]:
         with pytest.raises(InputError):
             validate_stream_id(bad)
