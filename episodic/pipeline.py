@@ -66,7 +66,12 @@ class Components:
             from reasoning.openai_llm import OpenAICompatibleLLM
 
             return OpenAICompatibleLLM(self.settings)
+        from reasoning.llama_cpp_llm import LlamaCppLLM, llama_cpp_available
         from reasoning.local_llm import LocalSmolLM
+
+        engine = self.settings.local_llm_engine
+        if engine == "llama-cpp" or (engine == "auto" and llama_cpp_available()):
+            return LlamaCppLLM(self.settings)
 
         return LocalSmolLM(self.settings)
 

@@ -72,7 +72,7 @@ def is_faithful(summary: str, source: str, speech: str) -> bool:
 
 def clean_summary(text: str) -> str:
     """First sentence, no labels or quotes around it, bounded length."""
-    text = re.sub(r"^\s*(summary|log entry|answer|sentence)\s*:\s*", "", text, flags=re.I)
+    text = re.sub(r"^\s*(summary|log entry|answer|sentence|heard|seen)\s*:\s*", "", text, flags=re.I)
     text = text.strip().strip('"\u201c\u201d').strip()
     text = " ".join(text.split())
     m = re.search(r"^(.+?[.!?])(\s|$)", text)
