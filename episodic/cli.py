@@ -83,8 +83,7 @@ def ingest(
 ) -> None:
     """Ingest recordings: segment, encode, consolidate, replay and store them.
 
-    Re-ingesting a recording under the same stream id replaces that stream's records with
-    exactly the same ones (deterministic ids): no duplicates.
+    Re-ingesting a recording under the same stream id replaces that stream's records with exactly the same ones (deterministic ids): no duplicates. Records are stored as each memory closes, so an interrupted run keeps what it stored.
     """
     from memory.records import stream_id_from_name, validate_stream_id
 
@@ -309,8 +308,7 @@ def demo(
     data: DataOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Generate a one-minute sample recording with speech (needs espeak-ng), ingest it and
-    list its events: the whole embedded pipeline in one command."""
+    """Generate a one-minute sample recording with speech (needs espeak-ng), ingest it as stream "demo" and list its events: the whole embedded pipeline in one command."""
     from episodic import samples
 
     err.print(f"generating a sample recording at {out} …")
@@ -321,8 +319,7 @@ def demo(
 
 @app.command()
 def prepare(data: DataOpt = None, config: ConfigOpt = None) -> None:
-    """Load every configured model once (converting the bundled LLM into the cache), so the
-    first ingest starts at full speed."""
+    """Load every configured model once (and build any model cache), so the first ingest starts at full speed."""
     settings = _settings(data, config)
     _quiet_libraries()
     from episodic.pipeline import Components
@@ -364,26 +361,13 @@ def show_config(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOp
 def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
     try:
-        rc = app(standalone_mode=False)
-        if isinstance(rc, int) and rc:
-            sys.exit(rc)
+        app()  # standalone: usage errors and --help are handled (and exit) by click
     except EpisodicError as exc:
         err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted: memories stored so far are kept")
         sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        sys.exit(1)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
 
 
 if __name__ == "__main__":
