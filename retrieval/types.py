@@ -1,0 +1,84 @@
+"""The query side's records: what a question carries in, and what an answer carries out.
+
+These mirror the gRPC messages (proto/episodic/v1/episodic.proto) field for field, so the CLI's
+``--json`` output, the in-process API and the server all speak the same shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class QueryType(str, Enum):
+    """HippoMM C.2 query analysis: which modality a question needs."""
+
+    VIDEO = "VIDEO"
+    AUDIO = "AUDIO"
+    VIDEO_AUDIO = "VIDEO+AUDIO"
+    SUMMARY = "SUMMARY"
+
+
+class Pathway(str, Enum):
+    FAST = "fast"  # answered from ThetaEvent summaries
+    DETAILED = "detailed"  # escalated to ShortTermMemories (confidence below τ)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which part of the memory a request may see and wants to see.
+
+    ``stream_ids`` None means every stream the caller may see; an empty tuple means none.
+    Times are stream seconds; None means unbounded.
+    """
+
+    stream_ids: tuple[str, ...] | None = None
+    t_min: float | None = None
+    t_max: float | None = None
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    question: str
+    options: tuple[str, ...] = ()  # multiple-choice options, in order (A, B, C, …)
+    scope: Scope = Scope()
+    top_k: int = 5
+    deadline_s: float | None = None  # seconds from now; None = no deadline
+
+
+@dataclass
+class Evidence:
+    stream_id: str
+    segment_id: str  # the ShortTermMemory id
+    t_start: float
+    t_end: float
+    modality: str  # "summary" | "speech" | "visual" | "ocr"
+    text: str
+    snippet_uri: str = ""
+    score: float = 0.0
+
+
+@dataclass
+class AskResult:
+    answer: str
+    confidence: float
+    pathway: Pathway
+    query_type: QueryType
+    choice_index: int | None = None  # set when options were given
+    evidence: list[Evidence] = field(default_factory=list)
+    fast_answer: str = ""  # what the fast path said (also when it was not confident)
+    fast_confidence: float = 0.0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Moment:
+    """A moment search hit: where in which stream, how well it matches, and why."""
+
+    stream_id: str
+    t_start: float
+    t_end: float
+    score: float
+    why: str
+    segment_id: str = ""
+    snippet_uri: str = ""
