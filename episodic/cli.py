@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperCommand
 
 from episodic.config import Settings, load_settings
 from episodic.errors import EpisodicError, InputError
@@ -296,6 +297,251 @@ def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = 
     table = Table("stream", "duration", "memories", "events", "source")
     for s in rows:
         table.add_row(s.stream_id, _fmt_t(s.t_end), str(s.memories), str(s.events), s.source)
+    Console().print(table)
+
+
+# -- query: serve, ask, search ----------------------------------------------------------------
+ServerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--server",
+        help="host:port of an `episodic serve` to ask. Without it the question is answered in-process from --data.",
+        envvar="EPISODIC_SERVER",
+    ),
+]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option("--api-key", help="API key for --server (sent as `authorization: Bearer`). Env: EPISODIC_API_KEY", envvar="EPISODIC_API_KEY"),
+]
+CaCertOpt = Annotated[
+    Path | None,
+    typer.Option("--ca-cert", help="PEM CA certificate that signed the server's TLS certificate: talk TLS to --server."),
+]
+StreamsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--stream-id", help="Only this stream; repeat for several. Default: every stream (the API key may see)."),
+]
+TMinOpt = Annotated[float | None, typer.Option("--t-min", help="Only memories ending at or after this stream time (s).")]
+TMaxOpt = Annotated[float | None, typer.Option("--t-max", help="Only memories starting at or before this stream time (s).")]
+TopKOpt = Annotated[int, typer.Option("--top-k", help="How many pieces of evidence / moments (1-100).")]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", help="Give up after this many seconds (the call's deadline).", min=0.001)
+]
+
+_REMOTE_EXIT_CODES = {
+    "INVALID_ARGUMENT": 2,
+    "UNAUTHENTICATED": 2,
+    "PERMISSION_DENIED": 2,
+    "NOT_FOUND": 2,
+    "UNAVAILABLE": 4,
+    "DEADLINE_EXCEEDED": 6,
+}
+
+
+class RemoteCallError(EpisodicError):
+    """A call to an `episodic serve` failed: the gRPC status and the server's message."""
+
+    def __init__(self, server: str, code: str, details: str) -> None:
+        super().__init__(f"{server}: {code}: {details}")
+        self.exit_code = _REMOTE_EXIT_CODES.get(code, 1)
+
+
+class _GreedyChoices(TyperCommand):
+    """Lets ``--choices A B C`` take every following word up to the next option, as people
+    write it; click options take a fixed number of values, so the words are rewritten to
+    ``--choices A --choices B --choices C`` before click parses them. A choice that starts
+    with '-' is written ``--choices=-5``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                out.extend(args[i:])
+                break
+            if arg == "--choices":
+                j = i + 1
+                while j < len(args) and not args[j].startswith("-"):
+                    out += ["--choices", args[j]]
+                    j += 1
+                if j == i + 1:
+                    out.append(arg)  # no value: let click say so
+                i = j
+                continue
+            out.append(arg)
+            i += 1
+        return super().parse_args(ctx, out)
+
+
+def _call_server(
+    server: str, method: str, request: Any, api_key: str | None, ca_cert: Path | None, timeout: float
+) -> Any:
+    """One unary call to an `episodic serve`; gRPC failures become a one-line RemoteCallError."""
+    import grpc
+
+    from proto.episodic.v1 import episodic_pb2_grpc
+
+    host, sep, port = server.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise InputError(f"--server must be host:port, got {server!r}")
+    options = [("grpc.max_receive_message_length", 16 * 1024 * 1024)]
+    if ca_cert is not None:
+        try:
+            root = ca_cert.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read --ca-cert {ca_cert}: {exc.strerror or exc}") from None
+        channel = grpc.secure_channel(server, grpc.ssl_channel_credentials(root), options=options)
+    else:
+        channel = grpc.insecure_channel(server, options=options)
+    metadata = (("authorization", f"Bearer {api_key}"),) if api_key else ()
+    with channel:
+        stub = episodic_pb2_grpc.EpisodicMemoryStub(channel)
+        try:
+            return getattr(stub, method)(request, timeout=timeout, metadata=metadata)
+        except grpc.RpcError as exc:
+            code = exc.code().name if exc.code() is not None else "UNKNOWN"
+            raise RemoteCallError(server, code, exc.details() or "no details") from None
+
+
+def _memory_qa(data: Path | None, config: Path | None) -> tuple[Any, Any]:
+    """(MemoryQA, Components) for answering in-process; the caller closes the components."""
+    settings = _settings(data, config)
+    _quiet_libraries()
+    try:
+        from retrieval.service import MemoryQA
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("retrieval.service", "retrieval"):
+            raise
+        raise EpisodicError("question answering is not available in this installation") from None
+    from episodic.pipeline import Components
+
+    components = Components(settings)
+    try:
+        return MemoryQA(components), components
+    except BaseException:
+        components.close()
+        raise
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option("--host", help="Address to listen on. Default: grpc_host (127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port. Default: grpc_port (50051); 0 picks a free one.")] = None,
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve the memory over gRPC (episodic.v1.EpisodicMemory, health, reflection) until Ctrl-C or SIGTERM.
+
+    Prints `listening on HOST:PORT` on stdout once it accepts calls. Without api_keys_file it listens on loopback only; with tls_cert_path/tls_key_path it speaks TLS.
+    """
+    import logging
+
+    settings = load_settings(config_file=config, data_dir=data, grpc_host=host, grpc_port=port)
+    _quiet_libraries()
+    # the server's own notes at INFO; libraries only when something is wrong
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("episodic").setLevel(logging.INFO)
+    from episodic.server import serve as run_server
+
+    def ready(handle: Any) -> None:
+        sys.stdout.write(f"listening on {handle.address}\n")
+        sys.stdout.flush()
+        n = len(handle.servicer.keys)
+        access = f"{n} API key(s)" if n else "no API keys: open to anyone on this machine"
+        err.print(f"{'TLS' if handle.tls else 'plaintext'}, {access}; Ctrl-C or SIGTERM stops", highlight=False)
+
+    run_server(settings, on_ready=ready)
+
+
+@app.command(cls=_GreedyChoices)
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    choices: Annotated[
+        list[str] | None,
+        typer.Option("--choices", help="Multiple-choice options in order: --choices A B C (after the question)."),
+    ] = None,
+    stream_id: StreamsOpt = None,
+    t_min: TMinOpt = None,
+    t_max: TMaxOpt = None,
+    top_k: TopKOpt = 5,
+    server: ServerOpt = None,
+    api_key: ApiKeyOpt = None,
+    ca_cert: CaCertOpt = None,
+    timeout: TimeoutOpt = 300.0,
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Answer a question from the memory, with its confidence and the evidence it cites."""
+    from episodic import api_convert
+
+    req = api_convert.ask_request(question, choices or (), stream_id or (), t_min, t_max, top_k, timeout)
+    if server:
+        reply = _call_server(server, "Ask", api_convert.ask_request_to_proto(req), api_key, ca_cert, timeout)
+        result = api_convert.ask_result_from_proto(reply)
+    else:
+        qa, components = _memory_qa(data, config)
+        try:
+            result = qa.ask(req)  # DeadlineExceeded is an EpisodicError: one line, exit 6
+        finally:
+            components.close()
+    if json_out:
+        _print_json(api_convert.ask_result_to_dict(result))
+        return
+    Console().print(result.answer, highlight=False, soft_wrap=True)
+    facts = [
+        f"confidence {result.confidence:.2f}",
+        f"{api_convert.Pathway(result.pathway).value} path",
+        f"query type {api_convert.QueryType(result.query_type).value}",
+    ]
+    if result.choice_index is not None:
+        facts.append(f"choice {chr(ord('A') + result.choice_index)}" if 0 <= result.choice_index < 26 else f"choice {result.choice_index}")
+    err.print(" · ".join(facts), highlight=False)
+    if result.evidence:
+        table = Table("stream", "start", "end", "kind", "evidence")
+        for e in result.evidence:
+            table.add_row(e.stream_id, _fmt_t(e.t_start), _fmt_t(e.t_end), e.modality, e.text)
+        err.print(table)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for, in words.")],
+    stream_id: StreamsOpt = None,
+    t_min: TMinOpt = None,
+    t_max: TMaxOpt = None,
+    top_k: TopKOpt = 5,
+    server: ServerOpt = None,
+    api_key: ApiKeyOpt = None,
+    ca_cert: CaCertOpt = None,
+    timeout: TimeoutOpt = 300.0,
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Find the moments (stream, start, end) that match a description, best first."""
+    from episodic import api_convert
+
+    text, scope, k = api_convert.search_args(query, stream_id or (), t_min, t_max, top_k)
+    if server:
+        reply = _call_server(server, "Search", api_convert.search_request_to_proto(text, scope, k), api_key, ca_cert, timeout)
+        moments = [api_convert.moment_from_proto(m) for m in reply.moments]
+    else:
+        qa, components = _memory_qa(data, config)
+        try:
+            moments = qa.search(text, scope, k, deadline_s=timeout)
+        finally:
+            components.close()
+    if json_out:
+        _print_json(api_convert.search_result_to_dict(moments))
+        return
+    if not moments:
+        err.print("no matching moments")
+        return
+    table = Table("stream", "start", "end", "score", "why")
+    for m in moments:
+        table.add_row(m.stream_id, _fmt_t(m.t_start), _fmt_t(m.t_end), f"{m.score:.3f}", m.why)
     Console().print(table)
 
 

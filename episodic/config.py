@@ -88,6 +88,27 @@ class Settings:
     replay_max_tokens: int = 80
     replay_seed: int = 0
 
+    # -- retrieval and answering (C.2, E.4) -------------------------------------------------
+    fast_top_k: int = 5  # ThetaEvent summaries handed to fast retrieval (ours; the paper gives none)
+    fast_confidence_tau: float = 0.75  # τ: below this the fast answer escalates to detailed recall
+    # Retrieval evidence caps the fast (and detailed) confidence: a supporting text whose cosine
+    # to the question is at or below support_cos_min gives no support, at or above
+    # support_cos_full full support, linearly in between (ours; tuned for all-MiniLM-L6-v2).
+    support_cos_min: float = 0.2
+    support_cos_full: float = 0.5
+    recall_top_k: int = 5  # k of feature search and of the cross-modal association seeds
+    visual_fallback_sim: float = 0.4  # best visual feature similarity below this → text search
+    association_window_s: float = 2.0  # δ: seed windows are widened by this on each side
+    # Fine-grained hits re-ranked per query, and memories opened for that (ours).
+    search_candidates: int = 40
+    search_max_memories: int = 24
+    answer_max_tokens: int = 64
+    answer_temperature: float = 0.0  # greedy: the same question over the same memory, the same answer
+    answer_seed: int = 0
+    # Evidence text handed to the model per call; a 135M model answers worse from long contexts
+    # and prompt processing dominates its latency (the paper allows GPT-4o 120k tokens).
+    answer_context_chars: int = 1200
+
     # -- snippet store ---------------------------------------------------------------------
     snippet_max_width: int = 640
     snippet_fps: float = 15.0
@@ -96,6 +117,23 @@ class Settings:
     # -- safety limits ---------------------------------------------------------------------
     max_stream_duration_s: float = 24 * 3600.0
     max_frame_pixels: int = 8192 * 8192
+
+    # -- gRPC query server (episodic serve) ----------------------------------------------
+    grpc_host: str = "127.0.0.1"  # loopback unless API keys are configured (see api_keys_file)
+    grpc_port: int = 50051  # 0 → any free port (printed at start)
+    grpc_max_workers: int = 8  # threads serving calls concurrently
+    grpc_max_concurrent_rpcs: int = 256  # calls in flight or queued; more get RESOURCE_EXHAUSTED
+    # Ask runs the language model, which holds a CPU (or GPU) fully and whose engines are not
+    # all thread-safe: at most this many answers are computed at once, the rest wait in line
+    # (within their deadline).
+    grpc_max_concurrent_asks: int = 1
+    grpc_max_receive_bytes: int = 1024 * 1024  # largest request message accepted
+    grpc_grace_s: float = 5.0  # on SIGTERM/SIGINT, calls in flight get this long to finish
+    tls_cert_path: str = ""  # PEM certificate chain; with tls_key_path → the server speaks TLS
+    tls_key_path: str = ""  # PEM private key
+    # TOML (or .json) file mapping each API key to the stream ids it may see, or ["*"] for
+    # all: `"<key>" = ["cam1", "cam2"]`. "" → no keys: anyone may call, loopback only.
+    api_keys_file: str = ""
 
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -189,6 +227,30 @@ def validate(s: Settings) -> Settings:
         problems.append("local_llm_engine must be 'auto', 'llama-cpp' or 'transformers'")
     if s.keyframes_max_per_segment < 1:
         problems.append("keyframes_max_per_segment must be >= 1")
+    if not 0 <= s.grpc_port <= 65535:
+        problems.append("grpc_port must be in 0..65535 (0 = any free port)")
+    if s.grpc_max_workers < 1 or s.grpc_max_concurrent_asks < 1:
+        problems.append("grpc_max_workers and grpc_max_concurrent_asks must be >= 1")
+    if s.grpc_max_concurrent_rpcs < s.grpc_max_workers:
+        problems.append("grpc_max_concurrent_rpcs must be >= grpc_max_workers")
+    if not 4096 <= s.grpc_max_receive_bytes <= 64 * 1024 * 1024:
+        problems.append("grpc_max_receive_bytes must be in 4096..67108864")
+    if s.grpc_grace_s < 0:
+        problems.append("grpc_grace_s must be >= 0")
+    if bool(s.tls_cert_path) != bool(s.tls_key_path):
+        problems.append("tls_cert_path and tls_key_path go together: set both or neither")
+    if not 0 <= s.fast_confidence_tau <= 1:
+        problems.append("fast_confidence_tau is a confidence in [0, 1]")
+    if not -1 <= s.support_cos_min < s.support_cos_full <= 1:
+        problems.append("need -1 <= support_cos_min < support_cos_full <= 1")
+    if not -1 <= s.visual_fallback_sim <= 1:
+        problems.append("visual_fallback_sim is a cosine in [-1, 1]")
+    if s.association_window_s < 0:
+        problems.append("association_window_s must be >= 0")
+    for name in ("fast_top_k", "recall_top_k", "search_candidates", "search_max_memories",
+                 "answer_max_tokens", "answer_context_chars"):
+        if getattr(s, name) < 1:
+            problems.append(f"{name} must be >= 1")
     if problems:
         raise ConfigError("invalid configuration: " + "; ".join(problems))
     return s

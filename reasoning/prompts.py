@@ -36,3 +36,57 @@ _REPLAY_EXAMPLE_USER = (
     "Write the one-sentence log entry for this moment."
 )
 _REPLAY_EXAMPLE_REPLY = "By a fountain in City Park, someone says they are meeting Anna there at noon."
+
+
+# -- question answering (structure after HippoMM Tables 7, 10 and 11) ----------------------
+#
+# Written for a very small local model: short instructions, the question last, and a
+# "Short answer:" cue, because SmolLM2-135M copies the relevant note far more reliably in
+# that shape than when asked for structured output. Stronger backends follow the optional
+# CONFIDENCE line; answer.py treats a missing one as "not reported", never as certainty
+# alone (retrieval evidence caps every confidence).
+
+FAST_SYSTEM = (
+    "You answer questions about recordings using only the log entries you are given. Reply "
+    "in a few words. If the entries do not contain the answer, say: not stated. You may add "
+    "a last line CONFIDENCE: <0 to 1> saying how sure you are that the entries answer it."
+)
+
+ANSWER_SYSTEM = (
+    "You answer questions about recordings using only the notes you are given: what was "
+    "heard, what was seen and what was written on screen at the relevant moments. Reply in "
+    "a few words, copying the words of the note that answers the question. If no note "
+    "answers it, say: not stated."
+)
+
+
+def _options_block(options: list[str] | tuple[str, ...]) -> str:
+    if not options:
+        return ""
+    letters = "ABCDEFGHIJ"
+    lines = "\n".join(f"{letters[i]}. {o}" for i, o in enumerate(options))
+    return f"\nOptions:\n{lines}\nReply with the letter of the right option."
+
+
+def fast_answer_messages(
+    question: str, entries: list[str], options: list[str] | tuple[str, ...] = ()
+) -> list[ChatMessage]:
+    """Fast retrieval (Φ_fast): answer from ThetaEvent summaries, or say they do not tell."""
+    notes = "\n".join(f"- {e}" for e in entries) if entries else "- (none)"
+    user = f"Log entries:\n{notes}\n\nQuestion: {question}{_options_block(options)}\nShort answer:"
+    return [ChatMessage("system", FAST_SYSTEM), ChatMessage("user", user)]
+
+
+def detailed_answer_messages(
+    question: str,
+    notes: list[str],
+    overview: list[str] = (),  # type: ignore[assignment]
+    options: list[str] | tuple[str, ...] = (),
+) -> list[ChatMessage]:
+    """Answer synthesis (Γ): the question, the detailed notes, and the gist around them."""
+    parts = []
+    if overview:
+        parts.append("Overview:\n" + "\n".join(f"- {o}" for o in overview))
+    parts.append("Notes:\n" + ("\n".join(f"- {n}" for n in notes) if notes else "- (none)"))
+    user = "\n\n".join(parts) + f"\n\nQuestion: {question}{_options_block(options)}\nShort answer:"
+    return [ChatMessage("system", ANSWER_SYSTEM), ChatMessage("user", user)]

@@ -1,0 +1,412 @@
+"""One shape for answers, moments and records, whoever asks: the gRPC messages and the CLI's
+``--json`` documents are both made here, from the contract dataclasses of
+:mod:`retrieval.types` and the memory records.
+
+Why one module: the CLI answers in-process or through a server (``--server``), and a script
+reading its JSON must not be able to tell which. So the server turns dataclasses into
+messages (``*_to_proto``), the CLI turns messages back into the same dataclasses
+(``*_from_proto``), and only ``*_to_dict`` ever makes JSON. The request builders validate the
+limits once for both paths, so a bad question gets the same message in-process and remotely.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from episodic.errors import InputError
+from memory.records import ShortTermMemory, StreamInfo, ThetaEvent, validate_stream_id
+from proto.episodic.v1 import episodic_pb2 as pb
+from retrieval.types import AskRequest, AskResult, Evidence, Moment, Pathway, QueryType, Scope
+
+# -- request limits (shared by the server and the in-process CLI) ------------------------------
+MAX_QUESTION_CHARS = 4000
+MAX_OPTIONS = 10  # the same limits as retrieval.service, so both paths give the same message
+MAX_OPTION_CHARS = 500
+MAX_STREAM_IDS = 1000
+TOP_K_DEFAULT = 5
+TOP_K_MAX = 100
+
+_PATHWAY_TO_PROTO = {Pathway.FAST: pb.PATHWAY_FAST, Pathway.DETAILED: pb.PATHWAY_DETAILED}
+_PATHWAY_FROM_PROTO = {v: k for k, v in _PATHWAY_TO_PROTO.items()}
+_QUERY_TYPE_TO_PROTO = {
+    QueryType.VIDEO: pb.QUERY_TYPE_VIDEO,
+    QueryType.AUDIO: pb.QUERY_TYPE_AUDIO,
+    QueryType.VIDEO_AUDIO: pb.QUERY_TYPE_VIDEO_AUDIO,
+    QueryType.SUMMARY: pb.QUERY_TYPE_SUMMARY,
+}
+_QUERY_TYPE_FROM_PROTO = {v: k for k, v in _QUERY_TYPE_TO_PROTO.items()}
+_CONTENT_TYPES = {".mp4": "video/mp4", ".m4a": "audio/mp4"}
+
+
+# -- validation --------------------------------------------------------------------------------
+def check_text(text: Any, what: str, max_chars: int = MAX_QUESTION_CHARS) -> str:
+    """A question or query: a string with something in it, and not a novel."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{what} is empty")
+    if len(text) > max_chars:
+        raise InputError(f"{what} has {len(text)} characters; the limit is {max_chars}")
+    if "\x00" in text:
+        raise InputError(f"{what} contains a NUL character")
+    return text
+
+
+def check_top_k(top_k: Any) -> int:
+    """1..TOP_K_MAX; 0 stands for the default because proto3 cannot tell unset from 0."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int):
+        raise InputError(f"top_k must be an integer, got {top_k!r}")
+    if top_k == 0:
+        return TOP_K_DEFAULT
+    if not 1 <= top_k <= TOP_K_MAX:
+        raise InputError(f"top_k must be between 1 and {TOP_K_MAX}, got {top_k}")
+    return top_k
+
+
+def check_time_range(t_min: float | None, t_max: float | None) -> tuple[float | None, float | None]:
+    """Finite stream times with t_min <= t_max (either may be unbounded)."""
+    for name, value in (("t_min", t_min), ("t_max", t_max)):
+        if value is not None and not math.isfinite(value):
+            raise InputError(f"{name} must be a finite number of seconds, got {value!r}")
+    if t_min is not None and t_max is not None and t_min > t_max:
+        raise InputError(f"t_min ({t_min:g}) is after t_max ({t_max:g})")
+    return t_min, t_max
+
+
+def check_stream_ids(stream_ids: Iterable[str]) -> tuple[str, ...] | None:
+    """Valid, de-duplicated stream ids in request order; None when none were named."""
+    ids = list(stream_ids)
+    if len(ids) > MAX_STREAM_IDS:
+        raise InputError(f"{len(ids)} stream ids; the limit is {MAX_STREAM_IDS}")
+    if not ids:
+        return None
+    return tuple(dict.fromkeys(validate_stream_id(s) for s in ids))
+
+
+def check_options(options: Sequence[str]) -> tuple[str, ...]:
+    """None (an open question) or 2..MAX_OPTIONS non-empty options."""
+    if len(options) == 1 or len(options) > MAX_OPTIONS:
+        raise InputError(
+            f"a multiple-choice question needs 2 to {MAX_OPTIONS} options, got {len(options)}"
+        )
+    return tuple(
+        check_text(o, f"option {i + 1}", MAX_OPTION_CHARS) for i, o in enumerate(options)
+    )
+
+
+def ask_request(
+    question: str,
+    options: Sequence[str] = (),
+    stream_ids: Iterable[str] = (),
+    t_min: float | None = None,
+    t_max: float | None = None,
+    top_k: int = 0,
+    deadline_s: float | None = None,
+) -> AskRequest:
+    """A validated AskRequest (raises InputError naming the bad field)."""
+    t_min, t_max = check_time_range(t_min, t_max)
+    return AskRequest(
+        question=check_text(question, "question"),
+        options=check_options(options),
+        scope=Scope(stream_ids=check_stream_ids(stream_ids), t_min=t_min, t_max=t_max),
+        top_k=check_top_k(top_k),
+        deadline_s=deadline_s,
+    )
+
+
+def search_args(
+    query: str,
+    stream_ids: Iterable[str] = (),
+    t_min: float | None = None,
+    t_max: float | None = None,
+    top_k: int = 0,
+) -> tuple[str, Scope, int]:
+    """Validated ``(query, scope, top_k)`` for ``MemoryQA.search``."""
+    t_min, t_max = check_time_range(t_min, t_max)
+    return (
+        check_text(query, "query"),
+        Scope(stream_ids=check_stream_ids(stream_ids), t_min=t_min, t_max=t_max),
+        check_top_k(top_k),
+    )
+
+
+# -- requests as messages (the CLI's client side) -----------------------------------------------
+def ask_request_to_proto(req: AskRequest) -> pb.AskRequest:
+    msg = pb.AskRequest(
+        question=req.question,
+        options=list(req.options),
+        stream_ids=list(req.scope.stream_ids or ()),
+        top_k=req.top_k,
+    )
+    if req.scope.t_min is not None:
+        msg.t_min = req.scope.t_min
+    if req.scope.t_max is not None:
+        msg.t_max = req.scope.t_max
+    return msg
+
+
+def ask_request_from_proto(msg: pb.AskRequest, deadline_s: float | None = None) -> AskRequest:
+    return ask_request(
+        msg.question,
+        list(msg.options),
+        list(msg.stream_ids),
+        msg.t_min if msg.HasField("t_min") else None,
+        msg.t_max if msg.HasField("t_max") else None,
+        msg.top_k,
+        deadline_s,
+    )
+
+
+def search_request_to_proto(query: str, scope: Scope, top_k: int) -> pb.SearchRequest:
+    msg = pb.SearchRequest(query=query, stream_ids=list(scope.stream_ids or ()), top_k=top_k)
+    if scope.t_min is not None:
+        msg.t_min = scope.t_min
+    if scope.t_max is not None:
+        msg.t_max = scope.t_max
+    return msg
+
+
+def search_request_from_proto(msg: pb.SearchRequest) -> tuple[str, Scope, int]:
+    return search_args(
+        msg.query,
+        list(msg.stream_ids),
+        msg.t_min if msg.HasField("t_min") else None,
+        msg.t_max if msg.HasField("t_max") else None,
+        msg.top_k,
+    )
+
+
+# -- answers -------------------------------------------------------------------------------------
+def evidence_to_proto(e: Evidence) -> pb.Evidence:
+    return pb.Evidence(
+        stream_id=e.stream_id,
+        segment_id=e.segment_id,
+        t_start=e.t_start,
+        t_end=e.t_end,
+        modality=e.modality,
+        text=e.text,
+        snippet_uri=e.snippet_uri,
+        score=e.score,
+    )
+
+
+def evidence_from_proto(msg: pb.Evidence) -> Evidence:
+    return Evidence(
+        stream_id=msg.stream_id,
+        segment_id=msg.segment_id,
+        t_start=msg.t_start,
+        t_end=msg.t_end,
+        modality=msg.modality,
+        text=msg.text,
+        snippet_uri=msg.snippet_uri,
+        score=msg.score,
+    )
+
+
+def evidence_to_dict(e: Evidence) -> dict[str, Any]:
+    return {
+        "stream_id": e.stream_id,
+        "segment_id": e.segment_id,
+        "t_start": round(e.t_start, 3),
+        "t_end": round(e.t_end, 3),
+        "modality": e.modality,
+        "text": e.text,
+        "snippet_uri": e.snippet_uri,
+        "score": round(e.score, 4),
+    }
+
+
+def ask_result_to_proto(r: AskResult) -> pb.AskResponse:
+    msg = pb.AskResponse(
+        answer=r.answer,
+        confidence=r.confidence,
+        pathway=_PATHWAY_TO_PROTO[Pathway(r.pathway)],
+        query_type=_QUERY_TYPE_TO_PROTO[QueryType(r.query_type)],
+        evidence=[evidence_to_proto(e) for e in r.evidence],
+        fast_answer=r.fast_answer,
+        fast_confidence=r.fast_confidence,
+        timings_ms={str(k): float(v) for k, v in r.timings_ms.items()},
+    )
+    if r.choice_index is not None:
+        msg.choice_index = r.choice_index
+    return msg
+
+
+def ask_result_from_proto(msg: pb.AskResponse) -> AskResult:
+    if msg.pathway not in _PATHWAY_FROM_PROTO or msg.query_type not in _QUERY_TYPE_FROM_PROTO:
+        raise ValueError(f"the server sent an unknown pathway/query type: {msg.pathway}/{msg.query_type}")
+    return AskResult(
+        answer=msg.answer,
+        confidence=msg.confidence,
+        pathway=_PATHWAY_FROM_PROTO[msg.pathway],
+        query_type=_QUERY_TYPE_FROM_PROTO[msg.query_type],
+        choice_index=msg.choice_index if msg.HasField("choice_index") else None,
+        evidence=[evidence_from_proto(e) for e in msg.evidence],
+        fast_answer=msg.fast_answer,
+        fast_confidence=msg.fast_confidence,
+        timings_ms=dict(msg.timings_ms),
+    )
+
+
+def ask_result_to_dict(r: AskResult) -> dict[str, Any]:
+    """The ``episodic ask --json`` document (the same in-process and through a server)."""
+    return {
+        "answer": r.answer,
+        "choice_index": r.choice_index,
+        "confidence": round(r.confidence, 4),
+        "pathway": Pathway(r.pathway).value,
+        "query_type": QueryType(r.query_type).value,
+        "evidence": [evidence_to_dict(e) for e in r.evidence],
+        "fast_answer": r.fast_answer,
+        "fast_confidence": round(r.fast_confidence, 4),
+        "timings_ms": {k: round(v, 1) for k, v in sorted(r.timings_ms.items())},
+    }
+
+
+# -- moments -------------------------------------------------------------------------------------
+def moment_to_proto(m: Moment) -> pb.Moment:
+    return pb.Moment(
+        stream_id=m.stream_id,
+        t_start=m.t_start,
+        t_end=m.t_end,
+        score=m.score,
+        why=m.why,
+        segment_id=m.segment_id,
+        snippet_uri=m.snippet_uri,
+    )
+
+
+def moment_from_proto(msg: pb.Moment) -> Moment:
+    return Moment(
+        stream_id=msg.stream_id,
+        t_start=msg.t_start,
+        t_end=msg.t_end,
+        score=msg.score,
+        why=msg.why,
+        segment_id=msg.segment_id,
+        snippet_uri=msg.snippet_uri,
+    )
+
+
+def moment_to_dict(m: Moment) -> dict[str, Any]:
+    return {
+        "stream_id": m.stream_id,
+        "t_start": round(m.t_start, 3),
+        "t_end": round(m.t_end, 3),
+        "score": round(m.score, 4),
+        "why": m.why,
+        "segment_id": m.segment_id,
+        "snippet_uri": m.snippet_uri,
+    }
+
+
+def search_result_to_dict(moments: Sequence[Moment]) -> dict[str, Any]:
+    """The ``episodic search --json`` document."""
+    return {"moments": [moment_to_dict(m) for m in moments]}
+
+
+# -- stored records ------------------------------------------------------------------------------
+def snippet_content_type(uri: str) -> str:
+    """The media type the snippet store writes for this file name (see snippet_store)."""
+    return _CONTENT_TYPES.get(PurePosixPath(uri).suffix.lower(), "application/octet-stream")
+
+
+def event_to_proto(e: ThetaEvent) -> pb.Event:
+    return pb.Event(
+        id=e.id,
+        stream_id=e.stream_id,
+        segment_id=e.memory_id,
+        t_start=e.t_start,
+        t_end=e.t_end,
+        summary=e.summary,
+    )
+
+
+def event_to_dict(e: pb.Event) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "stream_id": e.stream_id,
+        "segment_id": e.segment_id,
+        "t_start": round(e.t_start, 3),
+        "t_end": round(e.t_end, 3),
+        "summary": e.summary,
+    }
+
+
+def segment_to_proto(m: ShortTermMemory) -> pb.Segment:
+    models = m.metadata.get("models") or {}
+    return pb.Segment(
+        id=m.id,
+        stream_id=m.stream_id,
+        t_start=m.t_start,
+        t_end=m.t_end,
+        transcript=m.transcript_text,
+        transcript_pieces=[
+            pb.TranscriptPiece(t_start=p.t_start, t_end=p.t_end, text=p.text) for p in m.transcript
+        ],
+        visual_text=m.visual_text,
+        ocr_text=m.ocr_text,
+        snippets=[
+            pb.Snippet(
+                index=i,
+                uri=s.uri,
+                t_start=s.t_start,
+                t_end=s.t_end,
+                content_type=snippet_content_type(s.uri),
+            )
+            for i, s in enumerate(m.snippets)
+        ],
+        keyframe_times=list(m.keyframe_times),
+        models={str(k): str(v) for k, v in models.items()} if isinstance(models, dict) else {},
+    )
+
+
+def segment_to_dict(s: pb.Segment) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "stream_id": s.stream_id,
+        "t_start": round(s.t_start, 3),
+        "t_end": round(s.t_end, 3),
+        "transcript": s.transcript,
+        "transcript_pieces": [
+            {"t_start": round(p.t_start, 3), "t_end": round(p.t_end, 3), "text": p.text}
+            for p in s.transcript_pieces
+        ],
+        "visual_text": s.visual_text,
+        "ocr_text": s.ocr_text,
+        "snippets": [
+            {
+                "index": sn.index,
+                "uri": sn.uri,
+                "t_start": round(sn.t_start, 3),
+                "t_end": round(sn.t_end, 3),
+                "content_type": sn.content_type,
+            }
+            for sn in s.snippets
+        ],
+        "keyframe_times": [round(t, 3) for t in s.keyframe_times],
+        "models": dict(sorted(s.models.items())),
+    }
+
+
+def stream_to_proto(s: StreamInfo) -> pb.Stream:
+    return pb.Stream(
+        stream_id=s.stream_id,
+        source=s.source,
+        t_end=s.t_end,
+        segments=s.memories,
+        events=s.events,
+        updated_at=s.updated_at,
+    )
+
+
+def stream_to_dict(s: pb.Stream) -> dict[str, Any]:
+    return {
+        "stream_id": s.stream_id,
+        "source": s.source,
+        "t_end": round(s.t_end, 3),
+        "segments": s.segments,
+        "events": s.events,
+        "updated_at": s.updated_at,
+    }

@@ -1,0 +1,1 @@
+"""Protocol buffer packages under the ``episodic`` proto namespace."""

@@ -1,0 +1,280 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Pathway(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PATHWAY_UNSPECIFIED: _ClassVar[Pathway]
+    PATHWAY_FAST: _ClassVar[Pathway]
+    PATHWAY_DETAILED: _ClassVar[Pathway]
+
+class QueryType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    QUERY_TYPE_UNSPECIFIED: _ClassVar[QueryType]
+    QUERY_TYPE_VIDEO: _ClassVar[QueryType]
+    QUERY_TYPE_AUDIO: _ClassVar[QueryType]
+    QUERY_TYPE_VIDEO_AUDIO: _ClassVar[QueryType]
+    QUERY_TYPE_SUMMARY: _ClassVar[QueryType]
+PATHWAY_UNSPECIFIED: Pathway
+PATHWAY_FAST: Pathway
+PATHWAY_DETAILED: Pathway
+QUERY_TYPE_UNSPECIFIED: QueryType
+QUERY_TYPE_VIDEO: QueryType
+QUERY_TYPE_AUDIO: QueryType
+QUERY_TYPE_VIDEO_AUDIO: QueryType
+QUERY_TYPE_SUMMARY: QueryType
+
+class AskRequest(_message.Message):
+    __slots__ = ("question", "options", "stream_ids", "t_min", "t_max", "top_k")
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    STREAM_IDS_FIELD_NUMBER: _ClassVar[int]
+    T_MIN_FIELD_NUMBER: _ClassVar[int]
+    T_MAX_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    question: str
+    options: _containers.RepeatedScalarFieldContainer[str]
+    stream_ids: _containers.RepeatedScalarFieldContainer[str]
+    t_min: float
+    t_max: float
+    top_k: int
+    def __init__(self, question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., top_k: _Optional[int] = ...) -> None: ...
+
+class Evidence(_message.Message):
+    __slots__ = ("stream_id", "segment_id", "t_start", "t_end", "modality", "text", "snippet_uri", "score")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    MODALITY_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_URI_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    segment_id: str
+    t_start: float
+    t_end: float
+    modality: str
+    text: str
+    snippet_uri: str
+    score: float
+    def __init__(self, stream_id: _Optional[str] = ..., segment_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., modality: _Optional[str] = ..., text: _Optional[str] = ..., snippet_uri: _Optional[str] = ..., score: _Optional[float] = ...) -> None: ...
+
+class AskResponse(_message.Message):
+    __slots__ = ("answer", "choice_index", "confidence", "pathway", "query_type", "evidence", "fast_answer", "fast_confidence", "timings_ms")
+    class TimingsMsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    CHOICE_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    PATHWAY_FIELD_NUMBER: _ClassVar[int]
+    QUERY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    FAST_ANSWER_FIELD_NUMBER: _ClassVar[int]
+    FAST_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    answer: str
+    choice_index: int
+    confidence: float
+    pathway: Pathway
+    query_type: QueryType
+    evidence: _containers.RepeatedCompositeFieldContainer[Evidence]
+    fast_answer: str
+    fast_confidence: float
+    timings_ms: _containers.ScalarMap[str, float]
+    def __init__(self, answer: _Optional[str] = ..., choice_index: _Optional[int] = ..., confidence: _Optional[float] = ..., pathway: _Optional[_Union[Pathway, str]] = ..., query_type: _Optional[_Union[QueryType, str]] = ..., evidence: _Optional[_Iterable[_Union[Evidence, _Mapping]]] = ..., fast_answer: _Optional[str] = ..., fast_confidence: _Optional[float] = ..., timings_ms: _Optional[_Mapping[str, float]] = ...) -> None: ...
+
+class SearchRequest(_message.Message):
+    __slots__ = ("query", "stream_ids", "t_min", "t_max", "top_k")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    STREAM_IDS_FIELD_NUMBER: _ClassVar[int]
+    T_MIN_FIELD_NUMBER: _ClassVar[int]
+    T_MAX_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    stream_ids: _containers.RepeatedScalarFieldContainer[str]
+    t_min: float
+    t_max: float
+    top_k: int
+    def __init__(self, query: _Optional[str] = ..., stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., top_k: _Optional[int] = ...) -> None: ...
+
+class Moment(_message.Message):
+    __slots__ = ("stream_id", "t_start", "t_end", "score", "why", "segment_id", "snippet_uri")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_URI_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    t_start: float
+    t_end: float
+    score: float
+    why: str
+    segment_id: str
+    snippet_uri: str
+    def __init__(self, stream_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., score: _Optional[float] = ..., why: _Optional[str] = ..., segment_id: _Optional[str] = ..., snippet_uri: _Optional[str] = ...) -> None: ...
+
+class SearchResponse(_message.Message):
+    __slots__ = ("moments",)
+    MOMENTS_FIELD_NUMBER: _ClassVar[int]
+    moments: _containers.RepeatedCompositeFieldContainer[Moment]
+    def __init__(self, moments: _Optional[_Iterable[_Union[Moment, _Mapping]]] = ...) -> None: ...
+
+class ListEventsRequest(_message.Message):
+    __slots__ = ("stream_ids", "t_min", "t_max", "page_size", "page_token")
+    STREAM_IDS_FIELD_NUMBER: _ClassVar[int]
+    T_MIN_FIELD_NUMBER: _ClassVar[int]
+    T_MAX_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    stream_ids: _containers.RepeatedScalarFieldContainer[str]
+    t_min: float
+    t_max: float
+    page_size: int
+    page_token: str
+    def __init__(self, stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ("id", "stream_id", "segment_id", "t_start", "t_end", "summary")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    stream_id: str
+    segment_id: str
+    t_start: float
+    t_end: float
+    summary: str
+    def __init__(self, id: _Optional[str] = ..., stream_id: _Optional[str] = ..., segment_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., summary: _Optional[str] = ...) -> None: ...
+
+class ListEventsResponse(_message.Message):
+    __slots__ = ("events", "next_page_token")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    next_page_token: str
+    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetSegmentRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class Snippet(_message.Message):
+    __slots__ = ("index", "uri", "t_start", "t_end", "content_type")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    URI_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    uri: str
+    t_start: float
+    t_end: float
+    content_type: str
+    def __init__(self, index: _Optional[int] = ..., uri: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., content_type: _Optional[str] = ...) -> None: ...
+
+class TranscriptPiece(_message.Message):
+    __slots__ = ("t_start", "t_end", "text")
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    t_start: float
+    t_end: float
+    text: str
+    def __init__(self, t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., text: _Optional[str] = ...) -> None: ...
+
+class Segment(_message.Message):
+    __slots__ = ("id", "stream_id", "t_start", "t_end", "transcript", "transcript_pieces", "visual_text", "ocr_text", "snippets", "keyframe_times", "models")
+    class ModelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ID_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_PIECES_FIELD_NUMBER: _ClassVar[int]
+    VISUAL_TEXT_FIELD_NUMBER: _ClassVar[int]
+    OCR_TEXT_FIELD_NUMBER: _ClassVar[int]
+    SNIPPETS_FIELD_NUMBER: _ClassVar[int]
+    KEYFRAME_TIMES_FIELD_NUMBER: _ClassVar[int]
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    stream_id: str
+    t_start: float
+    t_end: float
+    transcript: str
+    transcript_pieces: _containers.RepeatedCompositeFieldContainer[TranscriptPiece]
+    visual_text: str
+    ocr_text: str
+    snippets: _containers.RepeatedCompositeFieldContainer[Snippet]
+    keyframe_times: _containers.RepeatedScalarFieldContainer[float]
+    models: _containers.ScalarMap[str, str]
+    def __init__(self, id: _Optional[str] = ..., stream_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., transcript: _Optional[str] = ..., transcript_pieces: _Optional[_Iterable[_Union[TranscriptPiece, _Mapping]]] = ..., visual_text: _Optional[str] = ..., ocr_text: _Optional[str] = ..., snippets: _Optional[_Iterable[_Union[Snippet, _Mapping]]] = ..., keyframe_times: _Optional[_Iterable[float]] = ..., models: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class DownloadSnippetRequest(_message.Message):
+    __slots__ = ("segment_id", "index")
+    SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    segment_id: str
+    index: int
+    def __init__(self, segment_id: _Optional[str] = ..., index: _Optional[int] = ...) -> None: ...
+
+class SnippetChunk(_message.Message):
+    __slots__ = ("data", "content_type", "offset", "total_size")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_SIZE_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    content_type: str
+    offset: int
+    total_size: int
+    def __init__(self, data: _Optional[bytes] = ..., content_type: _Optional[str] = ..., offset: _Optional[int] = ..., total_size: _Optional[int] = ...) -> None: ...
+
+class ListStreamsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class Stream(_message.Message):
+    __slots__ = ("stream_id", "source", "t_end", "segments", "events", "updated_at")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    SEGMENTS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    source: str
+    t_end: float
+    segments: int
+    events: int
+    updated_at: float
+    def __init__(self, stream_id: _Optional[str] = ..., source: _Optional[str] = ..., t_end: _Optional[float] = ..., segments: _Optional[int] = ..., events: _Optional[int] = ..., updated_at: _Optional[float] = ...) -> None: ...
+
+class ListStreamsResponse(_message.Message):
+    __slots__ = ("streams",)
+    STREAMS_FIELD_NUMBER: _ClassVar[int]
+    streams: _containers.RepeatedCompositeFieldContainer[Stream]
+    def __init__(self, streams: _Optional[_Iterable[_Union[Stream, _Mapping]]] = ...) -> None: ...

@@ -1,0 +1,528 @@
+"""Answers from evidence (HippoMM Γ, Tables 7, 10, 11): the fast attempt over summaries, the
+synthesis over detailed evidence, their reconciliation, and multiple-choice selection.
+
+The local model is SmolLM2-135M: good at copying the note that answers a question, poor at
+judging whether one does, at reporting calibrated confidence and at picking option letters.
+So nothing here rests on the model alone:
+
+**Confidence** of an answer is the smallest of these caps (each signal can only lower it):
+
+* ``model`` – the confidence the model reported (0 when it said the notes do not tell;
+  no cap when it reported none: SmolLM2 never does, stronger backends often do);
+* ``similarity`` – how well the question matches the text the answer stands on: its cosine
+  mapped linearly from ``support_cos_min`` (no support) to ``support_cos_full`` (full);
+  gist questions without content words ("what is this about?") are exempt;
+* ``coverage`` – the share of the question's content words found in that text, its memory or
+  its stream name; full marks while at most a third of them are missing. A summary about
+  "Tom and the bowl" cannot carry a confident answer to "what was written on the screen in
+  the kitchen", however fluent the model's reply;
+* ``grounding`` – the share of the answer's *new* words (those not in the question) found in
+  the evidence; invented names and numbers fail here, and an answer that only repeats the
+  question has no new words and gets 0;
+* ``kind`` – 0.5 when the question asks "how many"/"what time"/"what colour" and the answer
+  holds no number/colour.
+
+An answer whose confidence stays below τ escalates from the fast to the detailed pathway.
+
+**Answer text** – the model's reply when it is grounded, rests on one of the top evidence
+units and is about as well supported as the best evidence; otherwise the best evidence
+itself, quoted with its stream and time. On the fast path such a quoted summary answers a
+gist question, but for a detail question it is capped at ``FAST_EXTRACT_CAP`` (below τ): a
+summary that resembles "what was written on the sign at the station" need not say what was
+written.
+
+**Multiple choice** – each option is scored against the evidence texts by embedding cosine
+and by its distinctive words (those not shared by every option nor taken from the
+question), weighted by how much each text bears on the question; the model's letter adds a
+small vote (``LLM_VOTE``). The confidence is the chosen option's support (capped like a
+free answer's) scaled by its margin over the runner-up.
+
+**Reconciliation** (Table 10) – deterministic: answers that agree keep the detailed wording
+with the higher confidence; answers that disagree go to the one the detailed evidence
+supports better (the detailed one when tied, as the paper prioritises detailed analysis).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from episodic.config import Settings
+from episodic.errors import ModelError
+from reasoning.llm import ChatMessage, LanguageModel
+from reasoning.prompts import detailed_answer_messages, fast_answer_messages
+from retrieval.detailed import TextScorer, Unit, relevant, top_distinct
+from retrieval.query_analysis import (
+    QueryAnalysis,
+    content_terms,
+    overlap,
+    satisfies_kind,
+    term_set,
+)
+from retrieval.types import QueryType
+
+log = logging.getLogger(__name__)
+
+NOTHING_FOUND = "I found nothing about that in memory."
+LETTERS = "ABCDEFGHIJ"
+LLM_VOTE = 0.1  # the model's letter: a tie-breaker, about a third of a clear lexical match
+MARGIN_FULL = 0.25  # an option this far ahead of the runner-up keeps its full support
+KIND_CAP = 0.5
+GROUNDED = 0.75  # a model answer with fewer of its new words in the evidence is not used
+EXTRACT_GIST_UNITS = 5
+WELL_PLACED = 3  # a model answer must rest on one of the top evidence units
+HEDGED_CAP = 0.5
+OCR_CONTEXT_WEIGHT = 0.75
+OCR_NO_TERMS_SUPPORT = 0.5
+FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail question  # a reply that also says "not stated" is the model doubting itself
+
+_ABSTAIN = re.compile(
+    r"\b(not stated|not mentioned|not given|not provided|not specified|not clear|no information|"
+    r"unknown|cannot (be )?(determined|answered|tell)|can't tell|do not know|don't know|"
+    r"does not (say|mention|contain|tell)|do not (say|mention|contain|tell)|none)\b",
+    re.I,
+)
+_CONFIDENCE = re.compile(r"confidence\s*[:=]?\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)", re.I)
+_PREFIX = re.compile(
+    r"^\s*(?:[-*•]\s*)?(?:(?:short\s+)?answer|final answer|the answer is|answer is|reply)\s*[:\-]?\s*",
+    re.I,
+)
+
+
+@dataclass
+class ParsedReply:
+    answer: str  # cleaned; "" when the model abstained or said nothing usable
+    confidence: float | None  # what it reported, in [0, 1]; None when it reported none
+    abstained: bool
+    letter: int | None  # the option it picked (0-based), when options were given
+
+
+def parse_reply(text: str, n_options: int = 0, options: Sequence[str] = ()) -> ParsedReply:
+    """Read a model reply; never raises. Malformed or empty replies come back as abstentions
+    so the caller falls back to extractive answers and retrieval evidence."""
+    raw = text if isinstance(text, str) else ""
+    confidence: float | None = None
+    m = _CONFIDENCE.search(raw)
+    if m:
+        try:
+            value = float(m.group(1))
+            if m.group(2) == "%" or value > 1.0:
+                value /= 100.0
+            if math.isfinite(value):
+                confidence = min(1.0, max(0.0, value))
+        except ValueError:
+            confidence = None
+        raw = raw[: m.start()] + raw[m.end() :]
+    lines = [ln.strip() for ln in raw.splitlines() if ln.strip()]
+    # "The answer is: X" on a later line is the model's own conclusion: prefer it.
+    chosen = next((ln for ln in reversed(lines) if re.match(r"^\s*the answer is\b", ln, re.I)), None)
+    answer = chosen or (lines[0] if lines else "")
+    answer = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", answer)
+    answer = _PREFIX.sub("", answer)
+    answer = answer.strip().strip("\"'“”‘’").strip()
+    answer = re.sub(r"\s+", " ", answer)[:500]
+
+    letter = _parse_letter(raw, answer, n_options, options) if n_options else None
+    hedged = bool(_ABSTAIN.search(answer))
+    abstained = not answer or (hedged and not content_terms(_ABSTAIN.sub("", answer)))
+    if abstained:
+        answer = ""
+    elif hedged:
+        confidence = min(confidence if confidence is not None else 1.0, HEDGED_CAP)
+    return ParsedReply(answer=answer, confidence=confidence, abstained=abstained, letter=letter)
+
+
+def _parse_letter(raw: str, answer: str, n: int, options: Sequence[str]) -> int | None:
+    letters = LETTERS[:n]
+    patterns = (
+        rf"^\s*\(?([{letters}])\)?\s*(?:[.):]|$)",
+        rf"\b(?:answer|option|choice)\s*(?:is\s*)?[:\-]?\s*\(?([{letters}])\b",
+        rf"^\s*\(?([{letters}])\)?\s",
+    )
+    for pat in patterns:
+        m = re.search(pat, answer) or re.search(pat, raw, re.M)
+        if m:
+            return letters.index(m.group(1))
+    # no letter: maybe it wrote an option out
+    if options and answer:
+        said = term_set(answer)
+        best, best_share = None, 0.0
+        for i, o in enumerate(options):
+            share = overlap(content_terms(o), said) if content_terms(o) else 0.0
+            if share > best_share:
+                best, best_share = i, share
+        if best is not None and best_share >= 0.99:
+            return best
+    return None
+
+
+@dataclass
+class Draft:
+    """One pathway's answer, with what it rests on and why it is as confident as it is."""
+
+    answer: str
+    confidence: float
+    choice_index: int | None = None
+    support: list[Unit] = field(default_factory=list)  # evidence, best first
+    model_reply: str = ""
+    model_confidence: float | None = None
+    source: str = "none"  # "model" | "extract" | "choice" | "none"
+    caps: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def found(self) -> bool:
+        return self.source != "none"
+
+
+def _ramp(x: float, lo: float, hi: float) -> float:
+    if not math.isfinite(x):
+        return 0.0
+    return min(1.0, max(0.0, (x - lo) / (hi - lo)))
+
+
+def ocr_similarity(unit: Unit, analysis: QueryAnalysis) -> float:
+    """A bare "PLATFORM 7" resembles no question. When on-screen text is what is asked for,
+    the question's words around it ("…at the station") stand in for the cosine, at 3/4
+    weight; a question with no content words at all ("what does the first slide say?") gives
+    any on-screen text half support (position cues have already ranked them)."""
+    if not analysis.terms:
+        return OCR_NO_TERMS_SUPPORT
+    return OCR_CONTEXT_WEIGHT * unit.lex_context
+
+
+def _quote(unit: Unit) -> str:
+    """The evidence itself as an answer, in words a person reads naturally."""
+    text = unit.text.rstrip()
+    if unit.modality == "speech":
+        said = f'Someone says: "{text}"'
+    elif unit.modality == "ocr":
+        said = f'The on-screen text reads "{text}"'
+    elif unit.modality == "visual":
+        said = f"The picture shows {text}"
+    else:
+        said = text
+    return f"{said} ({unit.cite()})"
+
+
+class Answerer:
+    """Γ: turns ranked evidence into an answer with an honest confidence."""
+
+    def __init__(self, llm_factory: Callable[[], LanguageModel], scorer: TextScorer, settings: Settings) -> None:
+        self._llm_factory = llm_factory
+        self.scorer = scorer
+        self.settings = settings
+
+    # -- the model -------------------------------------------------------------------------
+    def _ask_model(self, messages: list[ChatMessage], n_options: int, options: Sequence[str]) -> tuple[str, ParsedReply]:
+        """One model call; a failing model degrades to extractive answers instead of failing
+        the request (the evidence is still good)."""
+        s = self.settings
+        try:
+            reply = self._llm_factory().generate(
+                messages,
+                max_tokens=s.answer_max_tokens,
+                temperature=s.answer_temperature,
+                seed=s.answer_seed,
+            )
+        except ModelError as exc:
+            log.warning("answer model failed, answering extractively: %s", exc)
+            reply = ""
+        return reply, parse_reply(reply, n_options, options)
+
+    def _notes(self, units: Sequence[Unit], labelled: bool) -> list[str]:
+        """Evidence lines within the context budget, best first."""
+        out, used = [], 0
+        for u in units:
+            label = {"speech": "heard", "ocr": "written on screen", "visual": "seen", "summary": "summary"}
+            line = f"{label.get(u.modality, u.modality)}: {u.text}" if labelled else u.text
+            if out and used + len(line) > self.settings.answer_context_chars:
+                break
+            out.append(line[: self.settings.answer_context_chars])
+            used += len(line)
+        return out
+
+    # -- support ---------------------------------------------------------------------------
+    def assess(
+        self,
+        analysis: QueryAnalysis,
+        answer: str,
+        units: Sequence[Unit],
+        extractive: bool = False,
+    ) -> tuple[float, Unit | None, dict[str, float]]:
+        """Evidence-based confidence of ``answer`` over ``units`` (see the module doc), the unit
+        it rests on, and each cap. An ``extractive`` answer is the text of ``units[0]`` itself:
+        grounded by construction, it rests on that unit."""
+        s = self.settings
+        if not answer or not units:
+            return 0.0, None, {"grounding": 0.0}
+        if extractive:
+            grounding, support = 1.0, units[0]
+        else:
+            novel = content_terms(answer, drop=analysis.terms)
+            haystack: set[str] = set()
+            for u in units:
+                haystack |= u.terms
+                if u.anchor is not None:
+                    haystack |= u.anchor.terms
+            grounding = overlap(novel, haystack) if novel else 0.0
+            wanted = novel or content_terms(answer)
+            support = max(units, key=lambda u: (overlap(wanted, u.terms) if wanted else 0.0, u.score))
+        gist = analysis.query_type is QueryType.SUMMARY and not analysis.terms
+        similarity = 1.0 if gist else _ramp(support.support_cos, s.support_cos_min, s.support_cos_full)
+        if support.modality == "ocr" and analysis.asks_text:
+            similarity = max(similarity, ocr_similarity(support, analysis))
+        terms = analysis.terms
+        found = overlap(terms, support.support_terms)
+        missing = round((1.0 - found) * len(terms))
+        coverage = 1.0 if missing <= len(terms) // 3 else found
+        kind = 1.0 if satisfies_kind(answer, analysis.expects) else KIND_CAP
+        caps = {
+            "similarity": round(similarity, 3),
+            "coverage": round(coverage, 3),
+            "grounding": round(grounding, 3),
+            "kind": kind,
+        }
+        return min(caps.values()), support, caps
+
+    def _extract(
+        self, analysis: QueryAnalysis, units: Sequence[Unit]
+    ) -> tuple[str, str, list[Unit]]:
+        """The best evidence as the answer: (text shown, text assessed, units it quotes). For
+        gist questions the best few summaries in time order (a gist is the sequence of
+        events, not one of them)."""
+        if analysis.query_type is QueryType.SUMMARY and not analysis.terms:
+            summaries = [u for u in units if u.modality == "summary"][:EXTRACT_GIST_UNITS]
+            if len(summaries) > 1:
+                ordered = sorted(summaries, key=lambda u: (u.stream_id, u.t_start))
+                text = " ".join(u.text.rstrip(".") + "." for u in ordered)
+                streams = sorted({u.stream_id for u in ordered})
+                return f"{text} ({', '.join(streams)})", text, summaries
+        return _quote(units[0]), units[0].text, [units[0]]
+
+    def _best_of(
+        self,
+        analysis: QueryAnalysis,
+        units: list[Unit],
+        parsed: ParsedReply,
+        reply: str,
+        model_cap: float,
+    ) -> Draft:
+        """The model's answer or the extractive one, whichever the evidence supports better."""
+        extract_text, extract_core, extract_units = self._extract(analysis, units)
+        e_conf, e_sup, e_caps = self.assess(analysis, extract_core, extract_units, extractive=True)
+        e_caps["model"] = round(model_cap, 3)
+        extract = Draft(
+            answer=extract_text,
+            confidence=min(e_conf, model_cap),
+            support=self._support_list(e_sup, extract_units, units),
+            model_reply=reply,
+            model_confidence=parsed.confidence,
+            source="extract",
+            caps=e_caps,
+        )
+        if parsed.abstained or not parsed.answer:
+            return extract
+        m_conf, m_sup, m_caps = self.assess(analysis, parsed.answer, units)
+        m_caps["model"] = round(model_cap, 3)
+        # the model must have answered from the leading evidence, not from a side note
+        well_placed = m_sup is not None and any(m_sup is u for u in units[:WELL_PLACED])
+        if m_caps.get("grounding", 0.0) >= GROUNDED and well_placed and m_conf >= e_conf - 0.05:
+            return Draft(
+                answer=parsed.answer,
+                confidence=min(m_conf, model_cap),
+                support=self._support_list(m_sup, [], units),
+                model_reply=reply,
+                model_confidence=parsed.confidence,
+                source="model",
+                caps=m_caps,
+            )
+        return extract
+
+    @staticmethod
+    def _support_list(first: Unit | None, also: Sequence[Unit], units: Sequence[Unit]) -> list[Unit]:
+        out: list[Unit] = []
+        for u in ([first] if first is not None else []) + list(also) + list(units):
+            if u not in out:
+                out.append(u)
+        return out
+
+    # -- pathways --------------------------------------------------------------------------
+    def fast_attempt(
+        self, analysis: QueryAnalysis, summaries: list[Unit], options: Sequence[str] = ()
+    ) -> Draft:
+        """Φ_fast (Table 7): answer from ThetaEvent summaries, with a confidence that the
+        summaries actually hold the answer."""
+        if not summaries:
+            return Draft(answer="", confidence=0.0, caps={"evidence": 0.0})
+        top = top_distinct(summaries, self.settings.fast_top_k)
+        messages = fast_answer_messages(analysis.question, self._notes(top, labelled=False), options)
+        reply, parsed = self._ask_model(messages, len(options), options)
+        model_cap = 0.0 if parsed.abstained and not options else (
+            parsed.confidence if parsed.confidence is not None else 1.0
+        )
+        if options:
+            return self.choose(analysis, options, top, parsed, reply, model_cap)
+        draft = self._best_of(analysis, top, parsed, reply, model_cap)
+        if parsed.abstained:
+            draft.caps["model"] = 0.0
+            draft.confidence = 0.0
+        if draft.source == "extract" and analysis.query_type is not QueryType.SUMMARY:
+            # A summary that merely resembles the question is not an answer to "what was
+            # written / said / shown": without a grounded model answer the fast path does not
+            # answer alone (Table 7: detail questions usually need detailed recall).
+            draft.caps["fast_extract"] = FAST_EXTRACT_CAP
+            draft.confidence = min(draft.confidence, FAST_EXTRACT_CAP)
+        return draft
+
+    def synthesize(
+        self,
+        analysis: QueryAnalysis,
+        units: list[Unit],
+        overview: Sequence[Unit] = (),
+        options: Sequence[str] = (),
+    ) -> Draft:
+        """Γ over detailed evidence (Table 11): the most relevant notes, the gist around them."""
+        usable = [u for u in units if relevant(u, self.settings, analysis)]
+        if not usable:
+            return Draft(answer=NOTHING_FOUND, confidence=0.0, caps={"evidence": 0.0})
+        notes_units = top_distinct(usable, 8)
+        notes = self._notes(notes_units, labelled=True)
+        gist = [u.text for u in top_distinct(list(overview), 2) if u.modality == "summary"]
+        messages = detailed_answer_messages(analysis.question, notes, gist, options)
+        reply, parsed = self._ask_model(messages, len(options), options)
+        model_cap = parsed.confidence if parsed.confidence is not None else 1.0
+        if options:
+            return self.choose(analysis, options, notes_units, parsed, reply, model_cap)
+        return self._best_of(analysis, notes_units, parsed, reply, model_cap)
+
+    # -- multiple choice -------------------------------------------------------------------
+    def choose(
+        self,
+        analysis: QueryAnalysis,
+        options: Sequence[str],
+        units: Sequence[Unit],
+        parsed: ParsedReply,
+        reply: str,
+        model_cap: float = 1.0,
+    ) -> Draft:
+        """Pick one option by its support in the evidence (see the module doc)."""
+        scores, detail = self.option_scores(analysis, options, units, parsed.letter)
+        order = sorted(range(len(options)), key=lambda i: -scores[i])
+        best = order[0]
+        margin = scores[best] - scores[order[1]] if len(order) > 1 else scores[best]
+        support = detail["support"][best]
+        confidence = support * min(1.0, 0.5 + 0.5 * margin / MARGIN_FULL)
+        caps = {
+            "support": round(support, 3),
+            "margin": round(margin, 3),
+            "model": round(model_cap, 3),
+        }
+        letter = LETTERS[best]
+        return Draft(
+            answer=f"{letter}. {options[best]}",
+            confidence=round(min(confidence, model_cap if parsed.letter == best else 1.0), 4),
+            choice_index=best,
+            support=list(detail["evidence"][best]),
+            model_reply=reply,
+            model_confidence=parsed.confidence,
+            source="choice",
+            caps=caps,
+        )
+
+    def option_scores(
+        self,
+        analysis: QueryAnalysis,
+        options: Sequence[str],
+        units: Sequence[Unit],
+        vote: int | None,
+    ) -> tuple[list[float], dict[str, list]]:
+        """Score each option by the evidence that supports it *and* bears on the question.
+
+        For option i and evidence text j: match_ij = cosine(option, text) + share of the
+        option's distinctive words in the text; it counts as match_ij × relevance_j, where
+        relevance_j grows with the text's rank score and with the share of the question's
+        content words around it (so "the back door" found in a note about locking up does not
+        answer "what is broken?"). An option's score is its best such product plus the
+        model's vote; its support mirrors :meth:`assess` (similarity and coverage caps)."""
+        s = self.settings
+        evidence = [u for u in units if u.text][:8]
+        n = len(options)
+        if not evidence:
+            scores = [LLM_VOTE if vote == i else 0.0 for i in range(n)]
+            return scores, {"support": [0.0] * n, "evidence": [[] for _ in range(n)]}
+        opt_vecs = self.scorer.embed(list(options))
+        ev_vecs = self.scorer.embed([u.scored_text for u in evidence])
+        sims = opt_vecs @ ev_vecs.T
+        top_score = max((u.score for u in evidence), default=0.0) or 1.0
+        terms = analysis.terms
+        gist = analysis.query_type is QueryType.SUMMARY and not terms
+        relevance, caps = [], []
+        for u in evidence:
+            found = overlap(terms, u.support_terms)
+            missing = round((1.0 - found) * len(terms))
+            coverage = 1.0 if missing <= len(terms) // 3 else found
+            similarity = 1.0 if gist else _ramp(u.support_cos, s.support_cos_min, s.support_cos_full)
+            if u.modality == "ocr" and analysis.asks_text:
+                similarity = max(similarity, ocr_similarity(u, analysis))
+            relevance.append((0.5 + 0.5 * max(0.0, u.score) / top_score) * (0.5 + 0.5 * found))
+            caps.append(min(coverage, similarity))
+        option_terms = [content_terms(o, drop=terms) for o in options]
+        shared = set.intersection(*(set(t) for t in option_terms)) if option_terms else set()
+        ev_terms = [u.terms | (u.anchor.terms if u.anchor is not None else set()) for u in evidence]
+        scores, support, chosen_ev = [], [], []
+        for i in range(n):
+            distinct = [t for t in option_terms[i] if t not in shared]
+            best_j, best_pair, best_support = 0, -1.0, 0.0
+            for j, et in enumerate(ev_terms):
+                lex = overlap(distinct, et) if distinct else 0.0
+                emb = float(sims[i, j])
+                pair = (max(emb, 0.0) + lex) * relevance[j]
+                if pair > best_pair:
+                    best_j, best_pair = j, pair
+                best_support = max(best_support, min(max(lex, _ramp(emb, s.support_cos_min, s.support_cos_full)), caps[j]))
+            scores.append(best_pair + (LLM_VOTE if vote == i else 0.0))
+            support.append(best_support)
+            chosen_ev.append([evidence[best_j]] + [u for u in evidence if u is not evidence[best_j]])
+        return scores, {"support": support, "evidence": chosen_ev}
+
+    # -- adaptive reasoning ----------------------------------------------------------------
+    def reconcile(self, analysis: QueryAnalysis, fast: Draft, detailed: Draft) -> Draft:
+        """Table 10 without a second model call: keep what the detailed evidence supports."""
+        if not detailed.found:
+            if fast.found and fast.confidence > 0:
+                return fast
+            return detailed
+        if not fast.found or not fast.answer:
+            return detailed
+        if detailed.choice_index is not None or fast.choice_index is not None:
+            if fast.choice_index == detailed.choice_index:
+                detailed.confidence = max(detailed.confidence, fast.confidence)
+            return detailed
+        fast_terms = content_terms(fast.answer, drop=analysis.terms)
+        det_terms = content_terms(detailed.answer, drop=analysis.terms)
+        agree = bool(fast_terms) and (
+            overlap(fast_terms, set(det_terms)) >= 0.5 or overlap(det_terms, set(fast_terms)) >= 0.5
+        )
+        if agree:
+            detailed.confidence = max(detailed.confidence, fast.confidence)
+            detailed.caps["agrees_with_fast"] = 1.0
+            return detailed
+        # Disagreement: which answer does the detailed evidence support better? Only a model
+        # answer can win here; a quoted summary was already judged not to answer the question.
+        if fast.source != "model":
+            return detailed
+        # It must also rest on evidence ranked at least as high as the detailed answer's.
+        f_conf, f_sup, _ = self.assess(analysis, fast.answer, detailed.support)
+        f_conf = min(f_conf, fast.caps.get("model", 1.0))
+        rank = {id(u): i for i, u in enumerate(detailed.support)}
+        f_rank = rank.get(id(f_sup), len(rank))
+        d_rank = rank.get(id(detailed.support[0]), 0) if detailed.support else 0
+        if f_conf > detailed.confidence and f_rank <= d_rank:
+            fast.confidence = f_conf
+            fast.support = detailed.support
+            fast.caps["confirmed_by_detail"] = round(f_conf, 3)
+            return fast
+        return detailed

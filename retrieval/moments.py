@@ -1,0 +1,150 @@
+"""Moment search: a text query → the moments of the streams that match it, best first.
+
+Candidates come from the same semantic search detailed recall uses (nearest fine-grained
+vectors, memories and summaries); every piece of text of those memories is ranked by the
+hybrid score (embedding cosine + the query's words in it + in its surroundings). Hits are
+then merged per memory: one moment per memory, spanning the matching pieces that lie
+within ``association_window_s`` of the best one, so a sentence and the caption shown while
+it is said come back as one moment, not two; consecutive memories that matched for the same
+reason (a caption on screen across a cut) are joined too. ``why`` quotes what matched, e.g.
+``speech: "the train to Oxford leaves from Platform 7" (matched: train, Oxford)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from episodic.config import Settings
+from retrieval.detailed import (
+    MODALITY_LABEL,
+    MemoryReader,
+    TextScorer,
+    Unit,
+    apply_position,
+    position_memory_ids,
+    relevant,
+    semantic_candidates,
+)
+from retrieval.query_analysis import QueryAnalysis, matched_words
+from retrieval.types import Moment, Scope
+
+NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join its moment
+EXCERPT_CHARS = 140
+MAX_REASONS = 2
+
+
+def excerpt(text: str, words: list[str], limit: int = EXCERPT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters around the first matched word."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    low = text.lower()
+    at = min((low.find(w.lower()) for w in words if low.find(w.lower()) >= 0), default=0)
+    start = max(0, min(at - limit // 3, len(text) - limit))
+    piece = text[start : start + limit].strip()
+    return ("…" if start > 0 else "") + piece + ("…" if start + limit < len(text) else "")
+
+
+def reason(unit: Unit, terms: list[str]) -> str:
+    """`speech: "…" (matched: a, b)`: what matched, in the words a person would check."""
+    words = matched_words(terms, unit.text)
+    label = MODALITY_LABEL.get(unit.modality, unit.modality)
+    out = f'{label}: "{excerpt(unit.text, words)}"'
+    if words:
+        out += f" (matched: {', '.join(words[:6])})"
+    return out
+
+
+def merge_memory_hits(units: list[Unit], terms: list[str], window_s: float) -> Moment:
+    """One moment from the ranked pieces of one memory (``units`` best first)."""
+    best = units[0]
+    t0, t1 = best.t_start, best.t_end
+    members = [best]
+    for u in units[1:]:
+        if u.score < NEAR_BEST * best.score:
+            break
+        if u.modality == "summary" and best.modality != "summary":
+            continue  # a summary spans the whole memory: it would blur a precise hit
+        if u.t_start <= t1 + window_s and u.t_end >= t0 - window_s:
+            t0, t1 = min(t0, u.t_start), max(t1, u.t_end)
+            members.append(u)
+    reasons: list[str] = []
+    modalities: set[str] = set()
+    for u in members:
+        if u.modality in modalities or len(reasons) >= MAX_REASONS:
+            continue
+        modalities.add(u.modality)
+        reasons.append(reason(u, terms))
+    return Moment(
+        stream_id=best.stream_id,
+        t_start=round(t0, 3),
+        t_end=round(t1, 3),
+        score=round(float(best.score), 4),
+        why="; ".join(reasons),
+        segment_id=best.memory_id,
+        snippet_uri=best.snippet_uri,
+    )
+
+
+class MomentSearch:
+    def __init__(self, store, scorer: TextScorer, settings: Settings) -> None:
+        self.store = store
+        self.scorer = scorer
+        self.settings = settings
+
+    def search(
+        self,
+        analysis: QueryAnalysis,
+        q_vec: np.ndarray,
+        scope: Scope,
+        top_k: int,
+        reader: MemoryReader,
+    ) -> list[Moment]:
+        s = self.settings
+        ids = semantic_candidates(self.store, q_vec, scope, s, max(s.search_candidates, 3 * top_k))
+        ids = ids[: max(s.search_max_memories, top_k)]
+        ids += position_memory_ids(self.store, scope, analysis, reader)
+        units = reader.units(ids, self.scorer.reuse_visual_vectors, scope)
+        ranked = apply_position(self.scorer.rank(analysis, q_vec, units), analysis, reader, scope)
+        per_memory: dict[str, list[Unit]] = {}
+        for u in ranked:
+            per_memory.setdefault(u.memory_id, []).append(u)
+        moments = [
+            merge_memory_hits(hits, analysis.terms, s.association_window_s)
+            for hits in per_memory.values()
+            if relevant(hits[0], s, analysis)
+        ]
+        moments = merge_repeats(moments, s.association_window_s)
+        moments.sort(key=lambda m: (-m.score, m.stream_id, m.t_start))
+        return moments[:top_k]
+
+
+def merge_repeats(moments: list[Moment], gap_s: float) -> list[Moment]:
+    """Join moments of one stream that follow each other within ``gap_s`` and matched for the
+    same reason (a caption that stays on screen across two memories is one moment)."""
+    out: list[Moment] = []
+    for m in sorted(moments, key=lambda m: (m.stream_id, m.t_start)):
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and last.stream_id == m.stream_id
+            and m.t_start <= last.t_end + gap_s
+            and _first_reason(last.why) == _first_reason(m.why)
+        ):
+            better = m if m.score > last.score else last
+            out[-1] = Moment(
+                stream_id=last.stream_id,
+                t_start=last.t_start,
+                t_end=max(last.t_end, m.t_end),
+                score=better.score,
+                why=better.why,
+                segment_id=last.segment_id,
+                snippet_uri=last.snippet_uri,
+            )
+        else:
+            out.append(m)
+    return out
+
+
+def _first_reason(why: str) -> str:
+    return why.split("; ", 1)[0]

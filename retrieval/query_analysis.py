@@ -1,0 +1,462 @@
+"""Query analysis (HippoMM C.2, Table 6): which modality a question needs, and the lexical view
+of the question that the later stages share.
+
+The paper asks GPT-4o to classify. The offline model here (SmolLM2-135M) cannot do that
+reliably, so the type comes from two signals that do not depend on it:
+
+* **nearest labelled examples** – the question's MiniLM cosine to a handful of example
+  questions per type (mean of the three closest), which generalises to wordings no keyword
+  list anticipates;
+* **keyword cues** – words that plainly name a modality ("said", "heard" → audio; "wearing",
+  "on screen" → visual; "overall", "summarise" → gist) and temporal connectors ("while",
+  "when") that tie a heard thing to a seen one (cross-modal).
+
+Each cue adds a fixed bonus to its type's example score; the highest total wins, and
+``QueryAnalysis.why`` says which cues and examples decided it.
+
+The module also holds the small lexical toolkit (tokens, light stemming, number words, content
+terms, expected answer kinds) used by retrieval, moment search and answer checking, so that
+every stage agrees on what "the question's words" are.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memory.interfaces import TextEmbedder
+from retrieval.types import QueryType
+
+# -- lexical toolkit -------------------------------------------------------------------------
+
+
+def _wordset(text: str) -> frozenset[str]:
+    """Word lists are written as running text: easier to read and extend than list literals."""
+    return frozenset(text.split())
+
+
+_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|\d+(?:[.,:]\d+)*")
+
+NUMBER_WORDS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16", "seventeen": "17",
+    "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40",
+    "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90",
+    "hundred": "100", "thousand": "1000",
+}
+
+COLOUR_WORDS = _wordset(
+    "red orange yellow green blue purple violet pink brown black white grey gray cyan magenta "
+    "beige gold golden silver navy maroon turquoise teal"
+)
+
+# Function words, question words and words that name no fact ("video", "someone").
+STOPWORDS = _wordset(
+    """
+    a an the and or but if of to in on at by for with from into onto over under about as is
+    are was were be been being am do does did done doing have has had having can could will
+    would shall should may might must it its it's this that these those there here their they
+    them he him his she her hers we us our you your i me my mine what which who whom whose
+    when where why how whether not no yes any some all each every both either neither than
+    then so too very just also only even up down out off again once more most other such own
+    same few many much anything something nothing everything anyone someone somebody everyone
+    one ones thing things kind sort way get gets got make makes made go goes went going come
+    comes came let lets please tell me give say video recording clip footage film stream camera
+    moment time part person people man woman men women guy lady speaker character main like
+    according describe describes described short brief himself herself themselves itself
+    myself yourself ourselves
+    """
+)
+
+AUDIO_CUES = _wordset(
+    """
+    say says said saying mention mentions mentioned mentioning speak speaks spoke spoken
+    speaking speech talk talks talked talking hear hears heard hearing sound sounds sounded
+    noise noises voice voices announce announces announced announcing announcement tell tells
+    told telling ask asks asked asking reply replies replied shout shouts shouted whisper
+    whispered sing sings sang singing song songs music audio pronounce pronounced quote
+    quoted conversation loudspeaker call calls called explain explains explained explaining
+    bark barks barked barking ring rings rang ringing beep beeps beeping buzz buzzing knock
+    knocks knocked laugh laughs laughed laughing clap claps clapping applause siren
+    """
+)
+
+VISUAL_CUES = _wordset(
+    """
+    see sees saw seen look looks looked looking show shows shown showing display displays
+    displayed appear appears appeared visible colour color colours colors coloured colored
+    wear wears wearing wore worn dressed hold holds holding held carry carries carrying
+    carried screen onscreen sign signs written printed caption captions subtitle subtitles
+    logo banner picture image frame shape slide poster label point points
+    pointing pointed standing sitting lying walking running writing typing
+    """
+)
+
+# Actions: visual when they are what a cross-modal question asks for ("doing while saying").
+ACTION_CUES = _wordset(
+    "doing holding wearing standing sitting walking running pointing carrying writing typing "
+    "cooking eating drinking opening closing pressing"
+)
+
+SUMMARY_CUES = _wordset(
+    """
+    overall summary summarise summarize summarised summarized gist overview general generally
+    theme topic purpose mood atmosphere whole entire throughout happen happens happened
+    happening events
+    """
+)
+
+TEMPORAL_CONNECTORS = _wordset("while whilst when during as before after meanwhile")
+
+# Words that name a modality or a question's shape but no fact: they steer the type, and are
+# left out of the content terms that must be found in the evidence.
+CUE_WORDS = (AUDIO_CUES | VISUAL_CUES | SUMMARY_CUES | TEMPORAL_CONNECTORS | _wordset(
+    "word words text written write read reads name named called"
+)) - ACTION_CUES
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case words and numbers; number words become digits, so "platform seven" and
+    "Platform 7" (as Whisper writes it) share a token."""
+    out = []
+    for raw in _WORD.findall(text or ""):
+        low = raw.lower().replace("’", "'")
+        if low.endswith("'s"):
+            low = low[:-2]
+        out.append(NUMBER_WORDS.get(low, low))
+    return out
+
+
+def stem(word: str) -> str:
+    """A deliberately light stemmer: enough to match "apples"/"apple", "leaves"/"leave",
+    "departing"/"depart"; digits are kept as they are."""
+    if not word or word[0].isdigit():
+        return word
+    w = word
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+    elif len(w) > 4 and (w.endswith("ed") or (w.endswith("es") and w[-3] in "sxz")):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w[:8]
+
+
+def content_terms(text: str, drop: Iterable[str] = ()) -> list[str]:
+    """Stems of the words that carry facts (no function words, no modality cues), in order,
+    without repeats; ``drop`` removes more (e.g. the question's own words from an answer)."""
+    dropped = set(drop)
+    out: list[str] = []
+    for tok in tokens(text):
+        if tok in STOPWORDS or tok in CUE_WORDS or (len(tok) < 2 and not tok.isdigit()):
+            continue
+        s = stem(tok)
+        if s not in dropped and s not in out:
+            out.append(s)
+    return out
+
+
+def term_set(text: str) -> set[str]:
+    """Every stem of ``text`` (function words included: used as the haystack)."""
+    return {stem(t) for t in tokens(text)}
+
+
+def overlap(terms: Sequence[str], haystack: set[str]) -> float:
+    """The fraction of ``terms`` found in ``haystack``; 1.0 when there are no terms."""
+    if not terms:
+        return 1.0
+    return sum(1 for t in terms if t in haystack) / len(terms)
+
+
+def matched_words(query_terms: Sequence[str], text: str) -> list[str]:
+    """The words of ``text`` (as written) whose stems are among ``query_terms``."""
+    wanted = set(query_terms)
+    seen: list[str] = []
+    for raw in _WORD.findall(text or ""):
+        low = raw.lower()
+        if stem(NUMBER_WORDS.get(low, low)) in wanted and raw not in seen:
+            seen.append(raw)
+    return seen
+
+
+_EXPECTS_NUMBER = re.compile(
+    r"\b(how (many|much|long|old|far|often|late|early)|what (time|year|date|number|price|age)|"
+    r"which (number|year))\b",
+    re.I,
+)
+_EXPECTS_COLOUR = re.compile(r"\b(what|which) colou?r", re.I)
+
+
+def expected_answer_kind(question: str) -> str:
+    """"number", "colour" or "any": what the answer must at least contain."""
+    if _EXPECTS_NUMBER.search(question):
+        return "number"
+    if _EXPECTS_COLOUR.search(question):
+        return "colour"
+    return "any"
+
+
+def satisfies_kind(answer: str, kind: str) -> bool:
+    """Whether ``answer`` holds the kind of thing the question asks for."""
+    if kind == "number":
+        return any(t[0].isdigit() for t in tokens(answer))
+    if kind == "colour":
+        return any(t in COLOUR_WORDS for t in tokens(answer))
+    return True
+
+
+# -- labelled examples (written for this project) ------------------------------------------
+
+EXAMPLES: dict[QueryType, tuple[str, ...]] = {
+    QueryType.VIDEO: (
+        "What is the woman holding in her hand?",
+        "What colour is the car parked outside?",
+        "What text is written on the sign?",
+        "What is shown on the screen at the start?",
+        "What is the man wearing?",
+        "How many people can be seen in the room?",
+        "What does the building look like?",
+        "Which logo appears on the banner?",
+        "What object is on the table?",
+    ),
+    QueryType.AUDIO: (
+        "What does the presenter say about the weather?",
+        "What did the woman mention about her trip?",
+        "What number is announced over the loudspeaker?",
+        "What music is playing in the background?",
+        "Who does the speaker thank at the end of the talk?",
+        "What sound is heard after the bell?",
+        "What name did he call out?",
+        "What reason does the caller give for being late?",
+        "According to the narrator, how old is the bridge?",
+    ),
+    QueryType.VIDEO_AUDIO: (
+        "What is the man doing while he talks about the budget?",
+        "What was on the screen when the speaker mentioned the deadline?",
+        "Who is visible in the frame when the alarm sounds?",
+        "What colour is the shirt of the person who says hello?",
+        "What does the woman point at while explaining the route?",
+        "Where is the speaker standing when he announces the winner?",
+        "What is displayed on the slide while she describes the results?",
+    ),
+    QueryType.SUMMARY: (
+        "What is this video about?",
+        "Summarize what happens in the recording.",
+        "What is the main topic of the conversation?",
+        "What is the person doing in the video?",
+        "Give an overview of the events.",
+        "What happened during the meeting?",
+        "What is the overall mood of the scene?",
+        "What is going on in this clip?",
+    ),
+}
+
+# Cues that a visual question asks for written text (signs, captions, slides, screens): the
+# on-screen text (OCR) is then the evidence to look at first.
+TEXT_CUES = _wordset(
+    "written write writes wrote text texts sign signs caption captions subtitle subtitles read "
+    "reads word words logo banner poster label labels slide slides screen onscreen title headline"
+)
+
+# "what is said at the end", "the first slide": where in the stream to look, not a fact to
+# find in the text. The words are left out of the content terms.
+_POSITION_START = re.compile(
+    r"\b(first|opening|initial(ly)?|earliest|begin(ning)?|intro(duction)?|"
+    r"(at|in|near|towards?) the (very )?start)\b", re.I
+)
+_POSITION_END = re.compile(
+    r"\b(last|final(ly)?|latest|closing|(at|in|near|towards?) the (very )?end(ing)?)\b", re.I
+)
+POSITION_WORDS = _wordset(
+    "first opening initial initially earliest beginning begin start intro introduction last "
+    "final finally latest closing end ending"
+)
+
+
+def temporal_position(question: str) -> str | None:
+    """"start" or "end" when the question locates its answer at one end of the recording."""
+    start = bool(_POSITION_START.search(question))
+    end = bool(_POSITION_END.search(question))
+    if start != end:
+        return "start" if start else "end"
+    return None
+
+
+# "What does the sign say?" asks for written text, not speech: these verbs count as audio
+# cues only when the question also ties them to a moment ("…when he said …").
+SAY_VERBS = _wordset("say says said saying read reads")
+
+CUE_BONUS = 0.25  # one clear modality cue outweighs a typical gap between example scores
+CROSS_BONUS = 0.4  # both modalities named, or a heard thing tied to an action by "while"/"when"
+
+
+@dataclass
+class QueryAnalysis:
+    """Everything the retrieval stages need to know about one question."""
+
+    question: str
+    query_type: QueryType
+    scores: dict[QueryType, float]
+    why: str
+    terms: list[str]  # content-word stems (see content_terms)
+    expects: str  # "number" | "colour" | "any"
+    asks_text: bool = False  # the question is about written text on screen
+    position: str | None = None  # "start" | "end": where in the recording to look
+    cue_modality: str | None = None  # cross-modal: the modality the question gives ("speech")
+    target_modality: str | None = None  # …and the one it asks about ("visual")
+    cues: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def preferred_modalities(self) -> tuple[str, ...]:
+        """Evidence modalities this question is about, best first."""
+        if self.asks_text and self.query_type in (QueryType.VIDEO, QueryType.VIDEO_AUDIO):
+            return ("ocr",)
+        return {
+            QueryType.AUDIO: ("speech",),
+            QueryType.VIDEO: ("ocr", "visual"),
+            QueryType.VIDEO_AUDIO: ("speech", "ocr", "visual"),
+            QueryType.SUMMARY: ("summary", "speech", "ocr", "visual"),
+        }[self.query_type]
+
+
+def _clause_modality(words: Sequence[str]) -> str | None:
+    audio = any(w in AUDIO_CUES for w in words)
+    visual = any(w in VISUAL_CUES or w in ACTION_CUES for w in words)
+    if audio and not visual:
+        return "speech"
+    if visual and not audio:
+        return "visual"
+    return None
+
+
+class QueryAnalyzer:
+    """Classifies questions by modality (Table 6's four types) without the language model."""
+
+    def __init__(self, embedder: TextEmbedder) -> None:
+        self.embedder = embedder
+        self._example_vectors: dict[QueryType, np.ndarray] | None = None
+        self._lock = threading.Lock()
+
+    def _examples(self) -> dict[QueryType, np.ndarray]:
+        with self._lock:
+            if self._example_vectors is None:
+                order = [(t, q) for t, qs in EXAMPLES.items() for q in qs]
+                vecs = self.embedder.embed_texts([q for _, q in order])
+                grouped: dict[QueryType, list[np.ndarray]] = {t: [] for t in EXAMPLES}
+                for (t, _), v in zip(order, vecs, strict=True):
+                    grouped[t].append(v)
+                self._example_vectors = {t: np.stack(v) for t, v in grouped.items()}
+            return self._example_vectors
+
+    def classify(self, question: str, vector: np.ndarray | None = None) -> QueryType:
+        return self.analyze(question, vector).query_type
+
+    def analyze(self, question: str, vector: np.ndarray | None = None) -> QueryAnalysis:
+        """Type, per-type scores and the reasons. ``vector`` is the question's embedding when
+        the caller already has it (saves one embedder call)."""
+        q = vector if vector is not None else self.embedder.embed_texts([question])[0]
+        q = np.asarray(q, dtype=np.float32)
+        example_scores: dict[QueryType, float] = {}
+        for t, vecs in self._examples().items():
+            sims = np.sort(vecs @ q)[::-1]
+            example_scores[t] = float(np.mean(sims[:3]))
+
+        words = tokens(question.replace("on-screen", "onscreen"))
+        connectors = [w for w in words if w in TEMPORAL_CONNECTORS]
+        text_cues = [w for w in words if w in TEXT_CUES]
+        audio = [w for w in words if w in AUDIO_CUES]
+        if text_cues and not connectors:
+            audio = [w for w in audio if w not in SAY_VERBS]
+        visual = [w for w in words if w in VISUAL_CUES]
+        colours = [w for w in words if w in COLOUR_WORDS]
+        actions = [w for w in words if w in ACTION_CUES]
+        gist = [w for w in words if w in SUMMARY_CUES]
+        if words and words[-1] == "about" and words[0] in ("what", "whats"):
+            gist.append("about")
+
+        bonus = dict.fromkeys(EXAMPLES, 0.0)
+        if audio:
+            bonus[QueryType.AUDIO] += CUE_BONUS
+        if visual:
+            bonus[QueryType.VIDEO] += CUE_BONUS
+        elif colours:
+            bonus[QueryType.VIDEO] += CUE_BONUS / 2
+        if gist and not (audio or visual):
+            bonus[QueryType.SUMMARY] += CUE_BONUS
+        if audio and (visual or (connectors and actions)):
+            bonus[QueryType.VIDEO_AUDIO] += CROSS_BONUS
+
+        scores = {t: round(example_scores[t] + bonus[t], 4) for t in EXAMPLES}
+        if not (audio or visual or actions or colours):
+            # Association needs a cue in one modality to look for the other: a question that
+            # names neither ("is the machine working?") is not cross-modal, whatever it resembles.
+            scores[QueryType.VIDEO_AUDIO] = round(min(scores.values()) - 0.01, 4)
+        best = max(scores, key=lambda t: scores[t])
+
+        cue_modality = target_modality = None
+        if best is QueryType.VIDEO_AUDIO:
+            cue_modality, target_modality = self._cue_and_target(words)
+
+        position = temporal_position(question)
+        cues = {
+            k: v
+            for k, v in {
+                "audio": audio, "visual": visual + colours, "action": actions,
+                "summary": gist, "temporal": connectors, "text": text_cues,
+            }.items()
+            if v
+        }
+        nearest = ", ".join(
+            f"{t.value} {example_scores[t]:.2f}"
+            for t in sorted(example_scores, key=lambda t: -example_scores[t])
+        )
+        cue_text = "; ".join(f"{k}({', '.join(dict.fromkeys(v))})" for k, v in cues.items())
+        why = (
+            f"{best.value}: examples [{nearest}]"
+            + (f"; looks at the {position}" if position else "")
+            + (f"; cues {cue_text}" if cue_text else "; no cue words")
+            + f"; totals [{', '.join(f'{t.value} {s:.2f}' for t, s in scores.items())}]"
+        )
+        # "how long/many/old …" asks for a quantity: "long" is not a fact to look for
+        after_how = {stem(words[i + 1]) for i, w in enumerate(words[:-1]) if w == "how"}
+        if position:
+            after_how |= {stem(w) for w in POSITION_WORDS}
+        return QueryAnalysis(
+            question=question,
+            query_type=best,
+            scores=scores,
+            why=why,
+            terms=[t for t in content_terms(question) if t not in after_how],
+            expects=expected_answer_kind(question),
+            asks_text=bool(visual) and bool(text_cues),
+            position=position,
+            cue_modality=cue_modality,
+            target_modality=target_modality,
+            cues=cues,
+        )
+
+    @staticmethod
+    def _cue_and_target(words: Sequence[str]) -> tuple[str | None, str | None]:
+        """Split "<target clause> when/while <cue clause>": the clause after the connector
+        names what is given (the cue), the one before it what is asked (the target)."""
+        for i, w in enumerate(words):
+            if w in TEMPORAL_CONNECTORS and 0 < i < len(words) - 1:
+                target = _clause_modality(words[:i])
+                cue = _clause_modality(words[i + 1 :])
+                if cue and target and cue != target:
+                    return cue, target
+                if cue:
+                    return cue, "visual" if cue == "speech" else "speech"
+                if target:
+                    return ("visual" if target == "speech" else "speech"), target
+        # "the person who says hello": the audio names the cue, the rest is to be seen
+        return "speech", "visual"

@@ -1,0 +1,279 @@
+"""The query side in one object: ``MemoryQA(components).ask(request)`` and ``.search(...)``.
+
+Ask follows HippoMM's retrieval (C.2):
+
+1. **query analysis** – the question's modality type (:mod:`retrieval.query_analysis`);
+2. **fast retrieval** – an answer from the ThetaEvent summaries with an evidence-capped
+   confidence (:mod:`retrieval.fast`, :mod:`reasoning.answer`);
+3. if that confidence is below τ (``fast_confidence_tau``, 0.75): **detailed recall** over the
+   ShortTermMemories, guided by the type – feature search with the visual text fallback
+   (:mod:`retrieval.detailed`) or cross-modal association (:mod:`retrieval.association`);
+4. **adaptive reasoning** – synthesis over the detailed evidence, reconciled with the fast
+   answer; a multiple-choice question always gets exactly one option.
+
+Every request is validated first (clear :class:`~episodic.errors.InputError` messages), and
+``deadline_s`` is checked between stages: a request that runs out of time raises
+:class:`DeadlineExceeded` instead of answering late. Streams that do not exist simply hold no
+evidence, so the answer is "I found nothing about that in memory" with confidence 0.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from episodic.errors import EpisodicError, InputError
+from memory.records import validate_stream_id
+from reasoning.answer import NOTHING_FOUND, Answerer, Draft
+from retrieval.association import CrossModalAssociation
+from retrieval.detailed import DetailedRecall, MemoryReader, Recall, TextScorer
+from retrieval.fast import FastRetrieval
+from retrieval.moments import MomentSearch
+from retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
+from retrieval.types import AskRequest, AskResult, Moment, Pathway, QueryType, Scope
+
+MAX_QUESTION_CHARS = 4000
+MAX_OPTIONS = 10
+MAX_OPTION_CHARS = 500
+MAX_TOP_K = 100
+# A free-text answer this unsupported (every evidence signal near zero) is reported as
+# "nothing found": quoting the least-bad memory would read as an answer.
+NOTHING_BELOW = 0.05
+
+
+class DeadlineExceeded(EpisodicError, TimeoutError):
+    """The request's ``deadline_s`` ran out before an answer was ready."""
+
+    exit_code = 6
+
+
+# -- validation ----------------------------------------------------------------------------
+def _finite(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{what} must be a number, got {value!r}")
+    f = float(value)
+    if not math.isfinite(f):
+        raise InputError(f"{what} must be finite, got {value!r}")
+    return f
+
+
+def validate_text(text: Any, what: str = "question") -> str:
+    if not isinstance(text, str):
+        raise InputError(f"the {what} must be text, got {type(text).__name__}")
+    stripped = " ".join(text.split())
+    if not stripped:
+        raise InputError(f"the {what} is empty")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise InputError(
+            f"the {what} is {len(text)} characters long; at most {MAX_QUESTION_CHARS} are allowed"
+        )
+    return stripped
+
+
+def validate_top_k(top_k: Any) -> int:
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= MAX_TOP_K:
+        raise InputError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
+    return int(top_k)
+
+
+def validate_scope(scope: Any) -> Scope:
+    if scope is None:
+        return Scope()
+    if not isinstance(scope, Scope):
+        raise InputError(f"scope must be a Scope, got {type(scope).__name__}")
+    ids = scope.stream_ids
+    if ids is not None:
+        if isinstance(ids, str) or not isinstance(ids, (tuple, list, set, frozenset)):
+            raise InputError("scope.stream_ids must be a list of stream ids (or None for all)")
+        ids = tuple(sorted({validate_stream_id(s) for s in ids}))
+    t_min = None if scope.t_min is None else _finite(scope.t_min, "scope t_min")
+    t_max = None if scope.t_max is None else _finite(scope.t_max, "scope t_max")
+    if t_min is not None and t_max is not None and t_min > t_max:
+        raise InputError(f"the time range is reversed: t_min {t_min:g} s is after t_max {t_max:g} s")
+    return Scope(stream_ids=ids, t_min=t_min, t_max=t_max)
+
+
+def validate_options(options: Any) -> tuple[str, ...]:
+    if options is None:
+        return ()
+    if isinstance(options, str) or not isinstance(options, (tuple, list)):
+        raise InputError("options must be a list of texts")
+    if len(options) == 1 or len(options) > MAX_OPTIONS:
+        raise InputError(
+            f"a multiple-choice question needs 2 to {MAX_OPTIONS} options, got {len(options)}"
+        )
+    out = []
+    for i, o in enumerate(options):
+        if not isinstance(o, str) or not o.strip():
+            raise InputError(f"option {i + 1} is empty")
+        if len(o) > MAX_OPTION_CHARS:
+            raise InputError(
+                f"option {i + 1} is {len(o)} characters long; at most {MAX_OPTION_CHARS} are allowed"
+            )
+        out.append(" ".join(o.split()))
+    return tuple(out)
+
+
+def validate_request(req: Any) -> AskRequest:
+    """A clean copy of ``req`` or an InputError saying exactly what is wrong."""
+    if not isinstance(req, AskRequest):
+        raise InputError(f"expected an AskRequest, got {type(req).__name__}")
+    deadline = req.deadline_s
+    if deadline is not None:
+        deadline = _finite(deadline, "deadline_s")
+    return AskRequest(
+        question=validate_text(req.question),
+        options=validate_options(req.options),
+        scope=validate_scope(req.scope),
+        top_k=validate_top_k(req.top_k),
+        deadline_s=deadline,
+    )
+
+
+# -- timing --------------------------------------------------------------------------------
+class _Clock:
+    """Stage timings and the deadline."""
+
+    def __init__(self, deadline_s: float | None) -> None:
+        self.started = time.perf_counter()
+        self.deadline_s = deadline_s
+        self.timings: dict[str, float] = {}
+
+    def check(self, next_stage: str) -> None:
+        if self.deadline_s is None:
+            return
+        elapsed = time.perf_counter() - self.started
+        if elapsed >= self.deadline_s:
+            raise DeadlineExceeded(
+                f"deadline of {self.deadline_s:g} s exceeded before {next_stage} "
+                f"({elapsed:.3f} s elapsed)"
+            )
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        self.check(name)
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = round((time.perf_counter() - t) * 1000.0, 2)
+
+    def finish(self) -> dict[str, float]:
+        self.timings["total"] = round((time.perf_counter() - self.started) * 1000.0, 2)
+        return self.timings
+
+
+@dataclass
+class Trace:
+    """How an answer came about (for debugging and tests; not part of the wire format)."""
+
+    analysis: QueryAnalysis
+    fast: Draft
+    detailed: Draft | None = None
+    recall: Recall | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+# -- the service ---------------------------------------------------------------------------
+class MemoryQA:
+    """Questions and moment search over one store; safe to share between threads."""
+
+    def __init__(self, components) -> None:
+        self.c = components
+        self.settings = components.settings
+        self.scorer = TextScorer(components.embedder)
+        self.analyzer = QueryAnalyzer(components.embedder)
+        self.answerer = Answerer(lambda: self.c.llm, self.scorer, self.settings)
+        store = components.store
+        self.fast = FastRetrieval(store, self.scorer, self.answerer, self.settings)
+        self.detailed = DetailedRecall(store, self.scorer, self.settings)
+        self.association = CrossModalAssociation(store, self.scorer, self.settings)
+        self.moments = MomentSearch(store, self.scorer, self.settings)
+
+    def prepare(self) -> None:
+        """Load the embedder, the example questions and the model now (a server warm-up), so
+        the first request does not pay for it."""
+        self.analyzer.analyze("warm up", None)
+        llm = self.c.llm
+        if hasattr(llm, "prepare"):
+            llm.prepare()
+
+    def _analyse(self, text: str) -> tuple[np.ndarray, QueryAnalysis]:
+        q_vec = np.asarray(self.c.embedder.embed_texts([text])[0], dtype=np.float32)
+        return q_vec, self.analyzer.analyze(text, q_vec)
+
+    def ask(self, req: AskRequest) -> AskResult:
+        return self.ask_traced(req)[0]
+
+    def ask_traced(self, req: AskRequest) -> tuple[AskResult, Trace]:
+        req = validate_request(req)
+        clock = _Clock(req.deadline_s)
+        s = self.settings
+        with clock.stage("analysis"):
+            q_vec, analysis = self._analyse(req.question)
+        reader = MemoryReader(self.c.store)
+        with clock.stage("fast_retrieval"):
+            _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
+        if summaries:
+            with clock.stage("fast_answer"):
+                fast = self.fast.attempt(analysis, summaries, req.options)
+        else:
+            fast = Draft(answer="", confidence=0.0, caps={"evidence": 0.0})
+        trace = Trace(analysis=analysis, fast=fast)
+
+        if fast.found and fast.confidence >= s.fast_confidence_tau:
+            final, pathway = fast, Pathway.FAST
+        else:
+            with clock.stage("detailed_recall"):
+                if analysis.query_type is QueryType.VIDEO_AUDIO:
+                    recall = self.association.associate(analysis, q_vec, req.scope, reader)
+                else:
+                    recall = self.detailed.recall(analysis, q_vec, req.scope, reader)
+            with clock.stage("synthesis"):
+                detailed = self.answerer.synthesize(analysis, recall.units, summaries, req.options)
+                final = self.answerer.reconcile(analysis, fast, detailed)
+            trace.detailed, trace.recall = detailed, recall
+            pathway = Pathway.DETAILED
+        clock.check("returning the answer")
+
+        nothing = final.choice_index is None and final.confidence < NOTHING_BELOW
+        if not final.found or nothing:
+            # no evidence, or none that bears on the question: say so rather than quote noise
+            answer, confidence, evidence, choice = NOTHING_FOUND, 0.0, [], None
+        else:
+            answer, confidence, choice = final.answer, final.confidence, final.choice_index
+            evidence = [u.evidence() for u in final.support if u.modality != "memory"][: req.top_k]
+        trace.notes["caps"] = dict(final.caps)
+        result = AskResult(
+            answer=answer,
+            confidence=round(float(min(1.0, max(0.0, confidence))), 4),
+            pathway=pathway,
+            query_type=analysis.query_type,
+            choice_index=choice,
+            evidence=evidence,
+            fast_answer=fast.answer,
+            fast_confidence=round(float(fast.confidence), 4),
+            timings_ms=clock.finish(),
+        )
+        return result, trace
+
+    def search(
+        self, query: str, scope: Scope | None = None, top_k: int = 10, deadline_s: float | None = None
+    ) -> list[Moment]:
+        """Moments matching ``query``, best first (see :mod:`retrieval.moments`)."""
+        text = validate_text(query, "query")
+        scope = validate_scope(scope)
+        top_k = validate_top_k(top_k)
+        clock = _Clock(None if deadline_s is None else _finite(deadline_s, "deadline_s"))
+        with clock.stage("analysis"):
+            q_vec, analysis = self._analyse(text)
+        with clock.stage("search"):
+            moments = self.moments.search(analysis, q_vec, scope, top_k, MemoryReader(self.c.store))
+        clock.check("returning the moments")
+        return moments
