@@ -47,6 +47,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -60,6 +61,7 @@ from retrieval.query_analysis import (
     content_terms,
     overlap,
     satisfies_kind,
+    stem,
     term_set,
 )
 from retrieval.types import QueryType
@@ -76,6 +78,8 @@ EXTRACT_GIST_UNITS = 5
 WELL_PLACED = 3  # a model answer must rest on one of the top evidence units
 HEDGED_CAP = 0.5
 OCR_CONTEXT_WEIGHT = 0.75
+INITIAL_MODEL_SECONDS = 0.5  # a short SmolLM2 reply on llama.cpp; refined by a moving average
+MODEL_TIME_MARGIN = 1.5  # skip the model when less than this many typical calls' time is left
 OCR_NO_TERMS_SUPPORT = 0.5
 FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail question  # a reply that also says "not stated" is the model doubting itself
 
@@ -85,6 +89,16 @@ _ABSTAIN = re.compile(
     r"does not (say|mention|contain|tell)|do not (say|mention|contain|tell)|none)\b",
     re.I,
 )
+# words a model wraps around "I can't tell" ("the notes do not say"): no content of their own
+_ABSTAIN_FILLER = {
+    stem(w)
+    for w in (
+        "note", "notes", "entry", "entries", "log", "logs", "text", "context", "information",
+        "info", "answer", "question", "provided", "given", "summary", "summaries", "recording",
+        "sorry",
+    )
+}
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONFIDENCE = re.compile(r"confidence\s*[:=]?\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)", re.I)
 _PREFIX = re.compile(
     r"^\s*(?:[-*•]\s*)?(?:(?:short\s+)?answer|final answer|the answer is|answer is|reply)\s*[:\-]?\s*",
@@ -104,6 +118,7 @@ def parse_reply(text: str, n_options: int = 0, options: Sequence[str] = ()) -> P
     """Read a model reply; never raises. Malformed or empty replies come back as abstentions
     so the caller falls back to extractive answers and retrieval evidence."""
     raw = text if isinstance(text, str) else ""
+    raw = _CONTROL.sub("", raw)
     confidence: float | None = None
     m = _CONFIDENCE.search(raw)
     if m:
@@ -127,7 +142,8 @@ def parse_reply(text: str, n_options: int = 0, options: Sequence[str] = ()) -> P
 
     letter = _parse_letter(raw, answer, n_options, options) if n_options else None
     hedged = bool(_ABSTAIN.search(answer))
-    abstained = not answer or (hedged and not content_terms(_ABSTAIN.sub("", answer)))
+    leftover = set(content_terms(_ABSTAIN.sub("", answer))) - _ABSTAIN_FILLER
+    abstained = not re.search(r"\w", answer) or (hedged and not leftover)
     if abstained:
         answer = ""
     elif hedged:
@@ -210,16 +226,43 @@ def _quote(unit: Unit) -> str:
 class Answerer:
     """Γ: turns ranked evidence into an answer with an honest confidence."""
 
-    def __init__(self, llm_factory: Callable[[], LanguageModel], scorer: TextScorer, settings: Settings) -> None:
+    def __init__(
+        self,
+        llm_factory: Callable[[], LanguageModel],
+        scorer: TextScorer,
+        settings: Settings,
+        time_left: Callable[[], float | None] | None = None,
+    ) -> None:
         self._llm_factory = llm_factory
         self.scorer = scorer
         self.settings = settings
+        self.time_left = time_left  # seconds before the request's deadline (None: no deadline)
+        self._timing = {"model_seconds": INITIAL_MODEL_SECONDS}  # shared with for_request copies
+
+    @property
+    def model_seconds(self) -> float:
+        """A moving average of how long one model call takes here."""
+        return self._timing["model_seconds"]
+
+    def for_request(self, time_left: Callable[[], float | None] | None) -> Answerer:
+        """This answerer bound to one request's deadline (the call timings stay shared)."""
+        bound = Answerer(self._llm_factory, self.scorer, self.settings, time_left)
+        bound._timing = self._timing
+        return bound
 
     # -- the model -------------------------------------------------------------------------
-    def _ask_model(self, messages: list[ChatMessage], n_options: int, options: Sequence[str]) -> tuple[str, ParsedReply]:
+    def _ask_model(
+        self, messages: list[ChatMessage], n_options: int, options: Sequence[str]
+    ) -> tuple[str, ParsedReply]:
         """One model call; a failing model degrades to extractive answers instead of failing
-        the request (the evidence is still good)."""
+        the request (the evidence is still good). When the request's deadline leaves less
+        time than a model call usually takes, the call is skipped for the same reason."""
         s = self.settings
+        left = self.time_left() if self.time_left is not None else None
+        if left is not None and left < MODEL_TIME_MARGIN * self.model_seconds:
+            log.info("%.2f s left, below a typical model call: answering extractively", left)
+            return "", parse_reply("", n_options, options)
+        started = time.perf_counter()
         try:
             reply = self._llm_factory().generate(
                 messages,
@@ -230,6 +273,8 @@ class Answerer:
         except ModelError as exc:
             log.warning("answer model failed, answering extractively: %s", exc)
             reply = ""
+        took = time.perf_counter() - started
+        self._timing["model_seconds"] = 0.7 * self.model_seconds + 0.3 * took
         return reply, parse_reply(reply, n_options, options)
 
     def _notes(self, units: Sequence[Unit], labelled: bool) -> list[str]:

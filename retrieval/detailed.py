@@ -28,6 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -104,8 +105,9 @@ class Unit:
     def key(self) -> tuple[str, str, float, str]:
         return (self.memory_id, self.modality, round(self.t_start, 3), self.text)
 
-    @property
+    @cached_property
     def terms(self) -> set[str]:
+        """Stems of the text (cached: scoring asks for them many times)."""
         return term_set(self.text)
 
     def overlaps(self, t_min: float | None, t_max: float | None) -> bool:

@@ -138,7 +138,11 @@ class FastRetrieval:
         return events, ranked
 
     def attempt(
-        self, analysis: QueryAnalysis, units: list[Unit], options: tuple[str, ...] = ()
+        self,
+        analysis: QueryAnalysis,
+        units: list[Unit],
+        options: tuple[str, ...] = (),
+        answerer: Answerer | None = None,
     ) -> Draft:
         """The model's answer from the summaries, with its evidence-capped confidence."""
-        return self.answerer.fast_attempt(analysis, units, options)
+        return (answerer or self.answerer).fast_attempt(analysis, units, options)

@@ -32,7 +32,7 @@ from episodic.errors import EpisodicError, InputError
 from memory.records import validate_stream_id
 from reasoning.answer import NOTHING_FOUND, Answerer, Draft
 from retrieval.association import CrossModalAssociation
-from retrieval.detailed import DetailedRecall, MemoryReader, Recall, TextScorer
+from retrieval.detailed import DetailedRecall, MemoryReader, Recall, TextScorer, relevant
 from retrieval.fast import FastRetrieval
 from retrieval.moments import MomentSearch
 from retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
@@ -145,6 +145,12 @@ class _Clock:
         self.deadline_s = deadline_s
         self.timings: dict[str, float] = {}
 
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None when there is none)."""
+        if self.deadline_s is None:
+            return None
+        return self.deadline_s - (time.perf_counter() - self.started)
+
     def check(self, next_stage: str) -> None:
         if self.deadline_s is None:
             return
@@ -220,9 +226,10 @@ class MemoryQA:
         reader = MemoryReader(self.c.store)
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
+        answerer = self.answerer.for_request(clock.remaining)
         if summaries:
             with clock.stage("fast_answer"):
-                fast = self.fast.attempt(analysis, summaries, req.options)
+                fast = self.fast.attempt(analysis, summaries, req.options, answerer)
         else:
             fast = Draft(answer="", confidence=0.0, caps={"evidence": 0.0})
         trace = Trace(analysis=analysis, fast=fast)
@@ -236,8 +243,8 @@ class MemoryQA:
                 else:
                     recall = self.detailed.recall(analysis, q_vec, req.scope, reader)
             with clock.stage("synthesis"):
-                detailed = self.answerer.synthesize(analysis, recall.units, summaries, req.options)
-                final = self.answerer.reconcile(analysis, fast, detailed)
+                detailed = answerer.synthesize(analysis, recall.units, summaries, req.options)
+                final = answerer.reconcile(analysis, fast, detailed)
             trace.detailed, trace.recall = detailed, recall
             pathway = Pathway.DETAILED
         clock.check("returning the answer")
@@ -248,7 +255,13 @@ class MemoryQA:
             answer, confidence, evidence, choice = NOTHING_FOUND, 0.0, [], None
         else:
             answer, confidence, choice = final.answer, final.confidence, final.choice_index
-            evidence = [u.evidence() for u in final.support if u.modality != "memory"][: req.top_k]
+            # the unit the answer rests on, then the others that bear on the question
+            kept = [
+                u
+                for i, u in enumerate(final.support)
+                if u.modality != "memory" and (i == 0 or relevant(u, s, analysis))
+            ]
+            evidence = [u.evidence() for u in kept[: req.top_k]]
         trace.notes["caps"] = dict(final.caps)
         result = AskResult(
             answer=answer,
