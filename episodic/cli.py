@@ -546,6 +546,9 @@ def search(
 
 
 # -- demo and maintenance ---------------------------------------------------------------------
+DEMO_QUESTION = "Which platform does the train to Oxford leave from?"
+
+
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option("--out", help="Where to write the sample recording.")] = Path(
@@ -554,13 +557,29 @@ def demo(
     data: DataOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Generate a one-minute sample recording with speech (needs espeak-ng), ingest it as stream "demo" and list its events: the whole embedded pipeline in one command."""
+    """Generate a one-minute sample recording with speech (needs espeak-ng), ingest it as stream "demo", list its events and answer one question from it: the whole embedded pipeline in one command."""
     from episodic import samples
 
     err.print(f"generating a sample recording at {out} …")
     samples.make_recording(out, *samples.demo_scenes())
     ingest([out], stream_id="demo", data=data, config=config, json_out=False)
     events(stream_id="demo", data=data, config=config, json_out=False)
+    err.print(f"\n[bold]episodic ask[/bold] {DEMO_QUESTION!r}", highlight=False)
+    ask(
+        DEMO_QUESTION,
+        choices=None,
+        stream_id=["demo"],
+        t_min=None,
+        t_max=None,
+        top_k=3,
+        server=None,
+        api_key=None,
+        ca_cert=None,
+        timeout=300.0,
+        data=data,
+        config=config,
+        json_out=False,
+    )
 
 
 @app.command()

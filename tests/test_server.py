@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -746,6 +747,29 @@ def test_50_concurrent_clients_search(server):
         assert moments, key
         assert {m.stream_id for m in moments} == {"kitchen" if key == KEY_A else "station"}
         assert moments[0].t_end > 8.0  # the Oxford sentence is in the second half
+
+
+@slow
+@needs_qa
+def test_50_concurrent_clients_ask(server):
+    """Asks queue for the model (grpc_max_concurrent_asks) but every client gets its own,
+    correct answer from its own tenant's stream."""
+    questions = {
+        KEY_A: ("What did Tom put in the blue bowl?", re.compile(r"apple", re.I), "kitchen"),
+        KEY_B: ("Which platform does the train to Oxford leave from?", re.compile(r"7|seven", re.I), "station"),
+    }
+
+    def client(i: int) -> tuple[str, pb.AskResponse]:
+        key = KEY_A if i % 2 else KEY_B
+        with grpc.insecure_channel(server.address) as channel:
+            stub = pb_grpc.EpisodicMemoryStub(channel)
+            reply = stub.Ask(pb.AskRequest(question=questions[key][0], top_k=3), metadata=md(key), timeout=600)
+        return key, reply
+
+    for key, reply in _concurrently(50, client):
+        _, pattern, stream = questions[key]
+        assert pattern.search(reply.answer), (key, reply.answer)
+        assert reply.evidence and {e.stream_id for e in reply.evidence} == {stream}
 
 
 @slow
