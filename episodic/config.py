@@ -135,6 +135,37 @@ class Settings:
     # all: `"<key>" = ["cam1", "cam2"]`. "" → no keys: anyone may call, loopback only.
     api_keys_file: str = ""
 
+    # -- media chunks (the unit that travels through Kafka; embedded ingest uses them too) ---
+    chunk_target_s: float = 1.0  # a chunk closes at the first video keyframe (or audio packet) after this
+    chunk_max_bytes: int = 4 * 1024 * 1024  # a chunk over this is refused (a GOP far too long)
+    # The per-stream pipeline restarts from scratch at a chunk boundary at least this often
+    # (at a legal segment boundary): the worker's restart point, so a restarted worker
+    # rebuilds exactly the state an uninterrupted one had (ours; = consolidation_max_s).
+    checkpoint_interval_s: float = 60.0
+
+    # -- Kafka (episodic push / worker / replay) -------------------------------------------
+    kafka_bootstrap_servers: str = "127.0.0.1:9092"  # comma-separated host:port list
+    kafka_topic: str = "episodic.media"  # media chunks, keyed by stream id
+    kafka_dlq_topic: str = "episodic.media.dlq"  # chunks that could not be decoded, with the reason
+    kafka_partitions: int = 6  # when push/worker create the topic (existing topics are kept)
+    kafka_replication_factor: int = 1
+    kafka_group_id: str = "episodic-workers"
+    kafka_client_id: str = "episodic"
+    kafka_security_protocol: str = "PLAINTEXT"  # PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL
+    kafka_sasl_mechanism: str = ""  # PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512
+    kafka_sasl_username: str = ""
+    kafka_sasl_password: str = ""
+    kafka_ssl_cafile: str = ""  # PEM CA for SSL / SASL_SSL
+    kafka_ssl_certfile: str = ""  # client certificate (mutual TLS)
+    kafka_ssl_keyfile: str = ""
+    kafka_max_message_bytes: int = 8 * 1024 * 1024  # producer request size / consumer fetch limit
+    kafka_session_timeout_ms: int = 6000
+    kafka_heartbeat_interval_ms: int = 1000
+    kafka_max_poll_interval_ms: int = 600000  # one poll's chunks may take minutes to encode
+    kafka_request_timeout_ms: int = 30000
+    kafka_delivery_timeout_ms: int = 120000  # producer: give up on a chunk after this (retries included)
+    worker_max_buffered_chunks: int = 64  # per worker: pause fetching past this (backpressure)
+
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     # -- derived locations -----------------------------------------------------------------
@@ -237,6 +268,20 @@ def validate(s: Settings) -> Settings:
         problems.append("grpc_max_receive_bytes must be in 4096..67108864")
     if s.grpc_grace_s < 0:
         problems.append("grpc_grace_s must be >= 0")
+    if not 0.2 <= s.chunk_target_s <= 10:
+        problems.append("chunk_target_s must be in 0.2..10 seconds")
+    if not 64 * 1024 <= s.chunk_max_bytes <= s.kafka_max_message_bytes - 64 * 1024:
+        problems.append("chunk_max_bytes must be >= 64 KiB and leave 64 KiB under kafka_max_message_bytes")
+    if s.checkpoint_interval_s < s.segment_max_s:
+        problems.append("checkpoint_interval_s must be >= segment_max_s")
+    if s.kafka_security_protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
+        problems.append("kafka_security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
+    if s.kafka_partitions < 1 or s.kafka_replication_factor < 1:
+        problems.append("kafka_partitions and kafka_replication_factor must be >= 1")
+    if not s.kafka_topic or not s.kafka_dlq_topic or s.kafka_topic == s.kafka_dlq_topic:
+        problems.append("kafka_topic and kafka_dlq_topic must be set and differ")
+    if s.worker_max_buffered_chunks < 1:
+        problems.append("worker_max_buffered_chunks must be >= 1")
     if bool(s.tls_cert_path) != bool(s.tls_key_path):
         problems.append("tls_cert_path and tls_key_path go together: set both or neither")
     if not 0 <= s.fast_confidence_tau <= 1:

@@ -131,6 +131,7 @@ class StreamIngestor:
         source: str = "",
         media: MediaInfo | None = None,
         timer: StageTimer | None = None,
+        start_s: float = 0.0,
     ) -> None:
         self.stream_id = validate_stream_id(stream_id)
         self.c = components
@@ -142,13 +143,14 @@ class StreamIngestor:
             self.s,
             has_video=media.has_video if media else None,
             has_audio=media.has_audio if media else None,
+            start_s=start_s,
         )
         self.encoder = PerceptualEncoder(
             self.s, components.embedder, components.asr, components.describer, self.timer
         )
         self.consolidator = Consolidator(self.s.consolidation_cos, self.s.consolidation_max_s)
         self.replay = SemanticReplay(self.s, components.llm, components.embedder)
-        self.progress = Progress(duration_s=media.duration_s if media else None)
+        self.progress = Progress(duration_s=media.duration_s if media else None, stream_s=start_s)
         self.memory_ids: set[str] = set()
         self.snippet_uris: set[str] = set()
         self.events: list[ThetaEvent] = []
@@ -247,6 +249,187 @@ class StreamIngestor:
 
 
 @dataclass
+class Checkpoint:
+    """Where a stream's pipeline last restarted from scratch: chunk ``seq`` begins a run
+    whose segments start at ``t_s``. Everything before is stored; a worker that (re)starts
+    reads the stream from that chunk and rebuilds exactly the state an uninterrupted one had.
+    ``ended``: the stream's end-of-stream chunk has been processed."""
+
+    seq: int = 0
+    t_s: float = 0.0
+    ended: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "t_s": self.t_s, "ended": self.ended}
+
+    @classmethod
+    def of(cls, info: StreamInfo | None) -> Checkpoint | None:
+        """The checkpoint recorded with a stream, if any."""
+        raw = (info.metadata or {}).get("checkpoint") if info is not None else None
+        if not isinstance(raw, dict):
+            return None
+        try:
+            return cls(int(raw["seq"]), float(raw["t_s"]), bool(raw.get("ended", False)))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+class StreamRunner:
+    """The chunks of one stream, in order → stored memories (see :mod:`stream.chunks`).
+
+    Used by embedded ingest and by the Kafka worker alike. Every ``checkpoint_interval_s``
+    of stream time, at the first chunk that starts at a keyframe where the open segment is
+    already a legal length, the runner closes the open segment, stores everything, records a
+    :class:`Checkpoint` with the stream and starts afresh (decoder state, segmenter,
+    consolidation): the point a restarted worker resumes from, bit for bit.
+
+    :meth:`feed` drops chunks it has already seen (a duplicate delivery, a producer retry)
+    and notes gaps; a :class:`~stream.chunks.ChunkError` from a corrupt chunk propagates
+    before any of its media is used, so the caller can dead-letter it and go on.
+    """
+
+    def __init__(
+        self,
+        stream_id: str,
+        components: Components,
+        *,
+        source: str = "",
+        media: MediaInfo | None = None,
+        timer: StageTimer | None = None,
+        resume: Checkpoint | None = None,
+        previous: StreamInfo | None = None,
+    ) -> None:
+        from stream.chunks import ChunkDecoder
+
+        self.stream_id = validate_stream_id(stream_id)
+        self.c = components
+        self.s = components.settings
+        self.source = source
+        self.media = media
+        self.timer = timer or StageTimer()
+        self.decoder = ChunkDecoder(self.s)
+        start = resume or Checkpoint()
+        self.resumed = resume is not None and (resume.seq > 0 or resume.t_s > 0)
+        self.checkpoint = Checkpoint(start.seq, start.t_s)
+        self.next_seq = start.seq
+        self.base_memories = previous.memories if previous is not None and self.resumed else 0
+        self.base_events = previous.events if previous is not None and self.resumed else 0
+        self.memory_ids: set[str] = set()
+        self.snippet_uris: set[str] = set()
+        self.duplicates = 0
+        self.gaps: list[tuple[int, int]] = []  # (first missing seq, first seq after the gap)
+        self.warnings: list[str] = []
+        self.ended = False
+        self._segments = self._memories = self._events = 0  # of the runs already closed
+        self._started = time.perf_counter()
+        self.ingestor = self._new_ingestor(start.t_s)
+
+    def _new_ingestor(self, start_s: float) -> StreamIngestor:
+        return StreamIngestor(
+            self.stream_id, self.c, source=self.source, media=self.media, timer=self.timer, start_s=start_s
+        )
+
+    @property
+    def progress(self) -> Progress:
+        """Totals for the stream: closed runs plus the open one."""
+        p = self.ingestor.progress
+        open_run = not self.ended
+        return Progress(
+            stream_s=p.stream_s,
+            duration_s=p.duration_s,
+            segments=self._segments + (p.segments if open_run else 0),
+            memories=self.base_memories + self._memories + (p.memories if open_run else 0),
+            events=self.base_events + self._events + (p.events if open_run else 0),
+            wall_s=time.perf_counter() - self._started,
+        )
+
+    # -- feeding ---------------------------------------------------------------------------
+    def feed(self, chunk: Any) -> bool:
+        """Process one chunk; False when it was skipped as already seen (or after the end)."""
+        if chunk.stream_id != self.stream_id:
+            raise InputError(f"chunk of stream {chunk.stream_id!r} fed to the runner of {self.stream_id!r}")
+        if self.ended or chunk.seq < self.next_seq:
+            self.duplicates += 1
+            return False
+        if chunk.seq > self.next_seq:
+            self.gaps.append((self.next_seq, chunk.seq))
+            self.warnings.append(
+                f"{self.stream_id}: chunks {self.next_seq}..{chunk.seq - 1} are missing; continuing "
+                f"from chunk {chunk.seq} at t={chunk.t_start:.2f} s"
+            )
+        if self._checkpoint_due(chunk):
+            self._restart_at(chunk)
+        started = time.perf_counter()
+        items = self.decoder.decode(chunk)  # ChunkError: nothing of the chunk was used
+        self.timer.add("decode", started)
+        self._push(items)
+        self.next_seq = chunk.seq + 1
+        if chunk.end_of_stream:
+            self.finish()
+        return True
+
+    def _push(self, items: list[Any]) -> None:
+        for kind, t, payload in items:
+            if kind == "video":
+                self.ingestor.push_video_frame(t, payload)
+            else:
+                self.ingestor.push_audio(t, payload)
+
+    def _checkpoint_due(self, chunk: Any) -> bool:
+        s = self.s
+        return (
+            chunk.seq > self.checkpoint.seq
+            and (chunk.keyframe or not chunk.has_video)
+            and chunk.t_start - self.checkpoint.t_s >= s.checkpoint_interval_s
+            and chunk.t_start - self.ingestor.segmenter.open_since >= s.segment_min_s
+        )
+
+    def _close_run(self) -> float:
+        """Store everything of the current run; returns where its last segment ends."""
+        self._push(self.decoder.flush())
+        progress = self.ingestor.finish()
+        self.memory_ids |= self.ingestor.memory_ids
+        self.snippet_uris |= self.ingestor.snippet_uris
+        self._segments += progress.segments
+        self._memories += progress.memories
+        self._events += progress.events
+        self.warnings.extend(self.decoder.warnings)
+        self.decoder.warnings.clear()
+        return self.ingestor.segmenter.emitted_until
+
+    def _restart_at(self, chunk: Any) -> None:
+        end = self._close_run()
+        self.checkpoint = Checkpoint(chunk.seq, max(chunk.t_start, end))
+        self.ingestor = self._new_ingestor(self.checkpoint.t_s)
+        self.c.store.upsert_stream(self.stream_info())
+
+    def finish(self) -> Progress:
+        """The stream ended (or the caller stops reading it): store the rest."""
+        if not self.ended:
+            self.ended = True
+            self._close_run()
+            self.checkpoint = Checkpoint(self.next_seq, self.checkpoint.t_s, ended=True)
+        return self.progress
+
+    def stream_info(self) -> StreamInfo:
+        p = self.progress
+        return StreamInfo(
+            stream_id=self.stream_id,
+            source=self.source,
+            t_end=p.stream_s,
+            memories=p.memories,
+            events=p.events,
+            updated_at=time.time(),
+            metadata={
+                "media": vars(self.media) if self.media else {},
+                "models": self.c.model_ids(),
+                "ingest_wall_s": round(p.wall_s, 3),
+                "checkpoint": self.checkpoint.to_dict(),
+            },
+        )
+
+
+@dataclass
 class IngestReport:
     stream_id: str
     source: str
@@ -264,11 +447,13 @@ def ingest_file(
 ) -> IngestReport:
     """Ingest one recording as ``stream_id``; re-ingesting replaces that stream's records.
 
+    The recording is cut into the same chunks ``episodic push`` sends through Kafka and run
+    through the same :class:`StreamRunner` the worker uses, so both store the same records.
     Records are written as each memory closes, so an interrupted run keeps what it stored;
     a completed run then removes records of earlier runs that this run did not write, which
     makes the final state exactly the same whatever was there before.
     """
-    from stream.decode import MediaDecoder
+    from stream.chunks import Chunker
 
     p = Path(path)
     if not p.exists():
@@ -279,39 +464,39 @@ def ingest_file(
     validate_stream_id(stream_id)
     timer = StageTimer()
     started = time.perf_counter()
-    decoder = MediaDecoder(str(p), s)
+    chunker = Chunker(str(p), stream_id, s, display_source=str(p))
     timer.add("decode", started)
-    with decoder:
-        info = decoder.info
+    with chunker:
+        info = chunker.info
         if info.duration_s is not None and info.duration_s > s.max_stream_duration_s:
             raise InputError(
                 f"{p} lasts {info.duration_s:.0f} s, more than max_stream_duration_s="
                 f"{s.max_stream_duration_s:.0f}"
             )
         components.ensure_schema()
-        ingestor = StreamIngestor(stream_id, components, source=str(p.resolve()), media=info, timer=timer)
-        items = iter(decoder)
+        runner = StreamRunner(stream_id, components, source=str(p.resolve()), media=info, timer=timer)
+        chunks = iter(chunker)
         while True:
             started = time.perf_counter()
             try:
-                kind, t, payload = next(items)
+                chunk = next(chunks)
             except StopIteration:
                 timer.add("decode", started)
                 break
             timer.add("decode", started)
-            if kind == "video":
-                ingestor.push_video_frame(t, payload)
-            else:
-                ingestor.push_audio(t, payload)
+            runner.feed(chunk)
             if on_progress is not None:
-                on_progress(ingestor.progress)
-        warnings = list(decoder.warnings)
-    progress = ingestor.finish()
+                on_progress(runner.progress)
+        warnings = list(chunker.warnings)
+    progress = runner.finish()
+    warnings += runner.warnings
+    if runner.decoder.bad_packets:
+        warnings.append(f"skipped {runner.decoder.bad_packets} undecodable packet(s) in {p}")
     if progress.segments == 0:
         raise MediaError(f"{p} holds no decodable audio or video")
-    removed = components.store.delete_stream_records_except(stream_id, ingestor.memory_ids)
-    components.snippets.delete_stream(stream_id, ingestor.snippet_uris)
-    components.store.upsert_stream(ingestor.stream_info())
+    removed = components.store.delete_stream_records_except(stream_id, runner.memory_ids)
+    components.snippets.delete_stream(stream_id, runner.snippet_uris)
+    components.store.upsert_stream(runner.stream_info())
     components.store.flush()
     if on_progress is not None:
         on_progress(progress)

@@ -328,10 +328,12 @@ def _default_codecs(suffix: str) -> tuple[str, str]:
     return "libx264", "aac"
 
 
+# Keyframes every 2 s (g=50 at 25 fps), as cameras and streaming encoders emit them: media
+# chunks (stream/chunks.py) start at keyframes.
 _VIDEO_OPTIONS = {
-    "libx264": {"preset": "veryfast", "crf": "23"},
-    "libvpx-vp9": {"deadline": "realtime", "cpu-used": "8", "crf": "35", "b": "0", "row-mt": "1"},
-    "libvpx": {"deadline": "realtime", "cpu-used": "8", "crf": "20", "b": "1M"},
+    "libx264": {"preset": "veryfast", "crf": "23", "g": "50"},
+    "libvpx-vp9": {"deadline": "realtime", "cpu-used": "8", "crf": "35", "b": "0", "row-mt": "1", "g": "50"},
+    "libvpx": {"deadline": "realtime", "cpu-used": "8", "crf": "20", "b": "1M", "g": "50"},
 }
 
 

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 PROTO_ROOT = Path(__file__).resolve().parent
-PROTO_FILES = ("episodic/v1/episodic.proto",)
+PROTO_FILES = ("episodic/v1/episodic.proto", "episodic/v1/media.proto")
 
 # `from episodic.v1 import episodic_pb2 as episodic_dot_v1_dot_episodic__pb2`
 _ABSOLUTE_IMPORT = re.compile(r"^from ((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*) import (\w+_pb2)( as \w+)?$", re.M)

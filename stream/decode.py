@@ -125,6 +125,7 @@ class MediaDecoder:
         self.bad_packets = 0
         self._container: Any = None
         self._consumed = False
+        self.stop_reason = ""  # why demuxing ended early ("" when it reached the end)
         self._open(format, options, timeout)
 
     # -- opening ----------------------------------------------------------------------
@@ -254,21 +255,56 @@ class MediaDecoder:
         self._consumed = True
         return self._generate()
 
-    def _generate(self) -> Iterator[DecodedItem]:
+    # -- the chosen streams, for code that works on packets (stream.chunks) ------------
+
+    @property
+    def video_stream(self) -> Any:
+        """The av video stream being decoded, or None."""
+        return self._video
+
+    @property
+    def audio_stream(self) -> Any:
+        """The av audio stream being decoded, or None."""
+        return self._audio
+
+    @property
+    def origin_s(self) -> float | None:
+        """Container time of stream time 0 (None: the first timestamp seen, for live sources)."""
+        return self._origin
+
+    def packets(self) -> Iterator[Any]:
+        """Demuxed packets of the chosen streams, in file order. A demuxer that gives up
+        mid-way (truncated file, dropped connection) ends the iteration and leaves its reason
+        in :attr:`stop_reason`; nothing is raised. Iterate once, instead of decoding."""
+        if self._consumed:
+            raise RuntimeError("a MediaDecoder can be iterated only once")
+        if self._container is None:
+            raise RuntimeError("the MediaDecoder is closed")
+        self._consumed = True
+        return self._packets()
+
+    def _packets(self) -> Iterator[Any]:
         streams = [s for s in (self._video, self._audio) if s is not None]
-        state = _DecodeState(self.settings, self._origin, self.info.fps)
-        max_t = self.settings.max_stream_duration_s
+        self.stop_reason = ""
         packets = self._container.demux(streams)
-        consecutive_bad = 0
-        stop_reason = ""
         while True:
             try:
                 packet = next(packets)
             except StopIteration:
-                break
+                return
             except (av.FFmpegError, OSError, EOFError, ValueError) as exc:
-                stop_reason = f"the source ended abruptly ({_one_line(exc)})"
-                break
+                self.stop_reason = f"the source ended abruptly ({_one_line(exc)})"
+                return
+            yield packet
+
+    def _generate(self) -> Iterator[DecodedItem]:
+        streams = [s for s in (self._video, self._audio) if s is not None]
+        state = _DecodeState(self.settings, self._origin, self.info.fps)
+        max_t = self.settings.max_stream_duration_s
+        packets = self._packets()
+        consecutive_bad = 0
+        stop_reason = ""
+        for packet in packets:
             try:
                 frames = packet.decode()
             except (av.FFmpegError, ValueError) as exc:
@@ -291,6 +327,7 @@ class MediaDecoder:
             if state.last_t > max_t:
                 stop_reason = f"it is longer than max_stream_duration_s={max_t:g}"
                 break
+        stop_reason = stop_reason or self.stop_reason
 
         if stop_reason:
             # The demuxer loop ended early; frames still buffered in the (threaded)

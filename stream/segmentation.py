@@ -87,13 +87,14 @@ class BoundaryPlanner:
         *,
         min_s: float | None = None,
         max_s: float | None = None,
+        start_s: float = 0.0,
     ) -> None:
         s = settings or Settings()
         self.min_s = float(s.segment_min_s if min_s is None else min_s)
         self.max_s = float(s.segment_max_s if max_s is None else max_s)
         if not 0 < self.min_s <= self.max_s:
             raise ValueError("need 0 < min_s <= max_s")
-        self.t0 = 0.0  # start of the open segment
+        self.t0 = float(start_s)  # start of the open segment
         self._cuts: list[float] = []
         self._pauses: list[Boundary] = []
         self._held: Span | None = None
@@ -264,6 +265,9 @@ class StreamSegmenter:
     ``has_video`` / ``has_audio`` (from :class:`~stream.media.MediaInfo`) let decisions
     wait for a medium that has not produced data yet; when left ``None`` a medium counts
     once it has been pushed. Buffers hold only the held-back segment and the open one.
+
+    ``start_s`` starts the segmentation at a later stream time (segments then cover
+    ``start_s`` onwards): a pipeline restarted at a checkpoint continues from there.
     """
 
     def __init__(
@@ -272,6 +276,7 @@ class StreamSegmenter:
         *,
         has_video: bool | None = None,
         has_audio: bool | None = None,
+        start_s: float = 0.0,
     ) -> None:
         self.settings = s = settings or Settings()
         self.rate = s.audio_sample_rate_hz
@@ -279,7 +284,7 @@ class StreamSegmenter:
         self.decimator = SnippetDecimator(s)
         self.visual = VisualBoundaryDetector(s)
         self.pauses = AudioPauseDetector(s)
-        self.planner = BoundaryPlanner(s)
+        self.planner = BoundaryPlanner(s, start_s=start_s)
         self.has_video = has_video
         self.has_audio = has_audio
         self._frames: deque[SampledFrame] = deque()
@@ -287,12 +292,13 @@ class StreamSegmenter:
         self._audio: deque[tuple[int, np.ndarray]] = deque()  # (absolute sample index, samples)
         self._video_seen = False
         self._audio_seen = False
-        self._video_now = 0.0
-        self._video_end = 0.0
-        self._audio_end = 0.0
+        self.start_s = float(start_s)
+        self._video_now = self.start_s
+        self._video_end = self.start_s
+        self._audio_end = self.start_s
         self._last_video_t: float | None = None
         self._frame_dur = 0.0
-        self._emitted_until = 0.0
+        self._emitted_until = self.start_s
         self._index = 0
         self._finished = False
 
@@ -302,6 +308,11 @@ class StreamSegmenter:
     def open_since(self) -> float:
         """Stream time of the earliest data not yet emitted in a segment."""
         return self.planner.pending_start
+
+    @property
+    def emitted_until(self) -> float:
+        """End of the last emitted segment (``start_s`` before the first)."""
+        return self._emitted_until
 
     @property
     def segments_emitted(self) -> int:
@@ -382,9 +393,9 @@ class StreamSegmenter:
         """Time up to which every active medium's candidates are known."""
         times: list[float] = []
         if self.has_video or (self.has_video is None and self._video_seen):
-            times.append(self._video_now if self._video_seen else 0.0)
+            times.append(self._video_now if self._video_seen else self.start_s)
         if self.has_audio or (self.has_audio is None and self._audio_seen):
-            times.append(self.pauses.analysed_until if self._audio_seen else 0.0)
+            times.append(self.pauses.analysed_until if self._audio_seen else self.start_s)
         if not times:
             return None
         return max(min(times), max(times) - MEDIA_SKEW_S)

@@ -159,7 +159,9 @@ def _serving(srv: Server) -> None:
 # -- generated code --------------------------------------------------------------------------------
 def test_generated_code_is_current(tmp_path):
     fresh = generate.generate(tmp_path)
-    assert [p.name for p in fresh] == ["episodic_pb2.py", "episodic_pb2.pyi", "episodic_pb2_grpc.py"]
+    assert [p.name for p in fresh] == [
+        f"{stem}{suffix}" for stem in ("episodic", "media") for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
+    ]
     committed = generate.PROTO_ROOT / "episodic" / "v1"
     for path in fresh:
         assert path.read_bytes() == (committed / path.name).read_bytes(), (

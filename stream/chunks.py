@@ -1,0 +1,525 @@
+"""Media chunks: a stream cut into small, self-contained containers, and decoded back.
+
+A :class:`MediaChunk` is what travels through Kafka (``proto/episodic/v1/media.proto``): 1–2 s
+of one stream, remuxed without re-encoding into MPEG-TS (or Matroska for codecs TS does not
+carry), starting at a video keyframe, with a few audio packets of pre-roll from just before
+its start. Embedded ingest uses exactly the same chunks, so ``episodic ingest`` and
+``episodic push`` + ``episodic worker`` run the same code and store the same records.
+
+Why chunks decode on their own: every chunk gets fresh decoders (:class:`ChunkDecoder`).
+Video starts at a keyframe; audio codecs carry state from one packet to the next (the MDCT
+overlap of AAC, the bit reservoir of MP3), which the pre-roll packets rebuild before the
+chunk's own audio starts. The decoded pre-roll is dropped. So a worker that starts, restarts
+or skips a broken chunk at any chunk boundary decodes the same media an uninterrupted one
+does, and a corrupt chunk cannot poison the decoding of the next.
+
+Packets are assigned to chunks by time: a chunk closes at the first video keyframe at least
+``chunk_target_s`` after its start (audio-only streams: the first audio packet), and an audio
+packet goes to the chunk whose [t_start, t_end) holds its timestamp, whatever the
+interleaving of the source. Timestamps inside a payload are stream time (seconds since the
+stream's start); ``payload_t0`` pins them down because muxers may shift them (MPEG-TS adds a
+constant delay).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import av
+
+from episodic.config import Settings
+from episodic.errors import InputError, MediaError
+from memory.records import validate_stream_id
+from stream.decode import DecodedItem, MediaDecoder, _DecodeState, _one_line, _Refused
+from stream.media import MediaInfo
+
+SCHEMA_VERSION = 1
+CONTAINERS = ("mpegts", "matroska")
+# Codecs FFmpeg's MPEG-TS muxer carries; anything else goes into Matroska.
+TS_VIDEO = frozenset({"h264", "hevc", "mpeg1video", "mpeg2video"})
+TS_AUDIO = frozenset({"aac", "mp3", "mp2", "ac3", "eac3"})
+# Audio pre-roll: at least this many packets and this much time before a chunk's start.
+PREROLL_PACKETS = 2
+PREROLL_S = 0.1
+PREROLL_MAX_PACKETS = 16
+_EPS = 1e-6
+
+
+class ChunkError(MediaError):
+    """A chunk that cannot be used (corrupt payload, impossible fields): dead-letter it."""
+
+
+@dataclass
+class MediaChunk:
+    """One chunk of one stream (see ``proto/episodic/v1/media.proto`` for each field)."""
+
+    stream_id: str
+    seq: int
+    t_start: float
+    t_end: float
+    container: str = ""
+    video_codec: str = ""
+    audio_codec: str = ""
+    payload: bytes = field(default=b"", repr=False)
+    payload_t0: float = 0.0
+    keyframe: bool = True
+    end_of_stream: bool = False
+    source: str = ""
+    duration_s: float = 0.0
+    produced_at_ms: int = 0
+    session_id: str = ""
+    width: int = 0
+    height: int = 0
+
+    @property
+    def has_video(self) -> bool:
+        return bool(self.video_codec)
+
+    @property
+    def has_audio(self) -> bool:
+        return bool(self.audio_codec)
+
+    # -- wire format -------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        from proto.episodic.v1 import media_pb2
+
+        return media_pb2.MediaChunk(
+            schema_version=SCHEMA_VERSION,
+            stream_id=self.stream_id,
+            seq=self.seq,
+            t_start=self.t_start,
+            t_end=self.t_end,
+            container=self.container,
+            video_codec=self.video_codec,
+            audio_codec=self.audio_codec,
+            payload=self.payload,
+            payload_t0=self.payload_t0,
+            keyframe=self.keyframe,
+            end_of_stream=self.end_of_stream,
+            source=self.source,
+            duration_s=self.duration_s,
+            produced_at_ms=self.produced_at_ms,
+            session_id=self.session_id,
+            width=self.width,
+            height=self.height,
+        ).SerializeToString()
+
+    @classmethod
+    def from_bytes(cls, data: Any, settings: Settings | None = None) -> MediaChunk:
+        """Parse and check a message; anything malformed is a :class:`ChunkError` that says
+        what is wrong (the worker dead-letters it)."""
+        from google.protobuf.message import DecodeError
+
+        from proto.episodic.v1 import media_pb2
+
+        s = settings or Settings()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise ChunkError(f"a chunk message must be bytes, got {type(data).__name__}")
+        if len(data) > s.kafka_max_message_bytes:
+            raise ChunkError(f"message of {len(data)} bytes exceeds kafka_max_message_bytes")
+        msg = media_pb2.MediaChunk()
+        try:
+            msg.ParseFromString(bytes(data))
+        except (DecodeError, ValueError) as exc:
+            raise ChunkError(f"not a MediaChunk message ({_one_line(exc)})") from None
+        chunk = cls(
+            stream_id=msg.stream_id,
+            seq=msg.seq,
+            t_start=msg.t_start,
+            t_end=msg.t_end,
+            container=msg.container,
+            video_codec=msg.video_codec,
+            audio_codec=msg.audio_codec,
+            payload=msg.payload,
+            payload_t0=msg.payload_t0,
+            keyframe=msg.keyframe,
+            end_of_stream=msg.end_of_stream,
+            source=msg.source,
+            duration_s=msg.duration_s,
+            produced_at_ms=msg.produced_at_ms,
+            session_id=msg.session_id,
+            width=msg.width,
+            height=msg.height,
+        )
+        if msg.schema_version != SCHEMA_VERSION:
+            raise ChunkError(f"unsupported MediaChunk schema_version {msg.schema_version} (this worker reads {SCHEMA_VERSION})")
+        chunk.check(s)
+        return chunk
+
+    def check(self, settings: Settings) -> None:
+        """Field sanity: a message that passes can be decoded without surprises."""
+        try:
+            validate_stream_id(self.stream_id)
+        except InputError as exc:
+            raise ChunkError(str(exc)) from None
+        for name in ("t_start", "t_end", "payload_t0", "duration_s"):
+            if not math.isfinite(getattr(self, name)):
+                raise ChunkError(f"chunk {self.seq} of {self.stream_id}: {name} is not finite")
+        if not 0 <= self.t_start <= self.t_end <= settings.max_stream_duration_s:
+            raise ChunkError(
+                f"chunk {self.seq} of {self.stream_id}: times [{self.t_start}, {self.t_end}) are "
+                f"not within 0..max_stream_duration_s"
+            )
+        if self.payload:
+            if self.container not in CONTAINERS:
+                raise ChunkError(f"chunk {self.seq} of {self.stream_id}: unknown container {self.container!r}")
+            if not (self.video_codec or self.audio_codec):
+                raise ChunkError(f"chunk {self.seq} of {self.stream_id}: names no video or audio codec")
+        elif not self.end_of_stream:
+            raise ChunkError(f"chunk {self.seq} of {self.stream_id}: empty payload")
+        if len(self.payload) > settings.chunk_max_bytes:
+            raise ChunkError(
+                f"chunk {self.seq} of {self.stream_id}: payload of {len(self.payload)} bytes exceeds "
+                f"chunk_max_bytes={settings.chunk_max_bytes}"
+            )
+        if self.width * self.height > settings.max_frame_pixels:
+            raise ChunkError(
+                f"chunk {self.seq} of {self.stream_id}: {self.width}x{self.height} frames exceed max_frame_pixels"
+            )
+
+
+# -- making chunks ------------------------------------------------------------------------
+@dataclass
+class _Pkt:
+    """A demuxed packet, copied (muxing consumes av packets) with stream-time stamps."""
+
+    kind: str  # "video" | "audio"
+    data: bytes
+    pts: int | None  # rebased to stream time, in time_base units
+    dts: int | None
+    duration: int
+    keyframe: bool
+    time_base: Fraction
+    t: float  # stream time of pts (or dts)
+
+    @property
+    def t_end(self) -> float:
+        return self.t + float(self.duration * self.time_base)
+
+
+@dataclass
+class _Open:
+    t_start: float
+    packets: list[_Pkt] = field(default_factory=list)
+    nbytes: int = 0
+    t_end: float | None = None
+
+
+def choose_container(video_codec: str, audio_codec: str) -> str:
+    """MPEG-TS when it carries both codecs (the usual camera case), else Matroska."""
+    if (not video_codec or video_codec in TS_VIDEO) and (not audio_codec or audio_codec in TS_AUDIO):
+        return "mpegts"
+    return "matroska"
+
+
+class Chunker:
+    """Cut a source (file, URL, capture device: anything :class:`MediaDecoder` opens) into
+    :class:`MediaChunk` objects, in order, the last one marked ``end_of_stream``.
+
+    Opening errors are those of :class:`MediaDecoder` (clear InputError/MediaError); a
+    source that breaks off mid-way ends with what was read and a note in :attr:`warnings`.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        stream_id: str,
+        settings: Settings,
+        *,
+        format: str | None = None,
+        options: dict[str, str] | None = None,
+        timeout: float | None = None,
+        session_id: str | None = None,
+        display_source: str | None = None,
+    ) -> None:
+        self.stream_id = validate_stream_id(stream_id)
+        self.settings = settings
+        self.decoder = MediaDecoder(source, settings, format=format, options=options, timeout=timeout)
+        self.info: MediaInfo = self.decoder.info
+        self.session_id = session_id or uuid.uuid4().hex[:16]
+        self.display_source = display_source if display_source is not None else str(source)
+        v, a = self.decoder.video_stream, self.decoder.audio_stream
+        self.video_codec = str(v.codec_context.name) if v is not None else ""
+        self.audio_codec = str(a.codec_context.name) if a is not None else ""
+        self.container = choose_container(self.video_codec, self.audio_codec)
+        self.warnings: list[str] = []
+        self.chunks = 0
+
+    def close(self) -> None:
+        self.decoder.close()
+
+    def __enter__(self) -> Chunker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- cutting ---------------------------------------------------------------------
+    def __iter__(self) -> Iterator[MediaChunk]:
+        s = self.settings
+        dec = self.decoder
+        v, a = dec.video_stream, dec.audio_stream
+        origin = dec.origin_s
+        current = _Open(t_start=0.0)
+        closed: deque[_Open] = deque()  # waiting until no more audio can belong to them
+        previous: _Open | None = None  # the last emitted chunk (its audio is the next pre-roll)
+        audio_mark = -math.inf
+        last_t = 0.0
+        for packet in dec.packets():
+            if packet.size == 0 or (packet.pts is None and packet.dts is None):
+                continue
+            tb = packet.time_base
+            raw = packet.pts if packet.pts is not None else packet.dts
+            if origin is None:  # a live source: its first timestamp is stream time 0
+                origin = float(raw * tb)
+            shift = round(origin / tb)
+            kind = "video" if packet.stream is v else "audio"
+            rec = _Pkt(
+                kind=kind,
+                data=bytes(packet),
+                pts=None if packet.pts is None else packet.pts - shift,
+                dts=None if packet.dts is None else packet.dts - shift,
+                duration=int(packet.duration or 0),
+                keyframe=bool(packet.is_keyframe),
+                time_base=tb,
+                t=float((raw - shift) * tb),
+            )
+            if rec.t > s.max_stream_duration_s:
+                self.warnings.append(
+                    f"{self.display_source}: stopped at t={rec.t:.1f} s, past max_stream_duration_s"
+                )
+                break
+            last_t = max(last_t, rec.t_end)
+            starts_chunk = (
+                (rec.keyframe if kind == "video" else v is None)
+                and current.packets
+                and rec.t - current.t_start >= s.chunk_target_s - _EPS
+            )
+            if starts_chunk:
+                current.t_end = rec.t
+                closed.append(current)
+                current = _Open(t_start=rec.t)
+            target = current
+            if kind == "audio":
+                audio_mark = max(audio_mark, rec.t)
+                # audio goes where its time belongs, even if it arrives after a video cut
+                for c in reversed(closed):
+                    if rec.t < c.t_end:  # type: ignore[operator]
+                        target = c
+            target.packets.append(rec)
+            target.nbytes += len(rec.data)
+            if target.nbytes > s.chunk_max_bytes:
+                raise MediaError(
+                    f"{self.display_source}: more than chunk_max_bytes={s.chunk_max_bytes} of media "
+                    f"between two video keyframes (at t={target.t_start:.1f} s); re-encode it with "
+                    "keyframes every 1-2 s (e.g. ffmpeg -g 30) or raise chunk_max_bytes"
+                )
+            while closed and (a is None or audio_mark >= closed[0].t_end - _EPS):  # type: ignore[operator]
+                done = closed.popleft()
+                yield self._build(done, previous, end_of_stream=False)
+                previous = done
+        if dec.stop_reason:
+            self.warnings.append(
+                f"reading {self.display_source} stopped at t={last_t:.2f} s because "
+                f"{dec.stop_reason}; kept what was read before"
+            )
+        current.t_end = max([last_t] + [p.t_end for p in current.packets])
+        closed.append(current)
+        if not any(c.packets for c in closed) and previous is None:
+            raise MediaError(f"{self.display_source} holds no decodable audio or video")
+        while closed:
+            done = closed.popleft()
+            yield self._build(done, previous, end_of_stream=not closed)
+            previous = done
+
+    def _build(self, chunk: _Open, previous: _Open | None, end_of_stream: bool) -> MediaChunk:
+        seq = self.chunks
+        self.chunks += 1
+        preroll: list[_Pkt] = []
+        if previous is not None and seq > 0:
+            earlier = [p for p in previous.packets if p.kind == "audio" and p.t < chunk.t_start - _EPS]
+            covered = 0.0
+            for p in reversed(earlier):
+                if len(preroll) >= PREROLL_MAX_PACKETS or (
+                    len(preroll) >= PREROLL_PACKETS and covered >= PREROLL_S
+                ):
+                    break
+                preroll.insert(0, p)
+                covered = chunk.t_start - p.t
+        packets = preroll + chunk.packets
+        payload, t0 = self._mux(packets) if packets else (b"", 0.0)
+        first_video = next((p for p in chunk.packets if p.kind == "video"), None)
+        info = self.info
+        return MediaChunk(
+            stream_id=self.stream_id,
+            seq=seq,
+            t_start=round(chunk.t_start, 6),
+            t_end=round(max(chunk.t_end or chunk.t_start, chunk.t_start), 6),
+            container=self.container if packets else "",
+            video_codec=self.video_codec,
+            audio_codec=self.audio_codec,
+            payload=payload,
+            payload_t0=t0,
+            keyframe=first_video.keyframe if first_video is not None else True,
+            end_of_stream=end_of_stream,
+            source=self.display_source,
+            duration_s=float(info.duration_s or 0.0),
+            produced_at_ms=int(time.time() * 1000),
+            session_id=self.session_id,
+            width=info.width if info.has_video else 0,
+            height=info.height if info.has_video else 0,
+        )
+
+    def _mux(self, packets: list[_Pkt]) -> tuple[bytes, float]:
+        buf = io.BytesIO()
+        v, a = self.decoder.video_stream, self.decoder.audio_stream
+        try:
+            out = av.open(buf, mode="w", format=self.container)
+            try:
+                streams = {}
+                if v is not None:
+                    streams["video"] = out.add_stream_from_template(v)
+                if a is not None:
+                    streams["audio"] = out.add_stream_from_template(a)
+                for p in packets:
+                    pkt = av.Packet(p.data)
+                    pkt.pts, pkt.dts = p.pts, p.dts
+                    pkt.duration = p.duration
+                    pkt.time_base = p.time_base
+                    pkt.is_keyframe = p.keyframe
+                    pkt.stream = streams[p.kind]
+                    out.mux(pkt)
+            finally:
+                out.close()
+        except (av.FFmpegError, ValueError) as exc:
+            raise MediaError(
+                f"{self.display_source}: cannot pack its {self.video_codec or '-'}/{self.audio_codec or '-'} "
+                f"media into {self.container} chunks ({_one_line(exc)})"
+            ) from None
+        t0 = min(float(p.pts * p.time_base) for p in packets if p.pts is not None) if any(
+            p.pts is not None for p in packets
+        ) else min(p.t for p in packets)
+        return buf.getvalue(), t0
+
+
+# -- decoding chunks ----------------------------------------------------------------------
+class ChunkDecoder:
+    """Decode the chunks of one stream, in order, into ``MediaDecoder``-style items.
+
+    Decoders are fresh for every chunk (see the module docstring); what carries over between
+    chunks is the timestamp repair and the audio resampler (:class:`_DecodeState`), so the
+    items are continuous. :meth:`flush` ends a run of chunks (end of stream, a checkpoint)
+    and returns what the state still holds.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._state: _DecodeState | None = None
+        self.bad_packets = 0
+        self.warnings: list[str] = []
+
+    def decode(self, chunk: MediaChunk) -> list[DecodedItem]:
+        """All items of one chunk (a list: a corrupt chunk fails before anything is used)."""
+        if not chunk.payload:
+            return []
+        where = f"chunk {chunk.seq} of {chunk.stream_id}"
+        try:
+            container = av.open(io.BytesIO(chunk.payload), mode="r", format=chunk.container)
+        except (av.FFmpegError, OSError, ValueError) as exc:
+            raise ChunkError(f"{where}: cannot open its {chunk.container} payload ({_one_line(exc)})") from None
+        try:
+            return self._decode(container, chunk, where)
+        finally:
+            container.close()
+
+    def _decode(self, container: Any, chunk: MediaChunk, where: str) -> list[DecodedItem]:
+        videos = [s for s in container.streams.video if s.codec_context is not None]
+        audios = [s for s in container.streams.audio if s.codec_context is not None]
+        v = videos[0] if videos and chunk.has_video else None
+        a = audios[0] if audios and chunk.has_audio else None
+        if v is None and a is None:
+            raise ChunkError(f"{where}: its payload holds no {'/'.join(filter(None, (chunk.video_codec, chunk.audio_codec)))} stream")
+        for st in (v, a):
+            if st is not None:
+                st.codec_context.thread_type = "AUTO"
+        packets = []
+        try:
+            for p in container.demux([s for s in (v, a) if s is not None]):
+                if p.size and (p.pts is not None or p.dts is not None):
+                    packets.append(p)
+        except (av.FFmpegError, OSError, EOFError, ValueError) as exc:
+            if not packets:
+                raise ChunkError(f"{where}: unreadable payload ({_one_line(exc)})") from None
+            self.warnings.append(f"{where}: payload ends early ({_one_line(exc)}); kept {len(packets)} packets")
+        if not packets:
+            raise ChunkError(f"{where}: its payload holds no packets")
+        stamped = [p for p in packets if p.pts is not None]
+        shift_s = (min(float(p.pts * p.time_base) for p in stamped) - chunk.payload_t0) if stamped else 0.0
+        if self._state is None:
+            fps = float(v.average_rate or v.guessed_rate or 0) if v is not None else 0.0
+            self._state = _DecodeState(self.settings, 0.0, fps)
+        state = self._state
+        items: list[DecodedItem] = []
+        decoded_any = False
+        skip_before = chunk.t_start - _EPS if chunk.seq > 0 else -math.inf
+
+        def take(frame: Any, is_audio: bool) -> None:
+            if is_audio and frame.pts is not None:
+                t = float(frame.pts * frame.time_base)
+                if t < skip_before:
+                    return  # pre-roll: it primed the decoder; the previous chunk has this audio
+                if chunk.seq == 0 and t + frame.samples / (frame.sample_rate or 1) <= _EPS:
+                    return  # encoder priming before stream time 0 (MP4 players skip it too)
+            items.extend(state.convert(frame, is_audio))
+
+        try:
+            for p in packets:
+                ticks = round(shift_s / p.time_base)
+                if p.pts is not None:
+                    p.pts -= ticks
+                if p.dts is not None:
+                    p.dts -= ticks
+                is_audio = p.stream is a
+                try:
+                    frames = p.decode()
+                except (av.FFmpegError, ValueError):
+                    self.bad_packets += 1
+                    continue
+                for frame in frames:
+                    decoded_any = True
+                    take(frame, is_audio)
+            for st in (v, a):
+                if st is None:
+                    continue
+                try:
+                    for frame in st.codec_context.decode(None):
+                        decoded_any = True
+                        take(frame, st is a)
+                except (av.FFmpegError, ValueError):
+                    pass
+        except _Refused as exc:
+            raise ChunkError(f"{where}: {exc}") from None
+        if not decoded_any:
+            raise ChunkError(f"{where}: none of its {len(packets)} packets decode")
+        return items
+
+    def flush(self) -> list[DecodedItem]:
+        """End of a run of chunks: the items the state still holds; the next chunk starts afresh."""
+        state, self._state = self._state, None
+        if state is None:
+            return []
+        items = list(state.flush_video()) + list(state.flush_audio())
+        if state.retimed_frames or state.clock_resets:
+            self.warnings.append(
+                f"repaired {state.retimed_frames} corrupt video timestamp(s)"
+                + (f" and {state.clock_resets} clock reset(s)" if state.clock_resets else "")
+            )
+        return items
