@@ -43,11 +43,12 @@ class FastResult:
 def summary_units(events: list[tuple[ThetaEvent, float]], reader: MemoryReader) -> list[Unit]:
     """One evidence unit per event: its summary over its memory's span, with the snippet of
     that memory. Context is the stream name only: the fast path sees summaries, nothing else."""
-    out = []
-    for event, _ in events:
-        if not event.summary.strip():
-            continue
+    kept = [e for e, _ in events if e.summary.strip()]
+    for event in kept:
         reader.remember_event(event)
+    reader.prefetch([e.memory_id for e in kept], events=False)
+    out = []
+    for event in kept:
         memory = reader.memory(event.memory_id)
         vec = np.asarray(event.summary_vector, dtype=np.float32)
         out.append(
