@@ -36,3 +36,18 @@ class ModelError(EpisodicError):
     """A configured model cannot be loaded or answered with something unusable."""
 
     exit_code = 5
+
+
+class KafkaError(EpisodicError):
+    """Kafka trouble: a broker that cannot be reached in time, a message over
+    ``kafka_max_message_bytes``, a chunk the brokers did not acknowledge before
+    ``kafka_delivery_timeout_ms``, a topic that cannot be created. Exit code 7."""
+
+    exit_code = 7
+
+
+class BrokerUnavailable(KafkaError):
+    """No Kafka broker answered at ``kafka_bootstrap_servers`` within the time allowed
+    (not running, wrong address, firewall, TLS/SASL mismatch). Exit code 7."""
+
+    exit_code = 7
