@@ -414,11 +414,15 @@ def ask_questions(n: int, pool: Pool) -> tuple[list[str], list[str]]:
         ocr = next((f.ocr_text for f in m.frames if f.ocr_text), "")
         if ocr and m.transcript and len(detailed) < n:
             place = m.stream_id.rsplit("-", 1)[0].replace("-", " ")
-            if len(detailed) % 2 == 0:
-                detailed.append(f"What was written on the sign at the {place}?")
-            else:
+            sl = pool.slots[pool.speech.index(m.transcript[0].text)]
+            form = len(detailed) % 3
+            if form == 0:
+                detailed.append(f"What was written on the sign at the {place} when {sl['P']} spoke?")
+            elif form == 1:
                 label = m.frames[0].labels[0][0]
                 detailed.append(f"What did the screen say when the {label} was shown?")
+            else:
+                detailed.append(f"What text was on screen while someone talked about the {sl['O']}?")
         if len(fast) >= n and len(detailed) >= n:
             break
     return list(dict.fromkeys(fast))[:n], list(dict.fromkeys(detailed))[:n]

@@ -176,3 +176,56 @@ def test_batch_reads_match_single_reads(filled):
     assert {u.memory_id for u in units} == {m.id for m in memories}
     assert any(u.modality == "summary" for u in units)
     assert nearest_memory_ids(store, _queries()[0], "memories", 3, Scope(stream_ids=("b",)))[0][0].startswith("b@")
+
+
+def test_large_caches_search_an_ivf_index_that_follows_writes(monkeypatch):
+    pytest.importorskip("faiss")
+    import memory.milvus_store as ms
+
+    monkeypatch.setattr(ms, "ANN_MIN_ROWS", 2000)
+    rng = np.random.default_rng(5)
+    vecs = rng.standard_normal((4000, 16)).astype(np.float32)
+    c = VectorCache(16, has_memory_id=True, has_modality=False)
+    c.start_loading()
+    c.put([{"id": f"r{i}", "memory_id": f"m{i}", "stream_id": f"s{i % 4}", "t_start": float(i), "t_end": i + 1.0,
+            "vector": v} for i, v in enumerate(vecs)], loaded=True)
+    c.finish_loading()
+    assert c._ann is not None
+    unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    agree = 0
+    for j in range(20):
+        q = unit[j * 100]  # a stored vector: its own row must come first
+        hits = c.search(q, 5, None, None, None)
+        assert hits[0][0] == f"r{j * 100}" and hits[0][2] == pytest.approx(1.0, abs=1e-4)
+        exact = np.argsort(-(unit @ q))[:5]
+        agree += len({h[0] for h in hits} & {f"r{i}" for i in exact})
+        # a filter that keeps most rows goes through the index's selector
+        kept = c.search(q, 5, ["s0", "s1", "s2"], None, None)
+        assert all(int(h[0][1:]) % 4 != 3 for h in kept)
+    assert agree >= 0.9 * 100
+    # writes after the build: a replaced vector moves, a deleted row is gone
+    target = unit[7]
+    c.put([{"id": "r11", "memory_id": "m11", "stream_id": "s3", "t_start": 11.0, "t_end": 12.0, "vector": target}])
+    assert {h[0] for h in c.search(target, 2, None, None, None)} == {"r7", "r11"}
+    c.delete(["r7"])
+    assert c.search(target, 1, None, None, None)[0][0] == "r11"
+
+
+def test_listings_through_the_cache_match_milvus(filled):
+    store, memories, events = filled
+    windows = [("a", None, None), ("a", 15.0, 32.0), ("b", 0.0, 6.0), (None, 40.0, None), ("nobody", None, None)]
+    before = [
+        ([m.id for m in store.list_memories(s, t_min=lo, t_max=hi)],
+         [e.id for e in store.list_events(s, t_min=lo, t_max=hi, with_vectors=False)])
+        for s, lo, hi in windows
+    ]
+    store.enable_vector_cache()
+    after = [
+        ([m.id for m in store.list_memories(s, t_min=lo, t_max=hi)],
+         [e.id for e in store.list_events(s, t_min=lo, t_max=hi, with_vectors=False)])
+        for s, lo, hi in windows
+    ]
+    assert after == before
+    got = store.list_memories("a", t_min=15.0, t_max=32.0, with_vectors=True)
+    for m in got:
+        assert_memory_equal(m, next(x for x in memories if x.id == m.id))
