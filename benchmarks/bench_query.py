@@ -9,6 +9,11 @@ prints per size:
     each Ask really took, its stage timings (``AskResult.timings_ms``) and the share of the
     time spent inside the language model (every ``generate`` call is timed);
   - growth: p50 at N / p50 at the smallest N, next to the growth in rows.
+Before timing, the store is warmed as a query server is (``MemoryQA.warm_store``: the
+in-process vector cache, whose load time is reported as ``vector_cache_load_s``; the very
+first search, straight on Milvus Lite, as ``first_search_ms``). ``--no-vector-cache``
+measures searches straight on Milvus Lite instead. Search latency is split into the query
+embedding (MiniLM on the CPU, sensitive to other load) and the rest (store + ranking).
 
 Synthetic records. Each store holds N ShortTermMemories and their N ThetaEvents, 200 memories
 (≈ 25 min) per stream over many streams ("lobby-cam-003", "station-017", …): 1–2 transcript
