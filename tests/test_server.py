@@ -798,8 +798,18 @@ def test_ask_end_to_end(server):
 @slow
 @needs_qa
 def test_ask_past_its_deadline(server):
+    """A deadline shorter than a model call: the server either answers in time from the
+    evidence alone (it skips the model near the deadline) or says DEADLINE_EXCEEDED; never
+    another error, and it keeps serving. Which of the two depends on the machine's speed."""
+    try:
+        reply = server.stub.Ask(pb.AskRequest(question="What did Tom put in the bowl?"),
+                                metadata=md(KEY_A), timeout=0.05)
+    except grpc.RpcError as err:
+        assert err.code() == Code.DEADLINE_EXCEEDED, err.details()
+    else:
+        assert reply.answer.strip() and {e.stream_id for e in reply.evidence} <= {"kitchen"}
     err = rpc_error(server.stub.Ask, pb.AskRequest(question="What did Tom put in the bowl?"),
-                    metadata=md(KEY_A), timeout=0.05)
+                    metadata=md(KEY_A), timeout=1e-4)
     assert err.code() == Code.DEADLINE_EXCEEDED
     _serving(server)
 
