@@ -103,6 +103,7 @@ EVENTS, MEMORIES, VECTORS, FRAMES, STREAMS, META = (
     "meta",
 )
 ALL_COLLECTIONS = (EVENTS, MEMORIES, VECTORS, FRAMES, STREAMS, META)
+CREATE_RACE_WAIT_S = 10.0  # how long a collection another process is creating may take to appear
 EVENT_FIELDS = (
     "id", "stream_id", "t_start", "t_end", "memory_id", "summary", "memory_vector",
     "visual_context", "audio_context", "metadata", "vector",
@@ -217,6 +218,10 @@ def _chunks(seq: Sequence[T], size: int = BATCH_ROWS) -> Iterator[Sequence[T]]:
 # -- Milvus Lite bookkeeping ---------------------------------------------------------------
 _lite_lock = threading.Lock()
 _lite_refs: dict[str, int] = {}
+
+
+def _reraise(exc: BaseException) -> None:
+    raise exc
 
 
 def _lite_dir_locked(path: str) -> bool:
@@ -663,8 +668,9 @@ class MilvusStore:
         name = self.name(collection)
         c = self._client
         if not self._call("has_collection", c.has_collection, name):
-            self._call(
+            self._unless_exists(
                 f"creating {name}",
+                lambda: c.has_collection(name),
                 c.create_collection,
                 name,
                 schema=self._schema(collection, text_dim, feature_dim),
@@ -673,6 +679,32 @@ class MilvusStore:
         self._ensure_indexes(collection)
         self._call(f"loading {name}", c.load_collection, name)
         self._collections.add(collection)
+
+    def _unless_exists(
+        self, what: str, exists: Callable[[], bool], fn: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> None:
+        """A create call that another process may be making at the same moment (several
+        workers, or a worker and a query server, starting together on one server). When it
+        fails, ``exists()`` decides: made by the other process (it may take a moment to
+        appear) is success; otherwise the failure stands."""
+        from pymilvus.exceptions import MilvusException
+
+        try:
+            fn(*args, **kwargs)
+            return
+        except MilvusException as exc:
+            failure = exc
+        deadline = time.monotonic() + CREATE_RACE_WAIT_S
+        while True:
+            try:
+                if exists():
+                    log.debug("%s: done by another process", what)
+                    return
+            except MilvusException:
+                pass
+            if time.monotonic() >= deadline:
+                self._call(what, _reraise, failure)
+            time.sleep(0.2)
 
     def _ensure_indexes(self, collection: str) -> None:
         from pymilvus.exceptions import MilvusException
@@ -693,7 +725,11 @@ class MilvusStore:
                 )
             # sync=False: pymilvus otherwise polls every 0.5 s per index; the collection is
             # empty here, and load_collection waits for the index anyway.
-            self._call(f"indexing {name}", c.create_index, name, params, sync=False)
+            self._unless_exists(
+                f"indexing {name}",
+                lambda: any("vector" in i for i in c.list_indexes(name) or []),
+                c.create_index, name, params, sync=False,
+            )
         if collection not in (STREAMS, META) and not any("stream_id" in i for i in existing):
             params = c.prepare_index_params()
             params.add_index(
