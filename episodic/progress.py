@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
@@ -46,6 +48,10 @@ class IngestProgress:
         return self._bar.add_task(name, total=None, stream="", counts="", rtf="")
 
     def update(self, task: TaskID, p: IngestState) -> None:
+        self.show(task, p, f"{p.segments} seg · {p.events} ev")
+
+    def show(self, task: TaskID, p: Any, counts: str) -> None:
+        """Any progress with stream_s, duration_s, wall_s and realtime_factor, plus counts."""
         total = p.duration_s if p.duration_s and p.duration_s > 0 else None
         stream = f"{p.stream_s:6.1f}/{total:.1f} s" if total else f"{p.stream_s:6.1f} s"
         self._bar.update(
@@ -53,7 +59,7 @@ class IngestProgress:
             total=total,
             completed=min(p.stream_s, total) if total else p.stream_s,
             stream=stream,
-            counts=f"{p.segments} seg · {p.events} ev",
+            counts=counts,
             rtf=f"{p.realtime_factor:4.1f}× rt" if p.wall_s > 0.5 else "",
         )
 

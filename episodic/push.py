@@ -1,0 +1,253 @@
+"""``episodic push`` and ``episodic replay``: sources → media chunks → Kafka.
+
+A source (file, RTSP/HTTP URL, capture device) is cut into chunks by
+:class:`stream.chunks.Chunker` and each chunk is produced to ``kafka_topic``, keyed by the
+stream id, with acks from all in-sync replicas and retries (``stream/kafka_io.py``). With
+``realtime`` a file is paced like a live camera: a chunk is sent when its media would have
+been recorded. Archived recordings replay through exactly this path.
+
+A chunk that the brokers do not acknowledge within ``kafka_delivery_timeout_ms`` (retries
+included) stops the push with a clear error naming the chunk; chunk numbers make a second
+push of the same recording harmless (the worker drops numbers it has already processed).
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from episodic.config import Settings
+from episodic.errors import InputError
+from memory.records import validate_stream_id
+from stream.chunks import Chunker, MediaChunk
+
+log = logging.getLogger(__name__)
+
+MEDIA_SUFFIXES = frozenset(
+    [".mp4", ".m4v", ".mov", ".mkv", ".webm", ".ts", ".m2ts", ".mts", ".avi", ".flv", ".mpg", ".mpeg", ".wmv", ".3gp", ".ogv", ".m4a", ".mp3", ".wav", ".flac", ".ogg", ".opus", ".aac"]
+)
+
+
+@dataclass
+class PushProgress:
+    stream_id: str
+    stream_s: float = 0.0
+    duration_s: float | None = None
+    chunks: int = 0
+    bytes: int = 0
+    wall_s: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def realtime_factor(self) -> float:
+        return self.stream_s / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def redact(source: str) -> str:
+    """A source as it may be logged and stored: no user:password in URLs."""
+    try:
+        parts = urlsplit(source)
+    except ValueError:
+        return source
+    if parts.scheme and "@" in parts.netloc:
+        host = parts.netloc.rsplit("@", 1)[1]
+        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    return source
+
+
+def display_source(source: str) -> str:
+    """What records say a stream came from: a local file's absolute path (as embedded
+    ingest writes it), a URL without its credentials, a device as given."""
+    if not _is_live(source) and Path(source).is_file():
+        return str(Path(source).resolve())
+    return redact(source)
+
+
+def push_source(
+    source: str,
+    stream_id: str,
+    settings: Settings,
+    *,
+    realtime: bool = False,
+    sender: ChunkSender | None = None,
+    format: str | None = None,
+    options: dict[str, str] | None = None,
+    on_progress: Callable[[PushProgress], None] | None = None,
+) -> PushProgress:
+    """Produce every chunk of ``source`` as ``stream_id``; returns once all are acknowledged."""
+    validate_stream_id(stream_id)
+    own = sender is None
+    if sender is None:
+        sender = ChunkSender(settings)
+    progress = PushProgress(stream_id)
+    started = time.monotonic()
+    try:
+        timeout = 15.0 if _is_live(source) else None
+        with Chunker(
+            source, stream_id, settings, format=format, options=options, timeout=timeout,
+            display_source=display_source(source),
+        ) as chunker:
+            progress.duration_s = chunker.info.duration_s
+            for chunk in chunker:
+                if realtime:
+                    delay = started + chunk.t_end - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)  # the camera has not recorded this yet
+                    chunk.produced_at_ms = int(time.time() * 1000)
+                progress.bytes += sender.send(chunk)
+                progress.chunks += 1
+                progress.stream_s = chunk.t_end
+                progress.wall_s = time.monotonic() - started
+                if on_progress is not None:
+                    on_progress(progress)
+            progress.warnings = list(chunker.warnings)
+        sender.flush()
+    finally:
+        if own:
+            sender.close()
+    progress.wall_s = time.monotonic() - started
+    if on_progress is not None:
+        on_progress(progress)
+    return progress
+
+
+# Errors after which a producer cannot go on, though the brokers may be fine: the broker
+# forgot this producer's id or sequence (a restarted broker without durable state, an
+# expired producer id) or another producer took it over.
+_REBUILD_ERRORS = frozenset(
+    ["UnknownProducerIdError", "OutOfOrderSequenceNumberError", "InvalidProducerEpochError",
+     "InvalidProducerIdMappingError", "ProducerFencedError"]
+)
+
+
+@dataclass
+class _Sent:
+    chunk: MediaChunk
+    value: bytes
+    future: Any
+
+
+class ChunkSender:
+    """Sends chunks in order and checks their acknowledgements in order.
+
+    When the producer hits an error it cannot continue after (``_REBUILD_ERRORS``), the
+    sender builds a new producer and sends every chunk not yet acknowledged again, in order,
+    for up to ``kafka_delivery_timeout_ms``; chunk numbers make the repeats harmless (the
+    worker drops numbers it already has). Any other failure, or running out of time, stops
+    with a one-line :class:`~episodic.errors.KafkaError` naming the chunk.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        from stream import kafka_io
+
+        self.settings = settings
+        kafka_io.ensure_topics(settings)
+        self.producer = kafka_io.ChunkProducer(settings)
+        self.pending: list[_Sent] = []
+        self.rebuilds = 0
+
+    def send(self, chunk: MediaChunk) -> int:
+        """Queue one chunk; returns its size in bytes."""
+        value = chunk.to_bytes()
+        self.pending.append(_Sent(chunk, value, self._produce(chunk, value)))
+        self._settle(block=False)
+        return len(value)
+
+    def _produce(self, chunk: MediaChunk, value: bytes) -> Any:
+        headers = [("episodic-schema", b"episodic.v1.MediaChunk"), ("episodic-seq", str(chunk.seq).encode())]
+        return self.producer.send(chunk.stream_id, value, headers)
+
+    def flush(self) -> None:
+        """Wait until every chunk sent so far is acknowledged (or fail)."""
+        self.producer.flush()
+        self._settle(block=True)
+
+    def close(self) -> None:
+        self.producer.close()
+
+    def __enter__(self) -> ChunkSender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _settle(self, block: bool) -> None:
+        from episodic.errors import KafkaError
+        from stream.kafka_io import delivery_result
+
+        give_up_at: float | None = None
+        while self.pending and (block or self.pending[0].future.is_done):
+            sent = self.pending[0]
+            what = f"chunk {sent.chunk.seq} of {sent.chunk.stream_id}"
+            try:
+                delivery_result(sent.future, what, self.settings)
+            except KafkaError:
+                cause = type(getattr(sent.future, "exception", None)).__name__
+                if cause not in _REBUILD_ERRORS:
+                    raise
+                if give_up_at is None:
+                    give_up_at = time.monotonic() + self.settings.kafka_delivery_timeout_ms / 1000
+                if time.monotonic() >= give_up_at:
+                    raise
+                self._rebuild(cause)
+                continue
+            self.pending.pop(0)
+
+    def _rebuild(self, cause: str) -> None:
+        from episodic.errors import KafkaError
+        from stream import kafka_io
+
+        self.rebuilds += 1
+        first = self.pending[0].chunk
+        log.warning(
+            "Kafka refused the producer (%s) at chunk %d of %s; sending the %d unacknowledged "
+            "chunk(s) again with a new producer", cause, first.seq, first.stream_id, len(self.pending),
+        )
+        self.producer.close(timeout=0)
+        try:
+            kafka_io.ensure_topics(self.settings)  # a broker without durable state lost them too
+            self.producer = kafka_io.ChunkProducer(self.settings)
+        except KafkaError:
+            time.sleep(1.0)  # the broker is still away: the caller's deadline decides
+            self.producer = kafka_io.ChunkProducer(self.settings)
+        for sent in self.pending:
+            sent.future = self._produce(sent.chunk, sent.value)
+        self.producer.flush()
+
+
+def _is_live(source: str) -> bool:
+    return "://" in source or source.startswith("/dev/")
+
+
+# -- replay -------------------------------------------------------------------------------------
+def stream_id_for(path: Path, how: str) -> str:
+    """A stream id from a file's name (``filename``: the stem; ``parent``: the folder and
+    the stem), with characters outside [A-Za-z0-9._-] replaced by '-'."""
+    if how == "filename":
+        raw = path.stem
+    elif how == "parent":
+        raw = f"{path.parent.name}.{path.stem}"
+    else:
+        raise InputError(f"--stream-id-from must be filename or parent, got {how!r}")
+    sid = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-.") or "stream"
+    return validate_stream_id(sid[:128])
+
+
+def replay_sources(pattern: str) -> list[Path]:
+    """The recordings a DIR (recursively, by media suffix) or GLOB names, sorted."""
+    p = Path(pattern)
+    if p.is_dir():
+        files = [f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in MEDIA_SUFFIXES]
+    else:
+        files = [Path(f) for f in glob.glob(os.path.expanduser(pattern), recursive=True) if Path(f).is_file()]
+    if not files:
+        raise InputError(f"no recordings found for {pattern!r}")
+    return sorted(files)

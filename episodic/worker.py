@@ -1,0 +1,339 @@
+"""``episodic worker``: a Kafka consumer-group member that turns media chunks into memories.
+
+Per stream it keeps a :class:`~episodic.pipeline.StreamRunner` (the same code embedded
+ingest runs), so the records are the ones ``episodic ingest`` writes for the same media.
+
+Nothing lost, nothing doubled:
+
+* **Offsets are committed only behind durable state.** A runner restarts from scratch at a
+  checkpoint chunk every ``checkpoint_interval_s`` of stream time, after storing everything
+  before it and recording the checkpoint with the stream (in Milvus). The committed offset
+  of a partition is the smallest offset any of its open streams still needs: the offset of
+  its checkpoint chunk. Streams that ended need nothing.
+* **A restarted (or rebalanced) worker rebuilds its open segment by re-reading.** For a
+  stream it has no runner for, it reads the checkpoint from the store, skips the chunks
+  before it, and starts a fresh runner at it: the same state an uninterrupted worker had
+  there, because chunks decode on their own (``stream/chunks.py``). Records written again
+  on the way get the same ids and contents (deterministic ids, idempotent upserts).
+* **Duplicates and gaps**: a runner drops chunk numbers it has processed (producer retries,
+  a re-pushed recording) and notes missing ones.
+* **Bad chunks** (malformed messages, payloads that do not decode) go to the dead-letter
+  topic with the reason; the stream goes on with its next chunk and other streams are
+  untouched. Store or model failures are not the chunk's fault: the worker stops without
+  committing, and its replacement resumes from the last commit.
+* **Backpressure**: chunks are processed as they are polled, at most
+  ``worker_max_buffered_chunks`` per poll, so memory stays bounded whatever the backlog.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from episodic.config import Settings
+from episodic.errors import EpisodicError
+from episodic.pipeline import Checkpoint, Components, StreamRunner
+from stream.chunks import ChunkError, MediaChunk
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Stream:
+    """A stream this worker is processing: its runner and the Kafka position it needs."""
+
+    runner: StreamRunner
+    partition: Any  # TopicPartition
+    run_offset: int  # offset of the chunk that began the runner's current run
+    run_seq: int
+
+
+@dataclass
+class WorkerStats:
+    chunks: int = 0
+    skipped: int = 0  # already stored before a checkpoint, duplicates, ended streams
+    dead_lettered: int = 0
+    streams_ended: int = 0
+    commits: int = 0
+    lag_ms: list[float] = field(default_factory=list)  # chunk produced → its run stored (sampled)
+
+
+class Worker:
+    """One consumer-group member. :meth:`run` until :meth:`stop` (or idle, if asked)."""
+
+    def __init__(
+        self,
+        components: Components,
+        *,
+        consumer: Any = None,
+        producer: Any = None,
+        worker_id: str | None = None,
+        on_chunk: Callable[[MediaChunk, WorkerStats], None] | None = None,
+    ) -> None:
+        from stream import kafka_io
+
+        self.c = components
+        self.s: Settings = components.settings
+        self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
+        self.consumer = consumer or kafka_io.make_consumer(self.s)
+        self._own_producer = producer is None
+        self.producer = producer or kafka_io.ChunkProducer(self.s)
+        self.dead_letters = kafka_io.DeadLetterWriter(self.producer, self.s)
+        self.streams: dict[str, _Stream] = {}
+        self.next_offsets: dict[Any, int] = {}  # partition → offset after the last handled record
+        self.committed: dict[Any, int] = {}
+        self.stats = WorkerStats()
+        self._ignored_sessions: set[str] = set()
+        self.on_chunk = on_chunk
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask :meth:`run` to return after the chunk in hand (safe from a signal handler)."""
+        self._stop.set()
+
+    def run(self, idle_exit_s: float | None = None) -> WorkerStats:
+        """Consume until stopped; with ``idle_exit_s``, also return once no chunk arrived for
+        that long and no stream is open."""
+        from kafka import ConsumerRebalanceListener
+
+        worker = self
+
+        class _Listener(ConsumerRebalanceListener):
+            def on_partitions_revoked(self, revoked: Any) -> None:
+                worker._release(set(revoked))
+
+            def on_partitions_assigned(self, assigned: Any) -> None:
+                log.info("assigned %s", sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
+
+        self.c.ensure_schema()
+        self.consumer.subscribe([self.s.kafka_topic], listener=_Listener())
+        last_record = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                batch = self.consumer.poll(timeout_ms=500, max_records=self.s.worker_max_buffered_chunks)
+                if batch:
+                    last_record = time.monotonic()
+                for tp, records in batch.items():
+                    for record in records:
+                        self._handle(tp, record)
+                        if self._stop.is_set():
+                            break
+                    if self._stop.is_set():
+                        break
+                self._commit()
+                if (
+                    idle_exit_s is not None
+                    and not batch
+                    and not self.streams
+                    and time.monotonic() - last_record >= idle_exit_s
+                ):
+                    break
+        finally:
+            self._commit()
+        return self.stats
+
+    def close(self) -> None:
+        """Leave the group (open streams resume elsewhere from their checkpoints)."""
+        try:
+            self.consumer.close()
+        finally:
+            if self._own_producer:
+                self.producer.close()
+
+    # -- one record ------------------------------------------------------------------------
+    def _handle(self, tp: Any, record: Any) -> None:
+        self.next_offsets[tp] = record.offset + 1
+        try:
+            chunk = MediaChunk.from_bytes(record.value, self.s)
+        except ChunkError as exc:
+            self._dead_letter(str(exc), tp, record, parsed=False)
+            return
+        key = record.key.decode("utf-8", "replace") if isinstance(record.key, bytes) else record.key
+        if key is not None and key != chunk.stream_id:
+            log.warning("chunk %s of %s arrived with key %r", chunk.seq, chunk.stream_id, key)
+        st = self.streams.get(chunk.stream_id) or self._open(chunk, tp, record.offset)
+        if st is None:
+            self.stats.skipped += 1
+            return
+        checkpoint_before = st.runner.checkpoint.seq
+        try:
+            used = st.runner.feed(chunk)
+        except ChunkError as exc:
+            self._dead_letter(str(exc), tp, record, parsed=True)
+            return
+        if not used:
+            self.stats.skipped += 1
+            return
+        self.stats.chunks += 1
+        if st.runner.checkpoint.seq != checkpoint_before and not st.runner.ended:
+            # this chunk began a new run: everything before it is stored
+            st.run_offset, st.run_seq = record.offset, st.runner.checkpoint.seq
+            log.info(
+                "%s: checkpoint at chunk %d (t=%.2f s): everything before it is stored",
+                chunk.stream_id, st.run_seq, st.runner.checkpoint.t_s,
+            )
+            self._record_lag(chunk)
+        if st.runner.ended:
+            self._end(st, chunk)
+        if self.on_chunk is not None:
+            self.on_chunk(chunk, self.stats)
+
+    def _open(self, chunk: MediaChunk, tp: Any, offset: int) -> _Stream | None:
+        """A runner for a stream seen for the first time here, resumed from its checkpoint."""
+        info = self.c.store.get_stream(chunk.stream_id)
+        cp = Checkpoint.of(info)
+        if cp is not None and (cp.ended or chunk.seq < cp.seq):
+            # stored already (a re-delivery, a re-pushed recording)
+            if cp.ended and chunk.session_id and chunk.session_id not in self._ignored_sessions:
+                self._ignored_sessions.add(chunk.session_id)
+                log.warning(
+                    "%s has ended and is stored; ignoring push session %s (chunk %d): push under a "
+                    "new stream id to record more, or delete the stream first",
+                    chunk.stream_id, chunk.session_id, chunk.seq,
+                )
+            return None
+        if cp is None and chunk.seq > 0:
+            log.warning(
+                "%s: no checkpoint stored and the first chunk seen is %d; starting there",
+                chunk.stream_id, chunk.seq,
+            )
+            cp = Checkpoint(chunk.seq, chunk.t_start)
+        runner = StreamRunner(
+            chunk.stream_id,
+            self.c,
+            source=chunk.source,
+            media=_media_of(chunk),
+            resume=cp,
+            previous=info,
+        )
+        if cp is not None and cp.seq > 0:
+            log.info("%s: resuming at chunk %d (t=%.2f s)", chunk.stream_id, cp.seq, cp.t_s)
+        st = _Stream(runner, tp, offset, runner.checkpoint.seq)
+        self.streams[chunk.stream_id] = st
+        return st
+
+    def _end(self, st: _Stream, chunk: MediaChunk) -> None:
+        runner = st.runner
+        store = self.c.store
+        if not runner.resumed:
+            # the whole stream went through this runner: drop records of earlier runs
+            store.delete_stream_records_except(runner.stream_id, runner.memory_ids)
+            self.c.snippets.delete_stream(runner.stream_id, runner.snippet_uris)
+        store.upsert_stream(runner.stream_info())
+        store.flush()
+        for w in runner.warnings:
+            log.warning("%s", w)
+        del self.streams[runner.stream_id]
+        self.stats.streams_ended += 1
+        self._record_lag(chunk)
+        log.info(
+            "%s ended: %.1f s, %d memories, %d duplicates skipped, %d gaps",
+            runner.stream_id, runner.progress.stream_s, runner.progress.memories,
+            runner.duplicates, len(runner.gaps),
+        )
+
+    def _record_lag(self, chunk: MediaChunk) -> None:
+        if chunk.produced_at_ms > 0:
+            self.stats.lag_ms.append(time.time() * 1000 - chunk.produced_at_ms)
+            del self.stats.lag_ms[:-1000]
+
+    def _dead_letter(self, reason: str, tp: Any, record: Any, parsed: bool) -> None:
+        from stream.kafka_io import delivery_result
+
+        log.warning("dead-lettering %s[%d]@%d: %s", tp.topic, tp.partition, record.offset, reason)
+        future = self.dead_letters.send(
+            reason=reason,
+            topic=tp.topic,
+            partition=tp.partition,
+            offset=record.offset,
+            value=record.value if isinstance(record.value, (bytes, bytearray)) else b"",
+            parsed=parsed,
+            worker_id=self.worker_id,
+            key=record.key,
+        )
+        self.dead_letters.flush()
+        # the offset is committed past this record only once its dead letter is stored;
+        # a KafkaError here stops the worker, and its replacement dead-letters it again
+        delivery_result(future, f"the dead letter for {tp.topic}[{tp.partition}]@{record.offset}", self.s)
+        self.stats.dead_lettered += 1
+
+    # -- offsets ---------------------------------------------------------------------------
+    def safe_offsets(self) -> dict[Any, int]:
+        """Per partition, the offset a replacement worker must start from."""
+        out = dict(self.next_offsets)
+        for st in self.streams.values():
+            if st.partition in out:
+                out[st.partition] = min(out[st.partition], st.run_offset)
+        return out
+
+    def _commit(self) -> None:
+        from stream import kafka_io
+
+        with self._lock:
+            wanted = {tp: off for tp, off in self.safe_offsets().items() if self.committed.get(tp) != off}
+            if not wanted:
+                return
+            self.c.store.flush()  # what the offsets vouch for must be on disk first
+            if kafka_io.commit_offsets(self.consumer, wanted):
+                self.committed.update(wanted)
+                self.stats.commits += 1
+
+    def _release(self, revoked: set[Any]) -> None:
+        """Partitions are moving to another member: commit what is safe, drop their streams
+        (the new owner rebuilds them from their checkpoints)."""
+        self._commit()
+        for sid in [sid for sid, st in self.streams.items() if st.partition in revoked]:
+            log.info("%s: partition revoked; its new owner resumes it", sid)
+            del self.streams[sid]
+        for tp in revoked:
+            self.next_offsets.pop(tp, None)
+            self.committed.pop(tp, None)
+
+
+def _media_of(chunk: MediaChunk) -> Any:
+    from stream.media import MediaInfo
+
+    return MediaInfo(
+        source=chunk.source,
+        container=chunk.container,
+        duration_s=chunk.duration_s or None,
+        has_video=chunk.has_video,
+        has_audio=chunk.has_audio,
+        video_codec=chunk.video_codec,
+        audio_codec=chunk.audio_codec,
+        width=chunk.width,
+        height=chunk.height,
+    )
+
+
+def run_worker(settings: Settings, idle_exit_s: float | None = None) -> WorkerStats:
+    """The ``episodic worker`` command: run until SIGTERM/SIGINT (or idle), then leave cleanly."""
+    import signal
+
+    components = Components(settings)
+    worker = Worker(components)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def on_signal(signum: int, frame: Any) -> None:
+        log.info("signal %d: finishing the chunk in hand, committing, leaving the group", signum)
+        worker.stop()
+
+    for sig in previous:
+        signal.signal(sig, on_signal)
+    try:
+        return worker.run(idle_exit_s=idle_exit_s)
+    except EpisodicError:
+        raise
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        worker.close()
+        components.close()

@@ -1,0 +1,423 @@
+"""Live ingest through Kafka, end to end: `episodic push` → a real broker (Tansu) →
+`episodic worker` → Milvus Lite on disk, compared with embedded `episodic ingest` of the same
+recordings. Real models, real decoding, real processes; `kill -9` is a real SIGKILL.
+
+The promises held here (README, "Live streams through Kafka"): the worker stores exactly the
+records embedded ingest stores; a worker killed mid-stream and restarted ends with the same
+records, none missing, none doubled; two workers in one group split a multi-partition topic
+with three streams; corrupt chunks, malformed and oversized messages go to the dead-letter
+topic while the stream and its neighbours go on; a push survives a broker restart.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka.partitioner.default import murmur2
+
+from episodic import samples
+from episodic.config import Settings, load_settings
+from episodic.dev_broker import LocalBroker, free_port
+from episodic.pipeline import Checkpoint, Components
+from episodic.push import ChunkSender, push_source
+from episodic.worker import Worker
+from proto.episodic.v1 import media_pb2
+from stream import kafka_io
+from stream.chunks import SCHEMA_VERSION, Chunker
+from tests.cli_runner import run_cli, start_cli
+from tests.kafka_fixtures import kafka_test_settings
+
+pytestmark = pytest.mark.slow
+
+CHECKPOINT_S = 10.0  # several checkpoints per recording, so restarts resume mid-stream
+LONG = "cam-long"
+
+
+def _kafka_env(s: Settings) -> dict[str, str]:
+    """The settings a CLI child needs to reach this test's broker, topics and group."""
+    keys = [f for f in vars(s) if f.startswith("kafka_")] + ["checkpoint_interval_s"]
+    return {f"EPISODIC_{k.upper()}": str(getattr(s, k)) for k in keys}
+
+
+def _records(store: Any, stream_id: str) -> tuple[list[tuple], list[tuple]]:
+    memories = sorted(store.list_memories(stream_id=stream_id), key=lambda m: m.id)
+    events = sorted(store.list_events(stream_id=stream_id), key=lambda e: e.id)
+    return (
+        [(m.id, m.t_start, m.t_end, m.transcript_text, m.visual_text, m.ocr_text, len(m.snippets)) for m in memories],
+        [(e.id, e.memory_id, e.t_start, e.t_end, e.summary) for e in events],
+    )
+
+
+def _read_store(data: Path, stream_ids: list[str], **overrides: Any) -> dict[str, Any]:
+    c = Components(load_settings(data_dir=data, **overrides))
+    try:
+        out = {sid: _records(c.store, sid) for sid in stream_ids}
+        out["_streams"] = {i.stream_id: i for i in c.store.list_streams()}
+        out["_counts"] = c.store.counts()
+        return out
+    finally:
+        c.close()
+
+
+class Lines:
+    """Reads a child's stderr in a thread, so a test can wait for a line without blocking."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.seen: list[str] = []
+        self._q: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self._q.put(line)
+        self._q.put(None)
+
+    def wait_for(self, pattern: str, timeout_s: float = 240.0, count: int = 1) -> list[str]:
+        """Block until ``count`` lines matched ``pattern`` (in all lines seen so far)."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout_s
+        while sum(bool(rx.search(x)) for x in self.seen) < count:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {count}× {pattern!r} in {timeout_s} s:\n" + "".join(self.seen[-30:]))
+            try:
+                line = self._q.get(timeout=min(left, 1.0))
+            except queue.Empty:
+                continue
+            if line is None:
+                raise AssertionError(f"process ended before {pattern!r}:\n" + "".join(self.seen[-30:]))
+            self.seen.append(line)
+        return [x for x in self.seen if rx.search(x)]
+
+    def finish(self, timeout_s: float = 600.0) -> str:
+        self.proc.wait(timeout=timeout_s)
+        while True:
+            try:
+                line = self._q.get(timeout=5)
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.seen.append(line)
+        return "".join(self.seen)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def _ids_in_distinct_partitions(n: int, partitions: int, prefix: str) -> list[str]:
+    """Stream ids whose keys the default partitioner puts in ``n`` different partitions."""
+    out: dict[int, str] = {}
+    for i in range(1000):
+        sid = f"{prefix}-{i}"
+        p = (murmur2(sid.encode()) & 0x7FFFFFFF) % partitions
+        out.setdefault(p, sid)
+        if len(out) == n:
+            return list(out.values())
+    raise AssertionError("no such ids")
+
+
+SHORT = _ids_in_distinct_partitions(3, 3, "cam")  # three short streams, one per partition of 3
+
+
+# -- recordings and the embedded reference ------------------------------------------------------
+@pytest.fixture(scope="module")
+def media(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("live")
+    long = root / "long.mp4"
+    samples.make_recording(
+        long,
+        [samples.Scene(9, seed=i, tint=(40 * i, 200 - 30 * i, 90)) for i in range(1, 5)],
+        [
+            samples.Speech(1.0, "Maria parked the red bicycle."),
+            samples.Speech(12.0, "The train to Oxford leaves from platform seven."),
+            samples.Speech(24.0, "The library closes at six."),
+        ],
+    )
+    files = {LONG: long}
+    for i, (text, words) in enumerate(
+        [("NORTH GATE", "The delivery van is late again."),
+         ("HARBOUR", "Two boats left the harbour at noon."),
+         ("MARKET", "Fresh bread is sold at the market.")]
+    ):
+        p = root / f"short{i}.mp4"
+        samples.make_recording(p, [samples.Scene(6, seed=10 + i, text=text), samples.Scene(6, seed=20 + i)],
+                               [samples.Speech(1.0, words)])
+        files[SHORT[i]] = p
+    return files
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, media) -> dict[str, Any]:
+    """Embedded `episodic ingest` of every recording: the records the worker must match."""
+    data = tmp_path_factory.mktemp("embedded")
+    env = {"EPISODIC_CHECKPOINT_INTERVAL_S": str(CHECKPOINT_S)}
+    for sid, path in media.items():
+        run_cli("ingest", str(path), "--stream-id", sid, data=data, env=env)
+    return _read_store(data, list(media))
+
+
+@pytest.fixture()
+def kafka(kafka_broker, request) -> Settings:
+    return kafka_test_settings(kafka_broker, name=request.node.name, checkpoint_interval_s=CHECKPOINT_S)
+
+
+def _push(path: Path, sid: str, s: Settings, data: Path, *extra: str) -> dict[str, Any]:
+    out = run_cli("push", str(path), "--stream-id", sid, "--json", *extra, data=data, env=_kafka_env(s))
+    return json.loads(out.stdout)
+
+
+# -- push → worker = ingest ---------------------------------------------------------------------
+def test_push_then_worker_stores_what_ingest_stores(kafka, media, reference, tmp_path):
+    data = tmp_path / "worker"
+    pushed = _push(media[LONG], LONG, kafka, data)
+    assert pushed["stream_id"] == LONG and pushed["chunks"] >= 18 and abs(pushed["stream_s"] - 36) < 1
+    # the same recording pushed twice: the worker must store it once
+    assert _push(media[LONG], LONG, kafka, data)["chunks"] == pushed["chunks"]
+
+    out = run_cli("worker", "--exit-when-idle", "3", data=data, env=_kafka_env(kafka))
+    assert re.search(rf"worker stopped: {pushed['chunks']} chunks, 1 streams ended, {pushed['chunks']} skipped, 0 dead", out.stderr), out.stderr
+
+    got = _read_store(data, [LONG])
+    assert got[LONG] == reference[LONG]
+    assert got[LONG][0] and any("Oxford" in m[3] for m in got[LONG][0])
+    info = got["_streams"][LONG]
+    assert info.memories == len(reference[LONG][0]) and Checkpoint.of(info).ended
+    assert info.source == str(media[LONG].resolve())  # the same provenance ingest writes
+    events = json.loads(run_cli("events", "--stream-id", LONG, "--json", data=data).stdout)["events"]
+    assert len(events) == len(reference[LONG][1])
+
+
+# -- kill -9 in the middle of a stream ------------------------------------------------------------
+def test_worker_killed_mid_stream_resumes_without_loss_or_duplicates(kafka, media, reference, tmp_path):
+    data = tmp_path / "killed"
+    _push(media[LONG], LONG, kafka, data)
+    env = _kafka_env(kafka)
+    first = start_cli("worker", data=data, env=env)
+    try:
+        log = Lines(first)
+        log.wait_for(r"checkpoint at chunk", count=2)  # 2 runs stored, the third one open
+        time.sleep(1.0)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+    finally:
+        _stop(first)
+    assert first.returncode == -signal.SIGKILL
+    mid = _read_store(data, [LONG])
+    cp = Checkpoint.of(mid["_streams"][LONG])
+    assert cp is not None and cp.seq > 0 and not cp.ended  # killed mid-stream indeed
+
+    second = run_cli("worker", "--exit-when-idle", "3", data=data, env=env)
+    assert re.search(rf"{LONG}: resuming at chunk {cp.seq}\b", second.stderr), second.stderr
+    final = _read_store(data, [LONG])
+    assert final[LONG] == reference[LONG]  # none missing, none doubled, same content
+    counts = final["_counts"]
+    assert counts["memories"] == counts["events"] == len(reference[LONG][0]), counts
+    info = final["_streams"][LONG]
+    assert info.memories == len(reference[LONG][0]) == info.events and Checkpoint.of(info).ended
+
+
+# -- two workers, three streams, three partitions -------------------------------------------------
+@pytest.fixture()
+def shared_milvus(tmp_path) -> Any:
+    """A `milvus-lite server` on loopback: the store several worker processes share."""
+    port = free_port()
+    exe = Path(sys.executable).with_name("milvus-lite")
+    proc = subprocess.Popen(
+        [str(exe), "server", "--data-dir", str(tmp_path / "milvus"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        import socket
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise AssertionError("milvus-lite server did not start") from None
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_two_workers_share_three_streams(kafka, media, reference, tmp_path, shared_milvus):
+    s = kafka.replace(kafka_partitions=3)
+    data = tmp_path / "shared"
+    env = {**_kafka_env(s), "EPISODIC_MILVUS_URI": shared_milvus}
+    sids = SHORT  # one per partition of three
+    sources = {sid: media[sid] for sid in sids}
+    kafka_io.ensure_topics(s)
+    workers = [start_cli("worker", "--exit-when-idle", "6", data=data, env=env) for _ in range(2)]
+    try:
+        logs = [Lines(w) for w in workers]
+        for log in logs:
+            log.wait_for(r"assigned \[.+\]", timeout_s=180)
+        for sid, path in sources.items():
+            _push(path, sid, s, data)
+        texts = [log.finish() for log in logs]
+    finally:
+        for w in workers:
+            _stop(w)
+    for w, text in zip(workers, texts, strict=True):
+        assert w.returncode == 0, text
+    done = [re.search(r"worker stopped: (\d+) chunks, (\d+) streams ended", t) for t in texts]
+    assert all(done), texts
+    ended = [int(m.group(2)) for m in done]
+    assert sum(ended) == 3 and min(int(m.group(1)) for m in done) > 0, texts  # both did work
+
+    got = _read_store(data, sids, milvus_uri=shared_milvus)
+    for sid in sids:
+        assert got[sid] == reference[sid], sid
+    assert set(got["_streams"]) == set(sids)
+
+
+# -- dead letters, malformed and oversized messages -----------------------------------------------
+def _dead_letters(s: Settings, want: int) -> list[Any]:
+    consumer = kafka_io.make_consumer(s, [s.kafka_dlq_topic], group_id=s.kafka_group_id + ".dlq-reader")
+    out: list[Any] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(out) < want and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=300).values():
+                out.extend(kafka_io.decode_dead_letter(r.value) for r in records)
+    finally:
+        consumer.close()
+    return out
+
+
+def test_bad_messages_go_to_the_dead_letter_topic_and_streams_go_on(kafka, media, reference, tmp_path):
+    s = kafka.replace(data_dir=tmp_path / "dlq")
+    kafka_io.ensure_topics(s)
+    with Chunker(str(media[SHORT[0]]), "cam-bad", s) as chunker:
+        bad_stream = list(chunker)
+    assert len(bad_stream) >= 5
+    broken = bad_stream[2]
+    broken.payload = b"\x47" + bytes(range(256)) * 200  # an MPEG-TS sync byte, then noise
+    with kafka_io.ChunkProducer(s) as producer:
+        futures = [producer.send("cam-bad", c.to_bytes()) for c in bad_stream[:3]]
+        futures.append(producer.send("cam-bad", b"\x08\x96\x01 this is not a MediaChunk \xff\xfe"))
+        oversized = media_pb2.MediaChunk(
+            schema_version=SCHEMA_VERSION, stream_id="cam-bad", seq=99, t_start=30.0, t_end=31.0,
+            container="mpegts", video_codec="h264", payload=b"\x00" * (s.chunk_max_bytes + 1024),
+        )
+        futures.append(producer.send("cam-bad", oversized.SerializeToString()))
+        futures += [producer.send("cam-bad", c.to_bytes()) for c in bad_stream[3:]]
+        producer.flush()
+        for i, f in enumerate(futures):
+            kafka_io.delivery_result(f, f"message {i}", s)
+    push_source(str(media[SHORT[1]]), SHORT[1], s)  # a neighbour on the same topic
+
+    components = Components(s)
+    worker = Worker(components)
+    try:
+        stats = worker.run(idle_exit_s=3.0)
+    finally:
+        worker.close()
+    try:
+        assert stats.dead_lettered == 3 and stats.streams_ended == 2
+        assert _records(components.store, SHORT[1]) == reference[SHORT[1]]
+        bad = _records(components.store, "cam-bad")
+        assert bad[0], "the stream went on after its corrupt chunk"
+        assert max(m[2] for m in bad[0]) > bad_stream[-1].t_end - 1.0  # up to its end
+    finally:
+        components.close()
+
+    letters = _dead_letters(s, 3)
+    assert len(letters) == 3
+    by_offset = sorted(letters, key=lambda d: d.offset)
+    corrupt, malformed, big = by_offset
+    assert corrupt.HasField("chunk") and corrupt.chunk.seq == broken.seq and corrupt.chunk.stream_id == "cam-bad"
+    assert corrupt.reason and corrupt.topic == s.kafka_topic
+    assert not malformed.HasField("chunk") and malformed.raw_value.startswith(b"\x08\x96\x01")
+    assert "chunk_max_bytes" in big.reason or "too large" in big.reason, big.reason
+    for d in letters:
+        assert "\n" not in d.reason and d.worker_id
+
+
+# -- the broker goes away while a push runs ------------------------------------------------------
+def test_push_rides_out_a_broker_restart(media, tmp_path):
+    """acks=all: the producer retries through a short broker outage and every chunk the
+    broker acknowledges after it comes back is there, in order (this broker keeps messages
+    in memory, so what it held before the restart is gone with it: a durable Kafka keeps
+    those too); when the broker stays away, the push fails with one line naming the chunk."""
+    with LocalBroker(log_dir=tmp_path / "tansu") as broker:  # its own log dir survives stop()
+        s = kafka_test_settings(broker, name="restart", kafka_delivery_timeout_ms=30000, data_dir=tmp_path)
+        kafka_io.ensure_topics(s)
+        result: dict[str, Any] = {}
+        sender = ChunkSender(s)
+
+        def run() -> None:
+            try:
+                result["progress"] = push_source(str(media[SHORT[0]]), "cam-r", s, realtime=True, sender=sender)
+            except Exception as exc:  # noqa: BLE001 - the test reports it
+                result["error"] = exc
+
+        t = threading.Thread(target=run)
+        t.start()
+        time.sleep(4.0)
+        broker.stop()
+        time.sleep(2.0)
+        broker.start()
+        kafka_io.ensure_topics(s)
+        t.join(timeout=120)
+        assert not t.is_alive()
+        sender.close()
+        assert "error" not in result, result.get("error")
+        # this broker forgot the producer's id with everything else: a new producer took over
+        assert sender.rebuilds >= 1
+        progress = result["progress"]
+        total = progress.chunks
+        consumer = kafka_io.make_consumer(s, [s.kafka_topic])
+        try:
+            got: list[int] = []
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and (not got or got[-1] != total - 1):
+                for records in consumer.poll(timeout_ms=300).values():
+                    got += [media_pb2.MediaChunk.FromString(r.value).seq for r in records]
+        finally:
+            consumer.close()
+        assert got and got == list(range(got[0], total)), got  # the tail is complete and ordered
+        assert got[0] < total - 2  # chunks sent during and after the outage arrived
+
+        # the broker does not come back: a clear failure within the delivery timeout
+        s2 = s.replace(kafka_delivery_timeout_ms=5000, kafka_request_timeout_ms=3000)
+        result.clear()
+
+        def run2() -> None:
+            try:
+                push_source(str(media[SHORT[1]]), "cam-r2", s2, realtime=True)
+            except Exception as exc:  # noqa: BLE001
+                result["error"] = exc
+
+        t2 = threading.Thread(target=run2)
+        t2.start()
+        time.sleep(2.0)
+        broker.stop()
+        t2.join(timeout=120)
+        assert not t2.is_alive()
+    err = result.get("error")
+    assert err is not None and "chunk" in str(err) and "\n" not in str(err), err
