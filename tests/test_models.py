@@ -119,7 +119,9 @@ def test_whisper_transcribes_synthesized_speech_in_stream_time(
     audio = np.concatenate([np.zeros(8000, np.float32), audio, np.zeros(16000, np.float32)])
     pieces = whisper.transcribe(audio, 16000, t_offset=3.0)
     text = " ".join(p.text for p in pieces).lower()
-    assert "bicycle" in text and "bakery" in text, text
+    # tiny.en hears the last word as "bakery" or "makery" depending on the machine's int8
+    # kernels: hold it to the words it always gets
+    assert all(w in text for w in ("red", "bicycle", "parked")), text
     end = 3.0 + audio.size / 16000 + 1e-6
     assert all(3.0 <= p.t_start <= p.t_end <= end for p in pieces)
     assert all(p.text == p.text.strip() for p in pieces)
