@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -566,6 +567,20 @@ def _parse_options(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
+def _lazy_bar(bar: Any, name: str, counts: Callable[[Any], str]) -> Callable[[Any], None]:
+    """A progress callback whose bar appears with the first progress, so a source that
+    cannot be opened gives its one-line error and no empty bar."""
+    task = None
+
+    def show(p: Any) -> None:
+        nonlocal task
+        if task is None:
+            task = bar.start(name)
+        bar.show(task, p, counts(p))
+
+    return show
+
+
 def _push_summary(progress: Any) -> dict[str, Any]:
     return {
         "stream_id": progress.stream_id,
@@ -601,11 +616,11 @@ def push(
     from episodic.progress import IngestProgress
     from episodic.push import push_source
 
+    options = _parse_options(option)
     with IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
-        task = bar.start(f"push {stream_id}")
         progress = push_source(
-            source, stream_id, settings, realtime=realtime, format=format, options=_parse_options(option),
-            on_progress=lambda p: bar.show(task, p, f"{p.chunks} chunks · {p.bytes / 1e6:.1f} MB"),
+            source, stream_id, settings, realtime=realtime, format=format, options=options,
+            on_progress=_lazy_bar(bar, f"push {stream_id}", lambda p: f"{p.chunks} chunks · {p.bytes / 1e6:.1f} MB"),
         )
     for w in progress.warnings:
         err.print(f"[yellow]warning[/yellow]: {w}")
@@ -646,11 +661,10 @@ def replay(
     done, failures = [], []
     with ChunkSender(settings) as sender, IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
         for f, sid in jobs:
-            task = bar.start(sid)
             try:
                 progress = push_source(
                     str(f), sid, settings, realtime=realtime, sender=sender,
-                    on_progress=lambda p, t=task: bar.show(t, p, f"{p.chunks} chunks"),
+                    on_progress=_lazy_bar(bar, sid, lambda p: f"{p.chunks} chunks"),
                 )
             except EpisodicError as exc:
                 failures.append({"file": str(f), "stream_id": sid, "error": str(exc)})
@@ -717,10 +731,11 @@ def demo(
     out: Annotated[Path, typer.Option("--out", help="Where to write the sample recording.")] = Path(
         "episodic-demo.mp4"
     ),
+    kafka: Annotated[bool, typer.Option("--kafka/--no-kafka", help="Also send the recording through Kafka (a local broker, push, worker) as stream \"demo-live\".")] = True,
     data: DataOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Generate a one-minute sample recording with speech (needs espeak-ng), ingest it as stream "demo", list its events and answer one question from it: the whole embedded pipeline in one command."""
+    """Generate a one-minute sample recording with speech (needs espeak-ng), ingest it as stream "demo", list its events and answer one question from it: the whole embedded pipeline in one command. Then the live path: a local Kafka broker, `push` and a `worker` store the same recording as "demo-live"."""
     from episodic import samples
 
     err.print(f"generating a sample recording at {out} …")
@@ -743,6 +758,41 @@ def demo(
         config=config,
         json_out=False,
     )
+    if kafka:
+        _demo_live(out, data, config)
+
+
+def _demo_live(recording: Path, data: Path | None, config: Path | None) -> None:
+    """The demo's live path: a local broker, `episodic push`, an `episodic worker` until the
+    topic is drained, and a check that it stored what embedded ingest stored."""
+    from episodic.dev_broker import LocalBroker, tansu_binary
+    from episodic.errors import ConfigError
+
+    try:
+        tansu_binary()
+    except ConfigError as exc:
+        err.print(f"\nskipping the Kafka part of the demo: {exc}", highlight=False)
+        return
+    err.print("\n[bold]live path[/bold]: a local Kafka broker (Tansu, in memory) → episodic push → episodic worker", highlight=False)
+    with LocalBroker() as broker:
+        push(str(recording), stream_id="demo-live", realtime=False, format=None, option=None,
+             bootstrap=broker.bootstrap, data=data, config=config, json_out=False)
+        worker(exit_when_idle=2.0, group=None, bootstrap=broker.bootstrap, data=data, config=config)
+    events(stream_id="demo-live", data=data, config=config, json_out=False)
+    _, store = _open_store(data, config)
+    if store is None:
+        raise typer.Exit(1)
+    try:
+        a, b = (
+            [(m.t_start, m.t_end, m.transcript_text) for m in store.list_memories(stream_id=sid)]
+            for sid in ("demo", "demo-live")
+        )
+    finally:
+        store.close()
+    same = "the same memories" if a == b else "[red]different memories[/red]"
+    err.print(f"demo-live: {len(b)} memories through Kafka, {same} as the embedded ingest of the same file")
+    if a != b:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -84,17 +84,19 @@ def push_source(
 ) -> PushProgress:
     """Produce every chunk of ``source`` as ``stream_id``; returns once all are acknowledged."""
     validate_stream_id(stream_id)
+    timeout = 15.0 if _is_live(source) else None
+    # the source first: a missing or unreadable one fails before anything talks to Kafka
+    chunker = Chunker(
+        source, stream_id, settings, format=format, options=options, timeout=timeout,
+        display_source=display_source(source),
+    )
     own = sender is None
-    if sender is None:
-        sender = ChunkSender(settings)
     progress = PushProgress(stream_id)
-    started = time.monotonic()
     try:
-        timeout = 15.0 if _is_live(source) else None
-        with Chunker(
-            source, stream_id, settings, format=format, options=options, timeout=timeout,
-            display_source=display_source(source),
-        ) as chunker:
+        if sender is None:
+            sender = ChunkSender(settings)
+        started = time.monotonic()
+        with chunker:
             progress.duration_s = chunker.info.duration_s
             for chunk in chunker:
                 if realtime:
@@ -111,7 +113,8 @@ def push_source(
             progress.warnings = list(chunker.warnings)
         sender.flush()
     finally:
-        if own:
+        chunker.close()
+        if own and sender is not None:
             sender.close()
     progress.wall_s = time.monotonic() - started
     if on_progress is not None:

@@ -421,3 +421,50 @@ def test_push_rides_out_a_broker_restart(media, tmp_path):
         assert not t2.is_alive()
     err = result.get("error")
     assert err is not None and "chunk" in str(err) and "\n" not in str(err), err
+
+
+# -- replay: a folder through the same path --------------------------------------------------------
+def test_replay_a_folder_through_kafka(kafka, media, reference, tmp_path):
+    folder = tmp_path / "archive"
+    (folder / "day1").mkdir(parents=True)
+    for sid in SHORT[:2]:
+        (folder / "day1" / f"{sid}.mp4").write_bytes(media[sid].read_bytes())
+    (folder / "day1" / "broken.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64)
+    (folder / "notes.txt").write_text("not a recording")
+    data = tmp_path / "replayed"
+    env = _kafka_env(kafka)
+    out = run_cli("replay", str(folder), "--json", data=data, env=env, check=False)
+    assert out.returncode == 3, out.stderr  # one recording failed; the others went through
+    report = json.loads(out.stdout)
+    assert sorted(r["stream_id"] for r in report["replayed"]) == sorted(SHORT[:2])
+    assert [f["stream_id"] for f in report["failed"]] == ["broken"] and report["failed"][0]["error"]
+    assert report["stream_minutes"] > 0.3
+
+    run_cli("worker", "--exit-when-idle", "3", data=data, env=env)
+    got = _read_store(data, SHORT[:2])
+    for sid in SHORT[:2]:
+        assert got[sid] == reference[sid], sid
+
+
+# -- bad input on the command line (no models needed) -------------------------------------------------
+def test_push_and_worker_bad_input_are_one_line_errors(kafka, media, tmp_path):
+    env = _kafka_env(kafka)
+    data = tmp_path / "d"
+    cases = [
+        (("push", str(tmp_path / "missing.mp4"), "--stream-id", "cam"), env, "not found"),
+        (("push", str(media[SHORT[0]]), "--stream-id", "bad id'; drop"), env, "stream id"),
+        (("push", str(media[SHORT[0]]), "--stream-id", "cam", "--option", "novalue"), env, "KEY=VALUE"),
+        (("replay", str(tmp_path / "nothing-here")), env, "no recordings"),
+        (("replay", str(media[SHORT[0]].parent), "--stream-id-from", "weird"), env, "filename or parent"),
+    ]
+    for args, e, words in cases:
+        out = run_cli(*args, data=data, env=e, check=False)
+        assert out.returncode == 2, (args, out.stderr)
+        lines = [x for x in out.stderr.strip().splitlines() if x.strip()]
+        assert len(lines) == 1 and words in lines[0] and "Traceback" not in out.stderr, (args, out.stderr)
+    dead = {**env, "EPISODIC_KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{free_port()}",
+            "EPISODIC_KAFKA_REQUEST_TIMEOUT_MS": "3000"}
+    for args in (("push", str(media[SHORT[0]]), "--stream-id", "cam"), ("worker", "--exit-when-idle", "1")):
+        out = run_cli(*args, data=data, env=dead, check=False, timeout=120)
+        assert out.returncode == 7, (args, out.stderr)
+        assert "cannot reach a Kafka broker" in out.stderr and "Traceback" not in out.stderr, out.stderr
