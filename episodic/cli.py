@@ -419,7 +419,7 @@ def _memory_qa(data: Path | None, config: Path | None) -> tuple[Any, Any]:
 
     components = Components(settings)
     try:
-        return MemoryQA(components), components
+        return MemoryQA(components, warm_after_request=False), components
     except BaseException:
         components.close()
         raise

@@ -90,6 +90,7 @@ class Worker:
         self.committed: dict[Any, int] = {}
         self.stats = WorkerStats()
         self._ignored_sessions: set[str] = set()
+        self._joined_at: float | None = None  # when the group last assigned us partitions
         self.on_chunk = on_chunk
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -111,6 +112,7 @@ class Worker:
                 worker._release(set(revoked))
 
             def on_partitions_assigned(self, assigned: Any) -> None:
+                worker._joined_at = time.monotonic()
                 log.info("assigned %s", sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
 
         self.c.ensure_schema()
@@ -133,7 +135,8 @@ class Worker:
                     idle_exit_s is not None
                     and not batch
                     and not self.streams
-                    and time.monotonic() - last_record >= idle_exit_s
+                    and self._joined_at is not None  # idle only counts once in the group
+                    and time.monotonic() - max(last_record, self._joined_at) >= idle_exit_s
                 ):
                     break
         finally:

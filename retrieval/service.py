@@ -191,8 +191,11 @@ class Trace:
 class MemoryQA:
     """Questions and moment search over one store; safe to share between threads."""
 
-    def __init__(self, components) -> None:
+    def __init__(self, components, warm_after_request: bool = True) -> None:
+        """``warm_after_request=False`` for one-shot use (a CLI question): the vector cache
+        would load in the background only to be thrown away when the process ends."""
         self.c = components
+        self._warm_after_request = warm_after_request
         self.settings = components.settings
         self.scorer = TextScorer(components.embedder)
         self.analyzer = QueryAnalyzer(components.embedder)
@@ -234,7 +237,7 @@ class MemoryQA:
         return self.ask_traced(req)[0]
 
     def _after_request(self) -> None:
-        if not self._store_warm:
+        if self._warm_after_request and not self._store_warm:
             # the answer is out already: on failure searches simply stay on Milvus
             with contextlib.suppress(EpisodicError):
                 self.warm_store(background=True)
