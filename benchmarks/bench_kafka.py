@@ -103,6 +103,7 @@ def run_worker_until(worker: Worker, done: threading.Event) -> threading.Thread:
 def live(settings: Settings, c: Components, rec: Path, n: int, seconds: float, work: Path) -> dict[str, Any]:
     s = settings.replace(kafka_topic=f"bench.live{n}", kafka_dlq_topic=f"bench.live{n}.dlq",
                          kafka_group_id=f"bench-live{n}")
+    c.settings = s  # the worker takes its topic and group from its components (models stay loaded)
     probe = Probe()
     probe.wrap(c.store)
     worker = Worker(c, on_chunk=probe.on_chunk)
@@ -156,6 +157,7 @@ def replay(settings: Settings, c: Components, recs: list[Path], work: Path) -> d
     from stream import kafka_io
 
     kafka_io.ensure_topics(s)
+    c.settings = s
     worker = Worker(c)
     done = threading.Event()
     thread = run_worker_until(worker, done)
