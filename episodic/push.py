@@ -205,7 +205,6 @@ class ChunkSender:
             self.pending.pop(0)
 
     def _rebuild(self, cause: str) -> None:
-        from episodic.errors import KafkaError
         from stream import kafka_io
 
         self.rebuilds += 1
@@ -215,12 +214,9 @@ class ChunkSender:
             "chunk(s) again with a new producer", cause, first.seq, first.stream_id, len(self.pending),
         )
         self.producer.close(timeout=0)
-        try:
-            kafka_io.ensure_topics(self.settings)  # a broker without durable state lost them too
-            self.producer = kafka_io.ChunkProducer(self.settings)
-        except KafkaError:
-            time.sleep(1.0)  # the broker is still away: the caller's deadline decides
-            self.producer = kafka_io.ChunkProducer(self.settings)
+        # both wait up to kafka_request_timeout_ms for a broker that is still coming back
+        kafka_io.ensure_topics(self.settings)  # a broker without durable state lost them too
+        self.producer = kafka_io.ChunkProducer(self.settings)
         for sent in self.pending:
             sent.future = self._produce(sent.chunk, sent.value)
         self.producer.flush()
