@@ -109,6 +109,26 @@ class Settings:
     # and prompt processing dominates its latency (the paper allows GPT-4o 120k tokens).
     answer_context_chars: int = 1200
 
+    # -- multi-video articles (MARQUIS, seed 000) ----------------------------------------
+    # Sub-queries a request is decomposed into: the paper averages 22.6 (1–25) for long
+    # analyst requests; short requests get fewer (as many as they have distinct facets).
+    article_max_sub_queries: int = 25
+    article_decomposer: str = "auto"  # auto | rules | llm (auto: llm only with llm = openai)
+    article_fusion: str = "rrf"  # rrf | wrrf | max | mean | sum (MARQUIS Table 1/2: RRF K=10 best)
+    article_rrf_k: float = 10.0
+    article_per_query_k: int = 20  # depth of each sub-query's ranked segment list
+    article_max_segments: int = 12  # fused segments whose evidence is extracted
+    # a note is a claim when its hybrid score for some sub-query reaches this (cos 0.45 alone)
+    article_claim_min_score: float = 0.25
+    article_support_min: float = 0.5  # calibration: claims with lower support are dropped
+    article_max_claims: int = 24  # claims an article is written from, most relevant first
+    article_min_claims: int = 2  # fewer calibrated claims → the article says evidence is thin
+    article_top_clusters: int = 5  # GINGER: clusters summarised (MARQUIS Table 5: top 5)
+    article_cluster_cos: float = 0.55  # GINGER: claims at least this similar share a facet
+    article_claims_per_cluster: int = 3
+    article_writer_llm: str = "auto"  # auto | always | never (auto: only with llm = openai)
+    article_max_tokens: int = 768
+
     # -- snippet store ---------------------------------------------------------------------
     snippet_max_width: int = 640
     snippet_fps: float = 15.0
@@ -292,6 +312,26 @@ def validate(s: Settings) -> Settings:
         problems.append("visual_fallback_sim is a cosine in [-1, 1]")
     if s.association_window_s < 0:
         problems.append("association_window_s must be >= 0")
+    if s.article_decomposer not in ("auto", "rules", "llm"):
+        problems.append("article_decomposer must be auto, rules or llm")
+    if s.article_writer_llm not in ("auto", "always", "never"):
+        problems.append("article_writer_llm must be auto, always or never")
+    if s.article_fusion not in ("rrf", "wrrf", "max", "mean", "sum"):
+        problems.append("article_fusion must be rrf, wrrf, max, mean or sum")
+    if not 0 < s.article_rrf_k <= 10000:
+        problems.append("article_rrf_k must be in (0, 10000]")
+    if not 0 <= s.article_support_min <= 1:
+        problems.append("article_support_min is a probability in [0, 1]")
+    if not -1 <= s.article_cluster_cos <= 1:
+        problems.append("article_cluster_cos is a cosine in [-1, 1]")
+    if not 1 <= s.article_max_sub_queries <= 50:
+        problems.append("article_max_sub_queries must be in 1..50")
+    for name in ("article_per_query_k", "article_max_segments", "article_max_claims",
+                 "article_top_clusters", "article_claims_per_cluster", "article_max_tokens"):
+        if getattr(s, name) < 1:
+            problems.append(f"{name} must be >= 1")
+    if s.article_min_claims < 0:
+        problems.append("article_min_claims must be >= 0")
     for name in ("fast_top_k", "recall_top_k", "search_candidates", "search_max_memories",
                  "answer_max_tokens", "answer_context_chars"):
         if getattr(s, name) < 1:

@@ -90,3 +90,55 @@ def detailed_answer_messages(
     parts.append("Notes:\n" + ("\n".join(f"- {n}" for n in notes) if notes else "- (none)"))
     user = "\n\n".join(parts) + f"\n\nQuestion: {question}{_options_block(options)}\nShort answer:"
     return [ChatMessage("system", ANSWER_SYSTEM), ChatMessage("user", user)]
+
+
+# -- multi-video articles (MARQUIS, seed 000) ---------------------------------------------
+#
+# Used only with a capable model (llm = openai, e.g. Qwen2.5 on vLLM): every reply is
+# validated (JSON shape, citation numbers, support of each sentence by the claims it cites)
+# and degrades to the extractive writers when it fails.
+
+DECOMPOSE_SYSTEM = (
+    "You turn a request for a report about recorded video into short search phrases. Each "
+    "phrase asks for one thing that could be seen, heard or read in the recordings, in a few "
+    "words, without instructions about the report itself. Reply with a JSON list of strings "
+    "and nothing else."
+)
+
+
+def decompose_user(request: str, limit: int) -> str:
+    return (
+        f"Request: {request}\n\n"
+        f"Give between 1 and {limit} search phrases, fewer for a simple request. JSON list:"
+    )
+
+
+ARTICLE_SYSTEM = (
+    "You write short factual reports from numbered evidence taken from video recordings. "
+    "Use only the evidence. Every sentence must end with the numbers of the evidence items it "
+    "rests on, in square brackets, like [2] or [1][4]. Do not add facts, names, numbers or "
+    "causes that the evidence does not state. If items disagree, say so."
+)
+
+
+def numbered_evidence(items: list[str]) -> str:
+    return "\n".join(f"[{i + 1}] {text}" for i, text in enumerate(items))
+
+
+def article_user(request: str, items: list[str], sentences: str = "several") -> str:
+    """CAG (one synthesis pass) and GINGER's per-cluster summaries."""
+    return (
+        f"Evidence:\n{numbered_evidence(items)}\n\n"
+        f"Request: {request}\n"
+        f"Write {sentences} sentences of a report that answers the request. Plain text, no "
+        "headings, no list."
+    )
+
+
+def fluency_user(text: str) -> str:
+    """GINGER's last pass: smoother prose, the same facts and the same [n] markers."""
+    return (
+        "Rewrite the report below so it reads as fluent connected prose. Keep every fact and "
+        "keep each sentence's [n] markers on that sentence. Do not add anything.\n\n"
+        f"Report:\n{text}"
+    )

@@ -6,12 +6,9 @@ into the model cache (~40 s, once); later runs load it in about a second.
 
 from __future__ import annotations
 
-import http.server
 import importlib.util
-import json
 import shutil
 import subprocess
-import threading
 import wave
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +45,8 @@ from memory.vision import (
 from reasoning.llm import ChatMessage, LanguageModel
 from reasoning.local_llm import LocalSmolLM
 from reasoning.openai_llm import OpenAICompatibleLLM
+from tests.openai_standin import ChatStandIn as _Server
+from tests.openai_standin import chat_reply as _reply
 
 SETTINGS = Settings()
 
@@ -266,44 +265,6 @@ def test_local_llm_rejects_a_bad_model_path(tmp_path: Path) -> None:
 
 
 # -- OpenAI-compatible client -----------------------------------------------------------------
-
-
-class _Server:
-    """A tiny chat-completions stand-in on 127.0.0.1 that plays scripted answers."""
-
-    def __init__(self) -> None:
-        self.script: list[tuple[int, bytes]] = []
-        self.requests: list[tuple[str, dict[str, str], dict]] = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.requests.append((self.path, dict(self.headers), json.loads(body)))
-                status, payload = outer.script.pop(0) if outer.script else (200, _reply("ok"))
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def _reply(text: str) -> bytes:
-    return json.dumps(
-        {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
-    ).encode()
 
 
 @pytest.fixture(scope="module")
