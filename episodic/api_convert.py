@@ -1,4 +1,4 @@
-"""One shape for answers, moments and records, whoever asks: the gRPC messages and the CLI's
+"""One shape for answers, articles, moments and records, whoever asks: the gRPC messages and the CLI's
 ``--json`` documents are both made here, from the contract dataclasses of
 :mod:`retrieval.types` and the memory records.
 
@@ -19,6 +19,19 @@ from typing import Any
 from episodic.errors import InputError
 from memory.records import ShortTermMemory, StreamInfo, ThetaEvent, validate_stream_id
 from proto.episodic.v1 import episodic_pb2 as pb
+from reasoning.article_types import (
+    Article,
+    ArticleProgress,
+    ArticleRequest,
+    ArticleStyle,
+    Citation,
+    Claim,
+    Fusion,
+    Grounding,
+    Section,
+    Sentence,
+    Step,
+)
 from retrieval.types import AskRequest, AskResult, Evidence, Moment, Pathway, QueryType, Scope
 
 # -- request limits (shared by the server and the in-process CLI) ------------------------------
@@ -39,6 +52,22 @@ _QUERY_TYPE_TO_PROTO = {
 }
 _QUERY_TYPE_FROM_PROTO = {v: k for k, v in _QUERY_TYPE_TO_PROTO.items()}
 _CONTENT_TYPES = {".mp4": "video/mp4", ".m4a": "audio/mp4"}
+_STYLE_TO_PROTO = {
+    ArticleStyle.BULLET: pb.ARTICLE_STYLE_BULLET,
+    ArticleStyle.CAG: pb.ARTICLE_STYLE_CAG,
+    ArticleStyle.GINGER: pb.ARTICLE_STYLE_GINGER,
+}
+_STYLE_FROM_PROTO = {v: k for k, v in _STYLE_TO_PROTO.items()}
+_FUSION_TO_PROTO = {
+    Fusion.RRF: pb.FUSION_METHOD_RRF,
+    Fusion.WEIGHTED_RRF: pb.FUSION_METHOD_WEIGHTED_RRF,
+    Fusion.MAX: pb.FUSION_METHOD_MAX,
+    Fusion.MEAN: pb.FUSION_METHOD_MEAN,
+    Fusion.SUM: pb.FUSION_METHOD_SUM,
+}
+_FUSION_FROM_PROTO = {v: k for k, v in _FUSION_TO_PROTO.items()}
+ARTICLE_STYLE_DEFAULT = ArticleStyle.GINGER  # what ARTICLE_STYLE_UNSPECIFIED stands for
+FUSION_DEFAULT = None  # FUSION_METHOD_UNSPECIFIED: the server's configured article_fusion
 
 
 # -- validation --------------------------------------------------------------------------------
@@ -131,6 +160,77 @@ def search_args(
     )
 
 
+def check_style(style: Any) -> ArticleStyle:
+    """An article style by its name ("bullet", "cag", "ginger") or as the enum."""
+    return _check_choice(style, ArticleStyle, "style")
+
+
+def check_fusion(fusion: Any) -> Fusion | None:
+    """A fusion method by its name ("rrf", "wrrf", "max", "mean", "sum") or as the enum;
+    "weighted_rrf" is accepted for "wrrf" because that is the proto's spelling. None or ""
+    leaves the choice to the configured ``article_fusion``."""
+    if fusion is None or fusion == "":
+        return None
+    return _check_choice(fusion, Fusion, "fusion")
+
+
+def _check_choice(value: Any, enum: Any, what: str) -> Any:
+    if isinstance(value, enum):
+        return value
+    if isinstance(value, str):
+        name = value.strip().lower().replace("-", "_")
+        for member in enum:
+            if name in (member.value, member.name.lower()):
+                return member
+    names = ", ".join(m.value for m in enum)
+    raise InputError(f"{what} must be one of {names}, got {value!r}")
+
+
+def check_max_sub_queries(n: Any) -> int | None:
+    """None (the configured default) for 0, because proto3 cannot tell unset from 0; else a
+    positive integer. The upper bound is the article service's own (see
+    :func:`article_request`), so the limit lives in one place."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise InputError(f"max_sub_queries must be an integer, got {n!r}")
+    if n < 0:
+        raise InputError(f"max_sub_queries must be 0 (the default) or more, got {n}")
+    return n or None
+
+
+def article_request(
+    request: str,
+    style: Any = ARTICLE_STYLE_DEFAULT,
+    stream_ids: Iterable[str] = (),
+    t_min: float | None = None,
+    t_max: float | None = None,
+    fusion: Any = FUSION_DEFAULT,
+    max_sub_queries: int = 0,
+    deadline_s: float | None = None,
+) -> ArticleRequest:
+    """A validated ArticleRequest (raises InputError naming the bad field).
+
+    The article service's own checks (:func:`reasoning.marquis.validate_article_request`) run
+    here too where it is installed, so the CLI refuses a bad request before sending it and the
+    message is the same in-process and through a server.
+    """
+    t_min, t_max = check_time_range(t_min, t_max)
+    req = ArticleRequest(
+        request=check_text(request, "request"),
+        style=check_style(style),
+        scope=Scope(stream_ids=check_stream_ids(stream_ids), t_min=t_min, t_max=t_max),
+        fusion=check_fusion(fusion),
+        max_sub_queries=check_max_sub_queries(max_sub_queries),
+        deadline_s=deadline_s,
+    )
+    try:
+        from reasoning.marquis import validate_article_request
+    except ModuleNotFoundError as exc:
+        if exc.name != "reasoning.marquis":
+            raise
+        return req  # article writing is not installed; whoever runs it will say so
+    return validate_article_request(req)
+
+
 # -- requests as messages (the CLI's client side) -----------------------------------------------
 def ask_request_to_proto(req: AskRequest) -> pb.AskRequest:
     msg = pb.AskRequest(
@@ -154,6 +254,48 @@ def ask_request_from_proto(msg: pb.AskRequest, deadline_s: float | None = None) 
         msg.t_min if msg.HasField("t_min") else None,
         msg.t_max if msg.HasField("t_max") else None,
         msg.top_k,
+        deadline_s,
+    )
+
+
+def article_request_to_proto(req: ArticleRequest) -> pb.ArticleRequest:
+    msg = pb.ArticleRequest(
+        request=req.request,
+        style=_STYLE_TO_PROTO[ArticleStyle(req.style)],
+        stream_ids=list(req.scope.stream_ids or ()),
+        fusion=pb.FUSION_METHOD_UNSPECIFIED if req.fusion is None else _FUSION_TO_PROTO[Fusion(req.fusion)],
+        max_sub_queries=req.max_sub_queries or 0,
+    )
+    if req.scope.t_min is not None:
+        msg.t_min = req.scope.t_min
+    if req.scope.t_max is not None:
+        msg.t_max = req.scope.t_max
+    return msg
+
+
+def article_request_from_proto(msg: pb.ArticleRequest, deadline_s: float | None = None) -> ArticleRequest:
+    """The request a message stands for; UNSPECIFIED enums are the defaults, and a number this
+    server does not know (proto3 enums are open) is an InputError, not a silent default."""
+    if msg.style == pb.ARTICLE_STYLE_UNSPECIFIED:
+        style = ARTICLE_STYLE_DEFAULT
+    elif msg.style in _STYLE_FROM_PROTO:
+        style = _STYLE_FROM_PROTO[msg.style]
+    else:
+        raise InputError(f"style {msg.style} is not an ArticleStyle this server knows")
+    if msg.fusion == pb.FUSION_METHOD_UNSPECIFIED:
+        fusion = FUSION_DEFAULT
+    elif msg.fusion in _FUSION_FROM_PROTO:
+        fusion = _FUSION_FROM_PROTO[msg.fusion]
+    else:
+        raise InputError(f"fusion {msg.fusion} is not a FusionMethod this server knows")
+    return article_request(
+        msg.request,
+        style,
+        list(msg.stream_ids),
+        msg.t_min if msg.HasField("t_min") else None,
+        msg.t_max if msg.HasField("t_max") else None,
+        fusion,
+        msg.max_sub_queries,
         deadline_s,
     )
 
@@ -262,6 +404,194 @@ def ask_result_to_dict(r: AskResult) -> dict[str, Any]:
         "fast_confidence": round(r.fast_confidence, 4),
         "timings_ms": {k: round(v, 1) for k, v in sorted(r.timings_ms.items())},
     }
+
+
+# -- articles ------------------------------------------------------------------------------------
+def article_to_proto(a: Article) -> pb.ArticleResult:
+    return pb.ArticleResult(
+        request=a.request,
+        style=_STYLE_TO_PROTO[ArticleStyle(a.style)],
+        title=a.title,
+        sections=[
+            pb.Section(
+                heading=sec.heading,
+                sentences=[pb.Sentence(text=s.text, citations=list(s.citations)) for s in sec.sentences],
+            )
+            for sec in a.sections
+        ],
+        citations=[
+            pb.Citation(
+                n=c.n,
+                stream_id=c.stream_id,
+                segment_id=c.segment_id,
+                t_start=c.t_start,
+                t_end=c.t_end,
+                snippet_uri=c.snippet_uri,
+            )
+            for c in a.citations
+        ],
+        claims=[
+            pb.Claim(
+                id=c.id,
+                text=c.text,
+                modality=c.modality,
+                stream_id=c.stream_id,
+                segment_id=c.segment_id,
+                t_start=c.t_start,
+                t_end=c.t_end,
+                kind=c.kind,
+                sub_query=c.sub_query,
+                relevance=c.relevance,
+                support=c.support,
+                snippet_uri=c.snippet_uri,
+            )
+            for c in a.claims
+        ],
+        dropped_claims=a.dropped_claims,
+        sub_queries=list(a.sub_queries),
+        steps=[
+            pb.Step(
+                text=st.text,
+                groundings=[
+                    pb.Grounding(stream_id=g.stream_id, t_start=g.t_start, t_end=g.t_end) for g in st.groundings
+                ],
+            )
+            for st in a.steps
+        ],
+        thin_evidence=a.thin_evidence,
+        timings_ms={str(k): float(v) for k, v in a.timings_ms.items()},
+        markdown=a.markdown(),
+    )
+
+
+def article_from_proto(msg: pb.ArticleResult) -> Article:
+    """The Article a message carries (``markdown`` is not kept: ``Article.markdown()`` renders
+    the same text from the fields)."""
+    if msg.style not in _STYLE_FROM_PROTO:
+        raise ValueError(f"the server sent an unknown article style: {msg.style}")
+    return Article(
+        request=msg.request,
+        style=_STYLE_FROM_PROTO[msg.style],
+        title=msg.title,
+        sections=[
+            Section(
+                heading=sec.heading,
+                sentences=[Sentence(text=s.text, citations=list(s.citations)) for s in sec.sentences],
+            )
+            for sec in msg.sections
+        ],
+        citations=[
+            Citation(
+                n=c.n,
+                stream_id=c.stream_id,
+                segment_id=c.segment_id,
+                t_start=c.t_start,
+                t_end=c.t_end,
+                snippet_uri=c.snippet_uri,
+            )
+            for c in msg.citations
+        ],
+        claims=[
+            Claim(
+                id=c.id,
+                text=c.text,
+                modality=c.modality,
+                stream_id=c.stream_id,
+                segment_id=c.segment_id,
+                t_start=c.t_start,
+                t_end=c.t_end,
+                kind=c.kind,
+                sub_query=c.sub_query,
+                relevance=c.relevance,
+                support=c.support,
+                snippet_uri=c.snippet_uri,
+            )
+            for c in msg.claims
+        ],
+        dropped_claims=msg.dropped_claims,
+        sub_queries=list(msg.sub_queries),
+        steps=[
+            Step(
+                text=st.text,
+                groundings=[Grounding(stream_id=g.stream_id, t_start=g.t_start, t_end=g.t_end) for g in st.groundings],
+            )
+            for st in msg.steps
+        ],
+        thin_evidence=msg.thin_evidence,
+        timings_ms=dict(msg.timings_ms),
+    )
+
+
+def article_to_dict(a: Article) -> dict[str, Any]:
+    """The ``episodic article --json`` document: the ArticleResult message's fields, by the
+    same names (the same in-process and through a server)."""
+    return {
+        "request": a.request,
+        "style": ArticleStyle(a.style).value,
+        "title": a.title,
+        "sections": [
+            {
+                "heading": sec.heading,
+                "sentences": [{"text": s.text, "citations": list(s.citations)} for s in sec.sentences],
+            }
+            for sec in a.sections
+        ],
+        "citations": [
+            {
+                "n": c.n,
+                "stream_id": c.stream_id,
+                "segment_id": c.segment_id,
+                "t_start": round(c.t_start, 3),
+                "t_end": round(c.t_end, 3),
+                "snippet_uri": c.snippet_uri,
+            }
+            for c in a.citations
+        ],
+        "claims": [
+            {
+                "id": c.id,
+                "text": c.text,
+                "modality": c.modality,
+                "stream_id": c.stream_id,
+                "segment_id": c.segment_id,
+                "t_start": round(c.t_start, 3),
+                "t_end": round(c.t_end, 3),
+                "kind": c.kind,
+                "sub_query": c.sub_query,
+                "relevance": round(c.relevance, 4),
+                "support": round(c.support, 4),
+                "snippet_uri": c.snippet_uri,
+            }
+            for c in a.claims
+        ],
+        "dropped_claims": a.dropped_claims,
+        "sub_queries": list(a.sub_queries),
+        "steps": [
+            {
+                "text": st.text,
+                "groundings": [
+                    {"stream_id": g.stream_id, "t_start": round(g.t_start, 3), "t_end": round(g.t_end, 3)}
+                    for g in st.groundings
+                ],
+            }
+            for st in a.steps
+        ],
+        "thin_evidence": a.thin_evidence,
+        "timings_ms": {k: round(v, 1) for k, v in sorted(a.timings_ms.items())},
+        "markdown": a.markdown(),
+    }
+
+
+def article_progress_to_proto(p: ArticleProgress) -> pb.ArticleProgress:
+    """Counts are clamped at 0: the message's fields are unsigned, and a progress report must
+    never be what fails a call."""
+    return pb.ArticleProgress(
+        stage=p.stage, done=max(0, int(p.done)), total=max(0, int(p.total)), message=p.message
+    )
+
+
+def article_progress_from_proto(msg: pb.ArticleProgress) -> ArticleProgress:
+    return ArticleProgress(stage=msg.stage, done=msg.done, total=msg.total, message=msg.message)
 
 
 # -- moments -------------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -375,13 +376,9 @@ class _GreedyChoices(TyperCommand):
         return super().parse_args(ctx, out)
 
 
-def _call_server(
-    server: str, method: str, request: Any, api_key: str | None, ca_cert: Path | None, timeout: float
-) -> Any:
-    """One unary call to an `episodic serve`; gRPC failures become a one-line RemoteCallError."""
+def _channel(server: str, ca_cert: Path | None) -> Any:
+    """A gRPC channel to an `episodic serve` (TLS when ``ca_cert`` is given)."""
     import grpc
-
-    from proto.episodic.v1 import episodic_pb2_grpc
 
     host, sep, port = server.rpartition(":")
     if not sep or not host or not port.isdigit():
@@ -392,17 +389,51 @@ def _call_server(
             root = ca_cert.read_bytes()
         except OSError as exc:
             raise InputError(f"cannot read --ca-cert {ca_cert}: {exc.strerror or exc}") from None
-        channel = grpc.secure_channel(server, grpc.ssl_channel_credentials(root), options=options)
-    else:
-        channel = grpc.insecure_channel(server, options=options)
-    metadata = (("authorization", f"Bearer {api_key}"),) if api_key else ()
-    with channel:
+        return grpc.secure_channel(server, grpc.ssl_channel_credentials(root), options=options)
+    return grpc.insecure_channel(server, options=options)
+
+
+def _metadata(api_key: str | None) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {api_key}"),) if api_key else ()
+
+
+def _call_server(
+    server: str, method: str, request: Any, api_key: str | None, ca_cert: Path | None, timeout: float
+) -> Any:
+    """One unary call to an `episodic serve`; gRPC failures become a one-line RemoteCallError."""
+    import grpc
+
+    from proto.episodic.v1 import episodic_pb2_grpc
+
+    with _channel(server, ca_cert) as channel:
         stub = episodic_pb2_grpc.EpisodicMemoryStub(channel)
         try:
-            return getattr(stub, method)(request, timeout=timeout, metadata=metadata)
+            return getattr(stub, method)(request, timeout=timeout, metadata=_metadata(api_key))
         except grpc.RpcError as exc:
             code = exc.code().name if exc.code() is not None else "UNKNOWN"
             raise RemoteCallError(server, code, exc.details() or "no details") from None
+
+
+def _stream_server(
+    server: str, method: str, request: Any, api_key: str | None, ca_cert: Path | None, timeout: float
+) -> Iterator[Any]:
+    """The messages of one server-streaming call, as they arrive; a failure (also one after
+    some messages) becomes a one-line RemoteCallError. Leaving the loop early cancels the
+    call, so the server stops working for nobody."""
+    import grpc
+
+    from proto.episodic.v1 import episodic_pb2_grpc
+
+    with _channel(server, ca_cert) as channel:
+        stub = episodic_pb2_grpc.EpisodicMemoryStub(channel)
+        call = getattr(stub, method)(request, timeout=timeout, metadata=_metadata(api_key))
+        try:
+            yield from call
+        except grpc.RpcError as exc:
+            code = exc.code().name if exc.code() is not None else "UNKNOWN"
+            raise RemoteCallError(server, code, exc.details() or "no details") from None
+        finally:
+            call.cancel()  # a no-op once the call has ended
 
 
 def _memory_qa(data: Path | None, config: Path | None) -> tuple[Any, Any]:
@@ -544,6 +575,183 @@ def search(
     for m in moments:
         table.add_row(m.stream_id, _fmt_t(m.t_start), _fmt_t(m.t_end), f"{m.score:.3f}", m.why)
     Console().print(table)
+
+
+# -- article ------------------------------------------------------------------------------------
+ARTICLE_HELP = """Write a cited article about REQUEST from the memory of one or more streams.
+
+The request is broken into sub-queries; each retrieves moments from every stream in scope; the ranked lists are fused; claims are extracted from the moments and calibrated (unsupported ones are dropped); and the article is written from what is left, every sentence citing the moments \\[n] it rests on. The stages show on stderr while they run.
+
+--style: bullet = the calibrated claims themselves as a cited list (fastest) · cag = one synthesis pass over all claims · ginger (default) = claims clustered by facet, clusters ranked, the best summarised, then smoothed into prose.
+
+--fusion, how the sub-queries' ranked lists become one: rrf (default) = reciprocal rank fusion, robust when scores are not comparable · wrrf = reciprocal rank fusion weighted by sub-query · max = the best score a moment got in any list · mean = its mean score over the lists · sum = its summed score (favours moments many sub-queries find).
+
+Output: the article rendered for the terminal (plain Markdown when stdout is not a terminal); --markdown prints the raw Markdown; --json prints one JSON document (the ArticleResult fields, "markdown" among them). Without --server it runs in-process from --data; with --server it calls the Article RPC of an `episodic serve`.
+"""
+
+
+class _ArticleProgressView:
+    """The article's stages on stderr, one line each: ✓ when done, a spinner and a count while
+    running. Silent when disabled, so ``--json`` to a pipe gets nothing but the document.
+
+    The pipeline reports after each step, and loading its models comes before the first
+    report, so on a terminal a "waiting" line fills that gap. Elsewhere the display starts
+    with the first report, so a call that fails before any gives its one-line error and no
+    empty display.
+    """
+
+    def __init__(self, console: Console, enabled: bool = True, waiting: str = "") -> None:
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+
+        self._bar = Progress(
+            SpinnerColumn(finished_text="[green]✓[/green]"),
+            TextColumn("[bold]{task.description:<10}"),
+            BarColumn(),
+            TextColumn("{task.fields[counts]}"),
+            TextColumn("{task.fields[message]}"),
+            console=console,
+            transient=False,
+            disable=not enabled,
+        )
+        self._live = enabled and console.is_terminal
+        self._waiting_text = waiting
+        self._waiting: Any = None
+        self._started = False
+        self._tasks: dict[str, Any] = {}
+        self._current: str | None = None  # the stage reported last, and its total
+        self._total = 0
+
+    def __enter__(self) -> _ArticleProgressView:
+        if self._live and self._waiting_text:
+            self._start()
+            self._waiting = self._bar.add_task("", total=None, counts="", message=self._waiting_text)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._waiting is not None:
+            self._bar.remove_task(self._waiting)
+            self._waiting = None
+        if exc[0] is None and self._current is not None and not self._total:
+            self._bar.update(self._tasks[self._current], total=1, completed=1)  # it ended well
+        if self._started:
+            self._bar.__exit__(*exc)
+
+    def _start(self) -> None:
+        if not self._started:
+            self._bar.__enter__()
+            self._started = True
+
+    def update(self, p: Any) -> None:
+        """Show one ArticleProgress; a stage that gave way to the next one is complete."""
+        self._start()
+        if self._waiting is not None:
+            self._bar.remove_task(self._waiting)
+            self._waiting = None
+        fields = {
+            "total": p.total or None,
+            "completed": p.done,
+            "counts": f"{p.done}/{p.total}" if p.total else "",
+            "message": p.message,
+        }
+        if p.stage in self._tasks:
+            self._bar.update(self._tasks[p.stage], **fields)
+        else:
+            if self._current is not None:
+                done = self._total or 1
+                self._bar.update(self._tasks[self._current], total=done, completed=done)
+            self._tasks[p.stage] = self._bar.add_task(p.stage, **fields)  # with its counts: never "0/?"
+            self._bar.update(self._tasks[p.stage], completed=p.done)  # only update() marks it finished
+        self._current, self._total = p.stage, p.total
+
+
+def _require_marquis() -> None:
+    """Fail with one line, before any model loads, where article writing is not installed."""
+    try:
+        import reasoning.marquis  # noqa: F401
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("reasoning.marquis", "reasoning"):
+            raise
+        raise EpisodicError("article writing is not available in this installation") from None
+
+
+@app.command(help=ARTICLE_HELP)
+def article(
+    request: Annotated[str, typer.Argument(help="What the article should be about, in words.", show_default=False)],
+    style: Annotated[str, typer.Option("--style", help="bullet | cag | ginger (see above).")] = "ginger",
+    stream_id: StreamsOpt = None,
+    t_min: TMinOpt = None,
+    t_max: TMaxOpt = None,
+    fusion: Annotated[
+        str, typer.Option("--fusion", help="rrf | wrrf | max | mean | sum (see above); default: the configured article_fusion (rrf).")
+    ] = "",
+    max_sub_queries: Annotated[
+        int, typer.Option("--max-sub-queries", help="At most this many sub-queries (1-50); 0: the configured article_max_sub_queries.")
+    ] = 0,
+    server: ServerOpt = None,
+    api_key: ApiKeyOpt = None,
+    ca_cert: CaCertOpt = None,
+    timeout: TimeoutOpt = 600.0,
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+    markdown_out: Annotated[bool, typer.Option("--markdown", help="Print the article as raw Markdown on stdout.")] = False,
+) -> None:
+    from episodic import api_convert
+
+    if json_out and markdown_out:
+        raise InputError("--json and --markdown both choose the output: give one of them")
+    req = api_convert.article_request(request, style, stream_id or (), t_min, t_max, fusion, max_sub_queries, timeout)
+    if not server:
+        _require_marquis()
+    result: Any = None
+    started = time.monotonic()
+    waiting = f"waiting for {server}" if server else "loading the models"
+    with _ArticleProgressView(err, enabled=err.is_terminal or not json_out, waiting=waiting) as view:
+        if server:
+            msg = api_convert.article_request_to_proto(req)
+            for update in _stream_server(server, "Article", msg, api_key, ca_cert, timeout):
+                kind = update.WhichOneof("update")
+                if kind == "progress":
+                    view.update(api_convert.article_progress_from_proto(update.progress))
+                elif kind == "article":
+                    result = api_convert.article_from_proto(update.article)
+            if result is None:
+                raise EpisodicError(f"{server}: the Article call ended without an article")
+        else:
+            from reasoning.marquis import ArticleService
+
+            qa, components = _memory_qa(data, config)
+            try:
+                # over the in-process MemoryQA: one set of models for both. DeadlineExceeded and
+                # InputError are EpisodicErrors: one line, their exit code
+                result = ArticleService(components, qa=qa).write(req, progress=view.update)
+            finally:
+                components.close()
+    if json_out:
+        _print_json(api_convert.article_to_dict(result))
+        return
+    text = result.markdown()
+    out = Console()
+    if markdown_out or not out.is_terminal:
+        sys.stdout.write(text)
+    else:
+        from rich.markdown import Markdown
+
+        out.print(Markdown(text))
+
+    def count(n: int, one: str, many: str) -> str:
+        return f"{n} {one if n == 1 else many}"
+
+    facts = [
+        f"{result.style.value} style",
+        count(len(result.sub_queries), "sub-query", "sub-queries"),
+        count(len(result.citations), "source", "sources"),
+        count(len(result.claims), "claim", "claims") + f" ({result.dropped_claims} dropped)",
+        f"{time.monotonic() - started:.1f} s",
+    ]
+    err.print(" · ".join(facts), highlight=False)
+    if result.thin_evidence:
+        err.print("[yellow]warning[/yellow]: the memory holds little about this request; the article says so", highlight=False)
 
 
 # -- Kafka: push, replay, worker, a local broker ----------------------------------------------------
@@ -724,6 +932,79 @@ def broker(
 
 # -- demo and maintenance ---------------------------------------------------------------------
 DEMO_QUESTION = "Which platform does the train to Oxford leave from?"
+
+
+@app.command()
+def evaluate(
+    labels: Annotated[
+        Path | None,
+        typer.Argument(help="A labelled set (JSON; format in episodic/labelled_set.py). Omit with --build-sample.", show_default=False),
+    ] = None,
+    style: Annotated[str, typer.Option("--style", help="bullet | cag | ginger: the article style scored.")] = "ginger",
+    fusion: Annotated[str, typer.Option("--fusion", help="rrf | wrrf | max | mean | sum")] = "rrf",
+    build_sample: Annotated[
+        bool,
+        typer.Option("--build-sample", help="Generate the two-camera sample recordings with known facts, ingest them into --data and score the sample labels."),
+    ] = False,
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Score retrieval, articles, grounded steps and citations against a labelled set.
+
+    Per query: nDCG@10 and Recall@10 of the fused ranking (decomposition + fusion) and of the
+    request alone; MTGS and STEM of the article's grounded steps against the labelled facts;
+    citation validity (every cited segment exists) and precision (the cited segment supports
+    the sentence); and the share of labelled facts the article mentions.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from episodic import api_convert
+    from episodic.evaluation import evaluate as run_evaluation
+    from episodic.labelled_set import build_article_set, load_labelled_set
+    from reasoning.article_types import Fusion
+
+    chosen_style = api_convert.check_style(style)
+    chosen_fusion = api_convert.check_fusion(fusion)
+    if labels is None and not build_sample:
+        raise InputError("give a labelled set (LABELS.json) or --build-sample")
+    label_set = load_labelled_set(labels) if labels is not None else None
+    _require_marquis()
+    from reasoning.marquis import ArticleService
+
+    qa, components = _memory_qa(data, config)
+    try:
+        if build_sample:
+            with err.status("generating and ingesting the sample recordings …"):
+                sample = build_article_set(Path(components.settings.data_dir) / "sample-recordings", components)
+            label_set = label_set or sample
+        service = ArticleService(components, qa=qa)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err,
+                      disable=json_out and not err.is_terminal) as bar:
+            task = bar.add_task("evaluating", total=len(label_set.queries))
+
+            def on_query(n: int, total: int, qid: str) -> None:
+                bar.update(task, completed=n - 1, description=f"evaluating {qid}")
+
+            report = run_evaluation(service, label_set, style=chosen_style, fusion=chosen_fusion or Fusion.RRF,
+                                    on_query=on_query)
+            bar.update(task, completed=len(label_set.queries))
+    finally:
+        components.close()
+    if json_out:
+        _print_json(report.to_dict())
+        return
+    table = Table(title=f"evaluation ({report.style}, {report.fusion}, k = {report.k})")
+    cols = ["ndcg", "ndcg_single", "recall", "recall_single", "mtgs", "stem_missing", "stem_hallucinated",
+            "stem_order", "citation_precision", "citation_validity", "fact_recall"]
+    table.add_column("query")
+    for col in cols:
+        table.add_column(col.replace("_", " "), justify="right")
+    for q in report.queries:
+        table.add_row(q.id, *[f"{getattr(q, c):.3f}" for c in cols])
+    means = report.means()
+    table.add_row("mean", *[f"{means[c]:.3f}" for c in cols], style="bold")
+    Console().print(table)
 
 
 @app.command()

@@ -14,15 +14,18 @@ What it promises, and where each promise is kept:
   StoreError/ModelError → UNAVAILABLE and anything unexpected → INTERNAL, both with generic
   messages (their details, which can hold paths and URIs, go to the server log only).
 * **Deadlines**: the gRPC deadline is checked before work starts and handed to
-  ``MemoryQA.ask`` as ``deadline_s``; ``DeadlineExceeded`` becomes DEADLINE_EXCEEDED.
+  ``MemoryQA.ask`` and ``ArticleService.write`` as ``deadline_s``; ``DeadlineExceeded``
+  becomes DEADLINE_EXCEEDED.
 * **Bad input never takes the server down**: every field is validated before it reaches the
   store (which renders filters from validated values only), request messages are capped at
   ``grpc_max_receive_bytes``, and a failing call is answered and logged, not raised further.
 
 Calls run on a thread pool (``grpc_max_workers``); the store and snippet store are opened
-before the server starts, so threads never race to create them. Ask holds a language model,
-so at most ``grpc_max_concurrent_asks`` answers are computed at once and the rest queue
-within their deadlines.
+before the server starts, so threads never race to create them. Ask and Article hold a
+language model, so at most ``grpc_max_concurrent_asks`` answers or articles are computed at
+once and the rest queue within their deadlines. Article runs the writing in a thread of its
+own and streams its progress from there, so a cancelled call stops the work at the next
+progress report instead of holding the model for nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import json
 import logging
 import math
 import os
+import queue
 import signal
 import stat
 import sys
@@ -57,6 +61,7 @@ from memory.milvus_filters import check_id
 from memory.records import ShortTermMemory, ThetaEvent, validate_stream_id
 from proto.episodic.v1 import episodic_pb2 as pb
 from proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
+from reasoning.article_types import ArticleProgress
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +75,7 @@ MIN_API_KEY_CHARS = 16
 ALL_STREAMS = "*"
 _LIST_ALL = 1 << 62  # list_events' limit when the server pages by itself
 _NO_DEADLINE_S = 1e8  # time_remaining() above this means the caller set no deadline
+_POLL_S = 0.25  # how often a streaming call waiting on its worker checks for cancellation
 
 R = TypeVar("R")
 
@@ -400,6 +406,8 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         self.keys = keys
         self._qa: Any = None
         self._qa_lock = threading.Lock()
+        self._articles: Any = None
+        self._articles_lock = threading.Lock()
         self._asks = threading.BoundedSemaphore(max_concurrent_asks)
 
     # -- helpers -----------------------------------------------------------------------------
@@ -418,6 +426,22 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
                     ) from None
                 self._qa = MemoryQA(self.components)
             return self._qa
+
+    def articles(self) -> Any:
+        """The ArticleService, built on first use over the same MemoryQA as Ask (one set of
+        models and one vector cache for both)."""
+        with self._articles_lock:
+            if self._articles is None:
+                try:
+                    from reasoning.marquis import ArticleService
+                except ModuleNotFoundError as exc:
+                    if exc.name not in ("reasoning.marquis", "reasoning"):
+                        raise
+                    raise ApiError(
+                        grpc.StatusCode.UNIMPLEMENTED, "article writing is not available on this server"
+                    ) from None
+                self._articles = ArticleService(self.components, qa=self.qa())
+            return self._articles
 
     def _segment(self, segment_or_event_id: str, caller: Caller) -> ShortTermMemory:
         """The segment a caller may see, by segment id or event id; NOT_FOUND otherwise
@@ -471,6 +495,46 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         if len(visible) != len(moments):
             log.error("Search (key %s): MemoryQA.search returned moments outside the scope", caller.key_id)
         return pb.SearchResponse(moments=[api_convert.moment_to_proto(m) for m in visible[:top_k]])
+
+    # -- Article -----------------------------------------------------------------------------
+    @_streaming
+    def Article(self, request: pb.ArticleRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> Iterator[pb.ArticleUpdate]:  # noqa: N802
+        req = api_convert.article_request_from_proto(request, deadline)
+        req = replace(req, scope=replace(req.scope, stream_ids=caller.scope(req.scope.stream_ids)))
+        if req.scope.stream_ids == ():
+            raise ApiError(grpc.StatusCode.PERMISSION_DENIED, "this API key may not read any stream")
+        service = self.articles()
+        if not self._asks.acquire(timeout=deadline):
+            raise ApiError(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed while waiting for a free model")
+        run = _ArticleRun(service)
+        try:
+            if deadline is not None:  # the time spent in line counts against the deadline
+                req = replace(req, deadline_s=_check_deadline(context))
+            run.start(req, self._asks)  # from here the worker releases the semaphore
+        except BaseException:
+            self._asks.release()
+            raise
+        article: Any = None
+        try:
+            for item in run.updates(context):
+                if isinstance(item, BaseException):
+                    raise item
+                if isinstance(item, ArticleProgress):
+                    yield pb.ArticleUpdate(progress=api_convert.article_progress_to_proto(item))
+                else:
+                    article = item
+        finally:
+            run.cancel()  # a no-op once the article is written
+        if article is None:
+            return  # cancelled, or the deadline passed: nobody is listening any more
+        leaked = sorted(
+            {c.stream_id for c in article.citations if not caller.may_see(c.stream_id)}
+            | {c.stream_id for c in article.claims if not caller.may_see(c.stream_id)}
+            | {g.stream_id for st in article.steps for g in st.groundings if not caller.may_see(g.stream_id)}
+        )
+        if leaked:  # the text may rest on them: refuse rather than filter
+            raise RuntimeError(f"ArticleService.write cited streams outside the request scope: {leaked}")
+        yield pb.ArticleUpdate(article=api_convert.article_to_proto(article))
 
     # -- reading the store -------------------------------------------------------------------
     @_unary
@@ -530,6 +594,64 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
     def ListStreams(self, request: pb.ListStreamsRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.ListStreamsResponse:  # noqa: N802
         streams = [s for s in self.components.store.list_streams() if caller.may_see(s.stream_id)]
         return pb.ListStreamsResponse(streams=[api_convert.stream_to_proto(s) for s in streams])
+
+
+class ArticleCancelled(Exception):  # noqa: N818 - it is a signal, not an error
+    """Raised inside ``ArticleService.write`` (from its progress callback) once the call that
+    wanted the article is gone, so the writing stops at the next stage boundary."""
+
+
+class _ArticleRun:
+    """One ``ArticleService.write`` in a thread of its own, reporting through a queue.
+
+    Why a thread: gRPC streams what the handler yields, and write() reports progress through a
+    callback, so the callback puts each report on a queue the handler drains and yields. The
+    thread also lets the handler notice a cancelled call while write() is busy; it then sets
+    ``cancelled`` and the next progress report raises :class:`ArticleCancelled` inside write().
+    """
+
+    def __init__(self, service: Any) -> None:
+        self.service = service
+        self.cancelled = threading.Event()
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._done = object()
+
+    def start(self, req: Any, semaphore: threading.BoundedSemaphore) -> None:
+        """Run write(req) in a daemon thread that releases ``semaphore`` when it is done."""
+
+        def work() -> None:
+            try:
+                self._queue.put(self.service.write(req, progress=self._report))
+            except BaseException as exc:  # handed to the handler, which maps it to a status
+                self._queue.put(exc)
+            finally:
+                semaphore.release()
+                self._queue.put(self._done)
+
+        threading.Thread(target=work, name="episodic-article", daemon=True).start()
+
+    def _report(self, progress: Any) -> None:
+        if self.cancelled.is_set():
+            raise ArticleCancelled("the Article call was cancelled")
+        self._queue.put(progress)
+
+    def updates(self, context: grpc.ServicerContext) -> Iterator[Any]:
+        """Progress reports, then the article (or the exception write() raised); ends early,
+        without either, when the call is cancelled or its deadline passes."""
+        while True:
+            try:
+                item = self._queue.get(timeout=_POLL_S)
+            except queue.Empty:
+                if not context.is_active():
+                    self.cancel()
+                    return
+                continue
+            if item is self._done:
+                return
+            yield item
+
+    def cancel(self) -> None:
+        self.cancelled.set()
 
 
 # -- building and running ----------------------------------------------------------------------

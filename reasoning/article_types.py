@@ -37,7 +37,7 @@ class ArticleRequest:
     request: str  # what the user wants a report about
     style: ArticleStyle = ArticleStyle.GINGER
     scope: Scope = Scope()
-    fusion: Fusion = Fusion.RRF
+    fusion: Fusion | None = None  # None: the configured article_fusion (rrf)
     max_sub_queries: int | None = None  # None: the configured article_max_sub_queries
     deadline_s: float | None = None  # seconds from now; None = no deadline
 
@@ -138,7 +138,7 @@ class Article:
             lines += ["## Sources", ""]
             for c in self.citations:
                 where = f"{c.stream_id}, {c.t_start:.1f}–{c.t_end:.1f} s (segment {c.segment_id})"
-                lines.append(f"[{c.n}] {where}")
+                lines.append(f"- [{c.n}] {where}")
             lines.append("")
         return "\n".join(lines).rstrip() + "\n"
 

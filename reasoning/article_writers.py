@@ -62,7 +62,11 @@ def _quoted(text: str, close: bool = True) -> str:
     return f"“{text}”"
 
 
-_LOWER_FIRST = frozenset(("a", "an", "the", "someone", "somebody", "there", "it", "this", "that", "people"))
+# A summary's first word is lower-cased after "On the … stream," when it is one of these.
+_LOWER_FIRST = frozenset((
+    "a", "an", "the", "someone", "somebody", "there", "it", "this", "that", "people", "by", "in",
+    "at", "on", "near", "outside", "inside", "after", "before", "while", "during", "with", "from",
+))
 
 
 def _where(stream_id: str) -> str:

@@ -63,7 +63,7 @@ def validate_article_request(req: Any) -> ArticleRequest:
             f"unknown article style {req.style!r}; use one of: {', '.join(s.value for s in ArticleStyle)}"
         ) from None
     try:
-        fusion = Fusion(req.fusion)
+        fusion = None if req.fusion is None else Fusion(req.fusion)
     except ValueError:
         raise InputError(f"unknown fusion {req.fusion!r}; use one of: {', '.join(f.value for f in Fusion)}") from None
     n = req.max_sub_queries
@@ -93,10 +93,11 @@ def _title(request: str) -> str:
 class ArticleService:
     """Articles over one store; shares the query side's models and caches with ``qa``."""
 
-    def __init__(self, components, qa: MemoryQA | None = None) -> None:
+    def __init__(self, components, qa: MemoryQA | None = None, settings=None) -> None:
+        """``settings`` overrides the components' article settings (benchmarks vary them)."""
         self.c = components
         self.qa = qa or MemoryQA(components, warm_after_request=False)
-        self.settings = components.settings
+        self.settings = settings or components.settings
         s = self.settings
         self.decomposer = QueryDecomposer(lambda: self.c.llm, s)
         self.retriever = MultiQueryRetriever(components.store, self.qa.scorer, self.qa.analyzer, s)
@@ -133,7 +134,7 @@ class ArticleService:
                 sub_queries,
                 req.scope,
                 reader,
-                fusion=req.fusion.value,
+                fusion=(req.fusion or Fusion(s.article_fusion)).value,
                 rrf_k=s.article_rrf_k,
                 depth=s.article_per_query_k,
                 on_query=on_query,

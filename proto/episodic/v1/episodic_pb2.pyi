@@ -20,6 +20,22 @@ class QueryType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     QUERY_TYPE_AUDIO: _ClassVar[QueryType]
     QUERY_TYPE_VIDEO_AUDIO: _ClassVar[QueryType]
     QUERY_TYPE_SUMMARY: _ClassVar[QueryType]
+
+class ArticleStyle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ARTICLE_STYLE_UNSPECIFIED: _ClassVar[ArticleStyle]
+    ARTICLE_STYLE_BULLET: _ClassVar[ArticleStyle]
+    ARTICLE_STYLE_CAG: _ClassVar[ArticleStyle]
+    ARTICLE_STYLE_GINGER: _ClassVar[ArticleStyle]
+
+class FusionMethod(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FUSION_METHOD_UNSPECIFIED: _ClassVar[FusionMethod]
+    FUSION_METHOD_RRF: _ClassVar[FusionMethod]
+    FUSION_METHOD_WEIGHTED_RRF: _ClassVar[FusionMethod]
+    FUSION_METHOD_MAX: _ClassVar[FusionMethod]
+    FUSION_METHOD_MEAN: _ClassVar[FusionMethod]
+    FUSION_METHOD_SUM: _ClassVar[FusionMethod]
 PATHWAY_UNSPECIFIED: Pathway
 PATHWAY_FAST: Pathway
 PATHWAY_DETAILED: Pathway
@@ -28,6 +44,16 @@ QUERY_TYPE_VIDEO: QueryType
 QUERY_TYPE_AUDIO: QueryType
 QUERY_TYPE_VIDEO_AUDIO: QueryType
 QUERY_TYPE_SUMMARY: QueryType
+ARTICLE_STYLE_UNSPECIFIED: ArticleStyle
+ARTICLE_STYLE_BULLET: ArticleStyle
+ARTICLE_STYLE_CAG: ArticleStyle
+ARTICLE_STYLE_GINGER: ArticleStyle
+FUSION_METHOD_UNSPECIFIED: FusionMethod
+FUSION_METHOD_RRF: FusionMethod
+FUSION_METHOD_WEIGHTED_RRF: FusionMethod
+FUSION_METHOD_MAX: FusionMethod
+FUSION_METHOD_MEAN: FusionMethod
+FUSION_METHOD_SUM: FusionMethod
 
 class AskRequest(_message.Message):
     __slots__ = ("question", "options", "stream_ids", "t_min", "t_max", "top_k")
@@ -278,3 +304,154 @@ class ListStreamsResponse(_message.Message):
     STREAMS_FIELD_NUMBER: _ClassVar[int]
     streams: _containers.RepeatedCompositeFieldContainer[Stream]
     def __init__(self, streams: _Optional[_Iterable[_Union[Stream, _Mapping]]] = ...) -> None: ...
+
+class ArticleRequest(_message.Message):
+    __slots__ = ("request", "style", "stream_ids", "t_min", "t_max", "fusion", "max_sub_queries")
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    STYLE_FIELD_NUMBER: _ClassVar[int]
+    STREAM_IDS_FIELD_NUMBER: _ClassVar[int]
+    T_MIN_FIELD_NUMBER: _ClassVar[int]
+    T_MAX_FIELD_NUMBER: _ClassVar[int]
+    FUSION_FIELD_NUMBER: _ClassVar[int]
+    MAX_SUB_QUERIES_FIELD_NUMBER: _ClassVar[int]
+    request: str
+    style: ArticleStyle
+    stream_ids: _containers.RepeatedScalarFieldContainer[str]
+    t_min: float
+    t_max: float
+    fusion: FusionMethod
+    max_sub_queries: int
+    def __init__(self, request: _Optional[str] = ..., style: _Optional[_Union[ArticleStyle, str]] = ..., stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., fusion: _Optional[_Union[FusionMethod, str]] = ..., max_sub_queries: _Optional[int] = ...) -> None: ...
+
+class ArticleUpdate(_message.Message):
+    __slots__ = ("progress", "article")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    ARTICLE_FIELD_NUMBER: _ClassVar[int]
+    progress: ArticleProgress
+    article: ArticleResult
+    def __init__(self, progress: _Optional[_Union[ArticleProgress, _Mapping]] = ..., article: _Optional[_Union[ArticleResult, _Mapping]] = ...) -> None: ...
+
+class ArticleProgress(_message.Message):
+    __slots__ = ("stage", "done", "total", "message")
+    STAGE_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    stage: str
+    done: int
+    total: int
+    message: str
+    def __init__(self, stage: _Optional[str] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
+
+class Sentence(_message.Message):
+    __slots__ = ("text", "citations")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    citations: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, text: _Optional[str] = ..., citations: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Section(_message.Message):
+    __slots__ = ("heading", "sentences")
+    HEADING_FIELD_NUMBER: _ClassVar[int]
+    SENTENCES_FIELD_NUMBER: _ClassVar[int]
+    heading: str
+    sentences: _containers.RepeatedCompositeFieldContainer[Sentence]
+    def __init__(self, heading: _Optional[str] = ..., sentences: _Optional[_Iterable[_Union[Sentence, _Mapping]]] = ...) -> None: ...
+
+class Citation(_message.Message):
+    __slots__ = ("n", "stream_id", "segment_id", "t_start", "t_end", "snippet_uri")
+    N_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_URI_FIELD_NUMBER: _ClassVar[int]
+    n: int
+    stream_id: str
+    segment_id: str
+    t_start: float
+    t_end: float
+    snippet_uri: str
+    def __init__(self, n: _Optional[int] = ..., stream_id: _Optional[str] = ..., segment_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., snippet_uri: _Optional[str] = ...) -> None: ...
+
+class Claim(_message.Message):
+    __slots__ = ("id", "text", "modality", "stream_id", "segment_id", "t_start", "t_end", "kind", "sub_query", "relevance", "support", "snippet_uri")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    MODALITY_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SUB_QUERY_FIELD_NUMBER: _ClassVar[int]
+    RELEVANCE_FIELD_NUMBER: _ClassVar[int]
+    SUPPORT_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_URI_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    text: str
+    modality: str
+    stream_id: str
+    segment_id: str
+    t_start: float
+    t_end: float
+    kind: str
+    sub_query: str
+    relevance: float
+    support: float
+    snippet_uri: str
+    def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., modality: _Optional[str] = ..., stream_id: _Optional[str] = ..., segment_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., kind: _Optional[str] = ..., sub_query: _Optional[str] = ..., relevance: _Optional[float] = ..., support: _Optional[float] = ..., snippet_uri: _Optional[str] = ...) -> None: ...
+
+class Grounding(_message.Message):
+    __slots__ = ("stream_id", "t_start", "t_end")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    t_start: float
+    t_end: float
+    def __init__(self, stream_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ...) -> None: ...
+
+class Step(_message.Message):
+    __slots__ = ("text", "groundings")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    GROUNDINGS_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    groundings: _containers.RepeatedCompositeFieldContainer[Grounding]
+    def __init__(self, text: _Optional[str] = ..., groundings: _Optional[_Iterable[_Union[Grounding, _Mapping]]] = ...) -> None: ...
+
+class ArticleResult(_message.Message):
+    __slots__ = ("request", "style", "title", "sections", "citations", "claims", "dropped_claims", "sub_queries", "steps", "thin_evidence", "timings_ms", "markdown")
+    class TimingsMsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    STYLE_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    SECTIONS_FIELD_NUMBER: _ClassVar[int]
+    CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    CLAIMS_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_CLAIMS_FIELD_NUMBER: _ClassVar[int]
+    SUB_QUERIES_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    THIN_EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    request: str
+    style: ArticleStyle
+    title: str
+    sections: _containers.RepeatedCompositeFieldContainer[Section]
+    citations: _containers.RepeatedCompositeFieldContainer[Citation]
+    claims: _containers.RepeatedCompositeFieldContainer[Claim]
+    dropped_claims: int
+    sub_queries: _containers.RepeatedScalarFieldContainer[str]
+    steps: _containers.RepeatedCompositeFieldContainer[Step]
+    thin_evidence: bool
+    timings_ms: _containers.ScalarMap[str, float]
+    markdown: str
+    def __init__(self, request: _Optional[str] = ..., style: _Optional[_Union[ArticleStyle, str]] = ..., title: _Optional[str] = ..., sections: _Optional[_Iterable[_Union[Section, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., claims: _Optional[_Iterable[_Union[Claim, _Mapping]]] = ..., dropped_claims: _Optional[int] = ..., sub_queries: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., thin_evidence: _Optional[bool] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., markdown: _Optional[str] = ...) -> None: ...

@@ -65,6 +65,11 @@ class EpisodicMemoryStub:
                 request_serializer=episodic_dot_v1_dot_episodic__pb2.ListStreamsRequest.SerializeToString,
                 response_deserializer=episodic_dot_v1_dot_episodic__pb2.ListStreamsResponse.FromString,
                 _registered_method=True)
+        self.Article = channel.unary_stream(
+                '/episodic.v1.EpisodicMemory/Article',
+                request_serializer=episodic_dot_v1_dot_episodic__pb2.ArticleRequest.SerializeToString,
+                response_deserializer=episodic_dot_v1_dot_episodic__pb2.ArticleUpdate.FromString,
+                _registered_method=True)
 
 
 class EpisodicMemoryServicer:
@@ -113,6 +118,16 @@ class EpisodicMemoryServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Article(self, request, context):
+        """Write a cited article from the memory of several streams: server-streamed progress, then
+        the article. The stream is zero or more ArticleUpdate.progress messages followed by
+        exactly one ArticleUpdate.article; an error ends it with a status instead (possibly after
+        some progress). Cancelling the call stops the work.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EpisodicMemoryServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -145,6 +160,11 @@ def add_EpisodicMemoryServicer_to_server(servicer, server):
                     servicer.ListStreams,
                     request_deserializer=episodic_dot_v1_dot_episodic__pb2.ListStreamsRequest.FromString,
                     response_serializer=episodic_dot_v1_dot_episodic__pb2.ListStreamsResponse.SerializeToString,
+            ),
+            'Article': grpc.unary_stream_rpc_method_handler(
+                    servicer.Article,
+                    request_deserializer=episodic_dot_v1_dot_episodic__pb2.ArticleRequest.FromString,
+                    response_serializer=episodic_dot_v1_dot_episodic__pb2.ArticleUpdate.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -310,6 +330,33 @@ class EpisodicMemory:
             '/episodic.v1.EpisodicMemory/ListStreams',
             episodic_dot_v1_dot_episodic__pb2.ListStreamsRequest.SerializeToString,
             episodic_dot_v1_dot_episodic__pb2.ListStreamsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Article(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/episodic.v1.EpisodicMemory/Article',
+            episodic_dot_v1_dot_episodic__pb2.ArticleRequest.SerializeToString,
+            episodic_dot_v1_dot_episodic__pb2.ArticleUpdate.FromString,
             options,
             channel_credentials,
             insecure,
