@@ -11,6 +11,7 @@ limits once for both paths, so a bad question gets the same message in-process a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
@@ -407,6 +408,16 @@ def ask_result_to_dict(r: AskResult) -> dict[str, Any]:
 
 
 # -- articles ------------------------------------------------------------------------------------
+def _record_fields(record: Any) -> dict[str, Any]:
+    """A flat article record's fields, for the proto message of the same field names."""
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+
+
+def _message_fields(msg: Any, cls: Any) -> dict[str, Any]:
+    """The fields of ``cls`` read from a proto message with the same field names."""
+    return {f.name: getattr(msg, f.name) for f in dataclasses.fields(cls)}
+
+
 def article_to_proto(a: Article) -> pb.ArticleResult:
     return pb.ArticleResult(
         request=a.request,
@@ -419,42 +430,14 @@ def article_to_proto(a: Article) -> pb.ArticleResult:
             )
             for sec in a.sections
         ],
-        citations=[
-            pb.Citation(
-                n=c.n,
-                stream_id=c.stream_id,
-                segment_id=c.segment_id,
-                t_start=c.t_start,
-                t_end=c.t_end,
-                snippet_uri=c.snippet_uri,
-            )
-            for c in a.citations
-        ],
-        claims=[
-            pb.Claim(
-                id=c.id,
-                text=c.text,
-                modality=c.modality,
-                stream_id=c.stream_id,
-                segment_id=c.segment_id,
-                t_start=c.t_start,
-                t_end=c.t_end,
-                kind=c.kind,
-                sub_query=c.sub_query,
-                relevance=c.relevance,
-                support=c.support,
-                snippet_uri=c.snippet_uri,
-            )
-            for c in a.claims
-        ],
+        citations=[pb.Citation(**_record_fields(c)) for c in a.citations],
+        claims=[pb.Claim(**_record_fields(c)) for c in a.claims],
         dropped_claims=a.dropped_claims,
         sub_queries=list(a.sub_queries),
         steps=[
             pb.Step(
                 text=st.text,
-                groundings=[
-                    pb.Grounding(stream_id=g.stream_id, t_start=g.t_start, t_end=g.t_end) for g in st.groundings
-                ],
+                groundings=[pb.Grounding(**_record_fields(g)) for g in st.groundings],
             )
             for st in a.steps
         ],
@@ -480,40 +463,14 @@ def article_from_proto(msg: pb.ArticleResult) -> Article:
             )
             for sec in msg.sections
         ],
-        citations=[
-            Citation(
-                n=c.n,
-                stream_id=c.stream_id,
-                segment_id=c.segment_id,
-                t_start=c.t_start,
-                t_end=c.t_end,
-                snippet_uri=c.snippet_uri,
-            )
-            for c in msg.citations
-        ],
-        claims=[
-            Claim(
-                id=c.id,
-                text=c.text,
-                modality=c.modality,
-                stream_id=c.stream_id,
-                segment_id=c.segment_id,
-                t_start=c.t_start,
-                t_end=c.t_end,
-                kind=c.kind,
-                sub_query=c.sub_query,
-                relevance=c.relevance,
-                support=c.support,
-                snippet_uri=c.snippet_uri,
-            )
-            for c in msg.claims
-        ],
+        citations=[Citation(**_message_fields(c, Citation)) for c in msg.citations],
+        claims=[Claim(**_message_fields(c, Claim)) for c in msg.claims],
         dropped_claims=msg.dropped_claims,
         sub_queries=list(msg.sub_queries),
         steps=[
             Step(
                 text=st.text,
-                groundings=[Grounding(stream_id=g.stream_id, t_start=g.t_start, t_end=g.t_end) for g in st.groundings],
+                groundings=[Grounding(**_message_fields(g, Grounding)) for g in st.groundings],
             )
             for st in msg.steps
         ],
