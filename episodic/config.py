@@ -60,7 +60,14 @@ class Settings:
     visual_labels_top_k: int = 3
     visual_label_min_prob: float = 0.08
     visual_description_max_tokens: int = 200
+    # offline: EfficientNet-Lite0 labels + colours + OCR (ships in wheels) | openai: a
+    # vision-language model on the OpenAI-compatible server captions each key frame (the
+    # offline describer still gives frame features and OCR)
+    describer: str = "offline"
     embedder: str = "minilm"  # minilm (offline default) | imagebind
+    # MiniLM's engine: onnx (ONNX Runtime; exported once into model_cache_dir, same vectors,
+    # ~2x faster per query on a CPU) | torch (sentence-transformers) | auto (onnx, else torch)
+    text_embedder_engine: str = "auto"
     imagebind_weights_path: str = ""
     device: str = "cpu"
     asr: str = "faster-whisper"
@@ -82,6 +89,14 @@ class Settings:
     openai_base_url: str = "http://127.0.0.1:8000/v1"
     openai_model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
     openai_api_key: str = ""
+    openai_timeout_s: float = 120.0  # one HTTP request; a cold vLLM answers 503 while loading
+    openai_max_retries: int = 4  # retries after the first attempt (connection errors, 429, 5xx)
+    openai_backoff_s: float = 0.5  # first wait between retries; doubles, capped at 8 s
+    # Requests in flight to the server from one process. vLLM batches concurrent requests
+    # continuously on the GPU, so several in flight is how a client "batches".
+    openai_max_concurrency: int = 8
+    # Key frames sent to a vision-language model are downscaled to this longest side (JPEG).
+    openai_image_max_side: int = 768
     replay_temperature: float = 0.7
     # The paper allows 300 tokens; one sentence never needs that many, and a rambling small
     # model would spend ~20 s per segment on CPU, so the default stops at 80.
@@ -148,12 +163,19 @@ class Settings:
     # (within their deadline).
     grpc_max_concurrent_asks: int = 1
     grpc_max_receive_bytes: int = 1024 * 1024  # largest request message accepted
+    # Load models and the vector cache at start; episodic.v1.EpisodicMemory reports
+    # NOT_SERVING on the health service until done (readiness probes), "" reports SERVING.
+    serve_warm_up: bool = True
     grpc_grace_s: float = 5.0  # on SIGTERM/SIGINT, calls in flight get this long to finish
     tls_cert_path: str = ""  # PEM certificate chain; with tls_key_path → the server speaks TLS
     tls_key_path: str = ""  # PEM private key
     # TOML (or .json) file mapping each API key to the stream ids it may see, or ["*"] for
     # all: `"<key>" = ["cam1", "cam2"]`. "" → no keys: anyone may call, loopback only.
     api_keys_file: str = ""
+
+    # -- Prometheus metrics (serve and worker) ----------------------------------------------
+    metrics_port: int = 0  # 0 → no metrics endpoint; deployments set e.g. 9464
+    metrics_host: str = "127.0.0.1"  # 0.0.0.0 inside a container so the scraper can reach it
 
     # -- media chunks (the unit that travels through Kafka; embedded ingest uses them too) ---
     chunk_target_s: float = 1.0  # a chunk closes at the first video keyframe (or audio packet) after this
@@ -272,6 +294,18 @@ def validate(s: Settings) -> Settings:
         problems.append("audio_sample_rate_hz must be a standard rate (16000 for Whisper)")
     if s.embedder not in ("minilm", "imagebind"):
         problems.append("embedder must be 'minilm' or 'imagebind'")
+    if s.text_embedder_engine not in ("auto", "onnx", "torch"):
+        problems.append("text_embedder_engine must be auto, onnx or torch")
+    if s.describer not in ("offline", "openai"):
+        problems.append("describer must be 'offline' or 'openai'")
+    if s.openai_timeout_s <= 0 or s.openai_max_retries < 0 or s.openai_backoff_s < 0:
+        problems.append("need openai_timeout_s > 0, openai_max_retries >= 0, openai_backoff_s >= 0")
+    if not 1 <= s.openai_max_concurrency <= 1024:
+        problems.append("openai_max_concurrency must be in 1..1024")
+    if not 64 <= s.openai_image_max_side <= 4096:
+        problems.append("openai_image_max_side must be in 64..4096")
+    if not 0 <= s.metrics_port <= 65535:
+        problems.append("metrics_port must be in 0..65535 (0 = off)")
     if s.llm not in ("local", "openai"):
         problems.append("llm must be 'local' or 'openai'")
     if s.local_llm_engine not in ("auto", "llama-cpp", "transformers"):

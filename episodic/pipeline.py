@@ -18,8 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from episodic import metrics
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
+from episodic.metrics import instrument
 from memory.consolidation import Consolidator
 from memory.encoder import PerceptualEncoder, StageTimer
 from memory.records import ShortTermMemory, StreamInfo, ThetaEvent, segment_id, validate_stream_id
@@ -43,25 +45,39 @@ class Components:
         if self.settings.embedder == "imagebind":
             from memory.imagebind_backend import ImageBindEmbedder
 
-            return ImageBindEmbedder(self.settings)
+            return instrument(ImageBindEmbedder(self.settings), "embedder")
         from memory.text_embedder import MiniLMEmbedder
 
-        return MiniLMEmbedder(self.settings)
+        return instrument(MiniLMEmbedder(self.settings), "embedder")
 
     @cached_property
     def asr(self):
         from memory.speech import WhisperRecognizer
 
-        return WhisperRecognizer(self.settings)
+        return instrument(WhisperRecognizer(self.settings), "asr")
 
     @cached_property
     def describer(self):
         from memory.vision import OfflineVisualDescriber
 
-        return OfflineVisualDescriber(self.settings)
+        if self.settings.describer == "openai":
+            from memory.vlm_describer import VLMVisualDescriber
+            from reasoning.openai_llm import OpenAICompatibleLLM
+
+            # A client of its own (clients of one server share its concurrency limit), so
+            # caption time counts as describer time in the metrics, not as answering.
+            vlm = OpenAICompatibleLLM(self.settings)
+            return instrument(
+                VLMVisualDescriber(self.settings, vlm, OfflineVisualDescriber(self.settings)),
+                "describer",
+            )
+        return instrument(OfflineVisualDescriber(self.settings), "describer")
 
     @cached_property
     def llm(self):
+        return instrument(self._make_llm(), "llm")
+
+    def _make_llm(self):
         if self.settings.llm == "openai":
             from reasoning.openai_llm import OpenAICompatibleLLM
 
@@ -227,6 +243,8 @@ class StreamIngestor:
         self.c.store.upsert_memories([memory])
         self.c.store.upsert_events([event])
         self.timer.add("store", started)
+        metrics.SEGMENTS.inc()
+        metrics.STREAM_SECONDS.inc(max(0.0, memory.t_end - memory.t_start))
         self.memory_ids.add(memory.id)
         self.events.append(event)
         self.progress.memories += 1

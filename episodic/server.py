@@ -43,6 +43,7 @@ import signal
 import stat
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass, replace
@@ -54,7 +55,7 @@ import tomllib
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from episodic import api_convert
+from episodic import api_convert, metrics
 from episodic.config import Settings
 from episodic.errors import ConfigError, InputError, ModelError, StoreError
 from memory.milvus_filters import check_id
@@ -159,8 +160,9 @@ class ApiKeys:
             mode = p.stat().st_mode
         except OSError as exc:
             raise ConfigError(f"cannot read api_keys_file {p}: {exc.strerror or exc}") from None
-        if mode & (stat.S_IRGRP | stat.S_IROTH):
-            log.warning("api_keys_file %s is readable by other users; chmod 600 it", p)
+        # other users, not the group: Kubernetes mounts secrets group-readable (fsGroup)
+        if mode & stat.S_IROTH:
+            log.warning("api_keys_file %s is readable by every user; chmod 600 (or 640) it", p)
         try:
             data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
         except (ValueError, tomllib.TOMLDecodeError) as exc:
@@ -364,12 +366,16 @@ def _unary(method: Callable[..., R]) -> Callable[..., R]:
     @functools.wraps(method)
     def wrapper(self: EpisodicServicer, request: Any, context: grpc.ServicerContext) -> R:
         caller: Caller | None = None
+        started = time.perf_counter()
         try:
             caller = self.keys.authenticate(context.invocation_metadata())
             deadline = _check_deadline(context)
-            return method(self, request, context, caller, deadline)
+            result = method(self, request, context, caller, deadline)
+            metrics.observe_rpc(method.__name__, "OK", time.perf_counter() - started)
+            return result
         except Exception as exc:  # every failure becomes a status; none escapes to grpc
             code, message = _status_for(exc, method.__name__, caller)
+        metrics.observe_rpc(method.__name__, code.name, time.perf_counter() - started)
         context.abort(code, message)
         raise AssertionError("unreachable: context.abort raises")
 
@@ -382,13 +388,16 @@ def _streaming(method: Callable[..., Iterator[R]]) -> Callable[..., Iterator[R]]
     @functools.wraps(method)
     def wrapper(self: EpisodicServicer, request: Any, context: grpc.ServicerContext) -> Iterator[R]:
         caller: Caller | None = None
+        started = time.perf_counter()
         try:
             caller = self.keys.authenticate(context.invocation_metadata())
             deadline = _check_deadline(context)
             yield from method(self, request, context, caller, deadline)
+            metrics.observe_rpc(method.__name__, "OK", time.perf_counter() - started)
             return
         except Exception as exc:
             code, message = _status_for(exc, method.__name__, caller)
+        metrics.observe_rpc(method.__name__, code.name, time.perf_counter() - started)
         context.abort(code, message)
 
     return wrapper
@@ -479,6 +488,7 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
             result = qa.ask(req)
         finally:
             self._asks.release()
+        metrics.ASKS.labels(result.pathway.value).inc()
         leaked = sorted({e.stream_id for e in result.evidence if not caller.may_see(e.stream_id)})
         if leaked:  # the answer text may rest on them: refuse rather than filter
             raise RuntimeError(f"MemoryQA.ask cited streams outside the request scope: {leaked}")
@@ -763,6 +773,21 @@ def build_server(settings: Settings, components: Any = None) -> grpc.Server:
     return create_server(settings, components).server
 
 
+def _warm_up(handle: ServerHandle) -> None:
+    """Load the embedder, the language model and the store's vector cache, then report
+    ``episodic.v1.EpisodicMemory`` SERVING. Calls are answered meanwhile (they load what
+    they need); a failed warm-up is logged and the server still reports SERVING, because
+    listing and search work without the model that failed."""
+    t0 = time.perf_counter()
+    try:
+        handle.servicer.qa().prepare()
+        log.info("warmed up in %.1f s: serving", time.perf_counter() - t0)
+    except Exception as exc:
+        log.error("warm-up failed after %.1f s (%s); serving anyway, calls that need the "
+                  "failed part will report it", time.perf_counter() - t0, exc)
+    handle.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+
+
 def serve(
     settings: Settings,
     components: Any = None,
@@ -790,14 +815,24 @@ def serve(
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 previous[sig] = signal.signal(sig, on_signal)
+        endpoint = None
         try:
+            endpoint = metrics.start_metrics_server(settings)
+            if settings.serve_warm_up:
+                # ready (for load balancers) only once the models and caches are loaded
+                handle.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
             handle.server.start()
+            if settings.serve_warm_up:
+                threading.Thread(target=_warm_up, args=(handle,), daemon=True,
+                                 name="episodic-warm-up").start()
             if on_ready is not None:
                 on_ready(handle)
             while not stop.wait(0.5):
                 pass
         finally:
             handle.stop(settings.grpc_grace_s)
+            if endpoint is not None:
+                endpoint.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
     finally:

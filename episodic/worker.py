@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from episodic import metrics
 from episodic.config import Settings
 from episodic.errors import EpisodicError
 from episodic.pipeline import Checkpoint, Components, StreamRunner
@@ -165,6 +166,7 @@ class Worker:
         st = self.streams.get(chunk.stream_id) or self._open(chunk, tp, record.offset)
         if st is None:
             self.stats.skipped += 1
+            metrics.CHUNKS.labels("skipped").inc()
             return
         checkpoint_before = st.runner.checkpoint.seq
         try:
@@ -174,8 +176,10 @@ class Worker:
             return
         if not used:
             self.stats.skipped += 1
+            metrics.CHUNKS.labels("skipped").inc()
             return
         self.stats.chunks += 1
+        metrics.CHUNKS.labels("used").inc()
         if st.runner.checkpoint.seq != checkpoint_before and not st.runner.ended:
             # this chunk began a new run: everything before it is stored
             st.run_offset, st.run_seq = record.offset, st.runner.checkpoint.seq
@@ -221,6 +225,7 @@ class Worker:
             log.info("%s: resuming at chunk %d (t=%.2f s)", chunk.stream_id, cp.seq, cp.t_s)
         st = _Stream(runner, tp, offset, runner.checkpoint.seq)
         self.streams[chunk.stream_id] = st
+        metrics.OPEN_STREAMS.set(len(self.streams))
         return st
 
     def _end(self, st: _Stream, chunk: MediaChunk) -> None:
@@ -235,6 +240,7 @@ class Worker:
         for w in runner.warnings:
             log.warning("%s", w)
         del self.streams[runner.stream_id]
+        metrics.OPEN_STREAMS.set(len(self.streams))
         self.stats.streams_ended += 1
         self._record_lag(chunk)
         log.info(
@@ -245,13 +251,16 @@ class Worker:
 
     def _record_lag(self, chunk: MediaChunk) -> None:
         if chunk.produced_at_ms > 0:
-            self.stats.lag_ms.append(time.time() * 1000 - chunk.produced_at_ms)
+            lag_ms = time.time() * 1000 - chunk.produced_at_ms
+            metrics.observe_ingest_lag(lag_ms / 1000)
+            self.stats.lag_ms.append(lag_ms)
             del self.stats.lag_ms[:-1000]
 
     def _dead_letter(self, reason: str, tp: Any, record: Any, parsed: bool) -> None:
         from stream.kafka_io import delivery_result
 
         log.warning("dead-lettering %s[%d]@%d: %s", tp.topic, tp.partition, record.offset, reason)
+        metrics.CHUNKS.labels("dead_letter").inc()
         future = self.dead_letters.send(
             reason=reason,
             topic=tp.topic,
@@ -296,6 +305,7 @@ class Worker:
         for sid in [sid for sid, st in self.streams.items() if st.partition in revoked]:
             log.info("%s: partition revoked; its new owner resumes it", sid)
             del self.streams[sid]
+        metrics.OPEN_STREAMS.set(len(self.streams))
         for tp in revoked:
             self.next_offsets.pop(tp, None)
             self.committed.pop(tp, None)
@@ -321,6 +331,7 @@ def run_worker(settings: Settings, idle_exit_s: float | None = None) -> WorkerSt
     """The ``episodic worker`` command: run until SIGTERM/SIGINT (or idle), then leave cleanly."""
     import signal
 
+    endpoint = metrics.start_metrics_server(settings)
     components = Components(settings)
     worker = Worker(components)
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -340,3 +351,5 @@ def run_worker(settings: Settings, idle_exit_s: float | None = None) -> WorkerSt
             signal.signal(sig, handler)
         worker.close()
         components.close()
+        if endpoint is not None:
+            endpoint.close()

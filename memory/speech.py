@@ -105,8 +105,21 @@ def loudest_window_dbfs(
     return 10.0 * math.log10(power) if power > 0 else -math.inf
 
 
+def whisper_device(device: str) -> tuple[str, int]:
+    """CTranslate2's (device, index) for the ``device`` setting: "cpu", "cuda", "cuda:1"."""
+    name, _, index = (device or "cpu").strip().lower().partition(":")
+    if name not in ("cpu", "cuda"):
+        raise ModelError(f"faster-whisper runs on 'cpu' or 'cuda[:N]', not device {device!r}")
+    if index and not index.isdigit():
+        raise ModelError(f"device {device!r}: the GPU index must be a number, e.g. cuda:1")
+    return name, int(index or 0)
+
+
 class WhisperRecognizer:
-    """faster-whisper on the CPU; implements ``SpeechRecognizer``. Loads on first use."""
+    """faster-whisper (CTranslate2) on the CPU or a GPU (``device``); implements
+    ``SpeechRecognizer``. Loads on first use. A larger model (``whisper_model`` = a folder
+    holding a converted medium or large-v3, ``whisper_compute_type`` = float16 on a GPU) is a
+    configuration change only."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -150,10 +163,12 @@ class WhisperRecognizer:
                     raise ModelError(
                         "speech recognition needs faster-whisper (pip install faster-whisper==1.2.1)"
                     ) from None
+                device, index = whisper_device(self.settings.device)
                 try:
                     self._model = WhisperModel(
                         str(self.model_path),
-                        device="cpu",
+                        device=device,
+                        device_index=index,
                         compute_type=self.settings.whisper_compute_type,
                         cpu_threads=max(1, self.settings.cpu_threads),
                         num_workers=1,

@@ -8,8 +8,17 @@ from typing import Protocol, runtime_checkable
 
 @dataclass(frozen=True)
 class ChatMessage:
+    """One chat turn. ``images`` are encoded pictures (JPEG bytes; PNG, GIF and WebP are
+    recognised too) shown to the model with this turn's text.
+
+    Only the OpenAI-compatible backend (a vision-language model served by vLLM) sends images;
+    the local text-only backends (reasoning/local_llm.py, reasoning/llama_cpp_llm.py) read
+    ``role`` and ``content`` alone, so a message with images reaches them as its text.
+    """
+
     role: str  # "system" | "user" | "assistant"
     content: str
+    images: tuple[bytes, ...] = ()
 
 
 @runtime_checkable

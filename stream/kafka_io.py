@@ -167,6 +167,33 @@ def ensure_topics(settings: Settings, timeout_s: float = 15.0) -> int:
     return count
 
 
+def topic_partitions(settings: Settings, timeout_s: float = 5.0) -> dict[str, int | None]:
+    """Partition counts of ``kafka_topic`` and ``kafka_dlq_topic`` (None: the topic does not
+    exist yet), read without creating anything: what ``episodic doctor`` reports.
+
+    Raises :class:`BrokerUnavailable`/:class:`KafkaError` with the setting to look at."""
+    from kafka import KafkaAdminClient
+
+    wait_ms = int(timeout_s * 1000)
+    cfg = client_config(settings)
+    cfg["request_timeout_ms"] = min(cfg["request_timeout_ms"], wait_ms)
+    what = "reading Kafka topics"
+    try:
+        admin = KafkaAdminClient(**cfg, bootstrap_timeout_ms=wait_ms)
+    except _kafka_errors() as exc:
+        raise _translate(exc, what, settings, timeout_s) from None
+    try:
+        existing = set(admin.list_topics())
+        return {
+            name: _partition_count(admin, name) if name in existing else None
+            for name in (settings.kafka_topic, settings.kafka_dlq_topic)
+        }
+    except _kafka_errors() as exc:
+        raise _translate(exc, what, settings, timeout_s) from None
+    finally:
+        admin.close()
+
+
 def _partition_count(admin: Any, topic: str) -> int:
     for desc in admin.describe_topics([topic]):
         if desc.get("name") == topic and desc.get("partitions"):

@@ -7,6 +7,7 @@ because Milvus Lite keeps one in-process server per data directory.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from memory.records import (
     memory_id,
     normalise,
 )
+from tests.milvus_server_fixtures import unique_prefix
 
 TEXT_DIM = 8
 FEATURE_DIM = 4
@@ -288,10 +290,10 @@ def test_search_nearest_first_with_filters(filled) -> None:
         store.search_events(target.summary_vector, top_k=0)
 
 
-@pytest.mark.parametrize(
-    "evil",
-    ['x" or 1==1 or stream_id=="', "a') or (1==1", 'a" || stream_id != "', "a\\", "a b", "", "a\n"],
-)
+INJECTIONS = ['x" or 1==1 or stream_id=="', "a') or (1==1", 'a" || stream_id != "', "a\\", "a b", "", "a\n"]
+
+
+@pytest.mark.parametrize("evil", INJECTIONS)
 def test_injection_is_refused(filled, evil: str) -> None:
     store, memories, events = filled
     for call in (
@@ -497,3 +499,52 @@ def test_close_releases_the_lite_lock(settings: Settings) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['still-open']"
+
+
+# -- the same code on a Milvus server (URI + token): the scale-out path ---------------------
+def _fill(store: MilvusStore):
+    rng = np.random.default_rng(7)
+    memories = [make_memory(rng, "a", 10.0 * i) for i in range(6)] + [
+        make_memory(rng, "b", 10.0 * i + 5) for i in range(3)
+    ]
+    events = [make_event(rng, m) for m in memories]
+    store.upsert_memories(memories)
+    store.upsert_events(events)
+    return store, memories, events
+
+
+def test_on_a_milvus_server(milvus_server, tmp_path: Path) -> None:
+    """Round trip, listing filters, searches with stream/time/modality filters, injection
+    attempts and re-ingest cleanup against a Milvus 2.3 server with authentication: the
+    assertions of the Lite tests above, on one shared store (creating the six collections
+    on the server takes ~20 s, so they are not re-created per test)."""
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        milvus_uri=milvus_server.uri,
+        milvus_token=milvus_server.token,
+        collection_prefix=unique_prefix("server"),
+    )
+    with MilvusStore(settings) as store:
+        assert not store.is_lite and store.server_version.startswith("v2.3")
+        store.ensure_schema(TEXT_DIM, FEATURE_DIM, models=MODELS)
+        filled = _fill(store)
+        test_memory_and_event_round_trip(filled)
+        test_list_filters_sorting_and_limit(filled)
+        test_search_nearest_first_with_filters(filled)
+        for evil in INJECTIONS:
+            test_injection_is_refused(filled, evil)
+        test_delete_stream_records_except(filled)
+        with pytest.raises(StoreError, match="16-d"):
+            store.ensure_schema(16, FEATURE_DIM, models={"embedder": "imagebind"})
+    # a vector cache is for Lite only: a server is shared with other processes
+    with MilvusStore(settings) as again:
+        assert again.enable_vector_cache() is False
+        assert again.counts()["events"] > 0
+
+
+def test_milvus_server_rejects_a_wrong_token(milvus_server, tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, milvus_uri=milvus_server.uri, milvus_token="root:wrong")
+    t = time.monotonic()
+    with pytest.raises(StoreError, match=re.escape(milvus_server.uri.split("//")[1])):
+        MilvusStore(settings).ensure_schema(TEXT_DIM, FEATURE_DIM)
+    assert time.monotonic() - t < 60

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,20 @@ class Lines:
                 break
             self.seen.append(line)
         return "".join(self.seen)
+
+
+def _scrape(port: int) -> dict[str, float]:
+    """``/metrics`` as {series (name plus labels, as printed): value}."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
+            out[sample.name + (f"{{{labels}}}" if labels else "")] = sample.value
+    return out
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
@@ -208,10 +223,21 @@ def test_worker_killed_mid_stream_resumes_without_loss_or_duplicates(kafka, medi
     data = tmp_path / "killed"
     _push(media[LONG], LONG, kafka, data)
     env = _kafka_env(kafka)
-    first = start_cli("worker", data=data, env=env)
+    metrics_port = free_port()
+    first = start_cli("worker", data=data, env={**env, "EPISODIC_METRICS_PORT": str(metrics_port)})
     try:
         log = Lines(first)
         log.wait_for(r"checkpoint at chunk", count=2)  # 2 runs stored, the third one open
+        # the worker's Prometheus endpoint, mid-stream: what an operator would scrape
+        scraped = _scrape(metrics_port)
+        assert scraped['episodic_chunks_total{outcome="used"}'] >= 2
+        assert scraped["episodic_segments_stored_total"] >= 1
+        assert scraped["episodic_ingest_lag_seconds_count"] >= 2  # one per stored checkpoint
+        assert 0 < scraped["episodic_ingest_lag_last_seconds"] < 600
+        assert scraped["episodic_open_streams"] == 1
+        for role, op in (("asr", "transcribe"), ("embedder", "embed_texts"),
+                         ("describer", "describe"), ("llm", "generate")):
+            assert scraped[f'episodic_model_latency_seconds_count{{operation="{op}",role="{role}"}}'] >= 1, role
         time.sleep(1.0)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)

@@ -1,0 +1,151 @@
+"""Prometheus metrics for query servers and ingest workers.
+
+What an operator needs to size and watch a deployment, and nothing with unbounded labels (no
+stream ids, no question text):
+
+* ingest: ``episodic_ingest_lag_seconds`` (a chunk's production time → the run it belongs
+  to stored, the latency a live camera sees), ``episodic_segments_stored_total`` (rate() of it
+  is segments/s), ``episodic_chunks_total{outcome}``, ``episodic_open_streams``;
+* queries: ``episodic_rpc_latency_seconds{method,code}`` and ``episodic_ask_total{pathway}``;
+* models: ``episodic_model_latency_seconds{role,operation}`` around every call into the
+  embedder, speech recogniser, visual describer and language model (in-process or remote),
+  so the share of time spent in models is ``sum(model) / sum(rpc)``.
+
+The metrics live in prometheus_client's default registry and are always recorded (a counter
+increment costs well under a microsecond); ``start_metrics_server`` exposes them over HTTP
+only when ``metrics_port`` is set, which deployments do and a laptop need not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+from episodic.config import Settings
+from episodic.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+# Query latencies span 10 ms (a search) to a minute (a long article on a CPU).
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10, 30, 60, 120)
+# Ingest lag: a live stream's chunks wait for their segment (5–10 s) and the run's checkpoint.
+_LAG_BUCKETS = (0.5, 1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 300, 600, 1800)
+
+RPC_LATENCY = Histogram(
+    "episodic_rpc_latency_seconds",
+    "Wall time of a gRPC call on the query server, by method and status code.",
+    ("method", "code"),
+    buckets=_LATENCY_BUCKETS,
+)
+ASKS = Counter("episodic_ask_total", "Answered questions, by the pathway that answered.", ("pathway",))
+MODEL_LATENCY = Histogram(
+    "episodic_model_latency_seconds",
+    "Wall time of one call into a model backend (role: embedder, asr, describer, llm).",
+    ("role", "operation"),
+    buckets=_LATENCY_BUCKETS,
+)
+MODEL_ERRORS = Counter(
+    "episodic_model_errors_total", "Calls into a model backend that raised.", ("role", "operation")
+)
+INGEST_LAG = Histogram(
+    "episodic_ingest_lag_seconds",
+    "From a chunk's production (push/replay) to the stored checkpoint or end it belongs to.",
+    buckets=_LAG_BUCKETS,
+)
+INGEST_LAG_LAST = Gauge("episodic_ingest_lag_last_seconds", "The most recent ingest lag sample.")
+SEGMENTS = Counter(
+    "episodic_segments_stored_total", "ShortTermMemories (with their ThetaEvents) stored."
+)
+STREAM_SECONDS = Counter("episodic_stream_seconds_total", "Seconds of stream time ingested.")
+CHUNKS = Counter(
+    "episodic_chunks_total",
+    "Media chunks a worker consumed, by outcome (used, skipped as already stored, dead_letter).",
+    ("outcome",),
+)
+OPEN_STREAMS = Gauge("episodic_open_streams", "Streams a worker is currently assembling.")
+
+# The methods each model role exposes; only these are timed, everything else passes through.
+MODEL_METHODS = {
+    "embedder": ("embed_texts", "embed_images", "embed_audio"),
+    "asr": ("transcribe",),
+    "describer": ("describe",),
+    "llm": ("generate", "generate_many"),
+}
+
+
+def instrument(backend: Any, role: str) -> Any:
+    """Time ``backend``'s model calls (``MODEL_METHODS[role]``) and return it.
+
+    The timed methods are set on the instance itself, so the object keeps its type (protocol
+    ``isinstance`` checks, ``hasattr`` probes and concrete-type checks all still hold).
+    Instrumenting twice is harmless.
+    """
+    if getattr(backend, "_episodic_timed", False):
+        return backend
+    for name in MODEL_METHODS.get(role, ()):
+        fn = getattr(backend, name, None)
+        if callable(fn):
+            setattr(backend, name, _timed(fn, role, name))
+    with contextlib.suppress(AttributeError, TypeError):
+        backend._episodic_timed = True
+    return backend
+
+
+def _timed(fn: Callable[..., Any], role: str, operation: str) -> Callable[..., Any]:
+    latency = MODEL_LATENCY.labels(role, operation)
+    errors = MODEL_ERRORS.labels(role, operation)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            errors.inc()
+            raise
+        finally:
+            latency.observe(time.perf_counter() - t0)
+
+    return call
+
+
+def observe_rpc(method: str, code: str, seconds: float) -> None:
+    RPC_LATENCY.labels(method, code).observe(seconds)
+
+
+def observe_ingest_lag(seconds: float) -> None:
+    INGEST_LAG.observe(max(0.0, seconds))
+    INGEST_LAG_LAST.set(seconds)
+
+
+class MetricsEndpoint:
+    """The running HTTP exposition server (``/metrics``)."""
+
+    def __init__(self, server: Any, thread: Any, address: str) -> None:
+        self.server, self.thread, self.address = server, thread, address
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def start_metrics_server(settings: Settings) -> MetricsEndpoint | None:
+    """Serve ``/metrics`` on ``metrics_host:metrics_port``; None when the port is 0 (off)."""
+    if not settings.metrics_port:
+        return None
+    try:
+        server, thread = start_http_server(settings.metrics_port, addr=settings.metrics_host)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot serve metrics on {settings.metrics_host}:{settings.metrics_port}: {exc}"
+        ) from None
+    host, port = server.server_address[:2]
+    address = f"{host}:{port}"
+    log.info("Prometheus metrics on http://%s/metrics", address)
+    return MetricsEndpoint(server, thread, address)
