@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 ROOT_TOKEN = "root:Milvus"  # Milvus' built-in administrator (authorization enabled)
-START_TIMEOUT_S = 120.0
+START_TIMEOUT_S = 180.0  # a loaded 2-core machine
 _PORTS = ("etcd", "root-coord", "proxy", "proxy-internal", "query-coord", "query-node",
           "index-coord", "index-node", "data-coord", "data-node")
 _COMPONENTS = ("rootCoord", "proxy", "queryCoord", "queryNode", "indexCoord", "indexNode",
@@ -77,9 +77,24 @@ def start_milvus_server() -> MilvusServer:
         args += [f"--{name}-port", str(port)]
     for component in _COMPONENTS:  # listen on loopback only
         args += ["--extra-config", f"{component}.ip=127.0.0.1"]
+    # Milvus' embedded etcd listens on the fixed ports 2379/2380 unless given a config file
+    # (read through Milvus' environment overrides): with one, servers of parallel test runs
+    # or benchmarks on one machine do not collide.
+    peer = _free_port()
+    etcd_config = data_dir / "embed-etcd.yaml"
+    etcd_config.write_text(
+        "name: default\n"
+        f"data-dir: {data_dir / 'etcd.data'}\n"
+        f"listen-peer-urls: http://127.0.0.1:{peer}\n"
+        f"initial-advertise-peer-urls: http://127.0.0.1:{peer}\n"
+        f"initial-cluster: default=http://127.0.0.1:{peer}\n"
+        f"listen-client-urls: http://127.0.0.1:{ports['etcd']}\n"
+        f"advertise-client-urls: http://127.0.0.1:{ports['etcd']}\n"
+    )
+    env = dict(os.environ, ETCD_CONFIG_PATH=str(etcd_config))
     log_path = data_dir / "server.log"
     process = subprocess.Popen(args, stdout=log_path.open("w"), stderr=subprocess.STDOUT,
-                               start_new_session=True)
+                               start_new_session=True, env=env)
     server = MilvusServer(f"http://127.0.0.1:{ports['proxy']}", ROOT_TOKEN, process, data_dir, log_path)
     from pymilvus import MilvusClient
 
@@ -96,7 +111,11 @@ def start_milvus_server() -> MilvusServer:
         except Exception as exc:  # not up yet
             last = str(exc)
             time.sleep(0.5)
-    tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
+    tail = ""
+    for log in (log_path, data_dir / "logs" / "milvus-stdout.log", data_dir / "logs" / "milvus-stderr.log"):
+        if log.exists():
+            errors = [ln for ln in log.read_text(errors="replace").splitlines() if "ERROR" in ln or "rror:" in ln]
+            tail += f"--- {log.name}\n" + "\n".join(ln[:400] for ln in errors[-5:]) + "\n"
     server.stop()
     raise RuntimeError(f"Milvus server did not start: {last}\n{tail}")
 
