@@ -333,13 +333,45 @@ def start_milvus(ctx: Ctx) -> None:
         say("starting a Milvus 2.3.5 standalone server …")
         t0 = time.perf_counter()
         try:
-            ctx.milvus = start_milvus_server()
+            ctx.milvus = _start_in_thread(start_milvus_server)
             break
         except RuntimeError as exc:
             if attempt == 2:
                 raise
             say(f"[yellow]Milvus did not start[/yellow] ({str(exc).splitlines()[0][:160]}); once more")
     say(f"Milvus at {ctx.milvus.uri} in {time.perf_counter() - t0:.1f} s")
+
+
+def _start_in_thread(start: Callable[[], Any]) -> Any:
+    """``start()`` in a thread, so that Ctrl-C while it runs does not lose the server it is
+    starting: the start is waited for, and what it started is stopped."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["server"] = start()
+        except BaseException as exc:  # handed to the caller
+            box["error"] = exc
+
+    def finished() -> bool:
+        return "server" in box or "error" in box
+
+    # polled with sleep, not Thread.join: a join interrupted by Ctrl-C can leave the thread
+    # looking finished (CPython issue 90882) and the server would be lost
+    threading.Thread(target=run, daemon=True).start()
+    try:
+        while not finished():
+            time.sleep(0.1)
+    except KeyboardInterrupt:
+        deadline = time.monotonic() + 180
+        while not finished() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if "server" in box:
+            box["server"].stop()
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["server"]
 
 
 def start_broker(ctx: Ctx) -> None:
@@ -1127,6 +1159,12 @@ def show(results: dict[str, Any]) -> None:
                           ", ".join(f"{k} {v}" for k, v in run["errors"].items()) or "0",
                           f"{cs['servers']:.0%}/{cs['milvus']:.0%}/{cs['client']:.0%}", str(run["ready_s"]))
             out.print(t)
+            idle = [str(run["servers"]) for run in q[key]
+                    if run["cpu_share"]["servers"] + run["cpu_share"]["milvus"] < 0.5]
+            if idle:
+                out.print(f"  {what} with {'/'.join(idle)} server(s): the cores were mostly idle, so "
+                          "throughput was bound by call latency x concurrency (--clients, and "
+                          "grpc_max_workers per server), not by CPU", highlight=False)
         out.print(f"  store: {q['store']}; {q['distinct_queries']} distinct queries", highlight=False)
     if "ask" in results:
         a = results["ask"]
@@ -1229,6 +1267,9 @@ def main(argv: list[str] | None = None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
+    # Ctrl-C must reach the finally below even where SIGINT was inherited as ignored (a
+    # command started with & in a script): Python then installs no KeyboardInterrupt handler
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     work = args.keep.resolve() if args.keep else Path(tempfile.mkdtemp(prefix="episodic-bench-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     ctx = Ctx(args=args, work=work, cores=cores())
