@@ -387,11 +387,17 @@ def search_queries(n: int, rng: np.random.Generator) -> list[str]:
     ]
     out: list[str] = []
     seen: set[str] = set()
+    tries = 0
     while len(out) < n:
-        q = forms[len(out) % len(forms)]()
+        # the forms take turns; one whose variants are used up yields its turn (some have
+        # only a handful of variants), so any n the forms can make together is reached
+        q = forms[tries % len(forms)]()
+        tries += 1
         if q not in seen:
             seen.add(q)
             out.append(q)
+        elif tries > 1000 * max(n, 1):
+            raise ValueError(f"the query forms cannot make {n} distinct queries")
     return out
 
 

@@ -32,6 +32,10 @@ class Settings:
     milvus_uri: str = ""  # "" → Milvus Lite file <data_dir>/milvus.db; or http://host:19530
     milvus_token: str = ""
     collection_prefix: str = "episodic_"
+    # Milvus servers: consistency of ordinary reads. Strong waits for the next time tick on
+    # every call (0.2-0.4 s); Session sees this process's own writes at once. Checkpoint reads
+    # (where a worker resumes) are always Strong.
+    milvus_read_consistency: str = "Session"  # Strong | Session | Bounded | Eventually
     snippet_dir: str = ""  # "" → <data_dir>/snippets
     model_cache_dir: str = ""  # "" → $XDG_CACHE_HOME/episodic (converted model weights)
 
@@ -294,6 +298,8 @@ def validate(s: Settings) -> Settings:
         problems.append("audio_sample_rate_hz must be a standard rate (16000 for Whisper)")
     if s.embedder not in ("minilm", "imagebind"):
         problems.append("embedder must be 'minilm' or 'imagebind'")
+    if s.milvus_read_consistency not in ("Strong", "Session", "Bounded", "Eventually"):
+        problems.append("milvus_read_consistency must be Strong, Session, Bounded or Eventually")
     if s.text_embedder_engine not in ("auto", "onnx", "torch"):
         problems.append("text_embedder_engine must be auto, onnx or torch")
     if s.describer not in ("offline", "openai"):
