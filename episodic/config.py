@@ -106,6 +106,9 @@ class Settings:
     # model would spend ~20 s per segment on CPU, so the default stops at 80.
     replay_max_tokens: int = 80
     replay_seed: int = 0
+    # With llm = "openai" (a vision-language model), the summary request carries up to this
+    # many key frames of the memory as images (0: text only). Local models never get images.
+    replay_max_images: int = 4
 
     # -- retrieval and answering (C.2, E.4) -------------------------------------------------
     fast_top_k: int = 5  # ThetaEvent summaries handed to fast retrieval (ours; the paper gives none)
@@ -300,6 +303,8 @@ def validate(s: Settings) -> Settings:
         problems.append("embedder must be 'minilm' or 'imagebind'")
     if s.milvus_read_consistency not in ("Strong", "Session", "Bounded", "Eventually"):
         problems.append("milvus_read_consistency must be Strong, Session, Bounded or Eventually")
+    if not 0 <= s.replay_max_images <= 16:
+        problems.append("replay_max_images must be in 0..16")
     if s.text_embedder_engine not in ("auto", "onnx", "torch"):
         problems.append("text_embedder_engine must be auto, onnx or torch")
     if s.describer not in ("offline", "openai"):

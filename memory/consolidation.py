@@ -38,6 +38,7 @@ def merge_into(kept: ShortTermMemory, seg: ShortTermMemory) -> None:
     kept.frames.extend(seg.frames)
     kept.frame_features.extend(seg.frame_features)
     kept.snippets.extend(seg.snippets)
+    kept.keyframe_images.extend(seg.keyframe_images)
     kept.vector = representative_vector(kept)
     merged = kept.metadata.setdefault("merged_segments", [])
     merged.append([round(seg.t_start, 3), round(seg.t_end, 3)])

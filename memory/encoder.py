@@ -113,7 +113,7 @@ class PerceptualEncoder:
             vector = normalise(self.embedder.embed_texts([EMPTY_SEGMENT_TEXT])[0])
         self.timer.add("embed", started)
 
-        return ShortTermMemory(
+        memory = ShortTermMemory(
             id=memory_id(stream_id, seg.t_start),
             stream_id=stream_id,
             t_start=seg.t_start,
@@ -130,6 +130,12 @@ class PerceptualEncoder:
                 "models": self.model_ids,
             },
         )
+        if keys and s.llm == "openai" and s.replay_max_images > 0:
+            # the summariser is a vision-language model: let it see the key frames too
+            from memory.vlm_describer import encode_jpeg
+
+            memory.keyframe_images = [encode_jpeg(k.rgb, s.openai_image_max_side) for k in keys]
+        return memory
 
     def _cross_modal_entries(self, seg, keys, observations, frame_ends) -> list[EmbeddingEntry]:
         """ImageBind path: embed pixels and 2 s audio windows directly (HippoMM's E_i)."""

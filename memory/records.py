@@ -115,6 +115,9 @@ class ShortTermMemory:
     frame_features: list[tuple[float, np.ndarray]] = field(default_factory=list)
     snippets: list[SnippetRef] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # JPEG key frames, kept only while the memory is formed, for a vision-language summariser
+    # (semantic replay with llm = "openai"); never stored, not part of equality
+    keyframe_images: list[bytes] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def transcript_text(self) -> str:

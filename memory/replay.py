@@ -109,11 +109,22 @@ class SemanticReplay:
                 visual.append(f.description)
         return visual[:6], memory.transcript_text[:2000]
 
+    def images(self, memory: ShortTermMemory) -> list[bytes]:
+        """Up to ``replay_max_images`` key frames spread over the memory (first, last and
+        evenly between), for a vision-language summariser."""
+        frames, k = memory.keyframe_images, self.settings.replay_max_images
+        if k <= 0 or not frames:
+            return []
+        if len(frames) <= k:
+            return list(frames)
+        step = (len(frames) - 1) / max(1, k - 1)
+        return [frames[round(i * step)] for i in range(k)] if k > 1 else [frames[0]]
+
     def summarise(self, memory: ShortTermMemory) -> tuple[str, str]:
         """(summary, how) where how is the model id, "…+greedy" or "extractive"."""
         visual, speech = self.context(memory)
         source = " ".join(visual) + " " + speech
-        messages = replay_messages(visual, speech)
+        messages = replay_messages(visual, speech, self.images(memory))
         attempts = [(self.settings.replay_temperature, self.llm.model_id)]
         if self.settings.replay_temperature > 0:
             attempts.append((0.0, self.llm.model_id + "+greedy"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from reasoning.llm import ChatMessage
 
 REPLAY_SYSTEM = (
@@ -12,8 +14,12 @@ REPLAY_SYSTEM = (
 )
 
 
-def replay_messages(visual: list[str], speech: str) -> list[ChatMessage]:
-    """Semantic replay (HippoMM Eq. 6): one sentence from key visual and auditory context."""
+def replay_messages(
+    visual: list[str], speech: str, images: Sequence[bytes] = ()
+) -> list[ChatMessage]:
+    """Semantic replay (HippoMM Eq. 6): one sentence from key visual and auditory context.
+    ``images`` (JPEG key frames) go with the final request for a vision-language model;
+    text-only backends ignore them."""
     seen = "; ".join(visual) if visual else "nothing (no picture)"
     heard = f'"{speech}"' if speech else "no speech"
     user = (
@@ -25,7 +31,7 @@ def replay_messages(visual: list[str], speech: str) -> list[ChatMessage]:
         ChatMessage("system", REPLAY_SYSTEM),
         ChatMessage("user", _REPLAY_EXAMPLE_USER),
         ChatMessage("assistant", _REPLAY_EXAMPLE_REPLY),
-        ChatMessage("user", user),
+        ChatMessage("user", user, images=tuple(images)),
     ]
 
 

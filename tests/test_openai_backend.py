@@ -409,3 +409,51 @@ def test_components_builds_the_vlm_describer(standin: ChatStandIn) -> None:
 
     plain = Components(_settings(standin))
     assert type(plain.describer) is OfflineVisualDescriber
+
+
+# -- semantic replay with a vision-language model ---------------------------------------------
+
+
+def test_ingest_with_a_vlm_sends_key_frames_with_the_summary_request(standin: ChatStandIn, tmp_path) -> None:
+    """A real ingest with llm = openai: each ThetaEvent summary request carries the memory's key
+    frames (JPEG, downscaled, at most replay_max_images), the replies become the summaries, and
+    with replay_max_images = 0 the requests are text only."""
+    from episodic import samples
+    from episodic.pipeline import ingest_file
+    from tests.openai_standin import last_user_text
+
+    video = tmp_path / "two-scenes.mp4"
+    samples.make_recording(video, [samples.Scene(6, seed=1, text="NORTH GATE"), samples.Scene(6, seed=2)], [])
+
+    def reply(request: dict) -> tuple:
+        text = last_user_text(request)
+        if "log entry" in text:  # the replay prompt: answer from what it says was seen
+            seen = text.split("Seen:", 1)[1].split("\n", 1)[0].strip()
+            return 200, chat_reply(f"The picture shows {seen}.")
+        return 200, chat_reply("ok")
+
+    standin.responder = reply
+    summaries: dict[int, list[str]] = {}
+    for max_images in (2, 0):
+        standin.reset()
+        settings = _settings(standin, data_dir=tmp_path / f"data-{max_images}", llm="openai",
+                             replay_max_images=max_images, openai_image_max_side=160)
+        c = Components(settings)
+        try:
+            report = ingest_file(video, "gate", c)
+            events = c.store.list_events("gate")
+        finally:
+            c.close()
+        assert report.progress.memories >= 1 and len(events) == report.progress.memories
+        replays = [body for _, _, body in standin.requests if "log entry" in last_user_text(body)]
+        assert len(replays) >= len(events)
+        counts = [len(sent_images(body)) for body in replays]
+        if max_images:
+            assert all(1 <= n <= max_images for n in counts), counts
+            for mime, data in (img for body in replays for img in sent_images(body)):
+                assert mime == "image/jpeg" and max(Image.open(io.BytesIO(data)).size) <= 160
+        else:
+            assert counts == [0] * len(replays)
+        summaries[max_images] = [e.summary for e in events]
+        assert all(s.startswith("The picture shows") for s in summaries[max_images])
+    assert summaries[2] == summaries[0]  # images change what is sent, not how it is stored
