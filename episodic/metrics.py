@@ -5,7 +5,8 @@ stream ids, no question text):
 
 * ingest: ``episodic_ingest_lag_seconds`` (a chunk's production time → the run it belongs
   to stored, the latency a live camera sees), ``episodic_segments_stored_total`` (rate() of it
-  is segments/s), ``episodic_chunks_total{outcome}``, ``episodic_open_streams``;
+  is segments/s), ``episodic_chunks_total{outcome}``, ``episodic_open_streams``,
+  ``episodic_worker_heartbeat_seconds`` (the last poll of Kafka: liveness);
 * queries: ``episodic_rpc_latency_seconds{method,code}`` and ``episodic_ask_total{pathway}``;
 * models: ``episodic_model_latency_seconds{role,operation}`` around every call into the
   embedder, speech recogniser, visual describer and language model (in-process or remote),
@@ -69,6 +70,11 @@ CHUNKS = Counter(
     ("outcome",),
 )
 OPEN_STREAMS = Gauge("episodic_open_streams", "Streams a worker is currently assembling.")
+WORKER_HEARTBEAT = Gauge(
+    "episodic_worker_heartbeat_seconds",
+    "Unix time of the worker's last poll of Kafka: alert when time() minus it grows (a stuck "
+    "consume loop; one poll's chunks may take up to kafka_max_poll_interval_ms).",
+)
 
 # The methods each model role exposes; only these are timed, everything else passes through.
 MODEL_METHODS = {

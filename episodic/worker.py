@@ -122,6 +122,7 @@ class Worker:
         try:
             while not self._stop.is_set():
                 batch = self.consumer.poll(timeout_ms=500, max_records=self.s.worker_max_buffered_chunks)
+                metrics.WORKER_HEARTBEAT.set_to_current_time()
                 if batch:
                     last_record = time.monotonic()
                 for tp, records in batch.items():

@@ -235,6 +235,7 @@ def test_worker_killed_mid_stream_resumes_without_loss_or_duplicates(kafka, medi
         assert scraped["episodic_ingest_lag_seconds_count"] >= 2  # one per stored checkpoint
         assert 0 < scraped["episodic_ingest_lag_last_seconds"] < 600
         assert scraped["episodic_open_streams"] == 1
+        assert abs(time.time() - scraped["episodic_worker_heartbeat_seconds"]) < 120
         for role, op in (("asr", "transcribe"), ("embedder", "embed_texts"),
                          ("describer", "describe"), ("llm", "generate")):
             assert scraped[f'episodic_model_latency_seconds_count{{operation="{op}",role="{role}"}}'] >= 1, role
