@@ -122,18 +122,12 @@ def ensure_topics(settings: Settings, timeout_s: float = 15.0) -> int:
     ``kafka_max_message_bytes`` (Apache Kafka's default is about 1 MiB).
 
     Raises :class:`BrokerUnavailable` when no broker answers within ``timeout_s``."""
-    from kafka import KafkaAdminClient
     from kafka.admin import NewTopic
     from kafka.errors import TopicAlreadyExistsError
 
     wait_ms = int(timeout_s * 1000)
-    cfg = client_config(settings)
-    cfg["request_timeout_ms"] = min(cfg["request_timeout_ms"], wait_ms)
     what = "creating Kafka topics"
-    try:
-        admin = KafkaAdminClient(**cfg, bootstrap_timeout_ms=wait_ms)
-    except _kafka_errors() as exc:
-        raise _translate(exc, what, settings, timeout_s) from None
+    admin = _admin(settings, timeout_s, what)
     try:
         existing = set(admin.list_topics())
         wanted = [
@@ -172,16 +166,8 @@ def topic_partitions(settings: Settings, timeout_s: float = 5.0) -> dict[str, in
     exist yet), read without creating anything: what ``episodic doctor`` reports.
 
     Raises :class:`BrokerUnavailable`/:class:`KafkaError` with the setting to look at."""
-    from kafka import KafkaAdminClient
-
-    wait_ms = int(timeout_s * 1000)
-    cfg = client_config(settings)
-    cfg["request_timeout_ms"] = min(cfg["request_timeout_ms"], wait_ms)
     what = "reading Kafka topics"
-    try:
-        admin = KafkaAdminClient(**cfg, bootstrap_timeout_ms=wait_ms)
-    except _kafka_errors() as exc:
-        raise _translate(exc, what, settings, timeout_s) from None
+    admin = _admin(settings, timeout_s, what)
     try:
         existing = set(admin.list_topics())
         return {
@@ -192,6 +178,19 @@ def topic_partitions(settings: Settings, timeout_s: float = 5.0) -> dict[str, in
         raise _translate(exc, what, settings, timeout_s) from None
     finally:
         admin.close()
+
+
+def _admin(settings: Settings, timeout_s: float, what: str) -> Any:
+    """An admin client whose bootstrap and requests are bounded by ``timeout_s``."""
+    from kafka import KafkaAdminClient
+
+    wait_ms = int(timeout_s * 1000)
+    cfg = client_config(settings)
+    cfg["request_timeout_ms"] = min(cfg["request_timeout_ms"], wait_ms)
+    try:
+        return KafkaAdminClient(**cfg, bootstrap_timeout_ms=wait_ms)
+    except _kafka_errors() as exc:
+        raise _translate(exc, what, settings, timeout_s) from None
 
 
 def _partition_count(admin: Any, topic: str) -> int:
