@@ -21,7 +21,6 @@ import numpy as np
 from episodic import metrics
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
-from episodic.metrics import instrument
 from memory.consolidation import Consolidator
 from memory.encoder import PerceptualEncoder, StageTimer
 from memory.records import ShortTermMemory, StreamInfo, ThetaEvent, segment_id, validate_stream_id
@@ -45,16 +44,16 @@ class Components:
         if self.settings.embedder == "imagebind":
             from memory.imagebind_backend import ImageBindEmbedder
 
-            return instrument(ImageBindEmbedder(self.settings), "embedder")
+            return metrics.instrument(ImageBindEmbedder(self.settings), "embedder")
         from memory.text_embedder import MiniLMEmbedder
 
-        return instrument(MiniLMEmbedder(self.settings), "embedder")
+        return metrics.instrument(MiniLMEmbedder(self.settings), "embedder")
 
     @cached_property
     def asr(self):
         from memory.speech import WhisperRecognizer
 
-        return instrument(WhisperRecognizer(self.settings), "asr")
+        return metrics.instrument(WhisperRecognizer(self.settings), "asr")
 
     @cached_property
     def describer(self):
@@ -67,15 +66,15 @@ class Components:
             # A client of its own (clients of one server share its concurrency limit), so
             # caption time counts as describer time in the metrics, not as answering.
             vlm = OpenAICompatibleLLM(self.settings)
-            return instrument(
+            return metrics.instrument(
                 VLMVisualDescriber(self.settings, vlm, OfflineVisualDescriber(self.settings)),
                 "describer",
             )
-        return instrument(OfflineVisualDescriber(self.settings), "describer")
+        return metrics.instrument(OfflineVisualDescriber(self.settings), "describer")
 
     @cached_property
     def llm(self):
-        return instrument(self._make_llm(), "llm")
+        return metrics.instrument(self._make_llm(), "llm")
 
     def _make_llm(self):
         if self.settings.llm == "openai":
