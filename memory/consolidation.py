@@ -35,6 +35,7 @@ def merge_into(kept: ShortTermMemory, seg: ShortTermMemory) -> None:
     kept.t_end = max(kept.t_end, seg.t_end)
     kept.embeddings.extend(seg.embeddings)
     kept.transcript.extend(seg.transcript)
+    kept.sounds.extend(seg.sounds)
     kept.frames.extend(seg.frames)
     kept.frame_features.extend(seg.frame_features)
     kept.snippets.extend(seg.snippets)

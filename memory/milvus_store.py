@@ -65,6 +65,7 @@ from memory.records import (
     FrameObservation,
     ShortTermMemory,
     SnippetRef,
+    SoundObservation,
     StreamInfo,
     ThetaEvent,
     TranscriptPiece,
@@ -1028,7 +1029,20 @@ class MilvusStore:
             "visual_text": _truncate_utf8(m.visual_text, TEXT_MAX_BYTES),
             "ocr_text": _truncate_utf8(m.ocr_text, TEXT_MAX_BYTES),
             "transcript": _json_field(
-                {"items": [{"t_start": p.t_start, "t_end": p.t_end, "text": p.text} for p in m.transcript]},
+                {
+                    "items": [{"t_start": p.t_start, "t_end": p.t_end, "text": p.text} for p in m.transcript],
+                    # non-speech sound observations ride with the transcript (no schema change)
+                    "sounds": [
+                        {
+                            "t_start": o.t_start,
+                            "t_end": o.t_end,
+                            "kind": o.kind,
+                            "confidence": o.confidence,
+                            "description": o.description,
+                        }
+                        for o in m.sounds
+                    ],
+                },
                 mid,
                 "transcript",
             ),
@@ -1041,6 +1055,9 @@ class MilvusStore:
                             "colours": list(f.colours),
                             "ocr_text": f.ocr_text,
                             "description": f.description,
+                            "people": int(f.people),
+                            "faces": int(f.faces),
+                            "quality": f.quality,
                         }
                         for f in m.frames
                     ]
@@ -1115,8 +1132,22 @@ class MilvusStore:
                 colours=[str(c) for c in f.get("colours", [])],
                 ocr_text=str(f.get("ocr_text", "")),
                 description=str(f.get("description", "")),
+                people=int(f.get("people", 0) or 0),
+                faces=int(f.get("faces", 0) or 0),
+                quality=str(f.get("quality", "")),
             )
             for f in _items(r.get("frames"))
+        ]
+        tr = r.get("transcript")
+        sounds = [
+            SoundObservation(
+                float(o["t_start"]),
+                float(o["t_end"]),
+                str(o.get("kind", "")),
+                float(o.get("confidence", 0.0)),
+                str(o.get("description", "")),
+            )
+            for o in (tr.get("sounds", []) if isinstance(tr, dict) else [])
         ]
         snippets = [
             SnippetRef(str(s["uri"]), float(s["t_start"]), float(s["t_end"]))
@@ -1132,6 +1163,7 @@ class MilvusStore:
             frames=frames,
             snippets=snippets,
             metadata=dict(r.get("metadata") or {}),
+            sounds=sounds,
         )
 
     def _event_row(self, e: ThetaEvent) -> dict[str, Any]:

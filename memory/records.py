@@ -80,6 +80,24 @@ class FrameObservation:
     colours: list[str] = field(default_factory=list)
     ocr_text: str = ""
     description: str = ""  # the text that stands for this frame in the text space
+    people: int = 0  # people the detectors found (HOG full body / Haar faces), 0 if none
+    faces: int = 0
+    quality: str = ""  # "" (usable) or why no labels were kept: "dark", "flat", "blurred"
+
+
+@dataclass
+class SoundObservation:
+    """What could be heard in one audio window besides words (stream time, seconds).
+
+    ``kind`` is one of speech, music, silence, noise, engine, applause (see memory/sound.py);
+    ``description`` is the text that stands for it in the text space ("music playing").
+    """
+
+    t_start: float
+    t_end: float
+    kind: str
+    confidence: float = 0.0
+    description: str = ""
 
 
 @dataclass
@@ -115,6 +133,7 @@ class ShortTermMemory:
     frame_features: list[tuple[float, np.ndarray]] = field(default_factory=list)
     snippets: list[SnippetRef] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    sounds: list[SoundObservation] = field(default_factory=list)  # non-speech audio windows
     # JPEG key frames, kept only while the memory is formed, for a vision-language summariser
     # (semantic replay with llm = "openai"); never stored, not part of equality
     keyframe_images: list[bytes] = field(default_factory=list, compare=False, repr=False)
@@ -133,6 +152,15 @@ class ShortTermMemory:
         for f in self.frames:
             if f.ocr_text and f.ocr_text not in seen:
                 seen.append(f.ocr_text)
+        return " | ".join(seen)
+
+    @property
+    def sound_text(self) -> str:
+        """The distinct non-speech sounds in time order ("music playing | engine running")."""
+        seen: list[str] = []
+        for o in self.sounds:
+            if o.description and o.description not in seen:
+                seen.append(o.description)
         return " | ".join(seen)
 
     @property
