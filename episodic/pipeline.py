@@ -164,7 +164,7 @@ class StreamIngestor:
             self.s, components.embedder, components.asr, components.describer, self.timer
         )
         self.consolidator = Consolidator(self.s.consolidation_cos, self.s.consolidation_max_s)
-        self.replay = SemanticReplay(self.s, components.llm, components.embedder)
+        self.replay = SemanticReplay(self.s, lambda: components.llm, components.embedder)
         self.progress = Progress(duration_s=media.duration_s if media else None, stream_s=start_s)
         self.memory_ids: set[str] = set()
         self.snippet_uris: set[str] = set()

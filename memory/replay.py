@@ -1,18 +1,26 @@
 """Semantic replay (HippoMM Eq. 6–7): a consolidated memory → a ThetaEvent with a summary.
 
-Small local models invent details. Every summary is therefore checked against its inputs:
-numbers and capitalised words in the summary must occur in what was seen or heard. A
-sampled summary that fails is retried greedily; if that fails too, an extractive summary
-built only from the inputs is used, and the event records which path produced it.
+Two ways to write the summary, chosen by ``summariser``:
+
+* **composed** (the default with the local model): built from what was heard, read and seen
+  (memory/summary_composer.py). The bundled 135M model invented facts in summaries and was
+  43 % of ingest time; a composed summary says nothing the memory does not hold and costs
+  microseconds.
+* **model** (the default with ``llm = "openai"``, a capable backend): the model writes one
+  sentence, and it is still checked against its inputs: numbers and capitalised words must
+  occur in what was seen or heard. A sampled summary that fails is retried greedily; if that
+  fails too, the composed summary is used. The event records which path produced it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from episodic.config import Settings
 from memory.interfaces import TextEmbedder
 from memory.records import ShortTermMemory, ThetaEvent, event_id
+from memory.summary_composer import compose_summary
 from reasoning.llm import LanguageModel
 from reasoning.prompts import replay_messages
 
@@ -81,25 +89,38 @@ def clean_summary(text: str) -> str:
     return text[:MAX_SUMMARY_CHARS].strip().strip('"\u201c\u201d').strip()
 
 
-def extractive_summary(visual: list[str], speech: str) -> str:
-    parts = []
-    if speech:
-        words = speech.split()
-        quote = " ".join(words[:40]) + (" …" if len(words) > 40 else "")
-        parts.append(f'Someone says "{quote}"')
-    if visual:
-        parts.append(("while the picture shows " if parts else "The picture shows ") + visual[0])
-    if not parts:
-        return "A stretch of the recording with no picture and no speech."
-    text = " ".join(parts)
-    return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+COMPOSED = "composed"
+
+
+def summariser_mode(settings: Settings) -> str:
+    """"composed" or "model": ``summariser = auto`` writes with the model only when the
+    language model is a capable server (``llm = "openai"``)."""
+    mode = settings.summariser
+    if mode == "auto":
+        return "model" if settings.llm == "openai" else COMPOSED
+    return mode
 
 
 class SemanticReplay:
-    def __init__(self, settings: Settings, llm: LanguageModel, embedder: TextEmbedder) -> None:
+    """``llm`` may be the model or a zero-argument factory for it: composed summaries never
+    load the model, so ingest on the embedded default does not pay for it."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        llm: LanguageModel | Callable[[], LanguageModel],
+        embedder: TextEmbedder,
+    ) -> None:
         self.settings = settings
-        self.llm = llm
+        self._llm = llm
         self.embedder = embedder
+        self.mode = summariser_mode(settings)
+
+    @property
+    def llm(self) -> LanguageModel:
+        if callable(self._llm) and not hasattr(self._llm, "generate"):
+            self._llm = self._llm()
+        return self._llm  # type: ignore[return-value]
 
     def context(self, memory: ShortTermMemory) -> tuple[list[str], str]:
         """Key visual context I_θ (distinct descriptions) and auditory context A_θ."""
@@ -121,7 +142,10 @@ class SemanticReplay:
         return [frames[round(i * step)] for i in range(k)] if k > 1 else [frames[0]]
 
     def summarise(self, memory: ShortTermMemory) -> tuple[str, str]:
-        """(summary, how) where how is the model id, "…+greedy" or "extractive"."""
+        """(summary, how) where how is "composed", the model id, "…+greedy" or
+        "composed-fallback" (the model's summaries failed the faithfulness check)."""
+        if self.mode == COMPOSED:
+            return compose_summary(memory), COMPOSED
         visual, speech = self.context(memory)
         source = " ".join(visual) + " " + speech
         messages = replay_messages(visual, speech, self.images(memory))
@@ -139,7 +163,7 @@ class SemanticReplay:
             summary = clean_summary(raw)
             if is_faithful(summary, source, speech):
                 return summary, how
-        return extractive_summary(visual, speech), "extractive"
+        return compose_summary(memory), COMPOSED + "-fallback"
 
     def replay(self, memory: ShortTermMemory) -> ThetaEvent:
         summary, how = self.summarise(memory)
