@@ -92,6 +92,10 @@ class Settings:
     # vision-language model on the OpenAI-compatible server captions each key frame (the
     # offline describer still gives frame features and OCR)
     describer: str = "offline"
+    # non-speech sounds (memory/sound.py): features = signal-feature rules | off
+    sound_describer: str = "features"
+    sound_window_s: float = 1.0  # audio windows labelled speech/music/silence/noise/engine/applause
+    sound_min_run_s: float = 2.0  # a shorter run of one kind is absorbed by a longer neighbour
     embedder: str = "minilm"  # minilm (offline default) | imagebind
     # MiniLM's engine: onnx (ONNX Runtime; exported once into model_cache_dir, same vectors,
     # ~2x faster per query on a CPU) | torch (sentence-transformers) | auto (onnx, else torch)
@@ -351,6 +355,10 @@ def validate(s: Settings) -> Settings:
         problems.append("text_embedder_engine must be auto, onnx or torch")
     if s.describer not in ("offline", "openai"):
         problems.append("describer must be 'offline' or 'openai'")
+    if s.sound_describer not in ("features", "off"):
+        problems.append("sound_describer must be 'features' or 'off'")
+    if not 0.25 <= s.sound_window_s <= 10 or s.sound_min_run_s < 0:
+        problems.append("sound_window_s must be in 0.25..10 and sound_min_run_s >= 0")
     if s.openai_timeout_s <= 0 or s.openai_max_retries < 0 or s.openai_backoff_s < 0:
         problems.append("need openai_timeout_s > 0, openai_max_retries >= 0, openai_backoff_s >= 0")
     if not 1 <= s.openai_max_concurrency <= 1024:
