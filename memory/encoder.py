@@ -5,6 +5,11 @@ PyPI, so vision is *bridged* into the text space: each key frame becomes a short
 (ImageNet labels, dominant colours, on-screen text) that the same text embedder used for
 queries and transcripts turns into a vector. With a cross-modal embedder (ImageBind) key
 frames and audio windows are embedded directly instead, and the descriptions remain as T_i.
+
+What is heard besides words (music, an engine, applause, silence: memory/sound.py) becomes
+``memory.sounds`` and, like transcripts, text entries of modality "sound" in E_i, so "when
+was there music?" finds them by vector search. (Modality "audio" is ImageBind's raw-sound
+vectors; the two are kept apart.)
 """
 
 from __future__ import annotations
@@ -18,7 +23,15 @@ import numpy as np
 from episodic.config import Settings
 from memory.interfaces import CrossModalEmbedder, SpeechRecognizer, TextEmbedder, VisualDescriber
 from memory.keyframes import ocr_mask, select_keyframes
-from memory.records import EmbeddingEntry, ShortTermMemory, memory_id, normalise
+from memory.records import (
+    EmbeddingEntry,
+    ShortTermMemory,
+    SoundObservation,
+    TranscriptPiece,
+    memory_id,
+    normalise,
+)
+from memory.sound import FeatureSoundDescriber, SoundDescriber, searchable
 from stream.media import Segment
 
 # What stands in for a segment with neither picture nor speech, so it still has a vector
@@ -45,23 +58,30 @@ class PerceptualEncoder:
         asr: SpeechRecognizer,
         describer: VisualDescriber,
         timer: StageTimer | None = None,
+        sounds: SoundDescriber | None = None,
     ) -> None:
         self.settings = settings
         self.embedder = embedder
         self.asr = asr
         self.describer = describer
         self.timer = timer or StageTimer()
+        if sounds is None and settings.sound_describer == "features":
+            sounds = FeatureSoundDescriber(settings.sound_window_s, settings.sound_min_run_s)
+        self.sounds = sounds
         self.cross_modal = isinstance(embedder, CrossModalEmbedder) and hasattr(
             embedder, "embed_images"
         )
 
     @property
     def model_ids(self) -> dict[str, str]:
-        return {
+        ids = {
             "embedder": self.embedder.model_id,
             "asr": self.asr.model_id,
             "describer": self.describer.model_id,
         }
+        if self.sounds is not None:
+            ids["sound"] = self.sounds.model_id
+        return ids
 
     def encode(self, stream_id: str, seg: Segment) -> ShortTermMemory:
         s = self.settings
@@ -88,13 +108,22 @@ class PerceptualEncoder:
             transcript = self.asr.transcribe(seg.audio, seg.sample_rate_hz, seg.audio_t_start)
             self.timer.add("asr", started)
 
+        # -- audio: what is heard besides words ------------------------------------------
+        sounds = self._sounds(seg, transcript)
+        heard = searchable(sounds)
+
         # -- E_i: one vector per key frame and per audio window ---------------------------
         started = time.perf_counter()
         frame_ends = [k.t for k in keys[1:]] + [seg.t_end]
         if self.cross_modal:
             entries += self._cross_modal_entries(seg, keys, observations, frame_ends)
+            if heard:  # descriptions in the joint space's text tower, beside the raw sound
+                vecs = self.embedder.embed_texts([o.description for o in heard])
+                for o, v in zip(heard, vecs, strict=True):
+                    entries.append(EmbeddingEntry(o.t_start, o.t_end, "sound", o.description, v))
         else:
             texts = [o.description for o in observations] + [p.text for p in transcript]
+            texts += [o.description for o in heard]
             vectors = self.embedder.embed_texts(texts) if texts else np.zeros((0, 1))
             for i, obs in enumerate(observations):
                 entries.append(
@@ -107,6 +136,9 @@ class PerceptualEncoder:
                         vectors[len(observations) + j],
                     )
                 )
+            base = len(observations) + len(transcript)
+            for j, o in enumerate(heard):
+                entries.append(EmbeddingEntry(o.t_start, o.t_end, "sound", o.description, vectors[base + j]))
         if entries:
             vector = normalise(np.mean([e.vector for e in entries], axis=0))
         else:
@@ -123,6 +155,7 @@ class PerceptualEncoder:
             transcript=transcript,
             frames=observations,
             frame_features=[(o.t, features[i]) for i, o in enumerate(observations)],
+            sounds=sounds,
             metadata={
                 "segments": [[round(seg.t_start, 3), round(seg.t_end, 3)]],
                 "boundary": seg.boundary_kind,
@@ -136,6 +169,20 @@ class PerceptualEncoder:
 
             memory.keyframe_images = [encode_jpeg(k.rgb, s.openai_image_max_side) for k in keys]
         return memory
+
+    def _sounds(self, seg: Segment, transcript: list[TranscriptPiece]) -> list[SoundObservation]:
+        """Sound observations of the segment's audio, clipped to the segment's span."""
+        if self.sounds is None or not seg.audio.size:
+            return []
+        started = time.perf_counter()
+        found = self.sounds.describe(seg.audio, seg.sample_rate_hz, seg.audio_t_start, transcript)
+        self.timer.add("sound", started)
+        out = []
+        for o in found:
+            o.t_start, o.t_end = max(o.t_start, seg.t_start), min(o.t_end, seg.t_end)
+            if o.t_end > o.t_start:
+                out.append(o)
+        return out
 
     def _cross_modal_entries(self, seg, keys, observations, frame_ends) -> list[EmbeddingEntry]:
         """ImageBind path: embed pixels and 2 s audio windows directly (HippoMM's E_i)."""

@@ -57,6 +57,7 @@ MODALITY_LABEL = {
     "ocr": "on-screen text",
     "visual": "visual",
     "summary": "summary",
+    "sound": "heard",
 }
 
 
@@ -68,7 +69,7 @@ class Unit:
     memory_id: str
     t_start: float
     t_end: float
-    modality: str  # "summary" | "speech" | "visual" | "ocr"
+    modality: str  # "summary" | "speech" | "visual" | "ocr" | "sound"
     text: str  # as stored: what a person is shown
     snippet_uri: str = ""
     vector: np.ndarray | None = None  # a stored text embedding of scored_text, when reusable
@@ -150,7 +151,8 @@ def units_of(
     reuse_visual_vectors: bool = True,
 ) -> list[Unit]:
     """Every evidence unit of one memory: transcript pieces, key-frame descriptions, the
-    distinct on-screen texts, and the ThetaEvent summary when given.
+    distinct on-screen texts, the distinct non-speech sounds ("music playing", from its first
+    to its last occurrence), and the ThetaEvent summary when given.
 
     Stored vectors are attached where they are text embeddings of exactly the unit's text
     (transcripts always; frame descriptions only when the embedder is text-only, because a
@@ -158,7 +160,8 @@ def units_of(
     """
     stored: dict[tuple[str, str], np.ndarray] = {}
     for e in memory.embeddings:
-        usable = e.modality == "speech" or (e.modality == "visual" and reuse_visual_vectors)
+        # sound entries are text embeddings of their description with every embedder
+        usable = e.modality in ("speech", "sound") or (e.modality == "visual" and reuse_visual_vectors)
         if usable and e.text and e.vector is not None and np.asarray(e.vector).size:
             stored[(e.modality, e.text)] = np.asarray(e.vector, dtype=np.float32)
 
@@ -193,6 +196,13 @@ def units_of(
     for i, f in enumerate(frames):
         t1 = frames[i + 1].t if i + 1 < len(frames) else memory.t_end
         add("ocr", f.t, t1, f.ocr_text)
+    spans: dict[str, list[float]] = {}
+    for o in sorted(memory.sounds, key=lambda o: o.t_start):
+        if o.kind != "speech" and o.description:  # speech is the transcript's to stand for
+            span = spans.setdefault(o.description, [o.t_start, o.t_end])
+            span[0], span[1] = min(span[0], o.t_start), max(span[1], o.t_end)
+    for text, (t0, t1) in spans.items():
+        add("sound", t0, t1, text, stored.get(("sound", text)))
     if event is not None and event.summary.strip():
         vec = event.summary_vector if np.asarray(event.summary_vector).size else None
         add("summary", memory.t_start, memory.t_end, event.summary, vec)
@@ -492,6 +502,8 @@ class DetailedRecall:
             # "speech": transcript vectors (text embedders); "audio": raw sound (ImageBind)
             hits = nearest_memory_ids(self.store, q_vec, "vectors", k, scope, modality="speech")
             hits += nearest_memory_ids(self.store, q_vec, "vectors", k, scope, modality="audio")
+            # "sound": descriptions of what was heard besides words ("music playing")
+            hits += nearest_memory_ids(self.store, q_vec, "vectors", k, scope, modality="sound")
             hits.sort(key=lambda h: -h[1])
             hits = hits[:k]
         else:

@@ -86,6 +86,16 @@ AUDIO_CUES = _wordset(
     """
 )
 
+# Words that ask about what was heard besides words (memory/sound.py): such questions prefer
+# the "sound" evidence units ("music playing", "an engine running") alongside speech.
+SOUND_CUES = _wordset(
+    """
+    hear hears heard hearing sound sounds sounded noise noises noisy loud music musical song
+    songs melody tune engine engines motor motors applause applaud applauded clap claps
+    clapped clapping cheering quiet silent silence audible
+    """
+)
+
 VISUAL_CUES = _wordset(
     """
     see sees saw seen look looks looked looking show shows shown showing display displays
@@ -314,18 +324,20 @@ class QueryAnalysis:
     cue_modality: str | None = None  # cross-modal: the modality the question gives ("speech")
     target_modality: str | None = None  # …and the one it asks about ("visual")
     cues: dict[str, list[str]] = field(default_factory=dict)
+    asks_sound: bool = False  # names a sound or hearing ("music", "heard"): sound units count
 
     @property
     def preferred_modalities(self) -> tuple[str, ...]:
         """Evidence modalities this question is about, best first."""
         if self.asks_text and self.query_type in (QueryType.VIDEO, QueryType.VIDEO_AUDIO):
             return ("ocr",)
-        return {
+        preferred = {
             QueryType.AUDIO: ("speech",),
             QueryType.VIDEO: ("ocr", "visual"),
             QueryType.VIDEO_AUDIO: ("speech", "ocr", "visual"),
             QueryType.SUMMARY: ("summary", "speech", "ocr", "visual"),
         }[self.query_type]
+        return preferred + ("sound",) if self.asks_sound else preferred
 
 
 def _clause_modality(words: Sequence[str]) -> str | None:
@@ -442,6 +454,7 @@ class QueryAnalyzer:
             cue_modality=cue_modality,
             target_modality=target_modality,
             cues=cues,
+            asks_sound=any(w in SOUND_CUES for w in words),
         )
 
     @staticmethod
