@@ -6,9 +6,12 @@ every ~10 s), ingests it in-process and prints:
     reported separately) and seconds per stage (decode, segmentation, snippets, key frames,
     vision, asr, embed, replay, store);
   - peak resident memory of the process;
-  - stored bytes per stream minute (Milvus Lite directory + snippets).
+  - stored bytes per stream minute (Milvus Lite directory + snippets);
+  - summary grounding: the share of summary content words found in the memory's own
+    transcript, on-screen text, visual words and sounds (memory/summary_composer.py).
 
     .venv/bin/python benchmarks/bench_ingest.py [--seconds 120] [--keep DIR]
+        [--summariser composed|model]   # model = the bundled 135M LLM writes summaries (before)
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from episodic import samples  # noqa: E402
 from episodic.config import load_settings  # noqa: E402
 from episodic.pipeline import Components, ingest_file  # noqa: E402
+from memory.replay import summariser_mode  # noqa: E402
+from memory.summary_composer import grounded_share  # noqa: E402
 
 SENTENCES = [
     "The red bicycle is parked next to the bakery on the corner.",
@@ -66,6 +71,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=120.0)
     ap.add_argument("--keep", type=Path, help="keep the data directory here")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--summariser", choices=("auto", "composed", "model"), default="auto")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="episodic-bench-"))
@@ -74,12 +80,14 @@ def main() -> None:
     build_recording(rec, args.seconds)
     gen_s = time.perf_counter() - t0
     data = args.keep or work / "data"
-    settings = load_settings(data_dir=data)
+    settings = load_settings(data_dir=data, summariser=args.summariser)
     c = Components(settings)
+    uses_llm = summariser_mode(settings) == "model"
 
     t0 = time.perf_counter()
     c.ensure_schema()
-    for m in (c.embedder, c.describer, c.asr, c.llm):  # load every model before timing ingest
+    models = [c.embedder, c.describer, c.asr] + ([c.llm] if uses_llm else [])
+    for m in models:  # load every model ingest uses before timing it
         if hasattr(m, "prepare"):
             m.prepare()
     load_s = time.perf_counter() - t0
@@ -87,6 +95,8 @@ def main() -> None:
     t0 = time.perf_counter()
     report = ingest_file(rec, "bench", c)
     wall = time.perf_counter() - t0
+    memories = {m.id: m for m in c.store.list_memories("bench")}
+    shares = [grounded_share(e.summary, memories[e.memory_id]) for e in c.store.list_events("bench")]
     c.close()
 
     stream_s = report.progress.stream_s
@@ -99,7 +109,9 @@ def main() -> None:
         "model_load_s": round(load_s, 1),
         "ingest_wall_s": round(wall, 1),
         "realtime_factor": round(stream_s / wall, 2),
-        "llm": c.llm.model_id,
+        "summariser": c.llm.model_id if uses_llm else "composed",
+        "summary_grounding_mean": round(sum(shares) / max(1, len(shares)), 3),
+        "summaries_fully_grounded": f"{sum(x == 1.0 for x in shares)}/{len(shares)}",
         "segments": report.progress.segments,
         "memories": report.progress.memories,
         "stage_seconds": {k: round(v, 2) for k, v in sorted(report.stage_seconds.items())},
