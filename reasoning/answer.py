@@ -55,7 +55,8 @@ from episodic.config import Settings
 from episodic.errors import ModelError
 from reasoning.llm import ChatMessage, LanguageModel
 from reasoning.prompts import detailed_answer_messages, fast_answer_messages
-from retrieval.detailed import TextScorer, Unit, relevant, top_distinct
+from reasoning.short_answer import best_span
+from retrieval.detailed import TextScorer, Unit, fuzzy_found, relevant, top_distinct
 from retrieval.query_analysis import (
     QueryAnalysis,
     content_terms,
@@ -81,7 +82,13 @@ OCR_CONTEXT_WEIGHT = 0.75
 INITIAL_MODEL_SECONDS = 0.5  # a short SmolLM2 reply on llama.cpp; refined by a moving average
 MODEL_TIME_MARGIN = 1.5  # skip the model when less than this many typical calls' time is left
 OCR_NO_TERMS_SUPPORT = 0.5
-FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail question  # a reply that also says "not stated" is the model doubting itself
+FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail question
+KEY_NAME_MISSING = 0.0  # a name the question asks about ("Oxford") is nowhere in the evidence
+KEY_RARE_MISSING = 0.3  # …a rare word is missing (it may be paraphrased)
+OFF_MODALITY_CAP = 0.6  # "what was said" answered from a picture description or a summary
+LABEL_FOR_SPEECH_CAP = 0.1  # an ImageNet label string is never what someone said
+QUOTE_CAP = 0.7  # a detail question answered by a whole quote, no focused phrase found
+NO_OPTION_SUPPORT = 0.15  # multiple choice where no option is supported: still one, at most this
 
 _ABSTAIN = re.compile(
     r"\b(not stated|not mentioned|not given|not provided|not specified|not clear|no information|"
@@ -223,6 +230,46 @@ def _quote(unit: Unit) -> str:
     return f"{said} ({unit.cite()})"
 
 
+def _cited(short: str, unit: Unit) -> str:
+    """The short answer first, then where it comes from: 'Milo (heard: "This is Milo." —
+    garden, 1.0–3.5 s)'."""
+    label = {"speech": "heard", "ocr": "on screen", "visual": "seen", "summary": "summary",
+             "sound": "heard"}.get(unit.modality, unit.modality)
+    short = short.strip().rstrip(".")
+    if short.lower() == unit.text.strip().rstrip(".").lower():
+        return f'{short} ({label}, {unit.cite()})'
+    return f'{short} ({label}: "{unit.text.strip()}", {unit.cite()})'
+
+
+def key_coverage(analysis: QueryAnalysis, units: Sequence[Unit]) -> float:
+    """How far the question's names and rare words are found anywhere in ``units`` (exactly
+    or tolerantly): 1 when all are, KEY_NAME_MISSING when a name is missing, else
+    KEY_RARE_MISSING when a rare word is."""
+    if not analysis.key_terms:
+        return 1.0
+    found: set[str] = set()
+    for u in units:
+        found |= u.support_terms
+        if u.text:
+            found |= fuzzy_found(analysis.question, analysis.key_terms, u.text, found)
+    missing = [w for t, w in analysis.key_terms.items() if t not in found]
+    if not missing:
+        return 1.0
+    return KEY_NAME_MISSING if any(w[:1].isupper() for w in missing) else KEY_RARE_MISSING
+
+
+def modality_fit(analysis: QueryAnalysis, unit: Unit) -> float:
+    """1 when ``unit`` is evidence of the kind the question asks about; an ImageNet label
+    for a question about speech scores almost nothing, a summary or other modality less."""
+    if analysis.query_type is not QueryType.AUDIO:
+        return 1.0
+    if unit.modality in ("speech", "sound"):
+        return 1.0
+    if unit.modality == "visual":
+        return LABEL_FOR_SPEECH_CAP
+    return OFF_MODALITY_CAP
+
+
 class Answerer:
     """Γ: turns ranked evidence into an answer with an honest confidence."""
 
@@ -296,10 +343,12 @@ class Answerer:
         answer: str,
         units: Sequence[Unit],
         extractive: bool = False,
+        pool: Sequence[Unit] = (),
     ) -> tuple[float, Unit | None, dict[str, float]]:
         """Evidence-based confidence of ``answer`` over ``units`` (see the module doc), the unit
         it rests on, and each cap. An ``extractive`` answer is the text of ``units[0]`` itself:
-        grounded by construction, it rests on that unit."""
+        grounded by construction, it rests on that unit. ``pool`` is all the evidence seen
+        (default ``units``): the question's names must be somewhere in it."""
         s = self.settings
         if not answer or not units:
             return 0.0, None, {"grounding": 0.0}
@@ -329,23 +378,38 @@ class Answerer:
             "coverage": round(coverage, 3),
             "grounding": round(grounding, 3),
             "kind": kind,
+            "key_terms": key_coverage(analysis, list(pool) or list(units)),
+            "modality": modality_fit(analysis, support),
         }
         return min(caps.values()), support, caps
 
     def _extract(
         self, analysis: QueryAnalysis, units: Sequence[Unit]
-    ) -> tuple[str, str, list[Unit]]:
-        """The best evidence as the answer: (text shown, text assessed, units it quotes). For
-        gist questions the best few summaries in time order (a gist is the sequence of
-        events, not one of them)."""
-        if analysis.query_type is QueryType.SUMMARY and not analysis.terms:
+    ) -> tuple[str, str, list[Unit], float]:
+        """The best evidence as the answer: (text shown, text assessed, units it quotes, span
+        quality). The short phrase that answers the question comes first when one is found
+        (:mod:`reasoning.short_answer`), then the evidence it was taken from. For gist
+        questions the best few summaries in time order (a gist is the sequence of events,
+        not one of them)."""
+        gist = analysis.query_type is QueryType.SUMMARY and not analysis.terms
+        if gist:
             summaries = [u for u in units if u.modality == "summary"][:EXTRACT_GIST_UNITS]
             if len(summaries) > 1:
                 ordered = sorted(summaries, key=lambda u: (u.stream_id, u.t_start))
                 text = " ".join(u.text.rstrip(".") + "." for u in ordered)
                 streams = sorted({u.stream_id for u in ordered})
-                return f"{text} ({', '.join(streams)})", text, summaries
-        return _quote(units[0]), units[0].text, [units[0]]
+                return f"{text} ({', '.join(streams)})", text, summaries, 1.0
+            return _quote(units[0]), units[0].text, [units[0]], 1.0
+        if analysis.shape.asks_stream:
+            top = units[0]
+            return _cited(top.stream_id, top), top.text, [top], 1.0
+        # a question about speech is answered from speech where any bears on it
+        heard = [u for u in units if modality_fit(analysis, u) >= 1.0]
+        ranked = heard + [u for u in units if u not in heard] if heard else list(units)
+        span = best_span(ranked, analysis)
+        if span is not None:
+            return _cited(span.text, span.unit), span.unit.text, [span.unit], span.quality
+        return _quote(ranked[0]), ranked[0].text, [ranked[0]], QUOTE_CAP
 
     def _best_of(
         self,
@@ -356,9 +420,13 @@ class Answerer:
         model_cap: float,
     ) -> Draft:
         """The model's answer or the extractive one, whichever the evidence supports better."""
-        extract_text, extract_core, extract_units = self._extract(analysis, units)
-        e_conf, e_sup, e_caps = self.assess(analysis, extract_core, extract_units, extractive=True)
+        extract_text, extract_core, extract_units, span_quality = self._extract(analysis, units)
+        e_conf, e_sup, e_caps = self.assess(
+            analysis, extract_core, extract_units, extractive=True, pool=units
+        )
         e_caps["model"] = round(model_cap, 3)
+        e_caps["span"] = span_quality
+        e_conf = min(e_conf, span_quality)
         extract = Draft(
             answer=extract_text,
             confidence=min(e_conf, model_cap),
@@ -370,13 +438,15 @@ class Answerer:
         )
         if parsed.abstained or not parsed.answer:
             return extract
+        if e_caps.get("key_terms", 1.0) <= KEY_NAME_MISSING:
+            return extract  # a name the question is about is nowhere: no model answer either
         m_conf, m_sup, m_caps = self.assess(analysis, parsed.answer, units)
         m_caps["model"] = round(model_cap, 3)
         # the model must have answered from the leading evidence, not from a side note
         well_placed = m_sup is not None and any(m_sup is u for u in units[:WELL_PLACED])
         if m_caps.get("grounding", 0.0) >= GROUNDED and well_placed and m_conf >= e_conf - 0.05:
             return Draft(
-                answer=parsed.answer,
+                answer=parsed.answer if m_sup is None else _cited(parsed.answer, m_sup),
                 confidence=min(m_conf, model_cap),
                 support=self._support_list(m_sup, [], units),
                 model_reply=reply,
@@ -433,6 +503,12 @@ class Answerer:
         usable = [u for u in units if relevant(u, self.settings, analysis)]
         if not usable:
             return Draft(answer=NOTHING_FOUND, confidence=0.0, caps={"evidence": 0.0})
+        # cross-modal association: the answer is what co-occurred with the cue (the units
+        # found through it), not the cue itself, which merely repeats the question
+        targets = [u for u in usable if u.anchor is not None]
+        if targets:
+            usable = targets + [u for u in usable if u.anchor is None and u.modality != "memory"]
+            usable = targets if options else usable
         notes_units = top_distinct(usable, 8)
         notes = self._notes(notes_units, labelled=True)
         gist = [u.text for u in top_distinct(list(overview), 2) if u.modality == "summary"]
@@ -460,11 +536,17 @@ class Answerer:
         margin = scores[best] - scores[order[1]] if len(order) > 1 else scores[best]
         support = detail["support"][best]
         confidence = support * min(1.0, 0.5 + 0.5 * margin / MARGIN_FULL)
+        key = key_coverage(analysis, units)
         caps = {
             "support": round(support, 3),
             "margin": round(margin, 3),
             "model": round(model_cap, 3),
+            "key_terms": key,
+            "runner_up_support": round(detail["support"][order[1]], 3) if len(order) > 1 else 0.0,
         }
+        confidence = min(confidence, max(key, NO_OPTION_SUPPORT))
+        if support <= 0.0 or max(scores) <= 0.0:
+            confidence = min(confidence, NO_OPTION_SUPPORT)  # nothing supports any option
         letter = LETTERS[best]
         return Draft(
             answer=f"{letter}. {options[best]}",
@@ -522,6 +604,9 @@ class Answerer:
             distinct = [t for t in option_terms[i] if t not in shared]
             best_j, best_pair, best_support = 0, -1.0, 0.0
             for j, et in enumerate(ev_terms):
+                if distinct and any(t not in et for t in distinct):
+                    # a misheard name ("Northwind" heard as "North wind") still counts
+                    et = et | fuzzy_found(options[i], distinct, evidence[j].text, et)
                 lex = overlap(distinct, et) if distinct else 0.0
                 emb = float(sims[i, j])
                 pair = (max(emb, 0.0) + lex) * relevance[j]

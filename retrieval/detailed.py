@@ -35,7 +35,8 @@ import numpy as np
 from episodic.config import Settings
 from memory.interfaces import CrossModalEmbedder, TextEmbedder
 from memory.records import ShortTermMemory, ThetaEvent, event_id
-from retrieval.query_analysis import QueryAnalysis, overlap, term_set
+from retrieval.query_analysis import QueryAnalysis, overlap, stem, term_set
+from retrieval.text_match import fuzzy_hits, name_words
 from retrieval.types import Evidence, QueryType, Scope
 
 # Hybrid ranking weights: cosine, lexical overlap with the unit itself, and with the unit's
@@ -80,6 +81,8 @@ class Unit:
     lex_context: float = 0.0  # …found in the text or its surroundings
     # Cross-modal association: the cue unit this one was found through (its time window)
     anchor: Unit | None = None
+    # question/option words found here only tolerantly (a misheard name: "Mylo" for "Milo")
+    fuzzy_terms: set[str] = field(default_factory=set)
 
     @property
     def support_cos(self) -> float:
@@ -91,9 +94,9 @@ class Unit:
     def support_terms(self) -> set[str]:
         """Where the question's words may be found for this unit: the unit, its memory and
         stream, and (associated units) the cue it was found through."""
-        out = self.terms | set(self.context_terms)
+        out = self.terms | set(self.context_terms) | self.fuzzy_terms
         if self.anchor is not None:
-            out |= self.anchor.terms
+            out |= self.anchor.terms | self.anchor.fuzzy_terms
         return out
 
     @property
@@ -129,6 +132,24 @@ class Unit:
     def cite(self) -> str:
         """"station, 10.6–14.6 s": where a person can go and check."""
         return f"{self.stream_id}, {self.t_start:.1f}–{self.t_end:.1f} s"
+
+
+def fuzzy_found(query_text: str, query_terms: Iterable[str], text: str, exact: set[str]) -> set[str]:
+    """The ``query_terms`` (stems) missing from ``exact`` that ``text`` holds tolerantly: a
+    name-like word of the query that sounds like one of the text's, or two words of either
+    side written as one ("North wind" / "Northwind")."""
+    missing = {t for t in query_terms if t not in exact}
+    if not missing:
+        return set()
+    hits = fuzzy_hits(query_text, text)
+    if not hits:
+        return set()
+    found = {stem(h) for h in hits}
+    words = [w for w, _ in name_words(query_text)]
+    for a, b in zip(words, words[1:], strict=False):
+        if a + b in hits:
+            found |= {stem(a), stem(b)}
+    return found & missing
 
 
 def snippet_for(memory: ShortTermMemory, t_start: float, t_end: float) -> str:
@@ -366,9 +387,12 @@ class TextScorer:
         cos = mat @ np.asarray(q_vec, dtype=np.float32)
         preferred = set(prefer if prefer is not None else analysis.preferred_modalities)
         terms = analysis.terms
+        tolerant = bool(analysis.key_terms)
         for u, c in zip(units, cos, strict=True):
             u.cos = float(c) if math.isfinite(float(c)) else 0.0
-            own = u.terms
+            if tolerant:
+                u.fuzzy_terms |= fuzzy_found(analysis.question, analysis.key_terms, u.text, u.terms)
+            own = u.terms | u.fuzzy_terms
             if terms:
                 u.lex = overlap(terms, own)
                 u.lex_context = overlap(terms, own | u.context_terms)

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memory.interfaces import TextEmbedder
+from retrieval.question_shape import QuestionShape, question_shape
+from retrieval.text_match import canonical_tokens, name_like, name_words
 from retrieval.types import QueryType
 
 # -- lexical toolkit -------------------------------------------------------------------------
@@ -131,15 +133,10 @@ CUE_WORDS = (AUDIO_CUES | VISUAL_CUES | SUMMARY_CUES | TEMPORAL_CONNECTORS | _wo
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-case words and numbers; number words become digits, so "platform seven" and
-    "Platform 7" (as Whisper writes it) share a token."""
-    out = []
-    for raw in _WORD.findall(text or ""):
-        low = raw.lower().replace("’", "'")
-        if low.endswith("'s"):
-            low = low[:-2]
-        out.append(NUMBER_WORDS.get(low, low))
-    return out
+    """Lower-case words and numbers, with number, time and ordinal phrases folded into one key
+    (:func:`retrieval.text_match.canonical_tokens`): "platform seven" and "Platform 7", "Eight
+    fifteen" and "8.15", "twenty past eleven" and "20 past 11" share a token."""
+    return canonical_tokens(text)
 
 
 def stem(word: str) -> str:
@@ -192,8 +189,8 @@ def matched_words(query_terms: Sequence[str], text: str) -> list[str]:
     wanted = set(query_terms)
     seen: list[str] = []
     for raw in _WORD.findall(text or ""):
-        low = raw.lower()
-        if stem(NUMBER_WORDS.get(low, low)) in wanted and raw not in seen:
+        keys = canonical_tokens(raw)
+        if keys and stem(keys[0]) in wanted and raw not in seen:
             seen.append(raw)
     return seen
 
@@ -324,6 +321,10 @@ class QueryAnalysis:
     cue_modality: str | None = None  # cross-modal: the modality the question gives ("speech")
     target_modality: str | None = None  # …and the one it asks about ("visual")
     cues: dict[str, list[str]] = field(default_factory=dict)
+    shape: QuestionShape = field(default_factory=QuestionShape)  # order, count, stream, focus
+    # names and rare words of the question (stem → the word; capitalised when it is a name):
+    # evidence must hold them (exactly or, misheard, tolerantly) to be about the same thing
+    key_terms: dict[str, str] = field(default_factory=dict)
     asks_sound: bool = False  # names a sound or hearing ("music", "heard"): sound units count
 
     @property
@@ -338,6 +339,20 @@ class QueryAnalysis:
             QueryType.SUMMARY: ("summary", "speech", "ocr", "visual"),
         }[self.query_type]
         return preferred + ("sound",) if self.asks_sound else preferred
+
+
+def key_terms_of(text: str, terms: Sequence[str]) -> dict[str, str]:
+    """The names and rare words among ``terms`` (stem → the word as written): capitalised
+    after the first word, or rare in English. A question about "the train to Oxford" is about
+    Oxford; evidence about another train does not answer it."""
+    wanted = set(terms)
+    out: dict[str, str] = {}
+    for i, (word, capital) in enumerate(name_words(text)):
+        s = stem(word)
+        named = capital and i > 0
+        if s in wanted and s not in out and name_like(word, named):
+            out[s] = word.capitalize() if named else word
+    return out
 
 
 def _clause_modality(words: Sequence[str]) -> str | None:
@@ -442,18 +457,21 @@ class QueryAnalyzer:
         after_how = {stem(words[i + 1]) for i, w in enumerate(words[:-1]) if w == "how"}
         if position:
             after_how |= {stem(w) for w in POSITION_WORDS}
+        terms = [t for t in content_terms(question) if t not in after_how]
         return QueryAnalysis(
             question=question,
             query_type=best,
             scores=scores,
             why=why,
-            terms=[t for t in content_terms(question) if t not in after_how],
+            terms=terms,
             expects=expected_answer_kind(question),
             asks_text=bool(visual) and bool(text_cues),
             position=position,
             cue_modality=cue_modality,
             target_modality=target_modality,
             cues=cues,
+            shape=question_shape(question),
+            key_terms=key_terms_of(question, terms),
             asks_sound=any(w in SOUND_CUES for w in words),
         )
 

@@ -32,11 +32,14 @@ import numpy as np
 from episodic.errors import EpisodicError, InputError
 from memory.records import validate_stream_id
 from reasoning.answer import NOTHING_FOUND, Answerer, Draft
+from reasoning.confidence import calibrate
+from reasoning.structured import StructuredAnswerer, option_streams
 from retrieval.association import CrossModalAssociation
 from retrieval.detailed import DetailedRecall, MemoryReader, Recall, TextScorer, relevant
 from retrieval.fast import FastRetrieval
 from retrieval.moments import MomentSearch
 from retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
+from retrieval.question_shape import question_shape
 from retrieval.types import AskRequest, AskResult, Moment, Pathway, QueryType, Scope
 
 MAX_QUESTION_CHARS = 4000
@@ -205,6 +208,7 @@ class MemoryQA:
         self.detailed = DetailedRecall(store, self.scorer, self.settings)
         self.association = CrossModalAssociation(store, self.scorer, self.settings)
         self.moments = MomentSearch(store, self.scorer, self.settings)
+        self.structured = StructuredAnswerer(store, self.scorer, self.settings)
         self._store_warm = False
 
     def prepare(self) -> None:
@@ -248,7 +252,15 @@ class MemoryQA:
         s = self.settings
         with clock.stage("analysis"):
             q_vec, analysis = self._analyse(req.question)
+            analysis.shape = question_shape(req.question, len(req.options))
         reader = MemoryReader(self.c.store)
+        shape = analysis.shape
+        # order, count and which-stream questions are answered from the memory's structure
+        # (time order, moments, stream ids), which the summaries alone cannot show
+        structured = bool(shape.order or shape.counts) or (
+            bool(req.options)
+            and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
+        )
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
         answerer = self.answerer.for_request(clock.remaining)
@@ -259,7 +271,7 @@ class MemoryQA:
             fast = Draft(answer="", confidence=0.0, caps={"evidence": 0.0})
         trace = Trace(analysis=analysis, fast=fast)
 
-        if fast.found and fast.confidence >= s.fast_confidence_tau:
+        if fast.found and fast.confidence >= s.fast_confidence_tau and not structured:
             final, pathway = fast, Pathway.FAST
         else:
             with clock.stage("detailed_recall"):
@@ -268,18 +280,32 @@ class MemoryQA:
                 else:
                     recall = self.detailed.recall(analysis, q_vec, req.scope, reader)
             with clock.stage("synthesis"):
-                detailed = answerer.synthesize(analysis, recall.units, summaries, req.options)
-                final = answerer.reconcile(analysis, fast, detailed)
+                detailed = None
+                if structured:
+                    detailed = self.structured.answer(
+                        analysis, q_vec, req.options, recall.units, req.scope, reader
+                    )
+                if detailed is not None:
+                    final = detailed
+                else:
+                    detailed = answerer.synthesize(analysis, recall.units, summaries, req.options)
+                    final = answerer.reconcile(analysis, fast, detailed)
             trace.detailed, trace.recall = detailed, recall
             pathway = Pathway.DETAILED
         clock.check("returning the answer")
 
+        signals: dict[str, Any] = dict(final.caps)
+        signals.update(raw=round(float(final.confidence), 4), source=final.source,
+                       query_type=analysis.query_type.value, focus=shape.focus,
+                       order=shape.order or "", options=len(req.options))
+        trace.notes["signals"] = signals
         nothing = final.choice_index is None and final.confidence < NOTHING_BELOW
         if not final.found or nothing:
             # no evidence, or none that bears on the question: say so rather than quote noise
             answer, confidence, evidence, choice = NOTHING_FOUND, 0.0, [], None
         else:
-            answer, confidence, choice = final.answer, final.confidence, final.choice_index
+            answer, choice = final.answer, final.choice_index
+            confidence = calibrate(final.confidence, signals)
             # the unit the answer rests on, then the others that bear on the question
             kept = [
                 u

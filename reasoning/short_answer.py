@@ -1,0 +1,172 @@
+"""Short answers: the phrase in the evidence that answers the question, said first.
+
+"What is the name of the cat?" over "This is Milo." is answered "Milo", not by quoting the
+evidence that looks most like the question ("a scene with Egyptian cat, tiger cat"). The
+extractor looks at the best few evidence units for a span of the kind the question's focus
+asks for (:mod:`retrieval.question_shape`):
+
+* ``name`` – a capitalised word run that is not the sentence's first word nor in the
+  question, or the words after "called", "named", "name is", "this is", "I'm";
+* ``time`` – a time or number key ("8:15", "11:20", "8") with its words as written;
+* ``number`` – a number with the noun after it ("20 minutes", "three green apples");
+* ``colour`` – a colour word with the noun after it;
+* ``place`` – "to/from/at/in/near (the) X" after the question's words;
+* ``any`` – the longest run of words the question does not already hold (for "What did
+  Tom put in the bowl?" over "Tom put three green apples in the blue bowl." → "three green
+  apples").
+
+Names come only from what was said or written (speech, on-screen text): an ImageNet label
+("Egyptian cat") is not a name, and a summary may have invented one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from retrieval.detailed import Unit
+from retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnalysis, stem, term_set
+from retrieval.text_match import canonical_tokens
+
+MAX_WORDS = 8
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’.:,][A-Za-z0-9]+)*")
+_INTRO = re.compile(
+    r"\b(?:called|named|name is|name's|this is|meet|i am|i'm|it's|here is|here's)\s+"
+    r"((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*)"
+)
+_PLACE = re.compile(
+    r"\b(?:to|from|at|in|near|into|towards|for)\s+((?:the\s+)?[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,3})"
+)
+_GLUE = {"of", "and", "the", "a", "an", "in", "on", "at", "to", "for", "with"}
+_SPAN_MODALITIES = {
+    "name": ("speech", "ocr", "sound"),
+    "time": ("speech", "ocr", "summary"),
+    "number": ("speech", "ocr", "summary"),
+    "colour": ("speech", "ocr", "visual", "summary"),
+    "place": ("speech", "ocr", "summary"),
+    "any": ("speech", "ocr", "summary", "visual", "sound"),
+}
+
+
+@dataclass
+class Span:
+    text: str  # the short answer, as written in the evidence
+    unit: Unit  # where it was found
+    quality: float  # 1.0 a span of the asked kind; lower for a weaker guess
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def _novel_run(text: str, asked: set[str]) -> str:
+    """The longest run of words not in the question (function words may sit inside it)."""
+    words = _words(text)
+    best: list[str] = []
+    run: list[str] = []
+    for w in words + [""]:
+        key = stem(canonical_tokens(w)[0]) if w and canonical_tokens(w) else ""
+        fresh = bool(w) and key not in asked and w.lower() not in STOPWORDS
+        glue = bool(w) and w.lower() in _GLUE and bool(run)
+        if fresh or glue:
+            run.append(w)
+            continue
+        while run and run[-1].lower() in _GLUE:
+            run.pop()
+        if sum(1 for x in run if x.lower() not in _GLUE) > sum(1 for x in best if x.lower() not in _GLUE):
+            best = run
+        run = []
+    return " ".join(best[:MAX_WORDS])
+
+
+def _name(text: str, asked: set[str]) -> str:
+    m = _INTRO.search(text)
+    if m and stem(m.group(1).split()[0].lower()) not in asked:
+        return m.group(1)
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        words = _words(sentence)
+        run: list[str] = []
+        for i, w in enumerate(words + [""]):
+            capital = bool(w) and w[:1].isupper() and i > 0 and w.lower() not in STOPWORDS
+            if capital and stem(w.lower()) not in asked and w != "I":
+                run.append(w)
+            elif run:
+                return " ".join(run)
+    return ""
+
+
+def _number(text: str, focus: str) -> str:
+    words = _words(text)
+    for i in range(len(words)):
+        keys = canonical_tokens(" ".join(words[i : i + 4]))
+        if not keys or not keys[0][:1].isdigit():
+            continue
+        # take the whole spoken number phrase ("twenty past eleven", "one hundred eighty")
+        j = next(e for e in range(min(len(words), i + 5), i, -1)
+                 if len(canonical_tokens(" ".join(words[i:e]))) == 1)
+        phrase = words[i:j]
+        if focus == "number" and j < len(words) and words[j].lower() not in STOPWORDS:
+            phrase.append(words[j])  # "20 minutes", "3 apples"
+        return " ".join(phrase)
+    if focus == "number":
+        for i, w in enumerate(words):
+            if w.lower() in ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"):
+                return " ".join(words[i : i + 2])
+    return ""
+
+
+def _colour(text: str) -> str:
+    words = _words(text)
+    for i, w in enumerate(words):
+        if w.lower() in COLOUR_WORDS:
+            nxt = words[i + 1] if i + 1 < len(words) and words[i + 1].lower() not in STOPWORDS else ""
+            return f"{w} {nxt}".strip()
+    return ""
+
+
+def _place(text: str, asked: set[str]) -> str:
+    for m in _PLACE.finditer(text):
+        phrase = m.group(1)
+        words = [w for w in phrase.split() if w.lower() not in STOPWORDS]
+        if words and any(stem(w.lower()) not in asked for w in words):
+            return phrase.split(",")[0].strip()
+    return ""
+
+
+def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
+    """The short answer inside one unit, or None when it holds none of the asked kind."""
+    focus = analysis.shape.focus
+    if unit.modality not in _SPAN_MODALITIES.get(focus, _SPAN_MODALITIES["any"]):
+        return None
+    asked = term_set(analysis.question)
+    text = unit.text
+    if focus == "name":
+        found = _name(text, asked)
+    elif focus in ("time", "number"):
+        found = _number(text, focus)
+    elif focus == "colour":
+        found = _colour(text)
+    elif focus == "place":
+        found = _place(text, asked)
+    else:
+        found = ""
+    if found:
+        return Span(found, unit, 1.0)
+    novel = _novel_run(text, asked)
+    if novel and unit.modality != "visual" and focus == "any":
+        return Span(novel, unit, 0.8)
+    return None
+
+
+def best_span(units: Sequence[Unit], analysis: QueryAnalysis, look: int = 6) -> Span | None:
+    """The short answer from the best ``look`` units: the first (in rank order) holding a span
+    of the asked kind; a unit of the modality the question is about goes first."""
+    pool = list(units[:look])
+    preferred = set(analysis.preferred_modalities)
+    pool.sort(key=lambda u: u.modality not in preferred)  # stable: rank order within each
+    for unit in pool:
+        span = span_in(unit, analysis)
+        if span is not None:
+            return span
+    return None

@@ -1,0 +1,345 @@
+"""Questions answered from the structure of the memory rather than from one piece of text:
+
+* **which stream** – options that name streams ("the lobby camera", "Camera 2") are matched
+  to stream ids by their distinctive words ("lobby-cam" → lobby; "cam-2" → 2), and each
+  stream is scored by its own best evidence for the question (searched per stream, so a
+  stream that ranks second overall is not missed);
+* **order** – "what was said right after X" finds the anchor X (its best-matching sentence)
+  and answers with the nearest following (or preceding) evidence in the same stream, in
+  time order; "which happened first, A or B" (or options with "…first?") compares the times
+  of each candidate's best match;
+* **how many times** – counts distinct moments that hold the question's words: mentions in
+  speech (each occurrence), and time-separated appearances elsewhere.
+
+Each returns a :class:`~reasoning.answer.Draft` (with its signals in ``caps``) or None when
+the question does not have that shape or the memory cannot place it; the ordinary answer
+path then answers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from episodic.config import Settings
+from reasoning.answer import LETTERS, MARGIN_FULL, NO_OPTION_SUPPORT, Draft, key_coverage
+from retrieval.detailed import (
+    MemoryReader,
+    TextScorer,
+    Unit,
+    fuzzy_found,
+    nearest_memory_ids,
+    units_of,
+)
+from retrieval.query_analysis import QueryAnalysis, content_terms, overlap, stem
+from retrieval.text_match import canonical_tokens
+from retrieval.types import QueryType, Scope
+
+ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
+NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence is looked for
+ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
+MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
+COS_LO, COS_HI = 0.2, 0.65  # option/anchor cosine → match, ramped
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
+GENERIC_STREAM_WORDS = frozenset({"cam", "camera", "stream", "feed", "video", "recording", "clip", "the", "a"})
+COUNT_GAP_S = 3.0  # appearances closer than this are one moment
+
+
+def _ramp(x: float, lo: float = COS_LO, hi: float = COS_HI) -> float:
+    return min(1.0, max(0.0, (x - lo) / (hi - lo)))
+
+
+def sentences(unit: Unit) -> list[Unit]:
+    """A transcript piece with several sentences → one unit per sentence, times shared out by
+    length (the anchor and what follows it are often in one Whisper piece)."""
+    if unit.modality != "speech":
+        return [unit]
+    parts = [p.strip() for p in _SENTENCE_END.split(unit.text) if p.strip()]
+    if len(parts) <= 1:
+        return [unit]
+    total = sum(len(p) for p in parts)
+    span = max(unit.t_end - unit.t_start, 0.0)
+    out, t = [], unit.t_start
+    for p in parts:
+        dt = span * len(p) / total
+        out.append(Unit(unit.stream_id, unit.memory_id, t, t + dt, unit.modality, p,
+                        snippet_uri=unit.snippet_uri, context_terms=unit.context_terms))
+        t += dt
+    return out
+
+
+def stream_words(stream_id: str) -> list[str]:
+    """"lobby-cam" → [lobby, cam]; "cam2" → [cam, 2]."""
+    parts = re.split(r"[^a-z0-9]+|(?<=[a-z])(?=[0-9])|(?<=[0-9])(?=[a-z])", stream_id.lower())
+    return [canonical_tokens(p)[0] if canonical_tokens(p) else p for p in parts if p]
+
+
+def option_streams(options: Sequence[str], streams: Sequence[str]) -> list[str | None]:
+    """For each option, the stream it names by the stream's distinctive words, or None."""
+    words = {s: stream_words(s) for s in streams}
+    everywhere = set.intersection(*(set(w) for w in words.values())) if words else set()
+    out: list[str | None] = []
+    for o in options:
+        said = canonical_tokens(o)
+        best, best_hits, tie = None, 0, False
+        for s, ws in words.items():
+            distinct = [w for w in ws if w not in everywhere and w not in GENERIC_STREAM_WORDS] or [
+                w for w in ws if w not in everywhere
+            ]
+            hits = sum(
+                1
+                for w in distinct
+                if any(x == w or (len(w) >= 3 and len(x) >= 3 and (x.startswith(w) or w.startswith(x))) for x in said)
+            )
+            if hits > best_hits:
+                best, best_hits, tie = s, hits, False
+            elif hits and hits == best_hits:
+                tie = True
+        out.append(None if tie else best)
+    return out
+
+
+class StructuredAnswerer:
+    def __init__(self, store, scorer: TextScorer, settings: Settings) -> None:
+        self.store = store
+        self.scorer = scorer
+        self.settings = settings
+
+    # -- shared ------------------------------------------------------------------------------
+    def _match(self, text: str, units: Sequence[Unit]) -> np.ndarray:
+        """How well ``text`` matches each unit: its distinctive words found there (exactly or
+        tolerantly) or its cosine, whichever is higher."""
+        if not units:
+            return np.zeros(0)
+        vecs = self.scorer.embed([text] + [u.scored_text for u in units])
+        cos = vecs[1:] @ vecs[0]
+        terms = content_terms(text)
+        out = np.zeros(len(units))
+        for i, u in enumerate(units):
+            lex = 0.0
+            if terms:
+                found = u.terms | fuzzy_found(text, terms, u.text, u.terms)
+                lex = overlap(terms, found)
+            out[i] = max(lex, _ramp(float(cos[i])))
+        return out
+
+    def _candidates(self, text: str, scope: Scope, reader: MemoryReader, extra: Sequence[Unit]) -> list[Unit]:
+        """Units (sentences) near ``text`` by feature search, with ``extra`` (recall's)."""
+        vec = self.scorer.embed([text])[0]
+        k = max(self.settings.recall_top_k, 8)
+        ids = [m for m, _ in nearest_memory_ids(self.store, vec, "vectors", k, scope)]
+        ids += [u.memory_id for u in extra]
+        units = reader.units(list(dict.fromkeys(ids)), self.scorer.reuse_visual_vectors, scope)
+        out: list[Unit] = []
+        for u in units:
+            if u.modality != "summary":
+                out.extend(sentences(u))
+        return out
+
+    def _stream_units(self, stream_id: str, t0: float, t1: float, reader: MemoryReader) -> list[Unit]:
+        out: list[Unit] = []
+        for m in self.store.list_memories(stream_id, t_min=t0, t_max=t1, with_vectors=True):
+            reader.add(m)
+            for u in units_of(m, None, self.scorer.reuse_visual_vectors):
+                out.extend(sentences(u))
+        return out
+
+    @staticmethod
+    def _wanted_modalities(analysis: QueryAnalysis) -> tuple[str, ...]:
+        if analysis.query_type is QueryType.AUDIO:
+            return ("speech", "sound")
+        if analysis.query_type is QueryType.VIDEO:
+            return ("ocr", "visual") if not analysis.asks_text else ("ocr",)
+        return ("speech", "ocr", "sound")
+
+    def _choice(self, options: Sequence[str], scores: Sequence[float], support: Sequence[float],
+                evidence: Sequence[Sequence[Unit]], caps: dict[str, float], cap: float = 1.0) -> Draft:
+        order = sorted(range(len(options)), key=lambda i: -scores[i])
+        best = order[0]
+        margin = scores[best] - (scores[order[1]] if len(order) > 1 else 0.0)
+        conf = support[best] * min(1.0, 0.5 + 0.5 * margin / MARGIN_FULL)
+        if scores[best] <= 0:
+            conf = min(conf, NO_OPTION_SUPPORT)
+        caps = {**caps, "support": round(float(support[best]), 3), "margin": round(float(margin), 3)}
+        return Draft(answer=f"{LETTERS[best]}. {options[best]}", confidence=round(float(min(conf, cap)), 4),
+                     choice_index=best, support=list(evidence[best]), source="choice", caps=caps)
+
+    # -- which stream ------------------------------------------------------------------------
+    def which_stream(self, analysis: QueryAnalysis, q_vec: np.ndarray, options: Sequence[str],
+                     scope: Scope, reader: MemoryReader) -> Draft | None:
+        if not options:
+            return None
+        streams = reader.streams_in(scope)
+        named = option_streams(options, streams)
+        if len({s for s in named if s is not None}) < 2:
+            return None
+        best_units: dict[str, list[Unit]] = {}
+        for sid in {s for s in named if s is not None}:
+            sub = Scope(stream_ids=(sid,), t_min=scope.t_min, t_max=scope.t_max)
+            ids = [m for m, _ in nearest_memory_ids(self.store, q_vec, "vectors", self.settings.recall_top_k, sub)]
+            ids += [m for m, _ in nearest_memory_ids(self.store, q_vec, "events", self.settings.fast_top_k, sub)]
+            units = reader.units(list(dict.fromkeys(ids)), self.scorer.reuse_visual_vectors, sub)
+            best_units[sid] = self.scorer.rank(analysis, q_vec, units) if units else []
+        scores, support, evidence = [], [], []
+        for sid in named:
+            ranked = best_units.get(sid or "", [])
+            top = ranked[0] if ranked else None
+            scores.append(top.score if top else 0.0)
+            cover = overlap(analysis.terms, top.support_terms) if top is not None else 0.0
+            support.append(min(1.0, cover, _ramp(top.cos, self.settings.support_cos_min,
+                                                 self.settings.support_cos_full) if top else 0.0)
+                           if analysis.terms else (_ramp(top.cos) if top else 0.0))
+            evidence.append(ranked[:3])
+        caps = {"route": 0.0, "streams_named": float(sum(s is not None for s in named))}
+        draft = self._choice(options, scores, support, evidence, caps)
+        draft.caps["key_terms"] = key_coverage(analysis, [u for e in evidence for u in e])
+        draft.confidence = min(draft.confidence, max(draft.caps["key_terms"], NO_OPTION_SUPPORT))
+        return draft
+
+    # -- order -------------------------------------------------------------------------------
+    def next_to(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                scope: Scope, reader: MemoryReader) -> Draft | None:
+        shape = analysis.shape
+        if shape.order not in ("after", "before") or not shape.anchor:
+            return None
+        cands = self._candidates(shape.anchor, scope, reader, recall)
+        if not cands:
+            return None
+        m = self._match(shape.anchor, cands)
+        i = int(np.argmax(m))
+        anchor, anchor_q = cands[i], float(m[i])
+        if anchor_q < ANCHOR_MIN:
+            return None
+        wanted = self._wanted_modalities(analysis)
+        lo, hi = anchor.t_start - NEIGHBOUR_WINDOW_S, anchor.t_end + NEIGHBOUR_WINDOW_S
+        if scope.t_min is not None:
+            lo = max(lo, scope.t_min)
+        if scope.t_max is not None:
+            hi = min(hi, scope.t_max)
+        around = [u for u in self._stream_units(anchor.stream_id, lo, hi, reader)
+                  if u.modality in wanted and u.text.strip().lower() != anchor.text.strip().lower()]
+        mid = (anchor.t_start + anchor.t_end) / 2
+        if shape.order == "after":
+            seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 > mid), key=lambda u: u.t_start)
+        else:
+            seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 < mid), key=lambda u: -u.t_end)
+        seq = list({(u.text, round(u.t_start, 2)): u for u in seq}.values())[: len(ORDER_WEIGHTS)]
+        if not seq:
+            return None
+        caps = {"anchor": round(anchor_q, 3), "route": 1.0}
+        if options:
+            scores, support, evidence = [], [], []
+            for o in options:
+                mm = self._match(o, seq)
+                w = np.array(ORDER_WEIGHTS[: len(seq)]) * mm
+                j = int(np.argmax(w))
+                scores.append(float(w[j]))
+                support.append(float(mm[j]) * (ORDER_WEIGHTS[j] if j else 1.0))
+                evidence.append([seq[j], anchor])
+            return self._choice(options, scores, support, evidence, caps, cap=min(1.0, anchor_q + 0.3))
+        nxt = seq[0]
+        word = "after" if shape.order == "after" else "before"
+        answer = f'{nxt.text.strip()} ({word} "{anchor.text.strip()}", {nxt.cite()})'
+        conf = min(0.9, anchor_q)
+        return Draft(answer=answer, confidence=round(conf, 4), support=[nxt, anchor], source="order",
+                     caps={**caps, "span": 1.0, "key_terms": key_coverage(analysis, [nxt, anchor] + list(recall))})
+
+    def which_first(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                    scope: Scope, reader: MemoryReader) -> Draft | None:
+        shape = analysis.shape
+        if shape.order not in ("first", "last"):
+            return None
+        compared = list(options) or list(shape.compared)
+        if len(compared) < 2:
+            return None
+        placed: list[tuple[float, float, Unit | None]] = []  # (time, match, unit)
+        for c in compared:
+            cands = self._candidates(c, scope, reader, recall)
+            m = self._match(c, cands)
+            if len(m) == 0 or float(m.max()) < MATCH_MIN:
+                placed.append((float("nan"), 0.0, None))
+                continue
+            j = int(np.argmax(m))
+            placed.append((cands[j].t_start, float(m[j]), cands[j]))
+        known = [i for i, p in enumerate(placed) if p[2] is not None]
+        if not known:
+            return None
+        pick = (min if shape.order == "first" else max)(known, key=lambda i: placed[i][0])
+        others = [placed[i][1] for i in known if i != pick]
+        gap = min((abs(placed[pick][0] - placed[i][0]) for i in known if i != pick), default=0.0)
+        sure = placed[pick][1] * (min(others) if others else 0.3) * (1.0 if gap >= 1.0 else 0.5)
+        caps = {"route": 2.0, "placed": float(len(known)), "gap_s": round(gap, 2)}
+        unit = placed[pick][2]
+        assert unit is not None
+        if options:
+            scores = [1.0 if i == pick else 0.0 for i in range(len(options))]
+            support = [sure if i == pick else 0.0 for i in range(len(options))]
+            evidence = [[p[2]] if p[2] is not None else [] for p in placed]
+            return self._choice(options, scores, support, evidence, caps)
+        answer = f"{compared[pick]} ({unit.cite()})"
+        return Draft(answer=answer, confidence=round(sure, 4), support=[unit], source="order",
+                     caps={**caps, "span": 1.0})
+
+    # -- how many times ----------------------------------------------------------------------
+    def count(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+              scope: Scope, reader: MemoryReader) -> Draft | None:
+        if not analysis.shape.counts:
+            return None
+        terms = [t for t in analysis.terms if t not in ("time", "often")]
+        if not terms:
+            return None
+        cands = self._candidates(" ".join(terms), scope, reader, recall)
+        moments: list[tuple[str, float, float, Unit]] = []
+        mentions = 0
+        seen: set[tuple[str, str, float]] = set()
+        for u in sorted(cands, key=lambda u: (u.stream_id, u.t_start)):
+            key = (u.stream_id, u.text.lower(), round(u.t_start, 1))
+            if key in seen:
+                continue
+            seen.add(key)
+            have = u.terms | fuzzy_found(analysis.question, terms, u.text, u.terms)
+            if overlap(terms, have) < 1.0:
+                continue
+            if u.modality == "speech":
+                rarest = min(terms, key=lambda t: sum(1 for w in canonical_tokens(u.text) if stem(w) == t) or 99)
+                mentions += max(1, sum(1 for w in canonical_tokens(u.text) if stem(w) == rarest))
+                moments.append((u.stream_id, u.t_start, u.t_end, u))
+                continue
+            last = next((mo for mo in reversed(moments) if mo[0] == u.stream_id and mo[3].modality != "speech"), None)
+            if last is not None and u.t_start - last[2] <= COUNT_GAP_S:
+                continue
+            mentions += 1
+            moments.append((u.stream_id, u.t_start, u.t_end, u))
+        n = mentions
+        support_units = [mo[3] for mo in moments]
+        caps = {"route": 3.0, "moments": float(len(moments))}
+        if options:
+            values = []
+            for o in options:
+                nums = [t for t in canonical_tokens(o) if re.fullmatch(r"\d+", t)]
+                values.append(int(nums[0]) if nums else (0 if re.search(r"\b(never|none|no)\b", o, re.I) else None))
+            scores = [0.0 if v is None else 1.0 / (1.0 + abs(v - n)) for v in values]
+            support = [0.7 if v == n and n > 0 else 0.3 * s for v, s in zip(values, scores, strict=True)]
+            evidence = [support_units[:3] for _ in options]
+            return self._choice(options, scores, support, evidence, caps)
+        if n == 0:
+            return None
+        answer = f"{n} time{'s' if n != 1 else ''} ({'; '.join(u.cite() for u in support_units[:5])})"
+        return Draft(answer=answer, confidence=0.6, support=support_units, source="count",
+                     caps={**caps, "span": 1.0})
+
+    def answer(self, analysis: QueryAnalysis, q_vec: np.ndarray, options: Sequence[str],
+               recall: Sequence[Unit], scope: Scope, reader: MemoryReader) -> Draft | None:
+        """The structured answer for this question's shape, or None."""
+        for attempt in (
+            lambda: self.which_stream(analysis, q_vec, options, scope, reader),
+            lambda: self.which_first(analysis, options, recall, scope, reader),
+            lambda: self.next_to(analysis, options, recall, scope, reader),
+            lambda: self.count(analysis, options, recall, scope, reader),
+        ):
+            draft = attempt()
+            if draft is not None:
+                return draft
+        return None

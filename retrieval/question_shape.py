@@ -1,0 +1,125 @@
+"""The shape of a question beyond its modality: is it about time order ("what was said right
+after X", "which happened first, A or B"), a count ("how many times"), which stream, and what
+kind of short phrase answers it (a name, a number, a time, a place, a colour)?
+
+Pure text analysis, no models: the answer stages use it to pick how to answer (from the time
+order of the evidence, by counting moments, from stream ids, by extracting a span).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_CLAUSE_END = re.compile(r"\s*(?:[?.!]|$)")
+_TRAILING = re.compile(
+    r"\s+(?:was|is|were|got|had been|has been)\s+(?:mentioned|said|announced|shown|heard|seen|"
+    r"displayed|talked about|discussed)\s*$|\s+(?:happened|occurred|came|was said)\s*$",
+    re.I,
+)
+_AFTER = re.compile(
+    r"\b(?:(?:right|just|immediately|directly|straight|soon)\s+)?(after|following|before|"
+    r"prior to|preceding)\s+(.+?)\s*(?:[?!]|$)",
+    re.I,
+)
+_LEADING_AFTER = re.compile(
+    r"^\s*(?:(?:right|just|immediately|directly)\s+)?(after|before)\s+(.+?),\s*(.+)$", re.I
+)
+_NEXT = re.compile(r"\b(next|then|afterwards|subsequently)\b", re.I)
+# "which of these was mentioned first?": the order word closes the question
+_FIRST = re.compile(r"\b(first|earlier|earliest|sooner)\s*[?.!]?\s*$", re.I)
+_LAST = re.compile(r"\b(last|later|latest)\s*[?.!]?\s*$", re.I)
+_WHICH_FIRST = re.compile(
+    r"\b(?:which|what)\b.*?\b(first|earlier|earliest|last|later|latest)\b[\s,:;-]*(.+?)\s+or\s+(.+?)\s*[?.!]?\s*$",
+    re.I,
+)
+_COUNT = re.compile(r"\bhow (?:many|often)\b(?:.*\btimes?\b)?|\bnumber of times\b|\bhow often\b", re.I)
+_COUNT_TIMES = re.compile(r"\bhow many times\b|\bhow often\b|\bnumber of times\b", re.I)
+_STREAM_Q = re.compile(
+    r"\b(?:which|what|in which|on which|from which)\s+(?:camera|cam|stream|feed|recording|video|"
+    r"clip|channel|room|source)\b",
+    re.I,
+)
+_NAME = re.compile(
+    r"\b(?:name|called|named|who)\b|\bwhat(?:'s| is| was) (?:his|her|their|its) name\b", re.I
+)
+_TIME = re.compile(
+    r"\bwhat time\b|\bat what time\b|\bwhen (?:does|do|did|will|is|was|are|were)\b.*\b(?:leave|leaves|"
+    r"start|starts|open|opens|close|closes|begin|begins|end|ends|arrive|arrives|depart|departs|"
+    r"served|due|scheduled|meet|meeting)\b",
+    re.I,
+)
+_NUMBER = re.compile(
+    r"\bhow (?:many|much|long|old|far|tall|big|heavy|fast|often)\b|\bwhat (?:number|year|price|"
+    r"age|percentage|amount)\b|\bwhich (?:number|year|platform|gate|room|floor)\b",
+    re.I,
+)
+_COLOUR = re.compile(r"\b(?:what|which) colou?r\b", re.I)
+_PLACE = re.compile(r"^\s*where\b|\bwhat (?:place|city|town|country|station|destination)\b|\bwhere (?:to|does|did|is|was|are|were)\b", re.I)
+
+
+@dataclass(frozen=True)
+class QuestionShape:
+    """What a question asks for, beside its words."""
+
+    order: str | None = None  # "after" | "before" | "first" | "last"
+    anchor: str = ""  # "right after <anchor>": the moment the answer is placed against
+    compared: tuple[str, ...] = ()  # "which happened first, <A> or <B>"
+    counts: bool = False  # "how many times": count distinct moments
+    asks_stream: bool = False  # "which camera showed …"
+    focus: str = "any"  # "name" | "time" | "number" | "colour" | "place" | "any"
+
+
+def _clean(phrase: str) -> str:
+    phrase = _CLAUSE_END.sub("", phrase.strip())
+    phrase = _TRAILING.sub("", phrase)
+    return phrase.strip(" ,;:-\"'“”")
+
+
+def focus_of(question: str) -> str:
+    """The kind of short phrase that answers ``question``."""
+    if _COLOUR.search(question):
+        return "colour"
+    if _TIME.search(question):
+        return "time"
+    if _NUMBER.search(question):
+        return "number"
+    if _NAME.search(question):
+        return "name"
+    if _PLACE.search(question):
+        return "place"
+    return "any"
+
+
+def question_shape(question: str, n_options: int = 0) -> QuestionShape:
+    """Order, count, stream and focus of ``question`` (see :class:`QuestionShape`)."""
+    q = " ".join(question.split())
+    counts = bool(_COUNT_TIMES.search(q))
+    asks_stream = bool(_STREAM_Q.search(q))
+    focus = "number" if counts else focus_of(q)
+    m = _WHICH_FIRST.search(q)
+    if m:
+        which = m.group(1).lower()
+        order = "first" if which in ("first", "earlier", "earliest") else "last"
+        return QuestionShape(order=order, compared=(_clean(m.group(2)), _clean(m.group(3))),
+                             counts=counts, asks_stream=asks_stream, focus=focus)
+    m = _LEADING_AFTER.match(q)
+    if m:
+        order = "after" if m.group(1).lower() == "after" else "before"
+        return QuestionShape(order=order, anchor=_clean(m.group(2)), counts=counts,
+                             asks_stream=asks_stream, focus=focus)
+    m = _AFTER.search(q)
+    if m and not re.search(r"\b(?:while|when|during)\b", q[: m.start()], re.I):
+        word = m.group(1).lower()
+        order = "after" if word in ("after", "following") else "before"
+        anchor = _clean(m.group(2))
+        if anchor:
+            return QuestionShape(order=order, anchor=anchor, counts=counts,
+                                 asks_stream=asks_stream, focus=focus)
+    if n_options and not counts:
+        # "Which of these was mentioned first?": the options are what is compared
+        if _FIRST.search(q):
+            return QuestionShape(order="first", counts=counts, asks_stream=asks_stream, focus=focus)
+        if _LAST.search(q):
+            return QuestionShape(order="last", counts=counts, asks_stream=asks_stream, focus=focus)
+    return QuestionShape(counts=counts, asks_stream=asks_stream, focus=focus)

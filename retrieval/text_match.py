@@ -1,0 +1,361 @@
+"""Words as both sides of a match should see them: numbers, times and quantities in one
+canonical form, and tolerant matching of misheard names.
+
+Whisper writes "8.15", "20 past 11" and "180"; people write options as "Eight fifteen",
+"twenty past eleven" and "one hundred eighty". Every stage that compares a question, an
+option or an answer with evidence tokenises through :func:`canonical_tokens`, which folds
+each such phrase into one key, so both sides meet:
+
+* cardinals: "one hundred and eighty", "a hundred eighty", "180", "1,000" → "180", "1000";
+  "three and a half" → "3.5";
+* times: "8.15", "8:15", "eight fifteen", "quarter past eight", "8:15 pm", "20:15" → "8:15"
+  (twelve-hour keys: a transcript rarely says which half of the day); "half past two" →
+  "2:30", "ten to six" → "5:50", "eight o'clock", "8:00", "8 am" → "8";
+* ordinals: "3rd" → "third", "twenty-first", "21st" → "21th" (one key per number).
+
+A price "£8.15" also becomes "8:15": the key is only ever compared with another key, so what
+matters is that "eight fifteen" gets the same one.
+
+Names are matched tolerantly (:func:`sounds_alike`, :func:`fuzzy_hits`): the same Metaphone
+key with similar spelling, or nearly the same spelling ("Milo" ~ "Mylo"), and words joined or
+split ("North wind" = "Northwind"). Only *name-like* words take part — capitalised in their
+text, or rare in English by a word-frequency list — because common words that sound alike
+("bake"/"bike", "mile"/"Milo") are different words, not mishearings.
+
+This module imports nothing of the project's, so retrieval and reasoning can both use it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+import jellyfish
+
+_WORD = re.compile(r"\d+(?:st|nd|rd|th)\b|[A-Za-z]+(?:['’][A-Za-z]+)*|\d+(?:[.,:]\d+)*", re.I)
+
+UNITS = {
+    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19,
+}
+TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90,
+}
+SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+    "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
+    "nineteenth": 19, "twentieth": 20, "thirtieth": 30,
+}
+_ORDINAL_WORD = {v: k for k, v in ORDINALS.items() if v <= 10}
+_TO_MINUTES = {5, 10, 15, 20, 25}  # "ten to six"; other numbers before "to" are rarely times
+
+
+def ordinal_key(n: int) -> str:
+    """One key per ordinal: the word up to ten ("third"), digits beyond ("21th")."""
+    return _ORDINAL_WORD.get(n, f"{n}th")
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def time_key(hour: int, minute: int) -> str:
+    """Twelve-hour "h:mm", or "h" on the hour."""
+    if 12 < hour <= 24:
+        hour -= 12
+    return str(hour) if minute == 0 else f"{hour}:{minute:02d}"
+
+
+def _digit_token(tok: str) -> str:
+    """"8.15"/"8:15" → "8:15" when it reads as a time; "1,000" → "1000"; else as written."""
+    m = re.fullmatch(r"(\d{1,2})[.:](\d{2})", tok)
+    if m and int(m.group(1)) <= 24 and int(m.group(2)) < 60:
+        return time_key(int(m.group(1)), int(m.group(2)))
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+", tok):
+        return tok.replace(",", "")
+    m = re.fullmatch(r"(\d+)(st|nd|rd|th)", tok)
+    if m:
+        return ordinal_key(int(m.group(1)))
+    return tok
+
+
+def _small(words: Sequence[str], i: int) -> tuple[int, int] | None:
+    """A number below 100 in words at ``i`` ("forty five", "twenty-one" split, "seven"):
+    (value, next index)."""
+    if i >= len(words):
+        return None
+    w = words[i]
+    if w in TENS:
+        if i + 1 < len(words) and words[i + 1] in UNITS and 0 < UNITS[words[i + 1]] < 10 and words[i + 1] != "oh":
+            return TENS[w] + UNITS[words[i + 1]], i + 2
+        return TENS[w], i + 1
+    if w in UNITS and w != "oh":
+        return UNITS[w], i + 1
+    return None
+
+
+def _cardinal(words: Sequence[str], i: int) -> tuple[float, int, bool] | None:
+    """A cardinal at ``i`` in words or digits: (value, next index, written in words).
+    Handles "a hundred and eighty", "two thousand five hundred", "three and a half"."""
+    if i >= len(words):
+        return None
+    w = words[i]
+    if re.fullmatch(r"\d+(?:\.\d+)?", w):
+        value, j = float(w), i + 1
+        if j < len(words) and words[j] in SCALES:  # "2 thousand"
+            value, j = value * SCALES[words[j]], j + 1
+        return value, j, False
+    total, current, j, seen = 0, 0, i, False
+    while j < len(words):
+        small = _small(words, j)
+        if small is not None:
+            if current % 100 or (current and current < 100):
+                break  # "eight fifteen": two numbers, not one
+            current += small[0]
+            j, seen = small[1], True
+            continue
+        word = words[j]
+        if word in SCALES and (seen or (j == i + 1 and words[i] == "a")):
+            scale = SCALES[word]
+            current = max(current, 1) * scale if scale == 100 else max(current, 1)
+            if scale > 100:
+                total += current * scale
+                current = 0
+            j, seen = j + 1, True
+            # "a hundred and eighty": "and" continues the number only before a smaller part
+            if j + 1 < len(words) and words[j] == "and" and _small(words, j + 1) is not None:
+                j += 1
+            continue
+        if word == "a" and j == i and j + 1 < len(words) and words[j + 1] in SCALES:
+            j += 1
+            continue
+        break
+    if not seen:
+        return None
+    value = float(total + current)
+    if words[j : j + 3] == ["and", "a", "half"]:
+        value, j = value + 0.5, j + 3
+    return value, j, True
+
+
+def _minutes_phrase(words: Sequence[str], i: int) -> tuple[int, int] | None:
+    """"quarter", "a quarter", "half", "twenty", "twenty five", "10" (+ "minutes")."""
+    j = i + 1 if i < len(words) and words[i] == "a" else i
+    if j < len(words) and words[j] == "quarter":
+        return 15, j + 1
+    if j == i and i < len(words) and words[i] == "half":
+        return 30, i + 1
+    if j != i:
+        return None
+    if i < len(words) and words[i].isdigit():
+        value, k = int(words[i]), i + 1
+    else:
+        small = _small(words, i)
+        if small is None:
+            return None
+        value, k = small
+    if k < len(words) and words[k] in ("minute", "minutes"):
+        k += 1
+    return (value, k) if 0 < value <= 30 else None
+
+
+def _hour(words: Sequence[str], i: int) -> tuple[int, int] | None:
+    if i >= len(words):
+        return None
+    w = words[i]
+    if w.isdigit() and 1 <= int(w) <= 12:
+        return int(w), i + 1
+    if w in UNITS and 1 <= UNITS[w] <= 12:
+        return UNITS[w], i + 1
+    if w in ("noon", "midday", "midnight"):
+        return 12, i + 1
+    return None
+
+
+def _relative_time(words: Sequence[str], i: int) -> tuple[str, int] | None:
+    """"quarter past eight", "twenty past eleven", "ten to six", "half past two"."""
+    minutes = _minutes_phrase(words, i)
+    if minutes is None:
+        return None
+    value, k = minutes
+    if k >= len(words) or words[k] not in ("past", "to"):
+        return None
+    hour = _hour(words, k + 1)
+    if hour is None:
+        return None
+    h, end = hour
+    if words[k] == "past":
+        return time_key(h, value), end
+    if value not in _TO_MINUTES:
+        return None
+    return time_key(12 if h == 1 else h - 1, 60 - value), end
+
+
+def _spoken_minutes(words: Sequence[str], i: int) -> tuple[int, int] | None:
+    """The minutes of "eight fifteen", "two thirty", "eight oh five", "eleven forty five"."""
+    if i < len(words) and words[i] == "oh":
+        small = _small(words, i + 1)
+        if small is not None and small[0] < 10:
+            return small
+        return None
+    small = _small(words, i)
+    if small is not None and 10 <= small[0] < 60:
+        return small
+    return None
+
+
+def canonical_tokens(text: str) -> list[str]:
+    """Lower-case words with every number, time and ordinal phrase folded into its key (see
+    the module doc). "'s" is dropped ("Tom's" → "tom")."""
+    words = []
+    for raw in _WORD.findall(text or ""):
+        low = raw.lower().replace("’", "'")
+        if low.endswith("'s"):
+            low = low[:-2]
+        words.append(low)
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        rel = _relative_time(words, i)
+        if rel is not None:
+            out.append(rel[0])
+            i = rel[1]
+            continue
+        if w[0].isdigit() and not w.isdigit() and not re.fullmatch(r"\d+\.\d", w):
+            out.append(_digit_token(w))
+            i += 1
+            if i < len(words) and words[i] in ("am", "pm"):
+                i += 1
+            continue
+        if w in ORDINALS:
+            out.append(ordinal_key(ORDINALS[w]))
+            i += 1
+            continue
+        if w in TENS and i + 1 < len(words) and words[i + 1] in ORDINALS and ORDINALS[words[i + 1]] < 10:
+            out.append(ordinal_key(TENS[w] + ORDINALS[words[i + 1]]))
+            i += 2
+            continue
+        card = _cardinal(words, i)
+        if card is None:
+            out.append(w)
+            i += 1
+            continue
+        value, j, in_words = card
+        nxt = words[j] if j < len(words) else ""
+        if value.is_integer() and 1 <= value <= 12:
+            if nxt in ("o'clock", "oclock", "am", "pm"):
+                out.append(time_key(int(value), 0))
+                i = j + 1
+                continue
+            minutes = _spoken_minutes(words, j) if in_words else None
+            if minutes is not None:
+                out.append(time_key(int(value), minutes[0]))
+                i = minutes[1]
+                continue
+        if in_words and value.is_integer() and 11 <= value <= 99 and j - i == 1:
+            later = _small(words, j)  # "nineteen eighty four": a year
+            if later is not None and 10 <= later[0] <= 99:
+                out.append(str(int(value) * 100 + later[0]))
+                i = later[1]
+                continue
+        out.append(_fmt(value))
+        i = j
+    return out
+
+
+def number_keys(text: str) -> set[str]:
+    """The numbers and times a text mentions, as keys ("8:15", "180", "third")."""
+    return {t for t in canonical_tokens(text) if t[0].isdigit() or t in ORDINALS}
+
+
+# -- tolerant name matching ------------------------------------------------------------------
+
+COMMON_RANK = 20000  # words among the 20 000 most frequent English words are "common"
+MIN_NAME_CHARS = 4
+_freq_lock = threading.Lock()
+_common: frozenset[str] | None = None
+
+
+def common_words() -> frozenset[str]:
+    """The most frequent English words (pyspellchecker's frequency list, loaded once, about
+    0.15 s). Empty when the package is missing: then only capitalised words count as names."""
+    global _common
+    with _freq_lock:
+        if _common is None:
+            try:
+                from spellchecker import SpellChecker
+
+                counts = SpellChecker(language="en", distance=1).word_frequency.dictionary
+                ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:COMMON_RANK]
+                _common = frozenset(w for w, _ in ranked)
+            except (ImportError, OSError, ValueError):  # pragma: no cover - optional data
+                _common = frozenset()
+        return _common
+
+
+def is_common(word: str) -> bool:
+    return word.lower() in common_words()
+
+
+def name_like(word: str, capitalised: bool = False) -> bool:
+    """Whether a word may be matched tolerantly: long enough, alphabetic, and a name
+    (capitalised where it was written) or a rare word."""
+    w = word.lower()
+    if len(w) < MIN_NAME_CHARS or not w.isalpha():
+        return False
+    return capitalised or not is_common(w)
+
+
+@lru_cache(maxsize=65536)
+def sounds_alike(a: str, b: str) -> bool:
+    """Two words a listener could confuse: the same Metaphone key with similar spelling
+    (Jaro–Winkler ≥ 0.75: "Stephen"/"Steven", "Milo"/"Mylo"), or nearly the same spelling
+    (≥ 0.9 and one edit: "Priya"/"Pria"). Case-insensitive; short words never match."""
+    a, b = a.lower(), b.lower()
+    if a == b:
+        return True
+    if min(len(a), len(b)) < MIN_NAME_CHARS or not (a.isalpha() and b.isalpha()):
+        return False
+    jw = jellyfish.jaro_winkler_similarity(a, b)
+    if jellyfish.metaphone(a) == jellyfish.metaphone(b) and jw >= 0.75:
+        return True
+    return jw >= 0.9 and jellyfish.levenshtein_distance(a, b) <= 1
+
+
+def name_words(text: str) -> list[tuple[str, bool]]:
+    """The alphabetic words of ``text`` in order, each with whether it was capitalised."""
+    return [(w.lower(), w[:1].isupper()) for w in re.findall(r"[A-Za-z]+", text or "")]
+
+
+def _candidates(words: Sequence[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """Single words and adjacent pairs joined ("north wind" → "northwind")."""
+    out = list(words)
+    for (a, ca), (b, cb) in zip(words, words[1:], strict=False):
+        out.append((a + b, ca or cb))
+    return out
+
+
+def fuzzy_hits(query_text: str, evidence_text: str, wanted: Iterable[str] | None = None) -> set[str]:
+    """The name-like words of ``query_text`` (lower case; also joined pairs) that some
+    name-like word or joined pair of ``evidence_text`` sounds like. ``wanted`` limits the
+    query words looked for (e.g. those with no exact match)."""
+    want = None if wanted is None else {w.lower() for w in wanted}
+    q = [(w, c) for w, c in _candidates(name_words(query_text)) if name_like(w, c)]
+    if want is not None:
+        q = [(w, c) for w, c in q if w in want]
+    if not q:
+        return set()
+    ev = [(w, c) for w, c in _candidates(name_words(evidence_text)) if name_like(w, c)]
+    hits: set[str] = set()
+    for w, _ in q:
+        if any(sounds_alike(w, e) for e, _ in ev):
+            hits.add(w)
+    return hits
