@@ -934,6 +934,60 @@ def broker(
 DEMO_QUESTION = "Which platform does the train to Oxford leave from?"
 
 
+def _evaluate_qa(
+    qa_file: Path | None, build_qa: Path | None, seed: int, streams: int, minutes: float,
+    split: str | None, reingest: bool, data: Path | None, config: Path | None, json_out: bool,
+) -> None:
+    """`episodic evaluate --build-qa DIR` and/or `--qa FILE` (see episodic/qa_evaluation.py)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from episodic.qa_set import SPLITS, load_qa_set
+
+    if split is not None and split not in SPLITS:
+        raise InputError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
+    built: dict[str, Path] = {}
+    if build_qa is not None:
+        from episodic.qa_generator import build_qa_sets
+
+        built = build_qa_sets(build_qa, seed=seed, streams=streams, minutes=minutes,
+                              splits=(split,) if split else SPLITS, on_note=lambda m: err.print(m, highlight=False))
+        if qa_file is None:
+            if json_out:
+                _print_json({"built": {k: str(v) for k, v in built.items()}})
+            else:
+                for k, v in built.items():
+                    err.print(f"{k}: {v}", highlight=False)
+            return
+    assert qa_file is not None
+    qa_set = load_qa_set(qa_file)
+    if split is not None:
+        qa_set = qa_set.only_split(split)
+    settings = _settings(data, config)
+    _quiet_libraries()
+    from episodic.pipeline import Components
+    from episodic.qa_evaluation import evaluate_qa, report_tables
+
+    components = Components(settings)
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err,
+                      disable=json_out and not err.is_terminal) as bar:
+            task = bar.add_task("preparing", total=None)
+
+            def on_step(n: int, total: int, qid: str) -> None:
+                bar.update(task, total=total, completed=n - 1, description=f"asking {qid}")
+
+            report = evaluate_qa(qa_set, components, reingest=reingest, on_step=on_step,
+                                 on_note=lambda m: bar.update(task, description=m))
+    finally:
+        components.close()
+    if json_out:
+        _print_json({**report.to_dict(), **({"built": {k: str(v) for k, v in built.items()}} if built else {})})
+        return
+    console = Console()
+    for table in report_tables(report):
+        console.print(table)
+
+
 @app.command()
 def evaluate(
     labels: Annotated[
@@ -946,17 +1000,35 @@ def evaluate(
         bool,
         typer.Option("--build-sample", help="Generate the two-camera sample recordings with known facts, ingest them into --data and score the sample labels."),
     ] = False,
+    qa_file: Annotated[
+        Path | None,
+        typer.Option("--qa", help="Score question answering on a QA set (JSON, format in episodic/qa_set.py; or its folder): ingests its recordings unless already stored, asks every question, runs every moment query."),
+    ] = None,
+    build_qa: Annotated[
+        Path | None,
+        typer.Option("--build-qa", help="Generate labelled QA recordings and questions under DIR/dev and DIR/heldout (see episodic/qa_generator.py), then stop unless --qa is given."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="--build-qa: random seed (dev and held-out differ anyway).")] = 0,
+    streams: Annotated[int, typer.Option("--streams", help="--build-qa: recordings per split (1-5).", min=1, max=5)] = 3,
+    minutes: Annotated[float, typer.Option("--minutes", help="--build-qa: about how long each recording is.", min=0.2, max=30)] = 2.5,
+    split: Annotated[str | None, typer.Option("--split", help="dev | heldout: --build-qa builds only this split; --qa scores only its items.")] = None,
+    reingest: Annotated[bool, typer.Option("--reingest", help="--qa: ingest the recordings again even when the store holds them.")] = False,
     data: DataOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Score retrieval, articles, grounded steps and citations against a labelled set.
+    """Score retrieval, articles, grounded steps and citations against a labelled set; or, with --qa, question answering.
 
     Per query: nDCG@10 and Recall@10 of the fused ranking (decomposition + fusion) and of the
     request alone; MTGS and STEM of the article's grounded steps against the labelled facts;
     citation validity (every cited segment exists) and precision (the cited segment supports
     the sentence); and the share of labelled facts the article mentions.
+
+    With --qa: multiple-choice and free-form accuracy by category, abstention on unanswerable questions, moment R@1/R@5, latency, reliability by confidence and ECE; --json adds every answer.
     """
+    if build_qa is not None or qa_file is not None:
+        _evaluate_qa(qa_file, build_qa, seed, streams, minutes, split, reingest, data, config, json_out)
+        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from episodic import api_convert

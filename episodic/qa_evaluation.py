@@ -1,0 +1,551 @@
+"""Score the memory on a labelled question set (:mod:`episodic.qa_set`): accuracy you can see.
+
+The recordings are ingested in-process exactly as ``episodic ingest`` does (skipped when the
+store already holds the same file, fully ingested, by the same models), and every question goes
+through the same :class:`retrieval.service.MemoryQA` that ``episodic ask`` uses, warmed up
+first so latencies are those of a running server, not of loading models.
+
+Figures:
+
+* **multiple-choice accuracy** per category and overall (the chosen option is the labelled one);
+* **free-form accuracy**: the reply contains an acceptable answer (or every keyword) and no
+  listed wrong answer, compared after :func:`normalise` (case, plurals, number words, times:
+  "8:15" = "8.15" = "eight fifteen" = "quarter past eight", "180" = "one hundred and eighty");
+* **abstention**: the share of unanswerable questions the memory declined to answer, and the
+  share of answerable ones it wrongly declined (false abstention);
+* **moments**: R@1 and R@5 of ``MemoryQA.search`` (a hit is a returned moment of the target's
+  stream that overlaps the target's interval);
+* **latency**: mean and p95 (nearest rank) of Ask and of Search;
+* **calibration**: accuracy by confidence bin (5 equal-width bins) and the expected calibration
+  error over the answers given (abstentions are not claims, so they are left out), and the
+  share right among answers given at confidence ≥ 0.75.
+
+Per-item records (question, answer, confidence, correct, category, …) come out in ``to_dict``
+so a calibrator can be fitted on the dev split later.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from episodic.qa_set import CATEGORIES, Interval, QAItem, QAScope, QASet
+
+N_BINS = 5
+CONFIDENT = 0.75  # "answers given at ≥ 0.75 are right at least 90 % of the time" (issue 12)
+MOMENT_K = 5
+
+# -- text normalisation ----------------------------------------------------------------------------
+_UNITS = {w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"])}
+_TEENS = {w: 10 + i for i, w in enumerate(
+    ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
+_TENS = {w: 20 + 10 * i for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])}
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+             "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12}
+_TIMES_WORDS = {"once": "1", "twice": "2", "thrice": "3", "noon": "12", "midday": "12", "midnight": "12"}
+_DROP = {"a", "an", "the", "and", "am", "pm", "oclock", "o'clock", "minutes", "minute", "mins", "min"}
+_CURRENCY = {"$": "dollars", "£": "pounds", "€": "euros"}
+
+
+def _number_words(tokens: list[str]) -> list[str]:
+    """Spelled-out numbers → digits: "one hundred and eighty" → "180", "twenty five" → "25";
+    "two fourteen" stays two numbers ("2 14"), as a speaker would mean it."""
+    out: list[str] = []
+    cur: int | None = None
+    last = ""  # kind of the previous number word: unit | teen | tens | hundred | thousand
+
+    def flush() -> None:
+        nonlocal cur, last
+        if cur is not None:
+            out.append(str(cur))
+        cur, last = None, ""
+
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if tok in _UNITS or tok in _TEENS or tok in _TENS:
+            value = _UNITS.get(tok, _TEENS.get(tok, _TENS.get(tok, 0)))
+            kind = "unit" if tok in _UNITS else "teen" if tok in _TEENS else "tens"
+            if cur is not None and (
+                (last == "tens" and kind == "unit" and value > 0)
+                or (last in ("hundred", "thousand") and cur % 100 == 0)
+            ):
+                cur += value
+            else:
+                flush()
+                cur = value
+            last = kind
+        elif tok == "hundred" and cur is not None and 0 < cur < 10 and last == "unit":
+            cur *= 100
+            last = "hundred"
+        elif tok == "thousand" and cur is not None and 0 < cur < 1000:
+            cur *= 1000
+            last = "thousand"
+        elif tok == "and" and last in ("hundred", "thousand") and (nxt in _UNITS or nxt in _TEENS or nxt in _TENS):
+            continue
+        elif tok in ("oh", "point") and cur is not None and nxt in _UNITS:
+            flush()  # "eight oh five" → 8 5, "three point five" → 3 5
+        else:
+            flush()
+            out.append(tok)
+    flush()
+    return out
+
+
+def _clock_phrases(tokens: list[str]) -> list[str]:
+    """"quarter past 8" → 8 15, "half past 2" → 2 30, "quarter to 9" → 8 45,
+    "20 past 11" → 11 20, "10 to 9" → 8 50 (numbers already in digits)."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        a = tokens[i]
+        b = tokens[i + 1] if i + 1 < len(tokens) else ""
+        c = tokens[i + 2] if i + 2 < len(tokens) else ""
+        hour = int(c) if c.isdigit() and 1 <= int(c) <= 12 else None
+        if hour is not None and b in ("past", "after", "to", "before"):
+            minutes = {"quarter": 15, "half": 30}.get(a, int(a) if a.isdigit() and 0 < int(a) < 30 else None)
+            if minutes is not None and not (a == "half" and b in ("to", "before")):
+                if b in ("past", "after"):
+                    out += [str(hour), str(minutes)]
+                else:
+                    out += [str(hour - 1 if hour > 1 else 12), str(60 - minutes)]
+                i += 3
+                continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def _stem(tok: str) -> str:
+    if tok.isdigit() or len(tok) <= 3:
+        return tok
+    if tok.endswith("ies") and len(tok) > 4:
+        return tok[:-3] + "y"
+    if tok.endswith("s") and not tok.endswith("ss"):
+        return tok[:-1]
+    return tok
+
+
+def normalise(text: str) -> list[str]:
+    """Comparable tokens: lower case, no punctuation or articles, singular, numbers in digits,
+    clock times as "hour minute" (":00" and "o'clock" dropped), currency symbols as words."""
+    t = text.lower().replace("’", "'").replace("‘", "'")
+    for sym, word in _CURRENCY.items():
+        t = re.sub(re.escape(sym) + r"\s*(\d+(?:[.,]\d+)?)", rf"\1 {word}", t)
+    t = t.replace("%", " percent ")
+    t = re.sub(r"(\d),(\d{3})\b", r"\1\2", t)
+    t = re.sub(r"\b(a|p)\.m\.", r"\1m", t)
+    t = re.sub(r"(\d)(am|pm)\b", r"\1 \2", t)
+
+    def clock(m: re.Match[str]) -> str:
+        minutes = int(m.group(2))
+        return f" {int(m.group(1))} " + (f"{minutes} " if minutes else "")
+
+    t = re.sub(r"\b(\d{1,2})[:.](\d{2})\b", clock, t)
+    t = re.sub(r"\b(\d+)\.(\d)\b", r"\1 \2", t)
+    t = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", t)
+    t = re.sub(r"\b(\d+)-(\d+)\b", r"\1 \2", t)
+    t = t.replace("-", " ")
+    t = re.sub(r"[^a-z0-9' ]+", " ", t).replace("'s ", " ").replace("'", "")
+    tokens = [str(int(w)) if w.isdigit() else _TIMES_WORDS.get(w, w) for w in t.split()]
+    tokens = [str(_ORDINALS[w]) if w in _ORDINALS else w for w in tokens]
+    tokens = _clock_phrases(_number_words(tokens))
+    return [_stem(w) for w in tokens if w not in _DROP]
+
+
+def _contains(hay: list[str], needle: list[str]) -> bool:
+    if not needle:
+        return False
+    n = len(needle)
+    return any(hay[i : i + n] == needle for i in range(len(hay) - n + 1))
+
+
+def mentions(reply: str, phrase: str) -> bool:
+    """Whether ``reply`` says ``phrase`` (``a|b``: either), compared as :func:`normalise` tokens."""
+    hay = normalise(reply)
+    return any(_contains(hay, normalise(alt)) for alt in phrase.split("|") if alt.strip())
+
+
+def free_form_correct(reply: str, answers: Sequence[str], keywords: Sequence[str] = (),
+                      wrong_answers: Sequence[str] = ()) -> bool:
+    """Right when the reply holds an acceptable answer (if any are listed), every keyword, and
+    none of the wrong answers."""
+    if answers and not any(mentions(reply, a) for a in answers):
+        return False
+    if not all(mentions(reply, k) for k in keywords):
+        return False
+    if not answers and not keywords:
+        return False
+    # a wrong answer inside a right one ("8" in "8:15") does not count against the reply
+    rights = [normalise(alt) for a in answers for alt in a.split("|") if alt.strip()]
+    return not any(
+        mentions(reply, w) and not any(_contains(r, normalise(w)) for r in rights) for w in wrong_answers
+    )
+
+
+_ABSTAIN = re.compile(
+    r"(found nothing|nothing about (that|this)|not in (my |the )?memory|no (information|record|evidence)|"
+    r"(do not|don't|cannot|can't) (know|tell|find|say)|not (mentioned|recorded|stated))",
+    re.I,
+)
+
+
+def is_abstention(answer: str, options: Sequence[str] = (), choice_index: int | None = None) -> bool:
+    """The reply declines to answer: no option chosen, or it says it found nothing."""
+    if options and choice_index is None:
+        return True
+    return not answer.strip() or bool(_ABSTAIN.search(answer))
+
+
+# -- metrics over records ----------------------------------------------------------------------
+@dataclass
+class Bin:
+    lo: float
+    hi: float
+    n: int
+    accuracy: float | None
+    mean_confidence: float | None
+
+
+def reliability(confidences: Sequence[float], correct: Sequence[bool], n_bins: int = N_BINS) -> tuple[list[Bin], float | None]:
+    """Accuracy by confidence bin (equal width on [0, 1]; 1.0 falls in the last) and the
+    expected calibration error Σ n_b/N · |accuracy_b − mean confidence_b|."""
+    if len(confidences) != len(correct):
+        raise ValueError("confidences and correct differ in length")
+    groups: list[list[int]] = [[] for _ in range(n_bins)]
+    for i, c in enumerate(confidences):
+        groups[min(n_bins - 1, max(0, int(math.floor(float(c) * n_bins))))].append(i)
+    bins: list[Bin] = []
+    ece = 0.0
+    total = len(confidences)
+    for b, idx in enumerate(groups):
+        if idx:
+            acc = sum(bool(correct[i]) for i in idx) / len(idx)
+            conf = sum(float(confidences[i]) for i in idx) / len(idx)
+            ece += len(idx) / total * abs(acc - conf)
+            bins.append(Bin(b / n_bins, (b + 1) / n_bins, len(idx), round(acc, 4), round(conf, 4)))
+        else:
+            bins.append(Bin(b / n_bins, (b + 1) / n_bins, 0, None, None))
+    return bins, (round(ece, 4) if total else None)
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile (the smallest value with at least q % of values at or below it)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def overlaps(a0: float, a1: float, b0: float, b1: float) -> bool:
+    return a0 < b1 and b0 < a1
+
+
+def first_hit_rank(returned: Sequence[tuple[str, float, float]], targets: Sequence[Interval]) -> int | None:
+    """1-based rank of the first returned (stream_id, t_start, t_end) overlapping a target."""
+    for rank, (sid, t0, t1) in enumerate(returned, 1):
+        if any(sid == t.stream_id and overlaps(t0, t1, t.t_start, t.t_end) for t in targets):
+            return rank
+    return None
+
+
+def recall_at(ranks: Sequence[int | None], k: int) -> float | None:
+    """Share of queries whose first hit is within the top k."""
+    return round(sum(1 for r in ranks if r is not None and r <= k) / len(ranks), 4) if ranks else None
+
+
+def _rate(num: int, den: int) -> float | None:
+    return round(num / den, 4) if den else None
+
+
+# -- records and report --------------------------------------------------------------------------
+@dataclass
+class ItemRecord:
+    id: str
+    category: str
+    mode: str  # "choice" | "free"
+    split: str
+    question: str
+    answer: str
+    confidence: float
+    correct: bool
+    abstained: bool
+    answerable: bool
+    expected: str  # the labelled option, the acceptable answers, or "(abstain)"
+    options: list[str] = field(default_factory=list)
+    choice_index: int | None = None
+    pathway: str = ""
+    query_type: str = ""
+    latency_s: float = 0.0
+    timings_ms: dict[str, float] = field(default_factory=dict)  # the service's own stage times
+    error: str = ""
+
+
+@dataclass
+class MomentRecord:
+    id: str
+    query: str
+    split: str
+    rank: int | None
+    latency_s: float
+    returned: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+
+
+def _by_category(records: Iterable[ItemRecord]) -> dict[str, dict[str, Any]]:
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in records:
+        tally[r.category][0] += int(r.correct)
+        tally[r.category][1] += 1
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    return {c: {"n": n, "correct": k, "accuracy": _rate(k, n)}
+            for c, (k, n) in sorted(tally.items(), key=lambda kv: order.get(kv[0], 99))}
+
+
+@dataclass
+class QAReport:
+    name: str
+    split: str
+    items: list[ItemRecord]
+    moments: list[MomentRecord]
+    ingest: list[dict[str, Any]] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        choice = [r for r in self.items if r.mode == "choice" and r.answerable]
+        free = [r for r in self.items if r.mode == "free" and r.answerable]
+        unanswerable = [r for r in self.items if not r.answerable]
+        answerable = [r for r in self.items if r.answerable]
+        given = [r for r in self.items if not r.abstained]
+        bins, ece = reliability([r.confidence for r in given], [r.correct for r in given])
+        confident = [r for r in given if r.confidence >= CONFIDENT]
+        ask_lat = [r.latency_s for r in self.items if not r.error]
+        search_lat = [m.latency_s for m in self.moments if not m.error]
+        ranks = [m.rank for m in self.moments]
+
+        def lat(vals: list[float]) -> dict[str, Any]:
+            p95 = percentile(vals, 95)
+            return {"n": len(vals), "mean_s": round(sum(vals) / len(vals), 3) if vals else None,
+                    "p95_s": None if p95 is None else round(p95, 3)}
+
+        return {
+            "items": len(self.items),
+            "multiple_choice": {"n": len(choice), "accuracy": _rate(sum(r.correct for r in choice), len(choice)),
+                                "by_category": _by_category(choice)},
+            "free_form": {"n": len(free), "accuracy": _rate(sum(r.correct for r in free), len(free)),
+                          "by_category": _by_category(free)},
+            "by_category": _by_category(self.items),
+            "overall_accuracy": _rate(sum(r.correct for r in self.items), len(self.items)),
+            "unanswerable": {"n": len(unanswerable),
+                             "abstention_rate": _rate(sum(r.abstained for r in unanswerable), len(unanswerable))},
+            "false_abstention_rate": _rate(sum(r.abstained for r in answerable), len(answerable)),
+            "moments": {"n": len(ranks), "r_at_1": recall_at(ranks, 1), f"r_at_{MOMENT_K}": recall_at(ranks, MOMENT_K)},
+            "latency": {"ask": lat(ask_lat), "search": lat(search_lat)},
+            "calibration": {
+                "answers_given": len(given),
+                "bins": [asdict(b) for b in bins],
+                "ece": ece,
+                f"accuracy_at_confidence_ge_{CONFIDENT}": _rate(sum(r.correct for r in confident), len(confident)),
+                f"answers_at_confidence_ge_{CONFIDENT}": len(confident),
+            },
+            "errors": sum(1 for r in self.items if r.error) + sum(1 for m in self.moments if m.error),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "split": self.split, "models": self.models, "ingest": self.ingest,
+                "summary": self.summary(), "items": [asdict(r) for r in self.items],
+                "moments": [asdict(m) for m in self.moments]}
+
+
+# -- running ---------------------------------------------------------------------------------------
+def _scope(scope: QAScope | None) -> Any:
+    from retrieval.types import Scope
+
+    if scope is None:
+        return Scope()
+    return Scope(stream_ids=None if scope.stream_ids is None else tuple(scope.stream_ids),
+                 t_min=scope.t_min, t_max=scope.t_max)
+
+
+def already_ingested(components: Any, stream_id: str, path: Path, duration_s: float | None) -> bool:
+    """The store holds this stream from this very file, to its end, made by the same models."""
+    info = components.store.get_stream(stream_id)
+    if info is None or info.source != str(path.resolve()):
+        return False
+    if duration_s is not None and info.t_end < duration_s - 1.0:
+        return False
+    models = (info.metadata or {}).get("models")
+    return not models or models == components.model_ids()
+
+
+def ingest_recordings(qa_set: QASet, components: Any, reingest: bool = False,
+                      on_note: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Ingest every recording of the set that the store does not already hold (see above)."""
+    from episodic.errors import InputError
+    from episodic.pipeline import ingest_file
+
+    done: list[dict[str, Any]] = []
+    for rec in qa_set.recordings:
+        path = qa_set.recording_path(rec)
+        if not path.is_file():
+            raise InputError(f"recording not found: {path} (stream {rec.stream_id})")
+        if not reingest and already_ingested(components, rec.stream_id, path, rec.duration_s):
+            done.append({"stream_id": rec.stream_id, "skipped": True})
+            continue
+        if on_note is not None:
+            on_note(f"ingesting {rec.stream_id}")
+        report = ingest_file(path, rec.stream_id, components)
+        p = report.progress
+        done.append({"stream_id": rec.stream_id, "skipped": False, "stream_s": round(p.stream_s, 2),
+                     "wall_s": round(p.wall_s, 2), "realtime_factor": round(p.realtime_factor, 2),
+                     "memories": p.memories, "events": p.events})
+    return done
+
+
+def _ask_once(qa: Any, item: QAItem, mode: str, top_k: int) -> ItemRecord:
+    from episodic import api_convert
+    from episodic.errors import EpisodicError
+
+    options = item.options if mode == "choice" else []
+    scope = item.scope or QAScope()
+    if mode == "choice":
+        expected = item.options[item.answer_index] if item.answer_index is not None else "(abstain)"
+    else:
+        expected = " | ".join(item.answers + [f"+{k}" for k in item.keywords]) if item.answerable else "(abstain)"
+    rec = ItemRecord(id=item.id, category=item.category, mode=mode, split=item.split, question=item.question,
+                     answer="", confidence=0.0, correct=False, abstained=False, answerable=item.answerable,
+                     expected=expected, options=list(options))
+    started = time.perf_counter()
+    try:
+        req = api_convert.ask_request(item.question, options, scope.stream_ids or (), scope.t_min, scope.t_max, top_k)
+        result = qa.ask(req)
+    except EpisodicError as exc:
+        rec.latency_s = round(time.perf_counter() - started, 4)
+        rec.error = str(exc)
+        rec.abstained = True
+        rec.correct = not item.answerable
+        return rec
+    rec.latency_s = round(time.perf_counter() - started, 4)
+    rec.answer, rec.confidence, rec.choice_index = result.answer, float(result.confidence), result.choice_index
+    rec.pathway = getattr(result.pathway, "value", str(result.pathway))
+    rec.query_type = getattr(result.query_type, "value", str(result.query_type))
+    rec.timings_ms = {k: round(float(v), 1) for k, v in (result.timings_ms or {}).items()}
+    rec.abstained = is_abstention(result.answer, options, result.choice_index)
+    if not item.answerable:
+        rec.correct = rec.abstained
+    elif rec.abstained:
+        rec.correct = False
+    elif mode == "choice":
+        rec.correct = result.choice_index == item.answer_index
+    else:
+        rec.correct = free_form_correct(result.answer, item.answers, item.keywords, item.wrong_answers)
+    return rec
+
+
+def _search_once(qa: Any, mq: Any) -> MomentRecord:
+    from episodic.errors import EpisodicError
+
+    started = time.perf_counter()
+    try:
+        moments = qa.search(mq.query, _scope(mq.scope), top_k=MOMENT_K)
+    except EpisodicError as exc:
+        return MomentRecord(mq.id, mq.query, mq.split, None, round(time.perf_counter() - started, 4), error=str(exc))
+    latency = round(time.perf_counter() - started, 4)
+    returned = [(m.stream_id, m.t_start, m.t_end) for m in moments]
+    return MomentRecord(mq.id, mq.query, mq.split, first_hit_rank(returned, mq.targets), latency,
+                        [{"stream_id": s, "t_start": round(a, 2), "t_end": round(b, 2)} for s, a, b in returned])
+
+
+def evaluate_qa(
+    qa_set: QASet,
+    components: Any,
+    qa: Any = None,
+    reingest: bool = False,
+    ingest: bool = True,
+    top_k: int = 5,
+    on_step: Callable[[int, int, str], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> QAReport:
+    """Ingest (unless already there), then ask every item and run every moment query."""
+    from retrieval.service import MemoryQA
+
+    ingested = ingest_recordings(qa_set, components, reingest, on_note) if ingest else []
+    qa = qa or MemoryQA(components, warm_after_request=False)
+    if on_note is not None:
+        on_note("warming up the models")
+    qa.prepare()  # latency as a running server sees it, not model loading
+    jobs: list[tuple[str, Any]] = []
+    for item in qa_set.items:
+        if item.is_multiple_choice:
+            jobs.append(("choice", item))
+        if item.is_free_form:
+            jobs.append(("free", item))
+    jobs += [("moment", m) for m in qa_set.moments]
+    records: list[ItemRecord] = []
+    moment_records: list[MomentRecord] = []
+    for n, (mode, obj) in enumerate(jobs, 1):
+        if on_step is not None:
+            on_step(n, len(jobs), obj.id)
+        if mode == "moment":
+            moment_records.append(_search_once(qa, obj))
+        else:
+            records.append(_ask_once(qa, obj, mode, top_k))
+    if on_step is not None:
+        on_step(len(jobs) + 1, len(jobs), "")
+    return QAReport(qa_set.name, qa_set.split, records, moment_records, ingested, components.model_ids())
+
+
+# -- presentation ----------------------------------------------------------------------------------
+def report_tables(report: QAReport) -> list[Any]:
+    """Rich tables for people: accuracy by category, the headline figures, reliability."""
+    from rich.table import Table
+
+    s = report.summary()
+
+    def pct(v: float | None) -> str:
+        return "–" if v is None else f"{100 * v:.0f} %"
+
+    cats = Table(title=f"{report.name or 'QA set'} ({report.split}): accuracy by category")
+    for col in ("category", "multiple choice", "n", "free form", "n", "all", "n"):
+        cats.add_column(col, justify="left" if col == "category" else "right")
+    mc, ff, both = s["multiple_choice"]["by_category"], s["free_form"]["by_category"], s["by_category"]
+    for c in [c for c in CATEGORIES if c in both]:
+        row = [c]
+        for table in (mc, ff, both):
+            cell = table.get(c)
+            row += [pct(cell["accuracy"]), str(cell["n"])] if cell else ["–", "0"]
+        cats.add_row(*row)
+    cats.add_row("overall", pct(s["multiple_choice"]["accuracy"]), str(s["multiple_choice"]["n"]),
+                 pct(s["free_form"]["accuracy"]), str(s["free_form"]["n"]), pct(s["overall_accuracy"]),
+                 str(s["items"]), style="bold")
+
+    head = Table(title="figures")
+    head.add_column("figure")
+    head.add_column("value", justify="right")
+    lat, cal, mom = s["latency"], s["calibration"], s["moments"]
+    head.add_row("unanswerable refused", f"{pct(s['unanswerable']['abstention_rate'])} of {s['unanswerable']['n']}")
+    head.add_row("answerable refused (false abstention)", pct(s["false_abstention_rate"]))
+    head.add_row(f"moments R@1 / R@{MOMENT_K}", f"{pct(mom['r_at_1'])} / {pct(mom[f'r_at_{MOMENT_K}'])} of {mom['n']}")
+    for key in ("ask", "search"):
+        if lat[key]["n"]:
+            head.add_row(f"{key} latency mean / p95", f"{lat[key]['mean_s']:.2f} s / {lat[key]['p95_s']:.2f} s")
+    head.add_row("ECE (answers given)", "–" if cal["ece"] is None else f"{cal['ece']:.3f}")
+    key = f"accuracy_at_confidence_ge_{CONFIDENT}"
+    head.add_row(f"right among answers at confidence ≥ {CONFIDENT}",
+                 f"{pct(cal[key])} of {cal[f'answers_at_confidence_ge_{CONFIDENT}']}")
+    if s["errors"]:
+        head.add_row("errors", str(s["errors"]), style="red")
+
+    rel = Table(title="reliability (answers given)")
+    for col in ("confidence", "answers", "accuracy", "mean confidence"):
+        rel.add_column(col, justify="right")
+    for b in cal["bins"]:
+        rel.add_row(f"{b['lo']:.1f}–{b['hi']:.1f}", str(b["n"]), pct(b["accuracy"]),
+                    "–" if b["mean_confidence"] is None else f"{b['mean_confidence']:.2f}")
+    return [cats, head, rel]

@@ -1,0 +1,303 @@
+"""The QA evaluation: metrics against hand-computed examples, the set loader's errors, the
+generator's truth, and one end-to-end run through `episodic evaluate --qa … --json`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from episodic.errors import InputError
+from episodic.qa_evaluation import (
+    ItemRecord,
+    QAReport,
+    first_hit_rank,
+    free_form_correct,
+    is_abstention,
+    mentions,
+    normalise,
+    percentile,
+    recall_at,
+    reliability,
+)
+from episodic.qa_set import CATEGORIES, Interval, load_qa_set, parse_qa_set
+
+# -- normalisation and free-form matching --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("8:15", "eight fifteen"),
+        ("8.15", "quarter past eight"),
+        ("8:15 am", "eight fifteen"),
+        ("2:30", "half past two"),
+        ("8:45", "quarter to nine"),
+        ("11:20", "twenty past eleven"),
+        ("8:50", "ten to nine"),
+        ("8:00", "eight o'clock"),
+        ("180", "one hundred and eighty"),
+        ("180", "one hundred eighty"),
+        ("305", "three hundred and five"),
+        ("14 dollars", "$14"),
+        ("2", "twice"),
+        ("apples", "apple"),
+        ("45", "forty-five"),
+    ],
+)
+def test_number_and_time_forms_compare_equal(a: str, b: str) -> None:
+    assert normalise(a) == normalise(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("8:15", "8:50"), ("two fourteen", "214"), ("quarter past eight", "quarter to eight"), ("12", "2")],
+)
+def test_different_numbers_stay_different(a: str, b: str) -> None:
+    assert normalise(a) != normalise(b)
+
+
+def test_free_form_matching() -> None:
+    assert mentions("It is at eight fifteen.", "8:15 am")
+    assert free_form_correct("Maria meets the driver at quarter past eight.", ["8:15"])
+    assert not free_form_correct("Maria meets the driver at half past eight.", ["8:15"])
+    # a reply listing the right answer and a wrong one does not score
+    assert not free_form_correct("It is at 8:15 or maybe 9:15.", ["8:15"], wrong_answers=["9:15"])
+    # a wrong answer contained in the right one ("8" in "8:15") does not count against it
+    assert free_form_correct("At 8:15.", ["8:15"], wrong_answers=["8:00"])
+    # keywords: every one must appear; a|b accepts either
+    assert free_form_correct("A train left the station.", [], keywords=["train|bus", "station"])
+    assert not free_form_correct("A train left.", [], keywords=["train|bus", "station"])
+    assert not free_form_correct("anything", [], keywords=[])
+    # whole tokens only: "cat" is not in "category"
+    assert not mentions("the category was wrong", "cat")
+    assert mentions("I saw two cats", "cat")
+
+
+def test_abstention_detection() -> None:
+    assert is_abstention("I found nothing about that in memory.")
+    assert is_abstention("The recording does not mention it, I don't know.")
+    assert is_abstention("", ())
+    assert is_abstention("B", ("a", "b"), None)  # options given but none chosen
+    assert not is_abstention("The meeting is at 8:15.")
+    assert not is_abstention("B", ("a", "b"), 1)
+
+
+# -- metrics -------------------------------------------------------------------------------------
+
+
+def test_reliability_bins_and_ece_by_hand() -> None:
+    conf = [0.1, 0.15, 0.5, 0.55, 0.9, 0.95, 1.0, 0.85]
+    right = [False, False, True, False, True, True, True, False]
+    bins, ece = reliability(conf, right, n_bins=5)
+    by_lo = {round(b.lo, 1): b for b in bins}
+    assert [b.n for b in bins] == [2, 0, 2, 0, 4]
+    assert by_lo[0.0].accuracy == 0.0 and by_lo[0.0].mean_confidence == 0.125
+    assert by_lo[0.4].accuracy == 0.5 and by_lo[0.4].mean_confidence == 0.525
+    assert by_lo[0.8].accuracy == 0.75 and by_lo[0.8].mean_confidence == 0.925
+    assert by_lo[0.2].accuracy is None
+    # ECE = 2/8·|0−0.125| + 2/8·|0.5−0.525| + 4/8·|0.75−0.925| = 0.03125 + 0.00625 + 0.0875
+    assert ece == pytest.approx(0.125, abs=1e-4)
+    assert reliability([], []) == (reliability([], [])[0], None)
+    with pytest.raises(ValueError):
+        reliability([0.5], [])
+
+
+def test_percentile_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 21)]  # 1..20
+    assert percentile(values, 95) == 19.0
+    assert percentile(values, 50) == 10.0
+    assert percentile([3.0], 95) == 3.0
+    assert percentile([], 95) is None
+
+
+def test_moment_ranks_and_recall() -> None:
+    targets = [Interval("cam-a", 10.0, 20.0)]
+    returned = [("cam-b", 10.0, 20.0), ("cam-a", 0.0, 9.9), ("cam-a", 19.0, 25.0)]
+    assert first_hit_rank(returned, targets) == 3  # wrong stream, then no overlap, then a hit
+    assert first_hit_rank([("cam-a", 20.0, 30.0)], targets) is None  # touching is not overlapping
+    ranks = [1, 3, None, 6]
+    assert recall_at(ranks, 1) == 0.25
+    assert recall_at(ranks, 5) == 0.5
+    assert recall_at([], 5) is None
+
+
+def _rec(category: str, mode: str, correct: bool, conf: float, abstained: bool = False,
+         answerable: bool = True, latency: float = 1.0) -> ItemRecord:
+    return ItemRecord(id="x", category=category, mode=mode, split="dev", question="q", answer="a",
+                      confidence=conf, correct=correct, abstained=abstained, answerable=answerable,
+                      expected="e", latency_s=latency)
+
+
+def test_summary_by_category_and_abstention() -> None:
+    items = [
+        _rec("A", "choice", True, 0.9, latency=1.0),
+        _rec("A", "choice", False, 0.8, latency=2.0),
+        _rec("A", "free", True, 0.6, latency=3.0),
+        _rec("V", "choice", True, 0.95, latency=4.0),
+        _rec("A", "free", False, 0.0, abstained=True, latency=5.0),  # a false abstention
+        _rec("unanswerable", "free", True, 0.0, abstained=True, answerable=False, latency=6.0),
+        _rec("unanswerable", "free", False, 0.7, answerable=False, latency=7.0),
+    ]
+    s = QAReport("t", "dev", items, []).summary()
+    assert s["multiple_choice"]["accuracy"] == pytest.approx(2 / 3, abs=1e-4)
+    assert s["multiple_choice"]["by_category"]["A"] == {"n": 2, "correct": 1, "accuracy": 0.5}
+    assert s["free_form"]["accuracy"] == 0.5  # unanswerable items are not free-form accuracy
+    assert s["by_category"]["unanswerable"]["accuracy"] == 0.5
+    assert s["unanswerable"] == {"n": 2, "abstention_rate": 0.5}
+    assert s["false_abstention_rate"] == 0.2  # 1 of 5 answerable
+    assert s["latency"]["ask"]["mean_s"] == 4.0 and s["latency"]["ask"]["p95_s"] == 7.0
+    cal = s["calibration"]
+    assert cal["answers_given"] == 5  # abstentions are not claims
+    assert cal["accuracy_at_confidence_ge_0.75"] == pytest.approx(2 / 3, abs=1e-4)  # 0.9 ✓, 0.8 ✗, 0.95 ✓
+    assert list(s["by_category"]) == [c for c in CATEGORIES if c in s["by_category"]]
+
+
+# -- the file format ------------------------------------------------------------------------------
+
+
+def _doc(**item_changes: object) -> dict:
+    item = {"id": "q1", "category": "A", "question": "When?", "options": ["8:15", "9:00"], "answer_index": 0}
+    item.update(item_changes)
+    return {"recordings": [{"path": "a.mp4", "stream_id": "cam-a"}], "items": [item]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ([], "expected a JSON object"),
+        ({"items": []}, "recordings"),
+        ({"recordings": [], "items": [], "moments": []}, "no items"),
+        (_doc(category="X"), "category must be one of"),
+        (_doc(question=""), "question must be a non-empty string"),
+        (_doc(answer_index=2), "answer_index 2 is not an option"),
+        (_doc(answer_index=None), "needs an integer answer_index"),
+        (_doc(options=["a"]), "give 2 to 10 options"),
+        (_doc(options=["a", "A"]), "options repeat"),
+        (_doc(options=None, answer_index=None), "needs options + answer_index, or answers"),
+        (_doc(options=None, answer_index=1, answers=["x"]), "answer_index without options"),
+        (_doc(category="unanswerable", options=None, answer_index=None, answers=["x"]), "no answers or keywords"),
+        (_doc(split="test"), "split must be one of"),
+        (_doc(scope={"streams": ["a"]}), "unknown field"),
+        (_doc(evidence=[{"stream_id": "cam-a", "t_start": 5, "t_end": 1}]), "is before t_start"),
+        ({**_doc(), "format": "other/2"}, "is not 'episodic-qa/1'"),
+        ({**_doc(), "moments": [{"id": "m", "query": "music", "targets": []}]}, "non-empty list"),
+        ({**_doc(), "moments": [{"id": "q1", "query": "music", "stream_id": "a", "t_start": 0, "t_end": 1}]}, "duplicate id"),
+    ],
+)
+def test_loader_names_the_problem(doc: object, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        parse_qa_set(doc, Path("."))
+
+
+def test_loader_reads_files_and_round_trips(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no QA set"):
+        load_qa_set(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot read"):
+        load_qa_set(bad)
+    doc = _doc()
+    doc["items"].append({"id": "u1", "category": "unanswerable", "question": "Oxford?"})
+    doc["items"].append({"id": "f1", "category": "ocr", "question": "Sign?", "answers": ["12"], "split": "dev",
+                         "scope": {"stream_ids": ["cam-a"]}})
+    doc["moments"] = [{"id": "m1", "query": "music", "stream_id": "cam-a", "t_start": 1, "t_end": 4}]
+    path = tmp_path / "set" / "qa.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    qa = load_qa_set(path.parent)  # a folder means its qa.json
+    assert qa.recording_path(qa.recordings[0]) == path.parent / "a.mp4"
+    assert [i.is_free_form for i in qa.items] == [False, True, True]
+    assert qa.items[1].answerable is False
+    assert qa.moments[0].targets == [Interval("cam-a", 1.0, 4.0)]
+    assert [i.id for i in qa.only_split("dev").items] == ["f1"]
+    again = parse_qa_set(json.loads(json.dumps(qa.to_dict())), path.parent)
+    assert again.items == qa.items and again.moments == qa.moments
+
+
+# -- the generator --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_generated_set_is_consistent_with_its_script(tmp_path: Path) -> None:
+    from episodic.qa_generator import VOICES, build_qa_set
+
+    qa = build_qa_set(tmp_path, "heldout", seed=3, streams=2, minutes=0.4)
+    again = load_qa_set(tmp_path / "qa.json")
+    assert again.items == qa.items
+    script = {s["stream_id"]: s for s in json.loads((tmp_path / "script.json").read_text())}
+    assert {r.stream_id for r in qa.recordings} == set(script)
+    for rec in qa.recordings:
+        assert qa.recording_path(rec).stat().st_size > 10_000
+    cats = {i.category for i in qa.items}
+    assert {"A", "V", "S", "ocr", "sound", "order", "which_stream", "count", "unanswerable"} <= cats
+    voices = {b["voice"] for s in script.values() for b in s["beats"] if b["said"]}
+    assert voices and voices <= set(VOICES["heldout"])  # held-out voices only
+    said = {sid: " ".join(b["said"] for b in s["beats"]) for sid, s in script.items()}
+    for item in qa.items:
+        if item.category == "A":
+            ev = item.evidence[0]
+            spoken = " ".join(b["said"] for b in script[ev.stream_id]["beats"]
+                              if b["speech_t"] and b["speech_t"][0] <= ev.t_start + 0.01 and b["said"])
+            truth = item.options[item.answer_index] if item.options else item.answers[0]
+            # the label is what was said (a room number is said "three nineteen" for 319)
+            forms = [truth] + ([f"{truth[0]} {truth[1:]}"] if truth.isdigit() and len(truth) == 3 else [])
+            assert any(mentions(spoken, f) for f in forms), (item.question, truth, spoken)
+        if item.category == "unanswerable":
+            assert item.options == [] and not item.answerable
+        if item.category == "ocr":
+            sign_texts = [b["sign"] for s in script.values() for b in s["beats"] if b["sign"]]
+            truth = item.options[item.answer_index] if item.options else item.answers[0]
+            assert any(mentions(t, truth) for t in sign_texts)
+    names = [n for s in said.values() for n in s.split() if n.istitle()]
+    assert names
+    for m in qa.moments:
+        for t in m.targets:
+            assert 0 <= t.t_start < t.t_end <= script[t.stream_id]["duration_s"] + 0.01
+
+
+# -- end to end ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_evaluate_qa_end_to_end_json(tmp_path: Path) -> None:
+    from episodic import samples
+    from tests.cli_runner import run_cli
+
+    scenes = [samples.Scene(8.0, seed=31, tint=(90, 110, 160), text="PLATFORM 7"),
+              samples.Scene(8.0, seed=32, tint=(200, 160, 90))]
+    speech = [samples.Speech(1.0, "The train to Oxford leaves from platform seven."),
+              samples.Speech(9.0, "Tom put three green apples in the blue bowl.")]
+    samples.make_recording(tmp_path / "rec" / "cam.mp4", scenes, speech)
+    doc = {
+        "name": "tiny", "split": "dev",
+        "recordings": [{"path": "cam.mp4", "stream_id": "cam"}],
+        "items": [
+            {"id": "mc", "category": "A", "question": "Which platform does the train to Oxford leave from?",
+             "options": ["platform three", "platform seven", "platform nine"], "answer_index": 1},
+            {"id": "ff", "category": "A", "question": "How many apples did Tom put in the bowl?",
+             "answers": ["3"], "wrong_answers": ["2", "4"]},
+            {"id": "un", "category": "unanswerable", "question": "What did the weather forecast say about snow in Vienna?"},
+        ],
+        "moments": [{"id": "m1", "query": "apples in a bowl", "stream_id": "cam", "t_start": 8.0, "t_end": 16.0}],
+    }
+    (tmp_path / "rec" / "qa.json").write_text(json.dumps(doc), encoding="utf-8")
+    proc = run_cli("evaluate", "--qa", str(tmp_path / "rec" / "qa.json"), "--json", data=tmp_path / "data")
+    out = json.loads(proc.stdout)
+    s = out["summary"]
+    assert out["ingest"] == [{"stream_id": "cam", "skipped": False, **{k: out["ingest"][0][k] for k in out["ingest"][0] if k not in ("stream_id", "skipped")}}]
+    by_id = {r["id"]: r for r in out["items"]}
+    assert set(by_id) == {"mc", "ff", "un"}
+    assert by_id["mc"]["mode"] == "choice" and by_id["ff"]["mode"] == "free"
+    assert by_id["mc"]["correct"], by_id["mc"]  # clearly spoken, shown on a sign too
+    # the summary is computed from the records it prints
+    assert s["multiple_choice"]["accuracy"] == float(by_id["mc"]["correct"])
+    assert s["unanswerable"]["abstention_rate"] == float(by_id["un"]["abstained"])
+    assert s["moments"]["n"] == 1 and out["moments"][0]["returned"]
+    assert s["latency"]["ask"]["n"] == 3 and s["latency"]["ask"]["mean_s"] > 0
+    assert sum(b["n"] for b in s["calibration"]["bins"]) == s["calibration"]["answers_given"]
+    # a second run finds the recording already stored and does not ingest it again
+    proc = run_cli("evaluate", "--qa", str(tmp_path / "rec"), "--json", data=tmp_path / "data")
+    assert json.loads(proc.stdout)["ingest"] == [{"stream_id": "cam", "skipped": True}]
