@@ -1,0 +1,98 @@
+"""Question-answering accuracy on generated recordings the memory has never seen (issue 12, item 8).
+
+Builds (once, cached under ``--root``) the dev and/or held-out QA sets of
+:mod:`episodic.qa_generator`, ingests their recordings into a store of their own
+(``ROOT/data-<split>``, skipped when already there), asks every question through the same
+in-process service ``episodic ask`` uses and prints :mod:`episodic.qa_evaluation`'s figures:
+accuracy by category (multiple choice and free form), abstention on unanswerable questions,
+moment R@1/R@5, Ask and Search latency, the reliability table and ECE.
+
+Report on ``--split heldout``; tune on ``--split dev`` only.
+
+    .venv/bin/python benchmarks/bench_qa.py [--split heldout|dev|both] [--root DIR]
+        [--seed 0] [--streams 3] [--minutes 2.5] [--reingest] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console  # noqa: E402
+
+from episodic.config import load_settings  # noqa: E402
+from episodic.pipeline import Components  # noqa: E402
+from episodic.qa_evaluation import evaluate_qa, report_tables  # noqa: E402
+from episodic.qa_generator import build_qa_set  # noqa: E402
+from episodic.qa_set import load_qa_set  # noqa: E402
+
+VERSION = 1  # bump when the generator changes what it writes
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             cwd=Path(__file__).resolve().parents[1], check=False)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, cwd=Path(__file__).resolve().parents[1], check=False)
+        return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except OSError:
+        return "unknown"
+
+
+def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, console: Console) -> Path:
+    """The split's qa.json, generated unless a set with the same parameters is already there."""
+    folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}" / split
+    qa_json = folder / "qa.json"
+    if qa_json.is_file():
+        return qa_json
+    started = time.perf_counter()
+    build_qa_set(folder, split, seed, streams, minutes, on_note=lambda m: console.print(m, highlight=False))
+    console.print(f"built {qa_json} in {time.perf_counter() - started:.0f} s", highlight=False)
+    return qa_json
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--split", choices=("heldout", "dev", "both"), default="heldout")
+    ap.add_argument("--root", type=Path, default=Path("/tmp/episodic-bench-qa"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--streams", type=int, default=3)
+    ap.add_argument("--minutes", type=float, default=2.5)
+    ap.add_argument("--reingest", action="store_true", help="ingest again even when the store holds the recordings")
+    ap.add_argument("--json", action="store_true", help="print one JSON document (summaries and per-item records)")
+    args = ap.parse_args()
+    console = Console(stderr=True)
+    splits = ("dev", "heldout") if args.split == "both" else (args.split,)
+    out: dict[str, object] = {"commit": _commit()}
+    for split in splits:
+        qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console)
+        qa_set = load_qa_set(qa_json)
+        components = Components(load_settings(data_dir=qa_json.parent.parent / f"data-{split}"))
+        started = time.perf_counter()
+        try:
+            report = evaluate_qa(qa_set, components, reingest=args.reingest,
+                                 on_note=lambda m: console.print(m, highlight=False))
+        finally:
+            components.close()
+        wall = time.perf_counter() - started
+        out[split] = {**report.to_dict(), "wall_s": round(wall, 1)}
+        if not args.json:
+            console.print(f"[bold]{split}[/bold]: {len(qa_set.items)} questions, {len(qa_set.moments)} moment "
+                          f"queries, {wall:.0f} s (ingest {report.ingest})", highlight=False)
+            for table in report_tables(report):
+                Console().print(table)
+    if args.json:
+        sys.stdout.write(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    else:
+        Console().print(f"measured at commit {out['commit']}")
+
+
+if __name__ == "__main__":
+    main()
