@@ -174,6 +174,16 @@ class Settings:
     # Evidence text handed to the model per call; a 135M model answers worse from long contexts
     # and prompt processing dominates its latency (the paper allows GPT-4o 120k tokens).
     answer_context_chars: int = 1200
+    # Listening again at question time (retrieval/relisten.py): the top memories of a question
+    # about speech are re-transcribed from their snippets by the strongest recogniser (beam
+    # search, the question's words as hot words) and the better transcript is kept; 0 = off.
+    relisten_max_memories: int = 2
+    relisten_max_audio_s: float = 20.0  # audio re-transcribed per memory (at most one 30 s window)
+    relisten_beam_size: int = 5
+    relisten_bias: str = "prompt"  # prompt (question + options as preceding text) | hotwords | none
+    relisten_reserve_s: float = 1.5  # of a request's deadline, kept for answering afterwards
+    # the new transcript must beat the old by this mean token log-probability (same model scores both)
+    relisten_min_gain: float = 0.05
 
     # -- multi-video articles (MARQUIS, seed 000) ----------------------------------------
     # Sub-queries a request is decomposed into: the paper averages 22.6 (1–25) for long
@@ -429,6 +439,14 @@ def validate(s: Settings) -> Settings:
             problems.append(f"{name} must be >= 1")
     if s.article_min_claims < 0:
         problems.append("article_min_claims must be >= 0")
+    if not 0 <= s.relisten_max_memories <= 10:
+        problems.append("relisten_max_memories must be in 0..10")
+    if not 1.0 <= s.relisten_max_audio_s <= 30.0:
+        problems.append("relisten_max_audio_s must be in 1..30 seconds (one Whisper window)")
+    if s.relisten_beam_size < 1 or s.relisten_reserve_s < 0:
+        problems.append("relisten_beam_size must be >= 1 and relisten_reserve_s >= 0")
+    if s.relisten_bias not in ("prompt", "hotwords", "none"):
+        problems.append("relisten_bias must be prompt, hotwords or none")
     for name in ("fast_top_k", "recall_top_k", "search_candidates", "search_max_memories",
                  "answer_max_tokens", "answer_context_chars"):
         if getattr(s, name) < 1:

@@ -40,6 +40,7 @@ from retrieval.fast import FastRetrieval
 from retrieval.moments import MomentSearch
 from retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from retrieval.question_shape import question_shape
+from retrieval.relisten import Relistener
 from retrieval.types import AskRequest, AskResult, Moment, Pathway, QueryType, Scope
 
 MAX_QUESTION_CHARS = 4000
@@ -209,6 +210,7 @@ class MemoryQA:
         self.association = CrossModalAssociation(store, self.scorer, self.settings)
         self.moments = MomentSearch(store, self.scorer, self.settings)
         self.structured = StructuredAnswerer(store, self.scorer, self.settings)
+        self.relisten = Relistener(components, self.settings)
         self._store_warm = False
 
     def prepare(self) -> None:
@@ -218,6 +220,7 @@ class MemoryQA:
         llm = self.c.llm
         if hasattr(llm, "prepare"):
             llm.prepare()
+        self.relisten.prepare()
         self.warm_store(background=False)
 
     def warm_store(self, background: bool = True) -> None:
@@ -279,6 +282,12 @@ class MemoryQA:
                     recall = self.association.associate(analysis, q_vec, req.scope, reader)
                 else:
                     recall = self.detailed.recall(analysis, q_vec, req.scope, reader)
+            # listening again to the recalled audio of a speech question (retrieval/relisten.py)
+            heard = self.relisten.run(analysis, q_vec, req.question, req.options, recall, reader,
+                                      req.scope, self.scorer, clock.remaining)
+            trace.notes["relisten"] = heard
+            if heard.memories:
+                clock.timings["relisten"] = round(heard.seconds * 1000.0, 2)
             with clock.stage("synthesis"):
                 detailed = None
                 if structured:

@@ -1,0 +1,661 @@
+"""Listening again at question time (HippoMM C.2, fine-grained analysis of the recalled segments).
+
+At ingest every segment is transcribed once, quickly, by the default recogniser, and whatever
+it misheard ("The island-arm tested scheduled for our path to" for "the fire alarm test is
+scheduled for half past two") is all the memory holds. HippoMM goes back to the raw segments
+when a question needs detail; here that means: when detailed recall lands on memories for a
+question about speech, their stored audio (the snippet files, C_i) is decoded for just the
+time range needed and transcribed again by the strongest configured recogniser
+(:func:`memory.speech.relistening_recognizer`), with beam search, told what to expect: the
+question and its options as text said just before (``relisten_bias``; or their content words
+as hot words).
+
+Whether the new transcript is *better* is decided honestly, by the audio and not by the
+question: the scoring model (the re-listening recogniser) force-aligns the old text and the
+new text to the same audio without any prompt, and the one with the higher mean token
+log-probability wins, the new one only by ``relisten_min_gain``. A hot word that was not
+said does not help a transcript there, because the audio has to carry it.
+
+What is kept: the winning pieces replace the old ones in this request's evidence units (the
+answerer reads the new words) and in the stored memory (transcript, its "speech" E_i
+vectors, v_i, and a composed ThetaEvent summary), and every attempt is recorded in ``memory.metadata["transcripts"]`` as a
+version with the model, hot words, text and score that made it. A memory is not listened to
+again when a version already exists from the same model whose hot words include the current
+ones.
+
+Bounded: at most ``relisten_max_memories`` memories and ``relisten_max_audio_s`` seconds of
+audio each, and within the request's deadline minus ``relisten_reserve_s`` (kept for
+answering). The cost of each memory is estimated from measured speed before it starts; what
+does not fit is cut or skipped, and the request answers from what it has. Re-listening never
+fails a request: a missing snippet or a model error leaves the old transcript in place.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from episodic.config import Settings
+from episodic.errors import EpisodicError
+from memory.consolidation import representative_vector
+from memory.records import EmbeddingEntry, ShortTermMemory, SnippetRef, TranscriptPiece, event_id
+from memory.summary_composer import compose_summary
+from retrieval.detailed import MemoryReader, Recall, Unit, apply_position, relevant, units_of
+from retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
+from retrieval.types import QueryType, Scope
+
+log = logging.getLogger(__name__)
+
+SAMPLE_RATE_HZ = 16000  # what Whisper listens at
+MAX_HOTWORDS = 30  # Whisper's prompt holds ~220 tokens; hot words beyond this add nothing
+PAD_S = 0.3  # audio kept on each side of the pieces being re-transcribed
+UNITS_CONSIDERED = 8  # how deep into the ranked evidence memories are picked from
+HISTORY_MAX = 8  # transcript versions kept per memory (the ingest one always stays)
+LOGPROB_FLOOR = 1e-10
+# Where the old transcript has nothing here, the new one must at least be this sure (Whisper's
+# own threshold for a decoded window it believes).
+NEW_ONLY_MIN_SCORE = -1.0
+# A first estimate of the seconds one memory takes (Whisper encodes a whole 30 s window
+# however short the audio, twice: to transcribe and to score, so the cost is mostly fixed),
+# replaced by measurements once a memory has been re-listened in this process.
+INITIAL_RELISTEN_S = 3.0
+INITIAL_LOAD_S = 4.0
+
+# GPT-2 style pre-tokens (Whisper's tokenizer): contractions, a space + letters, a space +
+# digits, a space + other symbols, runs of spaces
+_PRETOKEN = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+")
+
+
+def _byte_chars() -> list[str]:
+    """Byte-level BPE's printable stand-in for every byte (GPT-2's ``bytes_to_unicode``)."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    table = {b: chr(b) for b in keep}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return [table[b] for b in range(256)]
+
+
+_BYTE_CHARS = _byte_chars()
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]|\d+(?:[:.,]\d+)*")
+
+
+# -- records -------------------------------------------------------------------------------
+@dataclass
+class MemoryRelisten:
+    """What happened to one memory."""
+
+    memory_id: str
+    t_start: float  # the stream time range that was re-transcribed
+    t_end: float
+    outcome: str  # "adopted" | "kept-old" | "cached" | "no-audio" | "no-speech" | "error"
+    model: str = ""
+    audio_s: float = 0.0
+    seconds: float = 0.0
+    old_score: float | None = None  # mean token log-probability of the old text
+    new_score: float | None = None
+    text: str = ""  # the new text (adopted or not)
+    version: int = 0  # the version recorded in the memory's history (0: none)
+
+
+@dataclass
+class RelistenReport:
+    """What re-listening did for one request (``Trace.notes["relisten"]``)."""
+
+    happened: bool = False  # some audio was transcribed again
+    reason: str = ""  # why nothing (or not everything) was done
+    seconds: float = 0.0
+    cut: bool = False  # the deadline or the settings stopped it early
+    hotwords: list[str] = field(default_factory=list)
+    memories: list[MemoryRelisten] = field(default_factory=list)
+
+    @property
+    def adopted(self) -> list[MemoryRelisten]:
+        return [m for m in self.memories if m.outcome == "adopted"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- what to listen for ---------------------------------------------------------------------
+def hot_words(question: str, options: Sequence[str] = (), limit: int = MAX_HOTWORDS) -> list[str]:
+    """The content words of the question and its options, as written, without repeats:
+    names, numbers and nouns a recogniser should be ready to hear ("fire", "alarm", "2:30").
+    Function words and words about modality ("say", "hear", "screen") are left out."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for text in (question, *options):
+        for word in _WORD.findall(text or ""):
+            low = word.lower().strip("'")
+            if low in seen or low in STOPWORDS or low in CUE_WORDS:
+                continue
+            if len(low) < 2 and not low.isdigit():
+                continue
+            seen.add(low)
+            out.append(word)
+            if len(out) >= limit:
+                return out
+    return out
+
+
+def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: Settings) -> bool:
+    """Whether the question is one that what was said can answer: an audio (or audio+video)
+    question that is not about written text or a non-speech sound, a question whose first
+    preferred evidence is speech, or one whose best relevant evidence is a transcript."""
+    if analysis.asks_text and analysis.query_type is not QueryType.AUDIO:
+        return False
+    if analysis.query_type in (QueryType.AUDIO, QueryType.VIDEO_AUDIO):
+        top = next((u for u in units if relevant(u, settings, analysis)), None)
+        return not (analysis.asks_sound and top is not None and top.modality == "sound")
+    if analysis.preferred_modalities[:1] == ("speech",):
+        return True
+    top = next((u for u in units if relevant(u, settings, analysis)), None)
+    return top is not None and top.modality == "speech"
+
+
+def _span(memory: ShortTermMemory, units: Sequence[Unit], max_s: float) -> tuple[float, float]:
+    """The stream time range of ``memory`` to re-transcribe: all of it when it is short enough,
+    else the transcript pieces the question matched (``units``, best first) padded a little,
+    grown piece by piece while it stays within ``max_s``."""
+    lo, hi = memory.t_start, memory.t_end
+    if hi - lo <= max_s:
+        return lo, hi
+    chosen = [u for u in units if u.modality == "speech"] or list(units)
+    if not chosen:
+        return lo, lo + max_s
+    a = max(lo, chosen[0].t_start - PAD_S)
+    b = min(hi, chosen[0].t_end + PAD_S)
+    if b - a > max_s:  # one very long piece: its start, where the sentence begins
+        return a, a + max_s
+    for u in chosen[1:]:
+        na, nb = min(a, max(lo, u.t_start - PAD_S)), max(b, min(hi, u.t_end + PAD_S))
+        if nb - na <= max_s:
+            a, b = na, nb
+    return a, b
+
+
+def _inside(t_start: float, t_end: float, span: tuple[float, float]) -> bool:
+    mid = (t_start + t_end) / 2.0
+    return span[0] <= mid <= span[1]
+
+
+# -- audio from the snippets -----------------------------------------------------------------
+def decode_audio(path: str, t_offset: float, t_start: float, t_end: float) -> np.ndarray:
+    """Mono 16 kHz float32 audio of the file at ``path`` for stream times [t_start, t_end],
+    where the file's time 0 is stream time ``t_offset`` (a snippet's ``t_start``). Samples are
+    placed by their timestamps, so encoder priming and gaps do not shift the words; what the
+    file does not cover stays silent."""
+    import av
+
+    n = max(0, int(round((t_end - t_start) * SAMPLE_RATE_HZ)))
+    out = np.zeros(n, dtype=np.float32)
+    if n == 0:
+        return out
+    with av.open(path) as container:
+        if not container.streams.audio:
+            return out
+        stream = container.streams.audio[0]
+        resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE_HZ)
+        anchor: float | None = None  # file time of resampled sample 0
+        emitted = 0
+
+        def place(frames: list[Any]) -> None:
+            nonlocal emitted
+            for fr in frames:
+                x = np.asarray(fr.to_ndarray(), dtype=np.float32).reshape(-1)
+                t0 = t_offset + (anchor or 0.0) + emitted / SAMPLE_RATE_HZ
+                emitted += x.size
+                i0 = int(round((t0 - t_start) * SAMPLE_RATE_HZ))
+                a, b = max(0, i0), min(n, i0 + x.size)
+                if b > a:
+                    out[a:b] = x[a - i0 : b - i0]
+
+        for frame in container.decode(stream):
+            if anchor is None:
+                anchor = float(frame.pts * frame.time_base) if frame.pts is not None else 0.0
+            if t_offset + (anchor or 0.0) + emitted / SAMPLE_RATE_HZ > t_end:
+                break
+            place(resampler.resample(frame))
+        place(resampler.resample(None))
+    return out
+
+
+def memory_audio(
+    memory: ShortTermMemory, t_start: float, t_end: float, path_for: Callable[[str], Any]
+) -> np.ndarray:
+    """The memory's audio for [t_start, t_end] from every snippet that overlaps it
+    (consolidated memories have one snippet per merged segment). ``path_for`` turns a snippet
+    URI into a local path and refuses anything outside the snippet directory."""
+    n = max(0, int(round((t_end - t_start) * SAMPLE_RATE_HZ)))
+    out = np.zeros(n, dtype=np.float32)
+    refs: list[SnippetRef] = sorted(memory.snippets, key=lambda r: r.t_start)
+    for ref in refs:
+        a, b = max(t_start, ref.t_start), min(t_end, ref.t_end)
+        if b <= a:
+            continue
+        part = decode_audio(str(path_for(ref.uri)), ref.t_start, a, b)
+        i0 = int(round((a - t_start) * SAMPLE_RATE_HZ))
+        m = min(part.size, n - i0)
+        if m > 0:
+            out[i0 : i0 + m] = part[:m]
+    return out
+
+
+# -- scoring a text against the audio --------------------------------------------------------
+class TranscriptScorer:
+    """Mean token log-probability of a text given the audio, by forced alignment with a
+    Whisper model (CTranslate2's ``align``: the decoder is fed the text after the start
+    tokens, with no prompt). Scoring the old and the new transcript with the same model on the
+    same audio is a fair comparison whatever model made either of them."""
+
+    def __init__(self, whisper_model: Any) -> None:
+        self.model = whisper_model  # a faster_whisper.WhisperModel
+
+    def encode(self, audio: np.ndarray) -> tuple[Any, int]:
+        from faster_whisper.audio import pad_or_trim
+
+        fe = self.model.feature_extractor
+        features = fe(audio)[..., :-1]
+        num_frames = int(min(features.shape[-1], fe.nb_max_frames))
+        return self.model.encode(pad_or_trim(features[..., : fe.nb_max_frames])), max(1, num_frames)
+
+    def token_ids(self, text: str) -> list[int]:
+        """Whisper's tokens for ``text`` as the decoder itself would write them: each word
+        (with its leading space) as one vocabulary entry where the vocabulary has it, else as
+        the tokenizer splits it. The merges shipped with some bundled tokenizers miss common
+        words (" test" came out as " " + "test", a sequence the model never writes and scores
+        near zero), which would make a correct transcript look unlikely."""
+        hf = self.model.hf_tokenizer
+        ids: list[int] = []
+        for piece in _PRETOKEN.findall(text):
+            whole = hf.token_to_id("".join(_BYTE_CHARS[b] for b in piece.encode("utf-8")))
+            if whole is not None:
+                ids.append(int(whole))
+            else:
+                ids.extend(hf.encode(piece, add_special_tokens=False).ids)
+        return ids
+
+    def score(self, encoded: tuple[Any, int], texts: Sequence[str], language: str = "en") -> list[float | None]:
+        """One score per text (None for an empty one)."""
+        from faster_whisper.tokenizer import Tokenizer
+
+        encoder_output, num_frames = encoded
+        multilingual = bool(getattr(self.model.model, "is_multilingual", False))
+        tok = Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe",
+                        language=(language or "en") if multilingual else None)
+        out: list[float | None] = []
+        for text in texts:
+            clean = " ".join(text.split())
+            ids = [t for t in self.token_ids(" " + clean) if t < tok.eot] if clean else []
+            if not ids:
+                out.append(None)
+                continue
+            result = self.model.model.align(
+                encoder_output, list(tok.sot_sequence), [ids], num_frames
+            )[0]
+            probs = np.clip(np.asarray(result.text_token_probs, dtype=np.float64), LOGPROB_FLOOR, 1.0)
+            out.append(float(np.mean(np.log(probs))) if probs.size else None)
+        return out
+
+
+# -- versions in the memory's metadata -------------------------------------------------------
+def _hot_key(words: Sequence[str]) -> list[str]:
+    return sorted({w.lower() for w in words})
+
+
+def cached_version(memory: ShortTermMemory, model: str, words: Sequence[str]) -> dict[str, Any] | None:
+    """A version already made by ``model`` with (at least) these hot words, if any."""
+    wanted = set(_hot_key(words))
+    for v in memory.metadata.get("transcripts") or []:
+        if v.get("source") == "relisten" and v.get("model") == model and wanted <= set(v.get("hotwords") or []):
+            return v
+    return None
+
+
+def record_version(memory: ShortTermMemory, entry: dict[str, Any], ingest: dict[str, Any]) -> int:
+    """Append ``entry`` to ``memory.metadata["transcripts"]`` (with the ingest transcript as
+    version 1 the first time) and return its version number; the oldest re-listened versions
+    are dropped beyond HISTORY_MAX."""
+    history: list[dict[str, Any]] = list(memory.metadata.get("transcripts") or [])
+    if not history:
+        history.append({"version": 1, **ingest})
+    version = max(int(v.get("version", 0)) for v in history) + 1
+    history.append({"version": version, **entry})
+    if len(history) > HISTORY_MAX:
+        history = history[:1] + history[-(HISTORY_MAX - 1):]
+    memory.metadata["transcripts"] = history
+    if entry.get("adopted"):
+        memory.metadata["transcript_version"] = version
+    return version
+
+
+# -- the stage --------------------------------------------------------------------------------
+class Relistener:
+    """Re-transcribes the recalled memories of a speech question; one per :class:`MemoryQA`."""
+
+    _speed: dict[str, float] = {}  # model id → measured seconds per memory (per process)
+    _speed_lock = threading.Lock()
+
+    def __init__(self, components: Any, settings: Settings) -> None:
+        self.c = components
+        self.settings = settings
+        self._rec: Any = None
+        self._loaded = False
+        self._lock = threading.Lock()  # one memory rewritten at a time in this process
+
+    # -- the recogniser --------------------------------------------------------------
+    def recognizer(self) -> Any:
+        if self._rec is None:
+            from memory.speech import relistening_recognizer
+
+            current = self.c.__dict__.get("asr")  # the ingest recogniser, only if already built
+            self._rec = relistening_recognizer(self.settings, current)
+        return self._rec
+
+    def prepare(self) -> None:
+        """Load the re-listening model now (a server warm-up), when re-listening is on."""
+        if self.settings.relisten_max_memories > 0:
+            self._whisper()
+
+    def _whisper(self) -> Any:
+        """The loaded faster-whisper model behind the recogniser (for scoring)."""
+        rec = self.recognizer()
+        model = rec._load()  # the recogniser loads once and keeps it
+        self._loaded = True
+        return model
+
+    def estimate_s(self, model_id: str) -> float:
+        """Seconds the next memory is expected to take (loading the model included)."""
+        load = 0.0 if self._loaded else INITIAL_LOAD_S
+        return load + self._speed.get(model_id, INITIAL_RELISTEN_S)
+
+    def _measured(self, model_id: str, seconds: float) -> None:
+        with self._speed_lock:
+            old = self._speed.get(model_id)
+            self._speed[model_id] = seconds if old is None else 0.5 * old + 0.5 * seconds
+
+    # -- the request -----------------------------------------------------------------
+    def run(
+        self,
+        analysis: QueryAnalysis,
+        q_vec: np.ndarray,
+        question: str,
+        options: Sequence[str],
+        recall: Recall,
+        reader: MemoryReader,
+        scope: Scope,
+        scorer: Any,
+        remaining: Callable[[], float | None],
+    ) -> RelistenReport:
+        """Re-listen to the top memories of ``recall`` when the question is about speech;
+        ``recall.units`` is updated in place with any better transcript. Never raises for
+        what it meets in the data; the report says what was done."""
+        started = time.perf_counter()
+        report = RelistenReport()
+        try:
+            self._run(report, analysis, q_vec, question, options, recall, reader, scope, scorer, remaining)
+        except EpisodicError as exc:  # a store or model failure: answer from what we have
+            log.warning("re-listening failed: %s", exc)
+            report.reason = f"failed: {exc}"
+        report.seconds = round(time.perf_counter() - started, 3)
+        recall.notes["relisten"] = report.to_dict()
+        return report
+
+    def _budget(self, remaining: Callable[[], float | None]) -> float | None:
+        left = remaining()
+        return None if left is None else left - self.settings.relisten_reserve_s
+
+    def _run(self, report, analysis, q_vec, question, options, recall, reader, scope, scorer, remaining) -> None:
+        s = self.settings
+        if s.relisten_max_memories <= 0:
+            report.reason = "off"
+            return
+        if not recall.units or not about_speech(analysis, recall.units, s):
+            report.reason = "not about speech"
+            return
+        budget = self._budget(remaining)
+        if budget is not None and budget <= 0:
+            report.reason, report.cut = "no time left", True
+            return
+        targets = self._targets(recall.units, reader, analysis)
+        if not targets:
+            report.reason = "no recalled memory with stored audio"
+            return
+        words = hot_words(question, options)
+        report.hotwords = words
+        rec = self.recognizer()
+        model_id = str(getattr(rec, "model_id", type(rec).__name__))
+        for memory, units in targets:
+            budget = self._budget(remaining)
+            if cached_version(memory, model_id, words) is not None:
+                report.memories.append(MemoryRelisten(memory.id, memory.t_start, memory.t_end, "cached", model_id))
+                continue
+            if budget is not None and budget < self.estimate_s(model_id):
+                report.reason, report.cut = "no time left for another memory", True
+                break
+            span = _span(memory, units, s.relisten_max_audio_s)
+            bias = self._bias(question, options, words)
+            outcome = self._relisten_one(memory, span, words, bias, model_id, analysis, q_vec, recall, reader, scope, scorer)
+            report.memories.append(outcome)
+            report.happened |= outcome.audio_s > 0
+        if not report.reason:
+            report.reason = "done"
+
+    def _targets(
+        self, units: Sequence[Unit], reader: MemoryReader, analysis: QueryAnalysis
+    ) -> list[tuple[ShortTermMemory, list[Unit]]]:
+        """The best-ranked distinct memories with stored audio, each with its relevant units
+        (best first), at most ``relisten_max_memories``."""
+        s = self.settings
+        order: list[str] = []
+        by_memory: dict[str, list[Unit]] = {}
+        for u in units[:UNITS_CONSIDERED]:
+            if not relevant(u, s, analysis):
+                continue
+            if u.memory_id not in by_memory:
+                order.append(u.memory_id)
+            by_memory.setdefault(u.memory_id, []).append(u)
+        out = []
+        for mid in order:
+            m = reader.memory(mid)
+            if m is None or not m.snippets:
+                continue
+            heard_speech = bool(m.transcript) or any(o.kind == "speech" for o in m.sounds)
+            if not heard_speech:
+                continue
+            out.append((m, by_memory[mid]))
+            if len(out) >= s.relisten_max_memories:
+                break
+        return out
+
+    def _bias(self, question: str, options: Sequence[str], words: Sequence[str]) -> dict[str, str | None]:
+        """How the recogniser is told what to expect. "prompt": the question and options as
+        text said just before (a sentence reads naturally to the decoder); "hotwords": the
+        content words alone; "none". Chosen by benchmarks/bench_relisten.py: a bare word list
+        made the decoder drop words ("the fire alarm test scheduled for…")."""
+        mode = self.settings.relisten_bias
+        if mode == "hotwords" and words:
+            return {"hotwords": " ".join(words), "initial_prompt": None}
+        if mode == "prompt" and words:
+            said = [" ".join(question.split())] + [o.strip().rstrip(".") + "." for o in options]
+            return {"hotwords": None, "initial_prompt": " ".join(said)[:600]}
+        return {"hotwords": None, "initial_prompt": None}
+
+    def _relisten_one(
+        self, memory, span, words, bias, model_id, analysis, q_vec, recall, reader, scope, scorer
+    ) -> MemoryRelisten:
+        s = self.settings
+        t0 = time.perf_counter()
+        result = MemoryRelisten(memory.id, round(span[0], 3), round(span[1], 3), "no-audio", model_id)
+        try:
+            audio = memory_audio(memory, span[0], span[1], self.c.snippets.path_for)
+        except (EpisodicError, OSError, ValueError) as exc:
+            log.info("re-listening: no audio for %s: %s", memory.id, exc)
+            return result
+        except Exception as exc:  # PyAV raises its own error types for damaged files
+            if type(exc).__module__.split(".")[0] != "av":
+                raise
+            log.info("re-listening: cannot decode audio of %s: %s", memory.id, exc)
+            return result
+        if not audio.size or not np.any(audio):
+            return result
+        rec = self.recognizer()
+        model = self._whisper()
+        result.audio_s = round(audio.size / SAMPLE_RATE_HZ, 3)
+        try:
+            pieces: list[TranscriptPiece] = rec.transcribe(
+                audio, SAMPLE_RATE_HZ, span[0], beam_size=s.relisten_beam_size, **bias
+            )
+            old = [p for p in memory.transcript if _inside(p.t_start, p.t_end, span)]
+            old_text = " ".join(p.text.strip() for p in old if p.text.strip())
+            new_text = " ".join(p.text.strip() for p in pieces if p.text.strip())
+            language = next((p.language for p in pieces if p.language), "") or s.asr_fallback_language
+            scorer_model = TranscriptScorer(model)
+            old_score, new_score = scorer_model.score(scorer_model.encode(audio), [old_text, new_text], language)
+        except EpisodicError as exc:
+            log.warning("re-listening %s failed: %s", memory.id, exc)
+            result.outcome = "error"
+            return result
+        finally:
+            result.seconds = round(time.perf_counter() - t0, 3)
+            self._measured(model_id, result.seconds)
+        result.old_score = None if old_score is None else round(old_score, 4)
+        result.new_score = None if new_score is None else round(new_score, 4)
+        result.text = new_text
+        adopted = new_score is not None and (
+            new_score >= old_score + s.relisten_min_gain if old_score is not None
+            else new_score >= NEW_ONLY_MIN_SCORE
+        ) and new_text.split() != old_text.split()
+        result.outcome = "adopted" if adopted else ("no-speech" if new_score is None else "kept-old")
+        ingest = {
+            "source": "ingest",
+            "model": str((memory.metadata.get("models") or {}).get("asr", "")),
+            "hotwords": [],
+            "text": memory.transcript_text,
+            "score": result.old_score,
+            "adopted": True,
+        }
+        entry = {
+            "source": "relisten",
+            "model": model_id,
+            "hotwords": _hot_key(words),
+            "bias": s.relisten_bias,
+            "beam_size": s.relisten_beam_size,
+            "span": [result.t_start, result.t_end],
+            "text": new_text,
+            "score": result.new_score,
+            "replaced_score": result.old_score,
+            "adopted": adopted,
+            "at": round(time.time(), 3),
+        }
+        new_entries = self._speech_entries(memory, pieces) if adopted else []
+        result.version = self._persist(memory, span, pieces if adopted else None, new_entries, entry, ingest)
+        if adopted:
+            self._apply(memory, span, pieces, new_entries)
+            self._replace_units(memory, span, analysis, q_vec, recall, reader, scope, scorer)
+        return result
+
+    def _speech_entries(self, memory: ShortTermMemory, pieces: list[TranscriptPiece]) -> list[EmbeddingEntry]:
+        """E_i entries for the new pieces: text embeddings, as the encoder makes them. A memory
+        without speech entries (a cross-modal embedder keeps raw audio vectors instead) gets
+        none."""
+        if not pieces or not any(e.modality == "speech" for e in memory.embeddings) and self._cross_modal():
+            return []
+        vecs = self.c.embedder.embed_texts([p.text for p in pieces])
+        return [
+            EmbeddingEntry(p.t_start, p.t_end, "speech", p.text, np.asarray(v, dtype=np.float32))
+            for p, v in zip(pieces, vecs, strict=True)
+        ]
+
+    def _cross_modal(self) -> bool:
+        return hasattr(self.c.embedder, "embed_images") and hasattr(self.c.embedder, "embed_audio")
+
+    @staticmethod
+    def _apply(
+        memory: ShortTermMemory,
+        span: tuple[float, float],
+        pieces: list[TranscriptPiece] | None,
+        entries: list[EmbeddingEntry],
+    ) -> None:
+        """Put the new pieces (and their E_i entries) in place of the old ones inside ``span``;
+        everything else of the memory stays as it is. v_i is recomputed from E_i."""
+        if pieces is None:
+            return
+        kept = [p for p in memory.transcript if not _inside(p.t_start, p.t_end, span)]
+        memory.transcript = sorted(kept + list(pieces), key=lambda p: (p.t_start, p.t_end))
+        others = [
+            e for e in memory.embeddings
+            if not (e.modality == "speech" and _inside(e.t_start, e.t_end, span))
+        ]
+        memory.embeddings = others + list(entries)
+        memory.embeddings.sort(key=lambda e: (e.t_start, e.modality))
+        if memory.embeddings:
+            memory.vector = representative_vector(memory)
+
+    def _persist(self, memory, span, pieces, entries, entry, ingest) -> int:
+        """Re-read the memory (with everything: frames, sounds, snippets, E_i, frame features),
+        change only its transcript inside ``span``, its speech entries and v_i, record the
+        version, and write it back. Returns the version number (0 when it could not be kept)."""
+        store = self.c.store
+        with self._lock:
+            fresh = store.get_memory(memory.id, with_vectors=True)
+            if fresh is None:  # deleted meanwhile: nothing to keep
+                return 0
+            self._apply(fresh, span, pieces, entries)
+            version = record_version(fresh, entry, ingest)
+            store.upsert_memories([fresh])
+            if pieces is not None:
+                self._refresh_event(fresh, version)
+        memory.metadata = dict(fresh.metadata)
+        return version
+
+    def _refresh_event(self, memory: ShortTermMemory, version: int) -> None:
+        """Bring the memory's ThetaEvent up to date with its new transcript: a composed summary
+        (the local default, a pure function of the memory) is composed again, so fast
+        retrieval finds the corrected words next time; a model-written one keeps its text and
+        gets the new auditory context and v_i."""
+        store = self.c.store
+        event = store.get_event(event_id(memory.stream_id, memory.t_start))
+        if event is None:
+            return
+        event.audio_context = [memory.transcript_text[:2000]] if memory.transcript_text else []
+        event.vector = memory.vector
+        if str(event.metadata.get("summariser", "")).startswith("composed"):
+            event.summary = compose_summary(memory)
+            event.summary_vector = np.asarray(self.c.embedder.embed_texts([event.summary])[0], dtype=np.float32)
+        event.metadata["transcript_version"] = version
+        store.upsert_events([event])
+
+    def _replace_units(self, memory, span, analysis, q_vec, recall, reader, scope, scorer) -> None:
+        """Swap this memory's old speech units inside ``span`` for units of the new pieces,
+        scored like the rest. Detailed recall's ranking is one formula, so the list is simply
+        re-sorted; an association's order is kept and the new units take the old ones' place."""
+        fresh = [
+            u for u in units_of(memory, None, scorer.reuse_visual_vectors)
+            if u.modality == "speech" and _inside(u.t_start, u.t_end, span)
+            and u.overlaps(scope.t_min, scope.t_max)
+        ]
+        if fresh:
+            fresh = apply_position(scorer.rank(analysis, q_vec, fresh), analysis, reader, scope)
+        units = recall.units
+        gone = [
+            i for i, u in enumerate(units)
+            if u.memory_id == memory.id and u.modality == "speech" and _inside(u.t_start, u.t_end, span)
+        ]
+        at = gone[0] if gone else len(units)
+        keep = [u for i, u in enumerate(units) if i not in set(gone)]
+        at = min(at, len(keep))
+        merged = keep[:at] + fresh + keep[at:]
+        if recall.route != "association":
+            merged.sort(key=lambda u: (-u.score, u.stream_id, u.t_start))
+        recall.units[:] = merged
+
