@@ -39,7 +39,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
 SOURCE_MODALITIES = ("speech", "ocr", "visual")  # what calibration checks claims against
 MODALITY_WEIGHT = {"speech": 1.0, "ocr": 1.0, "summary": 0.85, "visual": 0.5}
 W_COS, W_LEX = 0.55, 0.45
-_OCR_SUFFIX = re.compile(r";?\s*on-screen text:.*$", re.I)
+# the on-screen text part of a key-frame description: leading (offline describer) or trailing
+_OCR_SUFFIX = re.compile(r'^\s*on-screen text:\s*".*?";\s*|;?\s*on-screen text:.*$', re.I)
 
 
 def split_sentences(unit: Unit) -> list[Unit]:
