@@ -30,6 +30,9 @@ def representative_vector(memory: ShortTermMemory) -> np.ndarray:
     return normalise(np.mean([e.vector for e in memory.embeddings], axis=0))
 
 
+MOTION_RANK = {"": 0, "still": 1, "moving": 2, "camera panning": 3}
+
+
 def merge_into(kept: ShortTermMemory, seg: ShortTermMemory) -> None:
     """Fold ``seg`` into ``kept`` in place: span, E, texts, frames, snippets, provenance."""
     kept.t_end = max(kept.t_end, seg.t_end)
@@ -41,6 +44,9 @@ def merge_into(kept: ShortTermMemory, seg: ShortTermMemory) -> None:
     kept.snippets.extend(seg.snippets)
     kept.keyframe_images.extend(seg.keyframe_images)
     kept.vector = representative_vector(kept)
+    if MOTION_RANK.get(seg.metadata.get("motion", ""), 0) > MOTION_RANK.get(kept.metadata.get("motion", ""), 0):
+        kept.metadata["motion"] = seg.metadata["motion"]  # the memory moved if any part did
+        kept.metadata["motion_confidence"] = seg.metadata.get("motion_confidence", 0.0)
     merged = kept.metadata.setdefault("merged_segments", [])
     merged.append([round(seg.t_start, 3), round(seg.t_end, 3)])
 

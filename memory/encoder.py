@@ -23,6 +23,7 @@ import numpy as np
 from episodic.config import Settings
 from memory.interfaces import CrossModalEmbedder, SpeechRecognizer, TextEmbedder, VisualDescriber
 from memory.keyframes import ocr_mask, select_keyframes
+from memory.motion import describe_motion
 from memory.records import (
     EmbeddingEntry,
     ShortTermMemory,
@@ -90,6 +91,7 @@ class PerceptualEncoder:
         # -- visual: key frames → observations (+ frame features) ------------------------
         started = time.perf_counter()
         keys = select_keyframes(seg.frames, s.keyframe_ssim_redundancy, s.keyframes_max_per_segment)
+        motion, motion_conf = describe_motion(seg.frames)
         self.timer.add("keyframes", started)
         observations, features = [], np.zeros((0, self.describer.feature_dim), np.float32)
         if keys:
@@ -160,6 +162,8 @@ class PerceptualEncoder:
                 "segments": [[round(seg.t_start, 3), round(seg.t_end, 3)]],
                 "boundary": seg.boundary_kind,
                 "sampled_frames": len(seg.frames),
+                "motion": motion,  # still | moving | camera panning ("" under two frames)
+                "motion_confidence": motion_conf,
                 "models": self.model_ids,
             },
         )

@@ -103,6 +103,17 @@ def _unique(items: Iterable[str]) -> list[str]:
     return out
 
 
+def _with_article(label: str) -> str:
+    """"cat" → "a cat", "egg" → "an egg"; plain words that already carry one, plurals the
+    describer wrote ("clothes", "food") and capitalised names stay as they are."""
+    if re.match(r"(a|an|the|some)\s", label) or label[:1].isupper() or label in _MASS_WORDS:
+        return label
+    return ("an " if label[:1].lower() in "aeiou" else "a ") + label
+
+
+_MASS_WORDS = frozenset({"clothes", "food", "furniture", "text", "water", "people"})
+
+
 def seen_items(memory: ShortTermMemory) -> list[str]:
     """People, then the visual words the describer kept (most frequent first)."""
     frames = [f for f in memory.frames if not f.quality]
@@ -118,7 +129,7 @@ def seen_items(memory: ShortTermMemory) -> list[str]:
         for label, prob in f.labels:
             counts[label] = counts.get(label, 0.0) + float(prob)
     for label, _ in sorted(counts.items(), key=lambda kv: -kv[1]):
-        items.append(label if re.match(r"(a|an|the|some)\s", label) else f"a {label}")
+        items.append(_with_article(label))
     return _unique(items)[:SEEN_MAX_ITEMS]
 
 
