@@ -301,19 +301,24 @@ def run_config(settings: Settings, clips: list[Clip]) -> dict:
     t0 = time.perf_counter()
     asr.prepare()
     load_s = time.perf_counter() - t0
-    rows, wall = [], 0.0
+    rows, wall, cpu = [], 0.0, 0.0
     for clip in clips:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         pieces = asr.transcribe(clip.audio, RATE_HZ, 0.0)
         wall += time.perf_counter() - t0
+        cpu += time.process_time() - c0
         hyp = " ".join(p.text for p in pieces)
         errors, n = word_errors(clip.text, hyp)
         rows.append({"split": clip.split, "voice": clip.voice, "condition": clip.condition,
                      "wpm": clip.wpm, "errors": errors, "words": n, "ref": clip.text, "hyp": hyp,
                      "language": ",".join(sorted({p.language for p in pieces}))})
     audio_s = sum(c.seconds for c in clips)
+    # On a shared machine wall time depends on the neighbours; CPU seconds per audio second
+    # (spread over cpu_threads) estimate the speed the machine gives when it is not shared.
+    threads = max(1, settings.cpu_threads)
     return {"model_id": asr.model_id, "load_s": load_s, "audio_s": audio_s, "wall_s": wall,
-            "x_realtime": audio_s / wall if wall else float("inf"), "rows": rows}
+            "cpu_s": cpu, "x_realtime": audio_s / wall if wall else float("inf"),
+            "x_realtime_cpu": audio_s * threads / cpu if cpu else float("inf"), "rows": rows}
 
 
 def _table(title: str, key: str, results: dict[str, dict], order: list[str]) -> str:
@@ -349,7 +354,7 @@ def main() -> None:
         results[spec] = run_config(config_settings(base, spec), clips)
         r = results[spec]
         print(f"  {spec}: {r['x_realtime']:.1f}x real time ({r['audio_s']:.0f} s audio in "
-              f"{r['wall_s']:.1f} s, load {r['load_s']:.1f} s)", flush=True)
+              f"{r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU s, load {r['load_s']:.1f} s)", flush=True)
     for split in splits:
         part = {k: {**v, "rows": [r for r in v["rows"] if r["split"] == split]} for k, v in results.items()}
         voices = DEV_VOICES if split == "dev" else HELD_OUT_VOICES
@@ -357,9 +362,9 @@ def main() -> None:
         print(_table(f"WER % by condition ({split})", "condition", part, [c[0] for c in CONDITIONS]))
         langs = {k: sum(1 for r in v["rows"] if r["language"] not in ("", "en")) for k, v in part.items()}
         print(f"clips decoded in a language other than English ({split}): {langs}")
-    print("\n| configuration | audio s / wall s |\n|---|---:|")
+    print(f"\n| configuration | audio s / wall s | audio s / (CPU s / {base.cpu_threads} threads) |\n|---|---:|---:|")
     for k, v in results.items():
-        print(f"| {k} | {v['x_realtime']:.1f} |")
+        print(f"| {k} | {v['x_realtime']:.1f} | {v['x_realtime_cpu']:.1f} |")
     if args.show_errors:
         for k, v in results.items():
             print(f"\n== {k}")

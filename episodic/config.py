@@ -105,7 +105,7 @@ class Settings:
     asr: str = "faster-whisper"
     # tiny.en-bundled | base-bundled (multilingual, joined once into model_cache_dir) | a path
     # to a CTranslate2 Whisper folder (word error rates: benchmarks/bench_asr.py)
-    whisper_model: str = "tiny.en-bundled"
+    whisper_model: str = "base-bundled"
     whisper_compute_type: str = "int8"
     whisper_beam_size: int = 5  # 1 = greedy
     whisper_vad_filter: bool = True  # Silero VAD cuts non-speech before decoding

@@ -138,6 +138,14 @@ def _language_set(text: str) -> frozenset[str]:
     return frozenset(t.strip().lower() for t in str(text).split(",") if t.strip())
 
 
+def _mean_logprob(decoded: list[tuple[Any, str]]) -> float:
+    """Token-weighted mean log-probability of decoded segments (-inf for none)."""
+    n = sum(len(seg.tokens) for seg, _ in decoded)
+    if n == 0:
+        return -math.inf
+    return sum(float(seg.avg_logprob) * len(seg.tokens) for seg, _ in decoded) / n
+
+
 class _LanguageGate:
     """Stands in for the CTranslate2 model so that language detection obeys our rules.
 
@@ -256,6 +264,17 @@ class WhisperRecognizer:
                 return lang
         return self.settings.asr_fallback_language or "en"
 
+    @staticmethod
+    def _decode(
+        model: Any, x: np.ndarray, language: str, detect: bool, options: dict[str, Any]
+    ) -> list[tuple[Any, str]]:
+        """(segment, language) pairs; the generator decodes lazily, window by window."""
+        gate = model.model if detect else None
+        if gate is not None:
+            gate.reset()
+        segments, _info = model.transcribe(x, language=language, multilingual=detect, **options)
+        return [(seg, gate.current_language if gate is not None else language) for seg in segments]
+
     def transcribe(
         self,
         audio: np.ndarray,
@@ -301,17 +320,22 @@ class WhisperRecognizer:
         # of each window (through the gate) unless asr_language fixes it.
         detect = gate is not None and not s.asr_language
         if detect:
-            gate.reset()
             # a given language skips faster-whisper's up-front detection (a second encoder
             # pass); the gate still decides per window
             language = s.asr_fallback_language or "en"
         else:
             language = s.asr_language if gate is not None else "en"
-        raw: list[tuple[Any, str]] = []
         try:
-            segments, _info = model.transcribe(x, language=language, multilingual=detect, **options)
-            for seg in segments:  # decoded lazily, window by window: force it inside the try
-                raw.append((seg, gate.current_language if detect and gate else language))
+            raw = self._decode(model, x, language, detect, options)
+            if detect and any(lang != language for _, lang in raw):
+                # A switch away from the fallback language must be confirmed by the audio:
+                # Whisper base sometimes names Latin or Welsh for a few seconds of accented,
+                # noisy English and then writes gibberish in that language. Decode once more
+                # in the fallback language and keep whichever the model found more likely.
+                # Only clips detected as another language pay for this.
+                fallback = self._decode(model, x, language, False, options)
+                if _mean_logprob(fallback) >= _mean_logprob(raw):
+                    raw = fallback
         except Exception as exc:
             raise ModelError(f"Whisper failed on a {duration_s:.1f} s clip: {exc}") from exc
 
