@@ -126,7 +126,7 @@ def test_whisper_transcribes_synthesized_speech_in_stream_time(
     assert all(3.0 <= p.t_start <= p.t_end <= end for p in pieces)
     assert all(p.text == p.text.strip() for p in pieces)
     assert isinstance(whisper, SpeechRecognizer)
-    assert whisper.model_id == "faster-whisper:tiny.en:int8"
+    assert whisper.model_id == "faster-whisper:base:int8"  # the default since issue 12
 
 
 def test_whisper_says_nothing_about_silence_and_noise(whisper: WhisperRecognizer) -> None:
