@@ -241,6 +241,11 @@ def _cited(short: str, unit: Unit) -> str:
     return f'{short} ({label}: "{unit.text.strip()}", {unit.cite()})'
 
 
+def _span_of(answer: str) -> str:
+    """The short phrase of a cited answer ("Milo (heard: …)" → "Milo")."""
+    return answer.split(" (", 1)[0].strip()
+
+
 def key_coverage(analysis: QueryAnalysis, units: Sequence[Unit]) -> float:
     """How far the question's names and rare words are found anywhere in ``units`` (exactly
     or tolerantly): 1 when all are, KEY_NAME_MISSING when a name is missing, else
@@ -444,7 +449,14 @@ class Answerer:
         m_caps["model"] = round(model_cap, 3)
         # the model must have answered from the leading evidence, not from a side note
         well_placed = m_sup is not None and any(m_sup is u for u in units[:WELL_PLACED])
-        if m_caps.get("grounding", 0.0) >= GROUNDED and well_placed and m_conf >= e_conf - 0.05:
+        focused = span_quality >= 1.0 and analysis.shape.focus != "any"
+        if focused and extract_core and _span_of(extract_text).lower() in parsed.answer.lower():
+            # the model says the same as the focused phrase: keep the short phrase, first
+            extract.confidence = max(extract.confidence, min(m_conf, model_cap))
+            extract.caps["agrees_with_model"] = 1.0
+            return extract
+        margin = 0.1 if focused else -0.05  # a focused phrase of the asked kind is preferred
+        if m_caps.get("grounding", 0.0) >= GROUNDED and well_placed and m_conf >= e_conf + margin:
             return Draft(
                 answer=parsed.answer if m_sup is None else _cited(parsed.answer, m_sup),
                 confidence=min(m_conf, model_cap),

@@ -15,8 +15,8 @@ asks for (:mod:`retrieval.question_shape`):
   Tom put in the bowl?" over "Tom put three green apples in the blue bowl." → "three green
   apples").
 
-Names come only from what was said or written (speech, on-screen text): an ImageNet label
-("Egyptian cat") is not a name, and a summary may have invented one.
+Names come only from what was said or written (speech, on-screen text, and summaries, which
+on the default quote what was said): an ImageNet label ("Egyptian cat") is not a name.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _PLACE = re.compile(
 )
 _GLUE = {"of", "and", "the", "a", "an", "in", "on", "at", "to", "for", "with"}
 _SPAN_MODALITIES = {
-    "name": ("speech", "ocr", "sound"),
+    "name": ("speech", "ocr", "summary"),  # summaries on the default quote what was said
     "time": ("speech", "ocr", "summary"),
     "number": ("speech", "ocr", "summary"),
     "colour": ("speech", "ocr", "visual", "summary"),

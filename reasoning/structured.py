@@ -42,7 +42,7 @@ NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence
 ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
 COS_LO, COS_HI = 0.2, 0.65  # option/anchor cosine → match, ramped
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z0-9\"'])")
 GENERIC_STREAM_WORDS = frozenset({"cam", "camera", "stream", "feed", "video", "recording", "clip", "the", "a"})
 COUNT_GAP_S = 3.0  # appearances closer than this are one moment
 
@@ -63,6 +63,31 @@ def sentences(unit: Unit) -> list[Unit]:
     span = max(unit.t_end - unit.t_start, 0.0)
     out, t = [], unit.t_start
     for p in parts:
+        dt = span * len(p) / total
+        out.append(Unit(unit.stream_id, unit.memory_id, t, t + dt, unit.modality, p,
+                        snippet_uri=unit.snippet_uri, context_terms=unit.context_terms))
+        t += dt
+    return out
+
+
+def clauses(unit: Unit) -> list[Unit]:
+    """A speech unit split at commas and semicolons into clauses of at least three words
+    (times shared out by length); the unit itself when it has no such split."""
+    if unit.modality != "speech":
+        return [unit]
+    parts = [p.strip() for p in re.split(r"[,;]\s+", unit.text) if p.strip()]
+    merged: list[str] = []
+    for p in parts:
+        if merged and len(p.split()) < 3:
+            merged[-1] += ", " + p
+        else:
+            merged.append(p)
+    if len(merged) <= 1:
+        return [unit]
+    total = sum(len(p) for p in merged)
+    span = max(unit.t_end - unit.t_start, 0.0)
+    out, t = [], unit.t_start
+    for p in merged:
         dt = span * len(p) / total
         out.append(Unit(unit.stream_id, unit.memory_id, t, t + dt, unit.modality, p,
                         snippet_uri=unit.snippet_uri, context_terms=unit.context_terms))
@@ -149,7 +174,8 @@ class StructuredAnswerer:
     @staticmethod
     def _wanted_modalities(analysis: QueryAnalysis) -> tuple[str, ...]:
         if analysis.query_type is QueryType.AUDIO:
-            return ("speech", "sound")
+            # "what was mentioned after …" is about words; sounds only when it names one
+            return ("speech", "sound") if getattr(analysis, "asks_sound", False) else ("speech",)
         if analysis.query_type is QueryType.VIDEO:
             return ("ocr", "visual") if not analysis.asks_text else ("ocr",)
         return ("speech", "ocr", "sound")
@@ -212,6 +238,20 @@ class StructuredAnswerer:
         anchor, anchor_q = cands[i], float(m[i])
         if anchor_q < ANCHOR_MIN:
             return None
+        # Whisper often joins two sentences with a comma ("Welcome to the hotel, breakfast is
+        # at 815."): the anchor is then the clause that matches it, and the rest comes next
+        inner = clauses(anchor)
+        if len(inner) > 1:
+            cm = self._match(shape.anchor, inner)
+            k = int(np.argmax(cm))
+            if cm[k] >= ANCHOR_MIN:
+                following = inner[k + 1 :] if shape.order == "after" else inner[:k][::-1]
+                anchor = inner[k]
+                first = [u for u in following if len(u.text.split()) >= 3]
+            else:
+                first = []
+        else:
+            first = []
         wanted = self._wanted_modalities(analysis)
         lo, hi = anchor.t_start - NEIGHBOUR_WINDOW_S, anchor.t_end + NEIGHBOUR_WINDOW_S
         if scope.t_min is not None:
@@ -225,7 +265,9 @@ class StructuredAnswerer:
             seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 > mid), key=lambda u: u.t_start)
         else:
             seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 < mid), key=lambda u: -u.t_end)
-        seq = list({(u.text, round(u.t_start, 2)): u for u in seq}.values())[: len(ORDER_WEIGHTS)]
+        seq = [u for u in seq if not (u.t_start >= anchor.t_start - 0.05 and u.t_end <= anchor.t_end + 0.05
+                                      and u.text in cands[i].text)]
+        seq = list({(u.text, round(u.t_start, 2)): u for u in first + seq}.values())[: len(ORDER_WEIGHTS)]
         if not seq:
             return None
         caps = {"anchor": round(anchor_q, 3), "route": 1.0}

@@ -30,7 +30,7 @@ import numpy as np
 
 from memory.interfaces import TextEmbedder
 from retrieval.question_shape import QuestionShape, question_shape
-from retrieval.text_match import canonical_tokens, name_like, name_words
+from retrieval.text_match import alternative_keys, canonical_tokens, name_like, name_words
 from retrieval.types import QueryType
 
 # -- lexical toolkit -------------------------------------------------------------------------
@@ -173,8 +173,14 @@ def content_terms(text: str, drop: Iterable[str] = ()) -> list[str]:
 
 
 def term_set(text: str) -> set[str]:
-    """Every stem of ``text`` (function words included: used as the haystack)."""
-    return {stem(t) for t in tokens(text)}
+    """Every stem of ``text`` (function words included: used as the haystack), with the other
+    readings of its numbers ("815" may be "8:15")."""
+    out = set()
+    for t in tokens(text):
+        out.add(stem(t))
+        if t[:1].isdigit():
+            out.update(alternative_keys(t))
+    return out
 
 
 def overlap(terms: Sequence[str], haystack: set[str]) -> float:

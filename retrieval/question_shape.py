@@ -25,7 +25,6 @@ _AFTER = re.compile(
 _LEADING_AFTER = re.compile(
     r"^\s*(?:(?:right|just|immediately|directly)\s+)?(after|before)\s+(.+?),\s*(.+)$", re.I
 )
-_NEXT = re.compile(r"\b(next|then|afterwards|subsequently)\b", re.I)
 # "which of these was mentioned first?": the order word closes the question
 _FIRST = re.compile(r"\b(first|earlier|earliest|sooner)\s*[?.!]?\s*$", re.I)
 _LAST = re.compile(r"\b(last|later|latest)\s*[?.!]?\s*$", re.I)
@@ -33,7 +32,6 @@ _WHICH_FIRST = re.compile(
     r"\b(?:which|what)\b.*?\b(first|earlier|earliest|last|later|latest)\b[\s,:;-]*(.+?)\s+or\s+(.+?)\s*[?.!]?\s*$",
     re.I,
 )
-_COUNT = re.compile(r"\bhow (?:many|often)\b(?:.*\btimes?\b)?|\bnumber of times\b|\bhow often\b", re.I)
 _COUNT_TIMES = re.compile(r"\bhow many times\b|\bhow often\b|\bnumber of times\b", re.I)
 _STREAM_Q = re.compile(
     r"\b(?:which|what|in which|on which|from which)\s+(?:camera|cam|stream|feed|recording|video|"

@@ -271,6 +271,16 @@ def canonical_tokens(text: str) -> list[str]:
     return out
 
 
+def alternative_keys(token: str) -> list[str]:
+    """Other readings of a key, for the evidence side of a match only: Whisper writes "eight
+    fifteen" as "815" and "eleven twenty" as "1120", so a three- or four-digit number whose
+    last two digits can be minutes may also be that time."""
+    m = re.fullmatch(r"(\d{1,2})(\d{2})", token)
+    if m and 1 <= int(m.group(1)) <= 24 and int(m.group(2)) < 60:
+        return [time_key(int(m.group(1)), int(m.group(2)))]
+    return []
+
+
 def number_keys(text: str) -> set[str]:
     """The numbers and times a text mentions, as keys ("8:15", "180", "third")."""
     return {t for t in canonical_tokens(text) if t[0].isdigit() or t in ORDINALS}
