@@ -193,6 +193,7 @@ def run(split: str, compare_bias: bool) -> None:
         wrong = garble(item.sentence, item.answer, seed=i)
         overwrite_transcript(c, m.id, wrong)
         rows.append((item, voice, stream, m.id, ingest_text, wrong))
+        print(f"ingested {stream} ({voice[0]}): {ingest_text!r} → garbled {wrong!r}", flush=True)
     # the "before" service: the same store and models, re-listening off
     plain = Components(settings.replace(relisten_max_memories=0))
     for name in ("store", "embedder", "llm", "snippets"):
@@ -221,8 +222,11 @@ def run(split: str, compare_bias: bool) -> None:
             "ask_s": first_s, "second_s": second_s,
             "relisten_s": rep.seconds if rep else 0.0,
             "outcomes": [x.outcome for x in rep.memories] if rep else [],
-            "again": [x.outcome for x in trace2.notes["relisten"].memories],
+            # the second ask may not even reach detailed recall: the corrected summary answers
+            "again": ([x.outcome for x in trace2.notes["relisten"].memories]
+                      if "relisten" in trace2.notes else [f"{again.pathway.value} path"]),
             "answer": after.answer,
+            "timings": after.timings_ms, "timings2": again.timings_ms,
         })
     print(f"split={split}  items={len(results)}  recogniser={on.relisten.recognizer().model_id}  "
           f"beam={settings.relisten_beam_size}  bias={settings.relisten_bias}")
@@ -231,6 +235,7 @@ def run(split: str, compare_bias: bool) -> None:
               f"after={'right' if r['right_after'] else 'wrong'}  fixed={r['fixed']}  ask={r['ask_s']:.2f}s "
               f"(relisten {r['relisten_s']:.2f}s)  second={r['second_s']:.2f}s  {r['outcomes']}→{r['again']}")
         print(f"    garbled : {r['garbled']}\n    stored  : {r['stored_after']}\n    answer  : {r['answer']}")
+        print(f"    stages  : {r['timings']}\n    second  : {r['timings2']}")
     n = len(results)
     print(f"answers right: before {sum(r['right_before'] for r in results)}/{n}, "
           f"after {sum(r['right_after'] for r in results)}/{n}; transcripts fixed {sum(r['fixed'] for r in results)}/{n}")

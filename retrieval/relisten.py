@@ -521,7 +521,7 @@ class Relistener:
             language = next((p.language for p in pieces if p.language), "") or s.asr_fallback_language
             scorer_model = TranscriptScorer(model)
             old_score, new_score = scorer_model.score(scorer_model.encode(audio), [old_text, new_text], language)
-        except EpisodicError as exc:
+        except (EpisodicError, RuntimeError, ValueError) as exc:  # CTranslate2 raises plain errors
             log.warning("re-listening %s failed: %s", memory.id, exc)
             result.outcome = "error"
             return result

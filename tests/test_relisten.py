@@ -151,9 +151,11 @@ def test_relistening_fixes_a_garbled_transcript_and_keeps_it(garbled):
     assert moments and moments[0].segment_id == before.id and "alarm" in moments[0].why.lower()
 
     # asked again: answered from the kept version, not listened to again
+    # (or straight from the corrected summary, without reaching detailed recall at all)
     again, trace2 = service.ask_traced(AskRequest(QUESTION))
-    outcomes = [m.outcome for m in trace2.notes["relisten"].memories]
-    assert not trace2.notes["relisten"].happened and "adopted" not in outcomes
+    report2 = trace2.notes.get("relisten")
+    assert report2 is None or not report2.happened, report2
+    assert "relisten" not in again.timings_ms or again.timings_ms["relisten"] < 50
     assert holds(again.answer, "half past two"), again.answer
     assert len(components.store.get_memory(before.id).metadata["transcripts"]) == len(history)
 
