@@ -183,6 +183,11 @@ def _span(memory: ShortTermMemory, units: Sequence[Unit], max_s: float) -> tuple
     return a, b
 
 
+def _same_words(a: str, b: str) -> bool:
+    """The same words, ignoring case and punctuation."""
+    return re.findall(r"[a-z0-9']+", a.lower()) == re.findall(r"[a-z0-9']+", b.lower())
+
+
 def _inside(t_start: float, t_end: float, span: tuple[float, float]) -> bool:
     mid = (t_start + t_end) / 2.0
     return span[0] <= mid <= span[1]
@@ -519,8 +524,13 @@ class Relistener:
             old_text = " ".join(p.text.strip() for p in old if p.text.strip())
             new_text = " ".join(p.text.strip() for p in pieces if p.text.strip())
             language = next((p.language for p in pieces if p.language), "") or s.asr_fallback_language
-            scorer_model = TranscriptScorer(model)
-            old_score, new_score = scorer_model.score(scorer_model.encode(audio), [old_text, new_text], language)
+            if _same_words(old_text, new_text):  # nothing to decide: spare the scoring pass
+                old_score = new_score = None
+            else:
+                scorer_model = TranscriptScorer(model)
+                old_score, new_score = scorer_model.score(
+                    scorer_model.encode(audio), [old_text, new_text], language
+                )
         except (EpisodicError, RuntimeError, ValueError) as exc:  # CTranslate2 raises plain errors
             log.warning("re-listening %s failed: %s", memory.id, exc)
             result.outcome = "error"
@@ -534,8 +544,13 @@ class Relistener:
         adopted = new_score is not None and (
             new_score >= old_score + s.relisten_min_gain if old_score is not None
             else new_score >= NEW_ONLY_MIN_SCORE
-        ) and new_text.split() != old_text.split()
-        result.outcome = "adopted" if adopted else ("no-speech" if new_score is None else "kept-old")
+        ) and not _same_words(old_text, new_text)
+        if adopted:
+            result.outcome = "adopted"
+        elif not new_text:
+            result.outcome = "no-speech"
+        else:
+            result.outcome = "kept-old"
         ingest = {
             "source": "ingest",
             "model": str((memory.metadata.get("models") or {}).get("asr", "")),
