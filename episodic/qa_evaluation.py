@@ -171,10 +171,26 @@ def mentions(reply: str, phrase: str) -> bool:
     return any(_contains(hay, normalise(alt)) for alt in phrase.split("|") if alt.strip())
 
 
+_CITATION = re.compile(r"\([^()]*\)")
+
+
+def answer_text(reply: str) -> str:
+    """The reply without its parenthesised citations ("7 (heard: …, cam, 95.6–106.3 s)" → "7"):
+    what it says, not what it quotes or where from, unless that is all there is."""
+    text = reply
+    while True:
+        stripped = _CITATION.sub(" ", text)
+        if stripped == text:
+            break
+        text = stripped
+    return text if text.strip() else reply
+
+
 def free_form_correct(reply: str, answers: Sequence[str], keywords: Sequence[str] = (),
                       wrong_answers: Sequence[str] = ()) -> bool:
-    """Right when the reply holds an acceptable answer (if any are listed), every keyword, and
-    none of the wrong answers."""
+    """Right when the reply (citations left out, see :func:`answer_text`) holds an acceptable
+    answer (if any are listed), every keyword, and none of the wrong answers."""
+    reply = answer_text(reply)
     if answers and not any(mentions(reply, a) for a in answers):
         return False
     if not all(mentions(reply, k) for k in keywords):

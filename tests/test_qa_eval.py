@@ -67,6 +67,10 @@ def test_free_form_matching() -> None:
     assert not free_form_correct("It is at 8:15 or maybe 9:15.", ["8:15"], wrong_answers=["9:15"])
     # a wrong answer contained in the right one ("8" in "8:15") does not count against it
     assert free_form_correct("At 8:15.", ["8:15"], wrong_answers=["8:00"])
+    # citations are not the answer: neither their times nor their quotes count
+    assert free_form_correct("7 (heard: we need seven, cam, 95.6–106.3 s)", ["7"], wrong_answers=["6", "95"])
+    assert not free_form_correct("Oh the ambulance (heard: \"we need seven\")", ["7"])
+    assert free_form_correct("(on screen: OPEN UNTIL 7 PM)", ["7 pm"])  # nothing else said
     # keywords: every one must appear; a|b accepts either
     assert free_form_correct("A train left the station.", [], keywords=["train|bus", "station"])
     assert not free_form_correct("A train left.", [], keywords=["train|bus", "station"])
@@ -287,7 +291,8 @@ def test_evaluate_qa_end_to_end_json(tmp_path: Path) -> None:
     proc = run_cli("evaluate", "--qa", str(tmp_path / "rec" / "qa.json"), "--json", data=tmp_path / "data")
     out = json.loads(proc.stdout)
     s = out["summary"]
-    assert out["ingest"] == [{"stream_id": "cam", "skipped": False, **{k: out["ingest"][0][k] for k in out["ingest"][0] if k not in ("stream_id", "skipped")}}]
+    assert [(i["stream_id"], i["skipped"]) for i in out["ingest"]] == [("cam", False)]
+    assert out["ingest"][0]["stream_s"] == pytest.approx(16.0, abs=0.5)
     by_id = {r["id"]: r for r in out["items"]}
     assert set(by_id) == {"mc", "ff", "un"}
     assert by_id["mc"]["mode"] == "choice" and by_id["ff"]["mode"] == "free"
@@ -298,6 +303,10 @@ def test_evaluate_qa_end_to_end_json(tmp_path: Path) -> None:
     assert s["moments"]["n"] == 1 and out["moments"][0]["returned"]
     assert s["latency"]["ask"]["n"] == 3 and s["latency"]["ask"]["mean_s"] > 0
     assert sum(b["n"] for b in s["calibration"]["bins"]) == s["calibration"]["answers_given"]
-    # a second run finds the recording already stored and does not ingest it again
+    # a second run (the moment query only: no model answers) finds the recording already
+    # stored and does not ingest it again
+    (tmp_path / "rec" / "qa.json").write_text(json.dumps({**doc, "items": []}), encoding="utf-8")
     proc = run_cli("evaluate", "--qa", str(tmp_path / "rec"), "--json", data=tmp_path / "data")
-    assert json.loads(proc.stdout)["ingest"] == [{"stream_id": "cam", "skipped": True}]
+    again = json.loads(proc.stdout)
+    assert again["ingest"] == [{"stream_id": "cam", "skipped": True}]
+    assert again["moments"][0]["rank"] == out["moments"][0]["rank"]
