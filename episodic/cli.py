@@ -1039,7 +1039,7 @@ def evaluate(
     chosen_style = api_convert.check_style(style)
     chosen_fusion = api_convert.check_fusion(fusion)
     if labels is None and not build_sample:
-        raise InputError("give a labelled set (LABELS.json) or --build-sample")
+        raise InputError("give a labelled set (LABELS.json) or --build-sample; or a QA set with --qa FILE (--build-qa DIR generates one)")
     label_set = load_labelled_set(labels) if labels is not None else None
     _require_marquis()
     from reasoning.marquis import ArticleService
