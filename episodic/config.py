@@ -184,6 +184,8 @@ class Settings:
     relisten_reserve_s: float = 1.5  # of a request's deadline, kept for answering afterwards
     # the new transcript must beat the old by this mean token log-probability (same model scores both)
     relisten_min_gain: float = 0.05
+    # ... or within this much below it when it adds words of the question (mean token log-prob)
+    relisten_hint_tolerance: float = 0.3
 
     # -- multi-video articles (MARQUIS, seed 000) ----------------------------------------
     # Sub-queries a request is decomposed into: the paper averages 22.6 (1–25) for long
