@@ -298,6 +298,7 @@ class ItemRecord:
     choice_index: int | None = None
     pathway: str = ""
     query_type: str = ""
+    signals: dict[str, Any] = field(default_factory=dict)  # raw confidence and its evidence caps
     latency_s: float = 0.0
     timings_ms: dict[str, float] = field(default_factory=dict)  # the service's own stage times
     error: str = ""
@@ -440,7 +441,11 @@ def _ask_once(qa: Any, item: QAItem, mode: str, top_k: int) -> ItemRecord:
     started = time.perf_counter()
     try:
         req = api_convert.ask_request(item.question, options, scope.stream_ids or (), scope.t_min, scope.t_max, top_k)
-        result = qa.ask(req)
+        if hasattr(qa, "ask_traced"):  # the trace carries the confidence signals a calibrator fits
+            result, trace = qa.ask_traced(req)
+            rec.signals = dict((getattr(trace, "notes", {}) or {}).get("signals", {}) or {})
+        else:
+            result = qa.ask(req)
     except EpisodicError as exc:
         rec.latency_s = round(time.perf_counter() - started, 4)
         rec.error = str(exc)
