@@ -178,7 +178,10 @@ class Settings:
     # about speech are re-transcribed from their snippets by the strongest recogniser (beam
     # search, the question's words as hot words) and the better transcript is kept; 0 = off.
     relisten_max_memories: int = 2
-    relisten_max_audio_s: float = 20.0  # audio re-transcribed per memory (at most one 30 s window)
+    relisten_max_audio_s: float = 12.0  # audio re-transcribed per memory (at most one 30 s window)
+    # the whole stage's time limit: a memory whose estimated cost does not fit is not started
+    # (one 10 s memory with Whisper base and beam 5 took 1.7-2.7 s on 2 cores)
+    relisten_budget_s: float = 3.0
     relisten_beam_size: int = 5
     relisten_bias: str = "prompt"  # prompt (question + options as preceding text) | hotwords | none
     relisten_reserve_s: float = 1.5  # of a request's deadline, kept for answering afterwards
@@ -445,6 +448,8 @@ def validate(s: Settings) -> Settings:
         problems.append("relisten_max_memories must be in 0..10")
     if not 1.0 <= s.relisten_max_audio_s <= 30.0:
         problems.append("relisten_max_audio_s must be in 1..30 seconds (one Whisper window)")
+    if s.relisten_budget_s < 0:
+        problems.append("relisten_budget_s must be >= 0")
     if s.relisten_beam_size < 1 or s.relisten_reserve_s < 0:
         problems.append("relisten_beam_size must be >= 1 and relisten_reserve_s >= 0")
     if s.relisten_bias not in ("prompt", "hotwords", "none"):

@@ -27,10 +27,48 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+FEATURES = ("logit_raw", "choice", "margin", "key_terms", "structured")
+_STRUCTURED = {"order", "count", "stream", "which_stream"}
+
+# Fitted on the generated *dev* questions by benchmarks/fit_calibration.py (logistic regression
+# over FEATURES, L2 1.0); ``None`` means not fitted: the raw confidence passes through.
+COEFFICIENTS: dict[str, float] | None = None
+
+
+def _num(signals: Mapping[str, object], key: str, default: float = 0.0) -> float:
+    value = signals.get(key, default)
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+    return v if math.isfinite(v) else default
+
+
+def features(raw: float, signals: Mapping[str, object] | None) -> list[float]:
+    """The calibrator's inputs, in FEATURES order: the raw confidence on the logit scale
+    (clipped to 0.02–0.98), whether it is a multiple-choice answer and the chosen option's
+    lead over the runner-up, whether the question's names were all found, and whether rules
+    (order, count, stream) rather than retrieval text answered."""
+    sig = signals or {}
+    r = min(0.98, max(0.02, float(raw)))
+    choice = 1.0 if _num(sig, "options") > 0 or sig.get("source") == "choice" else 0.0
+    return [
+        math.log(r / (1 - r)),
+        choice,
+        _num(sig, "margin") if choice else 0.0,
+        _num(sig, "key_terms", 1.0),
+        1.0 if str(sig.get("source", "")) in _STRUCTURED else 0.0,
+    ]
+
 
 def calibrate(raw: float, signals: Mapping[str, object] | None = None) -> float:
-    """The calibrated confidence for a raw confidence and its signals (identity for now)."""
-    del signals  # a fitted calibrator uses them
+    """The calibrated probability that the answer is right (the raw confidence until a
+    calibrator is fitted). A refusal's 0 stays 0: it claims nothing."""
     if not isinstance(raw, (int, float)) or not math.isfinite(raw):
         return 0.0
-    return min(1.0, max(0.0, float(raw)))
+    raw = min(1.0, max(0.0, float(raw)))
+    if COEFFICIENTS is None or raw <= 0.0:
+        return raw
+    x = features(raw, signals)
+    z = COEFFICIENTS.get("bias", 0.0) + sum(COEFFICIENTS.get(n, 0.0) * v for n, v in zip(FEATURES, x, strict=True))
+    return round(1.0 / (1.0 + math.exp(-z)), 4)

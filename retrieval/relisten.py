@@ -27,7 +27,8 @@ again when a version already exists from the same model whose hot words include 
 ones.
 
 Bounded: at most ``relisten_max_memories`` memories and ``relisten_max_audio_s`` seconds of
-audio each, and within the request's deadline minus ``relisten_reserve_s`` (kept for
+audio each, a further memory only while ``relisten_budget_s`` seconds are not spent (so a
+re-listened Ask stays within a few seconds), and within the request's deadline minus ``relisten_reserve_s`` (kept for
 answering). The cost of each memory is estimated from measured speed before it starts; what
 does not fit is cut or skipped, and the request answers from what it has. Re-listening never
 fails a request: a missing snippet or a model error leaves the old transcript in place.
@@ -449,8 +450,15 @@ class Relistener:
         report.hotwords = words
         rec = self.recognizer()
         model_id = str(getattr(rec, "model_id", type(rec).__name__))
+        started = time.perf_counter()
         for memory, units in targets:
             budget = self._budget(remaining)
+            # the stage's own limit for every memory after the first, against the work alone
+            # (loading the model is a one-off that a server does at start)
+            own = s.relisten_budget_s - (time.perf_counter() - started)
+            if report.memories and own < self._speed.get(model_id, INITIAL_RELISTEN_S):
+                report.reason, report.cut = "relisten_budget_s spent", True
+                break
             if cached_version(memory, model_id, words) is not None:
                 report.memories.append(MemoryRelisten(memory.id, memory.t_start, memory.t_end, "cached", model_id))
                 continue
