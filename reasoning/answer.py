@@ -65,6 +65,7 @@ from retrieval.query_analysis import (
     stem,
     term_set,
 )
+from retrieval.text_match import sounds_alike
 from retrieval.types import QueryType
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,9 @@ OFF_MODALITY_CAP = 0.6  # "what was said" answered from a picture description or
 LABEL_FOR_SPEECH_CAP = 0.1  # an ImageNet label string is never what someone said
 QUOTE_CAP = 0.7  # a detail question answered by a whole quote, no focused phrase found
 NO_OPTION_SUPPORT = 0.15  # multiple choice where no option is supported: still one, at most this
+EMBEDDING_ONLY_CAP = 0.35  # an option none of whose own words is in the evidence: resemblance only
+OBJECT_MISSING = 0.0  # a thing the question is about ("the umbrella") is nowhere in the evidence
+OBJECT_ELSEWHERE = 0.2  # …it is in the evidence, but not where the answer comes from
 
 _ABSTAIN = re.compile(
     r"\b(not stated|not mentioned|not given|not provided|not specified|not clear|no information|"
@@ -263,6 +267,33 @@ def key_coverage(analysis: QueryAnalysis, units: Sequence[Unit]) -> float:
     return KEY_NAME_MISSING if any(w[:1].isupper() for w in missing) else KEY_RARE_MISSING
 
 
+def holds_loosely(term: str, haystack: set[str]) -> bool:
+    """``term`` (a stem) is in ``haystack`` exactly or as a word a recogniser could have
+    misheard it as ("caretak" heard as "caremak"). Looser than key-term matching on purpose:
+    here a match only keeps an answer from being refused."""
+    return term in haystack or any(sounds_alike(term, h) for h in haystack if h[:1] == term[:1])
+
+
+def object_coverage(analysis: QueryAnalysis, support: Unit | None, pool: Sequence[Unit]) -> float:
+    """Whether the things the question is about (``analysis.object_terms``: "umbrella",
+    "snow") are where the answer comes from: 1 when every one is in ``support``, its memory or
+    its stream name; OBJECT_ELSEWHERE when one is only elsewhere in ``pool``; OBJECT_MISSING
+    when one is in none of the evidence (the memory holds nothing about it)."""
+    wanted = getattr(analysis, "object_terms", None) or []
+    if not wanted:
+        return 1.0
+    here = support.support_terms if support is not None else set()
+    missing = [t for t in wanted if not holds_loosely(t, here)]
+    if not missing:
+        return 1.0
+    everywhere: set[str] = set()
+    for u in pool:
+        everywhere |= u.support_terms
+    if all(holds_loosely(t, everywhere) for t in missing):
+        return OBJECT_ELSEWHERE
+    return OBJECT_MISSING
+
+
 def modality_fit(analysis: QueryAnalysis, unit: Unit) -> float:
     """1 when ``unit`` is evidence of the kind the question asks about; an ImageNet label
     for a question about speech scores almost nothing, a summary or other modality less."""
@@ -384,6 +415,7 @@ class Answerer:
             "grounding": round(grounding, 3),
             "kind": kind,
             "key_terms": key_coverage(analysis, list(pool) or list(units)),
+            "objects": object_coverage(analysis, support, list(pool) or list(units)),
             "modality": modality_fit(analysis, support),
         }
         return min(caps.values()), support, caps
@@ -443,8 +475,8 @@ class Answerer:
         )
         if parsed.abstained or not parsed.answer:
             return extract
-        if e_caps.get("key_terms", 1.0) <= KEY_NAME_MISSING:
-            return extract  # a name the question is about is nowhere: no model answer either
+        if e_caps.get("key_terms", 1.0) <= KEY_NAME_MISSING or e_caps.get("objects", 1.0) <= OBJECT_MISSING:
+            return extract  # a name or thing the question is about is nowhere: no model answer either
         m_conf, m_sup, m_caps = self.assess(analysis, parsed.answer, units)
         m_caps["model"] = round(model_cap, 3)
         # the model must have answered from the leading evidence, not from a side note
@@ -557,8 +589,17 @@ class Answerer:
             "runner_up_support": round(detail["support"][order[1]], 3) if len(order) > 1 else 0.0,
         }
         confidence = min(confidence, max(key, NO_OPTION_SUPPORT))
+        if object_coverage(analysis, None, units) <= OBJECT_MISSING:
+            # what the question is about is nowhere in the evidence: whichever option, a guess
+            caps["objects"] = OBJECT_MISSING
+            confidence = min(confidence, NO_OPTION_SUPPORT)
         if support <= 0.0 or max(scores) <= 0.0:
             confidence = min(confidence, NO_OPTION_SUPPORT)  # nothing supports any option
+        if detail["lex"][best] <= 0.0:
+            # no word of the option is in the evidence: "a man with a camera" merely resembles
+            # "Seen: camera panning"; a resemblance is not a sighting
+            caps["lexical"] = 0.0
+            confidence = min(confidence, EMBEDDING_ONLY_CAP)
         letter = LETTERS[best]
         return Draft(
             answer=f"{letter}. {options[best]}",
@@ -591,7 +632,7 @@ class Answerer:
         n = len(options)
         if not evidence:
             scores = [LLM_VOTE if vote == i else 0.0 for i in range(n)]
-            return scores, {"support": [0.0] * n, "evidence": [[] for _ in range(n)]}
+            return scores, {"support": [0.0] * n, "evidence": [[] for _ in range(n)], "lex": [0.0] * n}
         opt_vecs = self.scorer.embed(list(options))
         ev_vecs = self.scorer.embed([u.scored_text for u in evidence])
         sims = opt_vecs @ ev_vecs.T
@@ -611,15 +652,16 @@ class Answerer:
         option_terms = [content_terms(o, drop=terms) for o in options]
         shared = set.intersection(*(set(t) for t in option_terms)) if option_terms else set()
         ev_terms = [u.terms | (u.anchor.terms if u.anchor is not None else set()) for u in evidence]
-        scores, support, chosen_ev = [], [], []
+        scores, support, chosen_ev, lexical = [], [], [], []
         for i in range(n):
             distinct = [t for t in option_terms[i] if t not in shared]
-            best_j, best_pair, best_support = 0, -1.0, 0.0
+            best_j, best_pair, best_support, best_lex = 0, -1.0, 0.0, 0.0
             for j, et in enumerate(ev_terms):
                 if distinct and any(t not in et for t in distinct):
                     # a misheard name ("Northwind" heard as "North wind") still counts
                     et = et | fuzzy_found(options[i], distinct, evidence[j].text, et)
                 lex = overlap(distinct, et) if distinct else 0.0
+                best_lex = max(best_lex, lex * (1.0 if caps[j] > 0 else 0.0))
                 emb = float(sims[i, j])
                 pair = (max(emb, 0.0) + lex) * relevance[j]
                 if pair > best_pair:
@@ -627,8 +669,9 @@ class Answerer:
                 best_support = max(best_support, min(max(lex, _ramp(emb, s.support_cos_min, s.support_cos_full)), caps[j]))
             scores.append(best_pair + (LLM_VOTE if vote == i else 0.0))
             support.append(best_support)
+            lexical.append(best_lex)
             chosen_ev.append([evidence[best_j]] + [u for u in evidence if u is not evidence[best_j]])
-        return scores, {"support": support, "evidence": chosen_ev}
+        return scores, {"support": support, "evidence": chosen_ev, "lex": lexical}
 
     # -- adaptive reasoning ----------------------------------------------------------------
     def reconcile(self, analysis: QueryAnalysis, fast: Draft, detailed: Draft) -> Draft:

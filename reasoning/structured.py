@@ -18,13 +18,21 @@ path then answers.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
 import numpy as np
 
 from episodic.config import Settings
-from reasoning.answer import LETTERS, MARGIN_FULL, NO_OPTION_SUPPORT, Draft, key_coverage
+from reasoning.answer import (
+    LETTERS,
+    MARGIN_FULL,
+    NO_OPTION_SUPPORT,
+    Draft,
+    holds_loosely,
+    key_coverage,
+)
 from retrieval.detailed import (
     MemoryReader,
     TextScorer,
@@ -34,7 +42,7 @@ from retrieval.detailed import (
     units_of,
 )
 from retrieval.query_analysis import QueryAnalysis, content_terms, overlap, stem
-from retrieval.text_match import canonical_tokens
+from retrieval.text_match import COMMON_RANK, canonical_tokens, word_rank
 from retrieval.types import QueryType, Scope
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
@@ -43,8 +51,26 @@ ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
 COS_LO, COS_HI = 0.2, 0.65  # option/anchor cosine → match, ramped
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z0-9\"'])")
+STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "he", "she", "and", "but",
+                        "oh", "okay", "ok", "yes", "no", "so", "well", "now", "then", "there", "here",
+                        "what", "let", "lets", "please", "thank", "thanks", "hello", "hi", "welcome"})
 GENERIC_STREAM_WORDS = frozenset({"cam", "camera", "stream", "feed", "video", "recording", "clip", "the", "a"})
 COUNT_GAP_S = 3.0  # appearances closer than this are one moment
+UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what was heard
+SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
+TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
+TOPIC_CONFIDENCE = 0.5
+PEOPLE_CONFIDENCE = 0.6
+NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
+_CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
+_SUBJECT = re.compile(r" [a-z]")  # "Maria painted": a capitalised word followed by its verb
+_DARK = re.compile(r"\b(?:dark|black|blank|nothing (?:was )?(?:visible|shown|on screen))\b", re.I)
+
+
+def _rarity(word: str) -> float:
+    """1 for a word outside the common-word list, less the more frequent it is."""
+    rank = word_rank(word)
+    return 1.0 if rank is None else min(1.0, rank / (COMMON_RANK / 2))
 
 
 def _ramp(x: float, lo: float = COS_LO, hi: float = COS_HI) -> float:
@@ -327,26 +353,40 @@ class StructuredAnswerer:
     # -- how many times ----------------------------------------------------------------------
     def count(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
               scope: Scope, reader: MemoryReader) -> Draft | None:
+        """Distinct moments whose text mentions the thing asked about: each sentence of speech
+        that mentions it (a misheard word counts, see :func:`reasoning.answer.holds_loosely`), and
+        time-separated appearances elsewhere. A stream named in the question ("… in
+        library-cam") is read whole; otherwise the moments near the thing are searched."""
         if not analysis.shape.counts:
             return None
-        terms = [t for t in analysis.terms if t not in ("time", "often")]
-        if not terms:
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
+        terms = [t for t in analysis.terms if t not in ("time", "often") and t not in of_streams]
+        wanted = [t for t in getattr(analysis, "object_terms", []) if t in terms] or terms
+        if not wanted:
             return None
-        cands = self._candidates(" ".join(terms), scope, reader, recall)
+        if named is not None:
+            cands = self._stream_units(named, scope.t_min, scope.t_max, reader)
+        else:
+            cands = self._candidates(" ".join(terms), scope, reader, recall)
         moments: list[tuple[str, float, float, Unit]] = []
         mentions = 0
         seen: set[tuple[str, str, float]] = set()
         for u in sorted(cands, key=lambda u: (u.stream_id, u.t_start)):
+            if u.modality == "summary":
+                continue
             key = (u.stream_id, u.text.lower(), round(u.t_start, 1))
             if key in seen:
                 continue
             seen.add(key)
-            have = u.terms | fuzzy_found(analysis.question, terms, u.text, u.terms)
-            if overlap(terms, have) < 1.0:
+            words = [stem(w) for w in canonical_tokens(u.text)]
+            have = set(words) | fuzzy_found(analysis.question, wanted, u.text, u.terms)
+            if not all(holds_loosely(t, have) for t in wanted):
                 continue
             if u.modality == "speech":
-                rarest = min(terms, key=lambda t: sum(1 for w in canonical_tokens(u.text) if stem(w) == t) or 99)
-                mentions += max(1, sum(1 for w in canonical_tokens(u.text) if stem(w) == rarest))
+                # one sentence is one moment: a loose match may hit twice in it ("mower … moor")
+                mentions += 1
                 moments.append((u.stream_id, u.t_start, u.t_end, u))
                 continue
             last = next((mo for mo in reversed(moments) if mo[0] == u.stream_id and mo[3].modality != "speech"), None)
@@ -361,7 +401,13 @@ class StructuredAnswerer:
             values = []
             for o in options:
                 nums = [t for t in canonical_tokens(o) if re.fullmatch(r"\d+", t)]
-                values.append(int(nums[0]) if nums else (0 if re.search(r"\b(never|none|no)\b", o, re.I) else None))
+                once = re.search(r"\b(once|twice|thrice)\b", o, re.I)
+                if nums:
+                    values.append(int(nums[0]))
+                elif once:
+                    values.append({"once": 1, "twice": 2, "thrice": 3}[once.group(1).lower()])
+                else:
+                    values.append(0 if re.search(r"\b(never|none|no)\b", o, re.I) else None)
             scores = [0.0 if v is None else 1.0 / (1.0 + abs(v - n)) for v in values]
             support = [0.7 if v == n and n > 0 else 0.3 * s for v, s in zip(values, scores, strict=True)]
             evidence = [support_units[:3] for _ in options]
@@ -372,6 +418,163 @@ class StructuredAnswerer:
         return Draft(answer=answer, confidence=0.6, support=support_units, source="count",
                      caps={**caps, "span": 1.0})
 
+    # -- a stream's sounds, topic and people ------------------------------------------------
+    @staticmethod
+    def named_stream(question: str, streams: Sequence[str]) -> str | None:
+        """The one stream the question names by its distinctive words ("in garden-cam")."""
+        if len(streams) < 1:
+            return None
+        if len(streams) == 1:
+            said = set(canonical_tokens(question.replace("-", " ")))
+            return streams[0] if said & set(stream_words(streams[0])) else None
+        return option_streams([question.replace("-", " ")], streams)[0]
+
+    def _memories(self, streams: Sequence[str], scope: Scope) -> list:
+        out = []
+        for sid in streams:
+            out.extend(self.store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max))
+        return out
+
+    def sounds(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+               reader: MemoryReader) -> Draft | None:
+        """"Besides speech, what could be heard (while the picture was dark)?": answered from
+        the non-speech sounds of the named stream (else every stream in scope), those during
+        dark frames when the question says so; the kinds that name something (music, an
+        engine, applause) before plain noise, longer before shorter."""
+        if not getattr(analysis.shape, "sound", False):
+            return None
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        memories = self._memories([named] if named else streams, scope)
+        heard: dict[str, list] = {}  # description → [seconds, kind, first unit]
+        dark: list[tuple[str, float, float]] = []
+        for m in memories:
+            frames = sorted(m.frames, key=lambda f: f.t)
+            for i, f in enumerate(frames):
+                if getattr(f, "quality", "") == "dark":
+                    t1 = frames[i + 1].t if i + 1 < len(frames) else m.t_end
+                    dark.append((m.stream_id, f.t, t1))
+        want_dark = bool(_DARK.search(analysis.question)) and bool(dark)
+        for m in memories:
+            for o in m.sounds:
+                if o.kind == "speech" or not o.description:
+                    continue
+                if want_dark and not any(sid == m.stream_id and o.t_end >= a - 1.0 and o.t_start <= b + 1.0
+                                         for sid, a, b in dark):
+                    continue
+                entry = heard.setdefault(o.description, [0.0, o.kind, None])
+                entry[0] += max(o.t_end - o.t_start, 0.0)
+                if entry[2] is None:
+                    entry[2] = Unit(m.stream_id, m.id, o.t_start, o.t_end, "sound", o.description)
+        if not heard:
+            return None
+        ranked = sorted(heard.values(), key=lambda e: (e[1] in UNINFORMATIVE_SOUNDS, -e[0]))
+        units = [e[2] for e in ranked]
+        caps = {"route": 4.0, "sounds": float(len(units)), "dark": float(want_dark)}
+        if options:
+            scores, support, evidence = [], [], []
+            for o in options:
+                mm = self._match(o, units)
+                weights = np.array([0.6 if e[1] in UNINFORMATIVE_SOUNDS else 1.0 for e in ranked])
+                w = mm * weights
+                j = int(np.argmax(w))
+                scores.append(float(w[j]))
+                support.append(float(mm[j]) * SOUND_CONFIDENCE)
+                evidence.append([units[j]])
+            return self._choice(options, scores, support, evidence, caps)
+        top = units[0]
+        return Draft(answer=f"{top.text} (heard, {top.cite()})", confidence=SOUND_CONFIDENCE,
+                     support=units, source="sound", caps={**caps, "span": 1.0})
+
+    def gist(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+             reader: MemoryReader) -> Draft | None:
+        """"What is X mostly about?": the words most characteristic of the stream's speech and
+        on-screen text (frequent there, rare in the other streams and in English);
+        "name one person mentioned in X": the name said most often. Never the composed
+        summary's own wording ("Seen", "Someone says")."""
+        kind = getattr(analysis.shape, "gist", "")
+        if not kind or options:
+            return None
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        if named is None:
+            return None
+        texts: dict[str, list[Unit]] = {}
+        for m in self._memories(streams, scope):
+            for u in units_of(m, None, self.scorer.reuse_visual_vectors):
+                if u.modality in ("speech", "ocr"):
+                    texts.setdefault(m.stream_id, []).append(u)
+        own = texts.get(named, [])
+        if not own:
+            return None
+        if kind == "people":
+            return self._people(named, own)
+        return self._topic(named, own, texts)
+
+    @staticmethod
+    def _people(stream_id: str, units: Sequence[Unit]) -> Draft | None:
+        """The capitalised word most likely to be a name: rare in English (a capital at a
+        sentence's start proves nothing for an everyday word), not part of a hyphenated word,
+        better still the subject of its clause ("Maria painted …")."""
+        votes: dict[str, float] = {}
+        where: dict[str, Unit] = {}
+        for u in units:
+            if u.modality != "speech":
+                continue
+            for m in _CAPITALISED.finditer(u.text):
+                w = m.group(1).lower()
+                if len(w) < 3 or w in STOP_NAMES:
+                    continue
+                weight = _rarity(w)
+                if _SUBJECT.match(u.text, m.end()):
+                    weight *= 1.5
+                votes[w] = votes.get(w, 0.0) + weight
+                where.setdefault(w, u)
+        best = max(votes, key=lambda w: (votes[w], w)) if votes else ""
+        if not best or votes[best] < NAME_MIN_VOTES:
+            # only everyday words were capitalised: no name was heard, say so
+            return Draft(answer="", confidence=0.0, source="none", caps={"route": 5.0, "names": 0.0})
+        unit = where[best]
+        return Draft(answer=f'{best.capitalize()} (heard: "{unit.text.strip()}", {unit.cite()})',
+                     confidence=PEOPLE_CONFIDENCE, support=[unit], source="gist",
+                     caps={"route": 5.0, "span": 1.0, "votes": round(votes[best], 2)})
+
+    @staticmethod
+    def _topic(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]]) -> Draft | None:
+        def counts(units: Sequence[Unit]) -> dict[str, int]:
+            c: dict[str, int] = {}
+            for u in units:
+                for t in content_terms(u.text):
+                    if not t[:1].isdigit() and len(t) >= 3:
+                        c[t] = c.get(t, 0) + 1
+            return c
+
+        mine = counts(own)
+        others = [counts(v) for sid, v in texts.items() if sid != stream_id]
+        surface: dict[str, str] = {}
+        for u in own:
+            for w in re.findall(r"[A-Za-z]+", u.text):
+                surface.setdefault(stem(w.lower()), w.lower())
+        scored = []
+        for t, n in mine.items():
+            elsewhere = sum(1 for o in others if t in o)
+            word = surface.get(t, t)
+            if len(word) < 4:
+                continue
+            # an everyday word ("long") says little, a word no dictionary knows is often a
+            # misrecognition: the middle of the frequency range carries a topic
+            rank = word_rank(word)
+            weight = 0.5 if rank is None else math.log(rank + 2) / math.log(COMMON_RANK)
+            scored.append((n * weight / (1.0 + elsewhere), n, t))
+        scored.sort(key=lambda x: (-x[0], -x[1], x[2]))
+        words = [surface.get(t, t) for _, _, t in scored[:TOPIC_WORDS]]
+        if not words:
+            return None
+        support = [u for u in own if any(t in u.terms for _, _, t in scored[:TOPIC_WORDS])][:3]
+        return Draft(answer=f"{', '.join(words)} (most said or shown in {stream_id})",
+                     confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",
+                     caps={"route": 6.0, "span": 1.0})
+
     def answer(self, analysis: QueryAnalysis, q_vec: np.ndarray, options: Sequence[str],
                recall: Sequence[Unit], scope: Scope, reader: MemoryReader) -> Draft | None:
         """The structured answer for this question's shape, or None."""
@@ -380,6 +583,8 @@ class StructuredAnswerer:
             lambda: self.which_first(analysis, options, recall, scope, reader),
             lambda: self.next_to(analysis, options, recall, scope, reader),
             lambda: self.count(analysis, options, recall, scope, reader),
+            lambda: self.sounds(analysis, options, scope, reader),
+            lambda: self.gist(analysis, options, scope, reader),
         ):
             draft = attempt()
             if draft is not None:

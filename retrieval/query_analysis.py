@@ -332,6 +332,9 @@ class QueryAnalysis:
     # evidence must hold them (exactly or, misheard, tolerantly) to be about the same thing
     key_terms: dict[str, str] = field(default_factory=dict)
     asks_sound: bool = False  # names a sound or hearing ("music", "heard"): sound units count
+    # the things it is about ("umbrella", "snow"): evidence holding none of one is about
+    # something else, so the answer is refused (see object_terms_of)
+    object_terms: list[str] = field(default_factory=list)
 
     @property
     def preferred_modalities(self) -> tuple[str, ...]:
@@ -358,6 +361,73 @@ def key_terms_of(text: str, terms: Sequence[str]) -> dict[str, str]:
         named = capital and i > 0
         if s in wanted and s not in out and name_like(word, named):
             out[s] = word.capitalize() if named else word
+    return out
+
+
+# Words a question uses to say what kind of fact it wants, not what the fact is about: a
+# memory need not hold "price" or "room" to answer "what is the price of the rope?".
+GENERIC_QUESTION_WORDS = frozenset(stem(w) for w in _wordset(
+    """
+    price prices cost costs amount number numbers colour color colours colors time times day days
+    date year week hour hours minute minutes today tomorrow yesterday tonight morning afternoon
+    evening night room name names person people place places recording recordings camera cam
+    cameras video videos picture pictures photo photos image images screen screens sign signs
+    frame frames scene clip stream footage mentioned said heard shown seen thing things stuff
+    someone something somebody anyone everyone type kind sort way lot bit subject topic theme
+    main mostly mainly background nobody noone
+    """
+))
+# Noun phrases open after these: "the umbrella", "about snow", "how many novels"
+_NP_OPENERS = _wordset(
+    "the a an this that these those his her their its my your our some any about of many much"
+)
+_AUXILIARIES = _wordset("do does did will would can could should")
+# Past forms that end a noun phrase without "-ed": "where was the suitcase left?"
+_IRREGULAR_VERBS = _wordset(
+    """
+    left put kept found lost bought sold brought taken took given gave made seen told held set
+    sent built hung hidden hid stolen broken broke fed ate eaten drove driven wrote written
+    thrown threw won paid laid led lent meant met read ran rang sang sat slept spent stood
+    struck swept taught thought understood woke wore worn
+    """
+)
+
+
+def object_terms_of(text: str) -> list[str]:
+    """The things a question is about: the head word of each noun phrase ("the weather
+    forecast" → forecast, "about snow" → snow, "the dog in the garden" → dog, garden), as
+    stems, without generic question words (price, room, picture …), numbers and modality cues.
+    Evidence that holds none of them is about something else: "Who is repairing the umbrella?"
+    is not answered by "Tom is repairing the fishing net"."""
+    words = tokens(text.replace("-", " "))
+    # names are the key terms' to check (tolerantly: a misheard name still counts)
+    names = {w for k, (w, capital) in enumerate(name_words(text)) if capital and k > 0}
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        if words[i] not in _NP_OPENERS:
+            i += 1
+            continue
+        # "when does the festival begin?": the subject right after an auxiliary ends in a verb
+        subject = i > 0 and words[i - 1] in _AUXILIARIES
+        run: list[str] = []
+        verb_seen = False
+        j = i + 1
+        while j < len(words):
+            w = words[j]
+            if w in STOPWORDS or w in CUE_WORDS or w in _NP_OPENERS or w[:1].isdigit() or len(w) < 3:
+                break
+            if run and (w in _IRREGULAR_VERBS or w.endswith("ed") or (w.endswith("ing") and len(w) > 5)):
+                verb_seen = True
+                break  # "the suitcase left", "the lamp painted": the verb after the phrase
+            run.append(w)
+            j += 1
+        if subject and len(run) >= 2 and not verb_seen:
+            run = run[:-1]
+        heads = [stem(w) for w in run if stem(w) not in GENERIC_QUESTION_WORDS and w not in names]
+        if heads and heads[-1] not in out:
+            out.append(heads[-1])
+        i = max(j, i + 1)
     return out
 
 
@@ -479,6 +549,7 @@ class QueryAnalyzer:
             shape=question_shape(question),
             key_terms=key_terms_of(question, terms),
             asks_sound=any(w in SOUND_CUES for w in words),
+            object_terms=[t for t in object_terms_of(question) if t in terms],
         )
 
     @staticmethod

@@ -53,6 +53,34 @@ _NUMBER = re.compile(
     re.I,
 )
 _COLOUR = re.compile(r"\b(?:what|which) colou?r\b", re.I)
+# Non-speech sounds: "besides people talking, what could you hear?", "what sound …",
+# "what could be heard while the picture was dark?" (no words of speech asked about)
+_BESIDES_SPEECH = re.compile(
+    r"\b(?:besides|apart from|aside from|other than|except(?: for)?|beyond)\s+(?:the\s+)?"
+    r"(?:speech|talking|voices?|conversation|words|spoken words|(?:people|someone|somebody|anyone) "
+    r"(?:talking|speaking|chatting)|what (?:was|is) said)\b",
+    re.I,
+)
+_WHAT_SOUND = re.compile(r"\b(?:what|which)\s+(?:kind of\s+|sort of\s+)?(?:sounds?|noises?|music)\b", re.I)
+_COULD_HEAR = re.compile(r"\b(?:could|can|did|was|were)\s+(?:you\s+|one\s+|we\s+|i\s+)?(?:be\s+)?hear[d]?\b", re.I)
+_SPEECH_ASKED = re.compile(
+    r"\b(?:about|say|says|said|saying|mention\w*|announc\w*|name|number|price|cost|time|word|words|"
+    r"talk(?:ed|ing)? about|someone|somebody|who)\b",
+    re.I,
+)
+# "What is the garden-cam recording mostly about?", "main subject of …": the gist of a stream
+_TOPIC = re.compile(
+    r"\b(?:mostly|mainly|chiefly|largely|generally|primarily)\s+about\b|\bmain\s+(?:subject|topic|theme)\b|"
+    r"\bwhat\s+(?:is|was)\s+(?:it|this|that|the\s+[\w-]+(?:\s+[\w-]+)?)\s+about\s*[?.!]?\s*$",
+    re.I,
+)
+# "Name one person who was mentioned in …", "who was mentioned in …"
+_PEOPLE = re.compile(
+    r"\bname\s+(?:one|a|any|some|the)\s+(?:person|people|name)\b|\bwho\s+(?:was|were)\s+"
+    r"(?:mentioned|named|talked about|spoken about)\b|\bwhich\s+(?:person|people|names?)\s+(?:was|were)\s+"
+    r"(?:mentioned|named)\b",
+    re.I,
+)
 _PLACE = re.compile(r"^\s*where\b|\bwhat (?:place|city|town|country|station|destination)\b|\bwhere (?:to|does|did|is|was|are|were)\b", re.I)
 
 
@@ -66,6 +94,8 @@ class QuestionShape:
     counts: bool = False  # "how many times": count distinct moments
     asks_stream: bool = False  # "which camera showed …"
     focus: str = "any"  # "name" | "time" | "number" | "colour" | "place" | "any"
+    sound: bool = False  # asks what could be heard besides speech: answered from sound units
+    gist: str = ""  # "topic" ("what is X mostly about?") | "people" ("name one person mentioned")
 
 
 def _clean(phrase: str) -> str:
@@ -89,9 +119,28 @@ def focus_of(question: str) -> str:
     return "any"
 
 
+def asks_nonspeech_sound(question: str) -> bool:
+    """Whether ``question`` asks what could be heard other than words: "besides speech …",
+    "what sound …", or "what could be heard …" with nothing said asked about."""
+    q = " ".join(question.split())
+    if _BESIDES_SPEECH.search(q) or _WHAT_SOUND.search(q):
+        return True
+    return bool(_COULD_HEAR.search(q)) and not _SPEECH_ASKED.search(q)
+
+
+def gist_of(question: str) -> str:
+    """"topic" or "people" when the question asks for a stream's gist (see QuestionShape)."""
+    if _PEOPLE.search(question):
+        return "people"
+    if _TOPIC.search(question):
+        return "topic"
+    return ""
+
+
 def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     """Order, count, stream and focus of ``question`` (see :class:`QuestionShape`)."""
     q = " ".join(question.split())
+    extra = {"sound": asks_nonspeech_sound(q), "gist": gist_of(q)}
     counts = bool(_COUNT_TIMES.search(q))
     asks_stream = bool(_STREAM_Q.search(q))
     focus = "number" if counts else focus_of(q)
@@ -100,12 +149,12 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
         which = m.group(1).lower()
         order = "first" if which in ("first", "earlier", "earliest") else "last"
         return QuestionShape(order=order, compared=(_clean(m.group(2)), _clean(m.group(3))),
-                             counts=counts, asks_stream=asks_stream, focus=focus)
+                             counts=counts, asks_stream=asks_stream, focus=focus, **extra)
     m = _LEADING_AFTER.match(q)
     if m:
         order = "after" if m.group(1).lower() == "after" else "before"
         return QuestionShape(order=order, anchor=_clean(m.group(2)), counts=counts,
-                             asks_stream=asks_stream, focus=focus)
+                             asks_stream=asks_stream, focus=focus, **extra)
     m = _AFTER.search(q)
     if m and not re.search(r"\b(?:while|when|during)\b", q[: m.start()], re.I):
         word = m.group(1).lower()
@@ -113,11 +162,11 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
         anchor = _clean(m.group(2))
         if anchor:
             return QuestionShape(order=order, anchor=anchor, counts=counts,
-                                 asks_stream=asks_stream, focus=focus)
+                                 asks_stream=asks_stream, focus=focus, **extra)
     if n_options and not counts:
         # "Which of these was mentioned first?": the options are what is compared
         if _FIRST.search(q):
-            return QuestionShape(order="first", counts=counts, asks_stream=asks_stream, focus=focus)
+            return QuestionShape(order="first", counts=counts, asks_stream=asks_stream, focus=focus, **extra)
         if _LAST.search(q):
-            return QuestionShape(order="last", counts=counts, asks_stream=asks_stream, focus=focus)
-    return QuestionShape(counts=counts, asks_stream=asks_stream, focus=focus)
+            return QuestionShape(order="last", counts=counts, asks_stream=asks_stream, focus=focus, **extra)
+    return QuestionShape(counts=counts, asks_stream=asks_stream, focus=focus, **extra)

@@ -260,7 +260,7 @@ class MemoryQA:
         shape = analysis.shape
         # order, count and which-stream questions are answered from the memory's structure
         # (time order, moments, stream ids), which the summaries alone cannot show
-        structured = bool(shape.order or shape.counts) or (
+        structured = bool(shape.order or shape.counts or shape.sound or shape.gist) or (
             bool(req.options)
             and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
         )

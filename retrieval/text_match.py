@@ -292,6 +292,7 @@ COMMON_RANK = 20000  # words among the 20 000 most frequent English words are "c
 MIN_NAME_CHARS = 4
 _freq_lock = threading.Lock()
 _common: frozenset[str] | None = None
+_ranks: dict[str, int] = {}
 
 
 def common_words() -> frozenset[str]:
@@ -306,9 +307,17 @@ def common_words() -> frozenset[str]:
                 counts = SpellChecker(language="en", distance=1).word_frequency.dictionary
                 ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:COMMON_RANK]
                 _common = frozenset(w for w, _ in ranked)
+                _ranks.update((w, i) for i, (w, _) in enumerate(ranked))
             except (ImportError, OSError, ValueError):  # pragma: no cover - optional data
                 _common = frozenset()
         return _common
+
+
+def word_rank(word: str) -> int | None:
+    """The word's rank among the most frequent English words (0 = "the"), or None when it is
+    not among them (rare, a name, or a misrecognition)."""
+    common_words()
+    return _ranks.get(word.lower())
 
 
 def is_common(word: str) -> bool:

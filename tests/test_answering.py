@@ -244,3 +244,162 @@ def test_end_to_end_unanswerable_is_refused(qa):
     control = _ask(qa, "When does the train to London leave?")
     assert control.answer != NOTHING_FOUND and control.confidence > 0.3, control
     assert "11:20" in canonical_tokens(control.answer), control
+
+
+# -- refusing what the memory does not hold, sounds, counts, a stream's gist (issue 12) -----
+@pytest.mark.parametrize(
+    "question, objects",
+    [
+        ("Who is repairing the umbrella?", ["umbrella"]),
+        ("What did the weather forecast say about snow?", ["weather", "snow"]),
+        ("Where was the suitcase left by Daniel?", ["suitcas"]),
+        ("What is the price of the seed packet today?", ["packet"]),  # price, today: generic
+        ("At what time does the harvest festival begin?", ["festival"]),  # not the verb
+        ("Where is the red car parked?", ["car"]),
+        ("According to the sign in garden-cam, on which day is it closed?", []),
+        ("What is the name of the cat?", ["cat"]),
+    ],
+)
+def test_object_terms_are_the_things_asked_about(question, objects):
+    from retrieval.query_analysis import object_terms_of
+
+    assert [t for t in object_terms_of(question) if t in content_terms(question)] == objects
+
+
+def _with_objects(question: str, qtype: QueryType = QueryType.AUDIO) -> QueryAnalysis:
+    from retrieval.query_analysis import object_terms_of
+
+    a = _analysis(question, qtype)
+    a.object_terms = [t for t in object_terms_of(question) if t in a.terms]
+    return a
+
+
+def test_an_answer_about_another_thing_is_refused():
+    from reasoning.answer import OBJECT_ELSEWHERE, OBJECT_MISSING, object_coverage
+
+    net = _unit("Tom is repairing the fishing net.")
+    a = _with_objects("Who is repairing the umbrella?")
+    assert object_coverage(a, net, [net]) == OBJECT_MISSING
+    umbrella = _unit("Anna is repairing the umbrella.", t=10.0)
+    umbrella.context_terms = frozenset(umbrella.terms)
+    assert object_coverage(a, umbrella, [net, umbrella]) == 1.0
+    assert object_coverage(a, net, [net, umbrella]) == OBJECT_ELSEWHERE
+    # a misrecognised object still counts as present: garbled speech is not refused for it
+    caretaker = _with_objects("At what time is Ruth meeting the caretaker?")
+    assert object_coverage(caretaker, _unit("Ruth is meeting the caremaker at five."), []) == 1.0
+
+
+def test_summary_template_words_are_never_the_answer():
+    unit = _unit('Someone says "I can\'t hear that". Seen: camera panning. Heard: music playing.', "summary")
+    for q in ("Name one person who was mentioned in the garden recording.", "What was going on in the garden?"):
+        span = span_in(unit, _analysis(q))
+        assert span is None or not {"Seen", "Heard", "Someone", "says"} & set(span.text.split()), span
+
+
+@pytest.mark.parametrize(
+    "question, sound, gist",
+    [
+        ("Besides people talking, what could you hear in garden-cam?", True, ""),
+        ("What could be heard while the picture was dark in harbour-cam?", True, ""),
+        ("What sound is heard after the bell?", True, ""),
+        ("What could you hear Tom say about the train?", False, ""),
+        ("What is the garden-cam recording mostly about?", False, "topic"),
+        ("What is the main subject of harbour-cam?", False, "topic"),
+        ("Name one person who was mentioned in the library-cam recording.", False, "people"),
+        ("What is the name of the cat?", False, ""),
+    ],
+)
+def test_sound_and_gist_shapes(question, sound, gist):
+    shape = question_shape(question)
+    assert (shape.sound, shape.gist) == (sound, gist)
+
+
+class _Store:
+    """The two reads the structured answers make of a store, over records in memory."""
+
+    def __init__(self, memories):
+        self.memories = memories
+
+    def list_streams(self):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(stream_id=s) for s in dict.fromkeys(m.stream_id for m in self.memories)]
+
+    def list_memories(self, stream_id=None, t_min=None, t_max=None, limit=10000, with_vectors=False):
+        return [m for m in self.memories if stream_id in (None, m.stream_id)
+                and (t_min is None or m.t_end >= t_min) and (t_max is None or m.t_start <= t_max)]
+
+
+def _memory(stream_id, t0, said=(), sounds=(), dark=False):
+    import numpy as np
+
+    from memory.records import FrameObservation, ShortTermMemory, SoundObservation, TranscriptPiece
+
+    return ShortTermMemory(
+        id=f"{stream_id}@{t0}", stream_id=stream_id, t_start=t0, t_end=t0 + 10.0, vector=np.zeros(4),
+        transcript=[TranscriptPiece(t0 + i, t0 + i + 1.0, x) for i, x in enumerate(said)],
+        frames=[FrameObservation(t=t0, description="a dark frame" if dark else "a scene",
+                                 quality="dark" if dark else "")],
+        sounds=[SoundObservation(t0 + a, t0 + b, kind, 0.9, desc) for a, b, kind, desc in sounds],
+    )
+
+
+def _structured(memories):
+    from types import SimpleNamespace
+
+    from episodic.config import Settings
+    from reasoning.structured import StructuredAnswerer
+    from retrieval.detailed import MemoryReader
+
+    store = _Store(memories)
+    scorer = SimpleNamespace(reuse_visual_vectors=False)  # the free-form answers embed nothing
+    return StructuredAnswerer(store, scorer=scorer, settings=Settings()), MemoryReader(store)
+
+
+def _shaped(question: str) -> QueryAnalysis:
+    a = _with_objects(question)
+    a.shape = question_shape(question)
+    return a
+
+
+STREAMS = [
+    _memory("garden-cam", 0.0, ["The lawn mower is broken.", "Priya ordered tomato plants."],
+            [(0, 10, "music", "music playing")]),
+    _memory("garden-cam", 10.0, ["Daniel fixed the lawn mower, the long mower."], [(0, 4, "noise", "loud noise")]),
+    _memory("garden-cam", 20.0, ["Tomato plants again, and the lawn mower."],
+            [(0, 10, "engine", "an engine running")], dark=True),
+    _memory("harbour-cam", 0.0, ["The ferry leaves at noon.", "The lawn mower is in the shed."],
+            [(0, 10, "applause", "applause, people clapping")]),
+]
+
+
+def test_counting_mentions_in_a_named_stream():
+    from retrieval.types import Scope
+
+    answerer, reader = _structured(STREAMS)
+    draft = answerer.count(_shaped("How many times was the lawn mower mentioned in garden-cam?"), (), [], Scope(), reader)
+    assert draft is not None and draft.source == "count"
+    assert draft.answer.startswith("3 times"), draft.answer  # not the harbour's mention
+
+
+def test_sounds_besides_speech_come_from_sound_units():
+    from retrieval.types import Scope
+
+    answerer, reader = _structured(STREAMS)
+    draft = answerer.sounds(_shaped("Besides people talking, what could you hear in garden-cam?"), (), Scope(), reader)
+    assert draft is not None and draft.answer.startswith("music playing"), draft  # named before noise
+    draft = answerer.sounds(_shaped("What could be heard while the picture was dark in garden-cam?"), (), Scope(), reader)
+    assert draft is not None and draft.answer.startswith("an engine running"), draft
+    assert answerer.sounds(_shaped("What did Tom say about the ferry?"), (), Scope(), reader) is None
+
+
+def test_a_streams_gist_and_people_come_from_its_own_words():
+    from retrieval.types import Scope
+
+    answerer, reader = _structured(STREAMS)
+    draft = answerer.gist(_shaped("Name one person who was mentioned in the garden-cam recording."), (), Scope(), reader)
+    assert draft is not None and draft.answer.split()[0] in ("Priya", "Daniel"), draft
+    draft = answerer.gist(_shaped("What is the garden-cam recording mostly about?"), (), Scope(), reader)
+    words = draft.answer.split(" (")[0]
+    assert "tomato" in words or "mower" in words, draft  # the stream's own, not the summary's template
+    assert "ferry" not in words
