@@ -204,7 +204,8 @@ class StructuredAnswerer:
             return ("speech", "sound") if getattr(analysis, "asks_sound", False) else ("speech",)
         if analysis.query_type is QueryType.VIDEO:
             return ("ocr", "visual") if not analysis.asks_text else ("ocr",)
-        return ("speech", "ocr", "sound")
+        # "what was mentioned before …" is about words here too; sounds only when it names one
+        return ("speech", "ocr", "sound") if getattr(analysis, "asks_sound", False) else ("speech", "ocr")
 
     def _choice(self, options: Sequence[str], scores: Sequence[float], support: Sequence[float],
                 evidence: Sequence[Sequence[Unit]], caps: dict[str, float], cap: float = 1.0) -> Draft:

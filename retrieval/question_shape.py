@@ -35,7 +35,7 @@ _WHICH_FIRST = re.compile(
 _COUNT_TIMES = re.compile(r"\bhow many times\b|\bhow often\b|\bnumber of times\b", re.I)
 _STREAM_Q = re.compile(
     r"\b(?:which|what|in which|on which|from which)\s+(?:camera|cam|stream|feed|recording|video|"
-    r"clip|channel|room|source)\b",
+    r"clip|channel|source)\b",
     re.I,
 )
 _NAME = re.compile(

@@ -103,6 +103,7 @@ def test_key_terms_are_names_and_rare_words():
         ("When does the train to Oxford leave?", 0, None, "", (), False, False, "time"),
         ("What colour is the bowl?", 0, None, "", (), False, False, "colour"),
         ("What was on screen when someone mentioned the train?", 0, None, "", (), False, False, "any"),
+        ("Which room is the story hour in?", 0, None, "", (), False, False, "number"),  # not a stream
     ],
 )
 def test_question_shape(question, n_options, order, anchor, compared, counts, stream, focus):
