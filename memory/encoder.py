@@ -31,6 +31,7 @@ from memory.records import (
     TranscriptPiece,
     memory_id,
     normalise,
+    representative_of,
 )
 from memory.sound import FeatureSoundDescriber, SoundDescriber, searchable
 from stream.media import Segment
@@ -142,7 +143,7 @@ class PerceptualEncoder:
             for j, o in enumerate(heard):
                 entries.append(EmbeddingEntry(o.t_start, o.t_end, "sound", o.description, vectors[base + j]))
         if entries:
-            vector = normalise(np.mean([e.vector for e in entries], axis=0))
+            vector = representative_of(entries)
         else:
             vector = normalise(self.embedder.embed_texts([EMPTY_SEGMENT_TEXT])[0])
         self.timer.add("embed", started)

@@ -202,6 +202,25 @@ class StreamInfo:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+def representative_of(entries: list[EmbeddingEntry]) -> np.ndarray | None:
+    """v_i from E_i: the mean of each modality's mean, normalised (None when E_i is empty).
+
+    A plain mean over E_i lets the most numerous kind of entry decide: a segment has many key
+    frames and few sentences, and on the offline default frames without anything nameable are
+    described alike ("a scene; colours: grey"), so two segments in which different things were
+    said looked the same and consolidation merged a whole minute into one memory. Averaging
+    per modality first gives what was said, seen and heard an equal say."""
+    groups: dict[str, list[np.ndarray]] = {}
+    for e in entries:
+        v = np.asarray(e.vector, dtype=np.float32)
+        if v.size:
+            groups.setdefault(e.modality, []).append(v)
+    if not groups:
+        return None
+    means = [normalise(np.mean(vs, axis=0)) for vs in groups.values()]
+    return normalise(np.mean(means, axis=0))
+
+
 def normalise(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     n = float(np.linalg.norm(v))

@@ -34,7 +34,7 @@ NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "ei
 
 # Words the composer itself writes; they carry no claim about the recording.
 TEMPLATE_WORDS = frozenset(
-    ["someone", "says", "said", "on", "screen", "seen", "heard", "and", "a", "an", "the", "of", "person", "people", "face", "faces", "camera", "panning", "moving", "still", "nothing", "visible", "no", "speech", "stretch", "recording", "with", "picture", "playing", "running"]
+    ["someone", "says", "said", "on", "screen", "seen", "heard", "and", "a", "an", "the", "of", "person", "people", "face", "faces", "camera", "panning", "moving", "still", "nothing", "visible", "no", "speech", "stretch", "recording", "with", "picture", "playing", "running", "in", "recognisable", "dark", "blurred"]
 ) | frozenset(NUMBER_WORDS)
 
 # Sound kinds that say something a person would search for; speech is already the quote
@@ -149,8 +149,12 @@ def compose_summary(memory: ShortTermMemory) -> str:
             screen = screen[:ON_SCREEN_MAX_CHARS].rsplit(" ", 1)[0] + " …"
         parts.append(f'On screen: "{screen}".')
     seen = seen_items(memory)
+    if not seen and not screen:
+        colours = _unique(c for f in memory.frames if not f.quality for c in f.colours)
+        if colours:  # a picture with nothing nameable in it is still a picture
+            seen.append("a picture in " + ", ".join(colours[:3]))
     motion = str(memory.metadata.get("motion", ""))
-    if motion and motion != "still":
+    if motion and (motion != "still" or seen):
         seen.append(motion)
     if seen:
         parts.append("Seen: " + ", ".join(seen) + ".")
@@ -158,6 +162,8 @@ def compose_summary(memory: ShortTermMemory) -> str:
     if heard:
         parts.append("Heard: " + ", ".join(heard) + ".")
     if not parts:
+        if memory.frames:  # only frames the quality gate rejected (dark, flat, blurred)
+            return "A stretch of the recording with no speech and nothing recognisable in a dark or blurred picture."
         return "A stretch of the recording with nothing visible and no speech."
     return " ".join(parts)
 

@@ -89,3 +89,30 @@ def test_ids_are_deterministic_and_stream_ids_validated():
     for bad in ["", "a b", "a\n", 'x" or 1==1', "../etc", "a" * 129, "-lead"]:
         with pytest.raises(InputError):
             validate_stream_id(bad)
+
+
+def test_consolidation_needs_alike_key_frames_when_both_have_them():
+    """Alike text vectors (frames with nothing nameable read "a scene; colours: grey") but
+    different pixels: two shots stay two memories; the same shot merges."""
+    shot_a, shot_b = np.eye(8, dtype=np.float32)[0], np.eye(8, dtype=np.float32)[1]
+    first, other, same = _mem(0, 10, [1, 0]), _mem(10, 20, [1, 0]), _mem(20, 30, [1, 0])
+    first.frame_features = [(1.0, shot_a)]
+    other.frame_features = [(11.0, shot_b)]
+    same.frame_features = [(21.0, shot_b * 3)]
+    c = Consolidator(gamma=0.85, max_span_s=60, frame_cos=0.88)
+    out = c.add(first) + c.add(other) + c.add(same) + c.finish()
+    assert [(m.t_start, m.t_end) for m in out] == [(0, 10), (10, 30)]
+    # without the frame rule (or without key frames) text alone decides, as before
+    plain = Consolidator(gamma=0.85, max_span_s=60)
+    out = plain.add(_mem(0, 10, [1, 0])) + plain.add(_mem(10, 20, [1, 0])) + plain.finish()
+    assert len(out) == 1
+
+
+def test_representative_vector_gives_each_modality_an_equal_say():
+    from memory.records import representative_of
+
+    frames = [EmbeddingEntry(0, 1, "visual", "a scene", np.array([1.0, 0.0], np.float32))] * 6
+    speech = [EmbeddingEntry(0, 1, "speech", "hello", np.array([0.0, 1.0], np.float32))]
+    v = representative_of(frames + speech)
+    assert v[0] == pytest.approx(v[1])  # six frames do not outvote one sentence
+    assert representative_of([]) is None

@@ -9,8 +9,8 @@ tolerance for what Whisper tiny.en mishears ("three" → "free").
 
 from __future__ import annotations
 
-import re
 import dataclasses
+import re
 import time
 
 import pytest
