@@ -156,9 +156,12 @@ def test_sentences_keep_time_order():
     assert parts[0].t_start < parts[1].t_start < parts[2].t_start < parts[2].t_end
 
 
-def test_calibrate_is_a_bounded_identity_for_now():
-    assert calibrate(0.42, {"support": 0.5}) == 0.42
-    assert calibrate(float("nan"), {}) == 0.0 and calibrate(1.7, None) == 1.0
+def test_calibrate_is_bounded_and_monotone_in_the_raw_confidence():
+    assert calibrate(float("nan"), {}) == 0.0 and calibrate(0.0, {"support": 0.5}) == 0.0
+    signals = {"options": 0, "key_terms": 1.0, "source": "extract"}
+    values = [calibrate(r, signals) for r in (0.05, 0.3, 0.6, 0.9, 1.0, 1.7)]
+    assert all(0.0 <= v <= 1.0 for v in values)
+    assert values == sorted(values) and values[0] < values[-1]
 
 
 # -- end to end ------------------------------------------------------------------------------
