@@ -284,13 +284,15 @@ class WhisperRecognizer:
         hotwords: str | None = None,
         initial_prompt: str | None = None,
         beam_size: int | None = None,
+        temperatures: tuple[float, ...] | None = None,
     ) -> list[TranscriptPiece]:
         """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream.
 
         ``hotwords`` (words expected in the audio) and ``initial_prompt`` (text as if said just
         before) bias decoding toward a vocabulary, e.g. a question's names and numbers when
         listening again; ``beam_size`` overrides ``whisper_beam_size`` for this call (1 =
-        greedy). Without them the call behaves as configured.
+        greedy) and ``temperatures`` the fallback ladder (``(0.0,)``: one pass, a bounded
+        cost). Without them the call behaves as configured.
         """
         x = to_mono_float32(audio)
         if x.size == 0:
@@ -306,7 +308,7 @@ class WhisperRecognizer:
         options: dict[str, Any] = dict(
             beam_size=max(1, int(beam_size if beam_size is not None else s.whisper_beam_size)),
             vad_filter=s.whisper_vad_filter,
-            temperature=list(self.temperatures),
+            temperature=list(temperatures or self.temperatures),
             condition_on_previous_text=False,
             no_speech_threshold=NO_SPEECH_PROB_MAX,
             log_prob_threshold=AVG_LOGPROB_MIN,

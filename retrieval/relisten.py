@@ -535,8 +535,10 @@ class Relistener:
         model = self._whisper()
         result.audio_s = round(audio.size / SAMPLE_RATE_HZ, 3)
         try:
+            # one decoding pass (no temperature ladder): a noisy clip could otherwise be decoded
+            # up to six times, several seconds each, and the answer is waiting
             pieces: list[TranscriptPiece] = rec.transcribe(
-                audio, SAMPLE_RATE_HZ, span[0], beam_size=s.relisten_beam_size, **bias
+                audio, SAMPLE_RATE_HZ, span[0], beam_size=s.relisten_beam_size, temperatures=(0.0,), **bias
             )
             old = [p for p in memory.transcript if _inside(p.t_start, p.t_end, span)]
             old_text = " ".join(p.text.strip() for p in old if p.text.strip())

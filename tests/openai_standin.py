@@ -49,6 +49,7 @@ class ChatStandIn:
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
                     entry = outer.script.pop(0) if outer.script else None
+                counted = True
                 try:
                     if entry is None:
                         entry = outer.responder(request) if outer.responder else (200, chat_reply("ok"))
@@ -56,6 +57,12 @@ class ChatStandIn:
                     extra = entry[2] if len(entry) > 2 else {}
                     if outer.delay_s > 0:
                         time.sleep(outer.delay_s)
+                    # the "model" is done: count it out before the reply goes, or a client that
+                    # reads the reply and sends its next request can be counted twice (a race
+                    # that showed 4 in flight under a limit of 3 on a loaded machine)
+                    with outer._lock:
+                        outer.in_flight -= 1
+                        counted = False
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
@@ -66,8 +73,9 @@ class ChatStandIn:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nobody to answer
                 finally:
-                    with outer._lock:
-                        outer.in_flight -= 1
+                    if counted:
+                        with outer._lock:
+                            outer.in_flight -= 1
 
             def do_GET(self) -> None:  # noqa: N802
                 """``GET /v1/models``: the served model names (``models``), as vLLM lists them."""
