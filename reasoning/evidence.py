@@ -43,12 +43,13 @@ W_COS, W_LEX = 0.55, 0.45
 _OCR_SUFFIX = re.compile(r'^\s*on-screen text:\s*".*?";\s*|;?\s*on-screen text:.*$', re.I)
 
 
-def split_sentences(unit: Unit) -> list[Unit]:
+def split_sentences(unit: Unit, boundary: re.Pattern[str] = _SENTENCE_END) -> list[Unit]:
     """A transcript piece with several sentences → one unit per sentence, times shared out
-    in proportion to their length (Whisper pieces often hold two sentences)."""
+    in proportion to their length (Whisper pieces often hold two sentences). ``boundary``
+    says where a sentence ends (by default only before a capital or a digit)."""
     if unit.modality != "speech":
         return [unit]
-    parts = [p.strip() for p in _SENTENCE_END.split(unit.text) if p.strip()]
+    parts = [p.strip() for p in boundary.split(unit.text) if p.strip()]
     if len(parts) <= 1:
         return [unit]
     total = sum(len(p) for p in parts)

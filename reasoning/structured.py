@@ -33,6 +33,7 @@ from reasoning.answer import (
     holds_loosely,
     key_coverage,
 )
+from reasoning.evidence import split_sentences
 from retrieval.detailed import (
     MemoryReader,
     TextScorer,
@@ -75,25 +76,6 @@ def _rarity(word: str) -> float:
 
 def _ramp(x: float, lo: float = COS_LO, hi: float = COS_HI) -> float:
     return min(1.0, max(0.0, (x - lo) / (hi - lo)))
-
-
-def sentences(unit: Unit) -> list[Unit]:
-    """A transcript piece with several sentences → one unit per sentence, times shared out by
-    length (the anchor and what follows it are often in one Whisper piece)."""
-    if unit.modality != "speech":
-        return [unit]
-    parts = [p.strip() for p in _SENTENCE_END.split(unit.text) if p.strip()]
-    if len(parts) <= 1:
-        return [unit]
-    total = sum(len(p) for p in parts)
-    span = max(unit.t_end - unit.t_start, 0.0)
-    out, t = [], unit.t_start
-    for p in parts:
-        dt = span * len(p) / total
-        out.append(Unit(unit.stream_id, unit.memory_id, t, t + dt, unit.modality, p,
-                        snippet_uri=unit.snippet_uri, context_terms=unit.context_terms))
-        t += dt
-    return out
 
 
 def clauses(unit: Unit) -> list[Unit]:
@@ -186,7 +168,7 @@ class StructuredAnswerer:
         out: list[Unit] = []
         for u in units:
             if u.modality != "summary":
-                out.extend(sentences(u))
+                out.extend(split_sentences(u, _SENTENCE_END))
         return out
 
     def _stream_units(self, stream_id: str, t0: float, t1: float, reader: MemoryReader) -> list[Unit]:
@@ -194,7 +176,7 @@ class StructuredAnswerer:
         for m in self.store.list_memories(stream_id, t_min=t0, t_max=t1, with_vectors=True):
             reader.add(m)
             for u in units_of(m, None, self.scorer.reuse_visual_vectors):
-                out.extend(sentences(u))
+                out.extend(split_sentences(u, _SENTENCE_END))
         return out
 
     @staticmethod

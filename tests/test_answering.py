@@ -8,8 +8,9 @@ import pytest
 
 from reasoning.answer import NOTHING_FOUND
 from reasoning.confidence import calibrate
+from reasoning.evidence import split_sentences as sentences
 from reasoning.short_answer import span_in
-from reasoning.structured import option_streams, sentences
+from reasoning.structured import option_streams
 from retrieval.detailed import Unit, fuzzy_found
 from retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of, term_set
 from retrieval.question_shape import question_shape
