@@ -7,7 +7,7 @@ embedded default the summary is therefore *composed* from the memory's own obser
 fixed shape that a reader and the text embedder both handle well:
 
     Someone says "the fire alarm test is at half past two". On screen: "EXIT 12".
-    Seen: two people, a cat; camera panning. Heard: music playing.
+    Seen: two people, a cat, camera panning. Heard: music playing.
 
 Every content word comes from the transcript, the on-screen text, the kept visual words or
 the sound observations, so the summary can only be as wrong as those are. The key sentence
