@@ -76,6 +76,10 @@ class Settings:
     visual_label_agree_prob: float = 0.7
     visual_label_similar_cos: float = 0.6  # key frames this alike (feature cosine) must agree
     visual_label_specific_prob: float = 0.8  # the fine ImageNet name is added at this alone
+    # Guesses: the classifier's top fine names below those thresholds, kept apart from the
+    # labels (never in descriptions or summaries) for choosing between given options only
+    visual_guesses_top_k: int = 5
+    visual_guess_min_prob: float = 0.03
     # Frame quality gate (no labels, no OCR for dark/flat): luminance 0..1, Laplacian 0..255
     frame_dark_mean: float = 0.12
     frame_dark_p99: float = 0.35

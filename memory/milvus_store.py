@@ -1058,6 +1058,7 @@ class MilvusStore:
                             "people": int(f.people),
                             "faces": int(f.faces),
                             "quality": f.quality,
+                            "guesses": [[str(g), float(p)] for g, p in f.guesses],
                         }
                         for f in m.frames
                     ]
@@ -1135,6 +1136,7 @@ class MilvusStore:
                 people=int(f.get("people", 0) or 0),
                 faces=int(f.get("faces", 0) or 0),
                 quality=str(f.get("quality", "")),
+                guesses=[(str(g), float(p)) for g, p in f.get("guesses", [])],
             )
             for f in _items(r.get("frames"))
         ]

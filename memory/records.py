@@ -87,6 +87,10 @@ class FrameObservation:
     people: int = 0  # people the detectors found (HOG full body / Haar faces), 0 if none
     faces: int = 0
     quality: str = ""  # "" (usable) or why no labels were kept: "dark", "flat", "blurred"
+    # The classifier's top ImageNet names with probabilities, however unsure: not evidence
+    # that something was there (never said in descriptions or summaries), only a hint for
+    # choosing between options a question gives ("a motorcycle" vs "a clock")
+    guesses: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass

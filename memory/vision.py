@@ -382,6 +382,43 @@ def select_labels(
     return out
 
 
+def select_guesses(
+    class_probs: np.ndarray,
+    usable: Sequence[bool],
+    index: HypernymIndex,
+    settings: Settings,
+) -> list[list[tuple[str, float]]]:
+    """The classifier's best guesses per key frame, however unsure (see FrameObservation).
+
+    The top fine ImageNet names ("moped") and plain words ("a motorbike", summed over their
+    classes) at ``visual_guess_min_prob`` or more, at most ``visual_guesses_top_k`` of each,
+    most probable first. Broad categories ("a vehicle") say too little to tell options apart;
+    dark and flat frames get none.
+    """
+    s = settings
+    k = max(0, s.visual_guesses_top_k)
+    groups = index.group_probs(class_probs)
+    out: list[list[tuple[str, float]]] = []
+    for i in range(len(class_probs)):
+        if not usable[i] or k == 0:
+            out.append([])
+            continue
+        fine = [(index.names[c], float(class_probs[i][c])) for c in np.argsort(-class_probs[i])[:k]]
+        plain = [
+            (index.words[w], float(groups[i][w]))
+            for w in np.argsort(-groups[i])
+            if not index.is_category[w]
+        ][:k]
+        seen: set[str] = set()
+        kept = []
+        for name, p in sorted(fine + plain, key=lambda x: -x[1]):
+            if p >= s.visual_guess_min_prob and name.lower() not in seen:
+                seen.add(name.lower())
+                kept.append((name, round(p, 4)))
+        out.append(kept)
+    return out
+
+
 # -- the describer -------------------------------------------------------------------------
 
 
@@ -537,6 +574,7 @@ class OfflineVisualDescriber:
             s,
             people=people if s.people_detection else None,
         )
+        guesses = select_guesses(probs, visible, self._index, s)
         mask = list(ocr_mask) + [False] * max(0, len(frames) - len(ocr_mask))
         observations = []
         for i, frame in enumerate(frames):
@@ -561,6 +599,7 @@ class OfflineVisualDescriber:
                     people=people[i],
                     faces=faces,
                     quality=quality[i],
+                    guesses=guesses[i],
                 )
             )
         return observations, feats

@@ -51,12 +51,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from episodic.config import Settings
 from episodic.errors import ModelError
 from reasoning.llm import ChatMessage, LanguageModel
 from reasoning.prompts import detailed_answer_messages, fast_answer_messages
 from reasoning.short_answer import best_span
 from retrieval.detailed import TextScorer, Unit, fuzzy_found, relevant, top_distinct
+from retrieval.guess_match import GUESS_CAP, guess_support
 from retrieval.query_analysis import (
     QueryAnalysis,
     content_terms,
@@ -600,6 +603,8 @@ class Answerer:
             # "Seen: camera panning"; a resemblance is not a sighting
             caps["lexical"] = 0.0
             confidence = min(confidence, EMBEDDING_ONLY_CAP)
+        if detail["guess"][best] > 0.0:
+            caps["guess"] = round(detail["guess"][best], 3)
         letter = LETTERS[best]
         return Draft(
             answer=f"{letter}. {options[best]}",
@@ -632,7 +637,8 @@ class Answerer:
         n = len(options)
         if not evidence:
             scores = [LLM_VOTE if vote == i else 0.0 for i in range(n)]
-            return scores, {"support": [0.0] * n, "evidence": [[] for _ in range(n)], "lex": [0.0] * n}
+            return scores, {"support": [0.0] * n, "evidence": [[] for _ in range(n)], "lex": [0.0] * n,
+                            "guess": [0.0] * n}
         opt_vecs = self.scorer.embed(list(options))
         ev_vecs = self.scorer.embed([u.scored_text for u in evidence])
         sims = opt_vecs @ ev_vecs.T
@@ -652,10 +658,16 @@ class Answerer:
         option_terms = [content_terms(o, drop=terms) for o in options]
         shared = set.intersection(*(set(t) for t in option_terms)) if option_terms else set()
         ev_terms = [u.terms | (u.anchor.terms if u.anchor is not None else set()) for u in evidence]
-        scores, support, chosen_ev, lexical = [], [], [], []
+        # the classifier's unsure guesses, where the question is about what was shown
+        guessed = (
+            guess_support(options, evidence, self.scorer)
+            if "visual" in analysis.preferred_modalities
+            else np.zeros((n, len(evidence)))
+        )
+        scores, support, chosen_ev, lexical, guesses = [], [], [], [], []
         for i in range(n):
             distinct = [t for t in option_terms[i] if t not in shared]
-            best_j, best_pair, best_support, best_lex = 0, -1.0, 0.0, 0.0
+            best_j, best_pair, best_support, best_lex, best_guess = 0, -1.0, 0.0, 0.0, 0.0
             for j, et in enumerate(ev_terms):
                 if distinct and any(t not in et for t in distinct):
                     # a misheard name ("Northwind" heard as "North wind") still counts
@@ -663,15 +675,18 @@ class Answerer:
                 lex = overlap(distinct, et) if distinct else 0.0
                 best_lex = max(best_lex, lex * (1.0 if caps[j] > 0 else 0.0))
                 emb = float(sims[i, j])
-                pair = (max(emb, 0.0) + lex) * relevance[j]
+                guess = float(guessed[i, j])
+                pair = (max(emb, 0.0) + lex + guess) * relevance[j]
                 if pair > best_pair:
                     best_j, best_pair = j, pair
                 best_support = max(best_support, min(max(lex, _ramp(emb, s.support_cos_min, s.support_cos_full)), caps[j]))
+                best_guess = max(best_guess, guess)
             scores.append(best_pair + (LLM_VOTE if vote == i else 0.0))
-            support.append(best_support)
+            support.append(max(best_support, min(best_guess, GUESS_CAP)))
             lexical.append(best_lex)
+            guesses.append(best_guess)
             chosen_ev.append([evidence[best_j]] + [u for u in evidence if u is not evidence[best_j]])
-        return scores, {"support": support, "evidence": chosen_ev, "lex": lexical}
+        return scores, {"support": support, "evidence": chosen_ev, "lex": lexical, "guess": guesses}
 
     # -- adaptive reasoning ----------------------------------------------------------------
     def reconcile(self, analysis: QueryAnalysis, fast: Draft, detailed: Draft) -> Draft:

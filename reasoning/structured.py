@@ -9,7 +9,11 @@
   time order; "which happened first, A or B" (or options with "…first?") compares the times
   of each candidate's best match;
 * **how many times** – counts distinct moments that hold the question's words: mentions in
-  speech (each occurrence), and time-separated appearances elsewhere.
+  speech (each occurrence), and time-separated appearances elsewhere;
+* **what was pictured** – "which of these was shown in X?" looks at every key frame of the
+  stream: an option said in a description wins, otherwise the classifier's unsure guesses
+  choose (retrieval/guess_match.py), at a guess's confidence. "Which camera showed X?" falls
+  back to the same guesses when no stream's evidence names X.
 
 Each returns a :class:`~reasoning.answer.Draft` (with its signals in ``caps``) or None when
 the question does not have that shape or the memory cannot place it; the ordinary answer
@@ -42,6 +46,13 @@ from retrieval.detailed import (
     nearest_memory_ids,
     units_of,
 )
+from retrieval.guess_match import (
+    GUESS_CAP,
+    about_pictures,
+    guess_support,
+    subject_phrase,
+    visual_units,
+)
 from retrieval.query_analysis import QueryAnalysis, content_terms, overlap, stem
 from retrieval.text_match import COMMON_RANK, canonical_tokens, word_rank
 from retrieval.types import QueryType, Scope
@@ -61,10 +72,18 @@ UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what 
 SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
 TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
 TOPIC_CONFIDENCE = 0.5
+TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
 PEOPLE_CONFIDENCE = 0.6
 NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
 _SUBJECT = re.compile(r" [a-z]")  # "Maria painted": a capitalised word followed by its verb
+GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
+PICTURE_GUESS_MIN = 0.3  # "what did the picture show?": a weaker best guess is no answer
+_WHAT_PICTURE = re.compile(r"\b(?:picture|photo|photograph|image)\b.*\b(?:show|shows|showed|shown|of)\b|"
+                           r"\bwhat\b.*\b(?:picture|photo|photograph|image)\b", re.I)
+_PICTURED = re.compile(r"\b(?:picture|photo|photograph|image|shown|showed|appeared|appear|seen|visible|"
+                       r"on screen)\b", re.I)
+_ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
 _DARK = re.compile(r"\b(?:dark|black|blank|nothing (?:was )?(?:visible|shown|on screen))\b", re.I)
 
 
@@ -132,6 +151,21 @@ def option_streams(options: Sequence[str], streams: Sequence[str]) -> list[str |
                 tie = True
         out.append(None if tie else best)
     return out
+
+
+def asks_pictured(analysis: QueryAnalysis) -> bool:
+    """"Which of these was shown in X?", "what did the photo in X show?": a question about what
+    a stream showed as a whole, with no moment to anchor it ("while …", "after …"), no
+    colour, number or name asked for, and no order, count, stream or sound shape."""
+    shape = analysis.shape
+    return (
+        about_pictures(analysis)
+        and analysis.query_type is QueryType.VIDEO
+        and bool(_PICTURED.search(analysis.question))
+        and not _ANCHORED.search(analysis.question)
+        and shape.focus == "any"
+        and not (shape.order or shape.counts or shape.asks_stream or shape.sound or shape.gist)
+    )
 
 
 class StructuredAnswerer:
@@ -228,10 +262,98 @@ class StructuredAnswerer:
                            if analysis.terms else (_ramp(top.cos) if top else 0.0))
             evidence.append(ranked[:3])
         caps = {"route": 0.0, "streams_named": float(sum(s is not None for s in named))}
+        if max(support, default=0.0) < GUESS_FALLBACK and self._about_pictures(analysis):
+            guessed = self._stream_guesses(analysis, named, scope)
+            if guessed is not None:
+                scores, support, evidence, best = guessed
+                caps["guess"] = round(best, 3)
         draft = self._choice(options, scores, support, evidence, caps)
         draft.caps["key_terms"] = key_coverage(analysis, [u for e in evidence for u in e])
         draft.confidence = min(draft.confidence, max(draft.caps["key_terms"], NO_OPTION_SUPPORT))
         return draft
+
+    # -- what was pictured ---------------------------------------------------------------------
+    @staticmethod
+    def _about_pictures(analysis: QueryAnalysis) -> bool:
+        return about_pictures(analysis)
+
+    def _visual_units(self, streams: Sequence[str], scope: Scope) -> list[Unit]:
+        return visual_units(self.store, streams, scope, self.scorer.reuse_visual_vectors)
+
+    def _stream_guesses(self, analysis: QueryAnalysis, named: Sequence[str | None], scope: Scope
+                        ) -> tuple[list[float], list[float], list[list[Unit]], float] | None:
+        """Per option (a stream), how strongly that stream's key-frame guesses resemble what the
+        question asks about; None when no stream's guesses do."""
+        phrase = subject_phrase(analysis.question, [s for s in named if s])
+        if not phrase:
+            return None
+        scores, support, evidence = [], [], []
+        for sid in named:
+            units = self._visual_units([sid], scope) if sid else []
+            g = guess_support([phrase], units, self.scorer)[0] if units else np.zeros(0)
+            j = int(np.argmax(g)) if g.size else -1
+            best = float(g[j]) if j >= 0 else 0.0
+            scores.append(best)
+            support.append(min(best, GUESS_CAP))
+            evidence.append([units[j]] if best > 0 else [])
+        if max(scores) <= 0.0:
+            return None
+        return scores, support, evidence, max(scores)
+
+    def pictured(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                 reader: MemoryReader) -> Draft | None:
+        """"Which of these was shown (in a picture) in X?": every key frame of the named stream
+        (else of the scope) against the options: an option's words in a frame description
+        (a label the describer was sure of) count fully, the classifier's guesses as guesses."""
+        if not asks_pictured(analysis):
+            return None
+        streams = reader.streams_in(scope)
+        if options and option_streams(options, streams).count(None) < len(options):
+            return None  # the options are streams: which_stream's
+        named = self.named_stream(analysis.question, streams)
+        if not options:
+            return self._picture_guess(analysis, named, scope) if named else None
+        units = self._visual_units([named] if named else streams, scope)
+        if not units:
+            return None
+        guessed = guess_support(options, units, self.scorer)
+        option_terms = [content_terms(o) for o in options]
+        shared = set.intersection(*(set(t) for t in option_terms)) if option_terms else set()
+        scores, support, evidence, said = [], [], [], []
+        for i in range(len(options)):
+            distinct = [t for t in option_terms[i] if t not in shared]
+            lex = np.array([overlap(distinct, u.terms) if distinct else 0.0 for u in units])
+            both = np.maximum(lex, guessed[i])
+            j = int(np.argmax(both))
+            scores.append(float(both[j]))
+            support.append(float(lex[j]) if lex[j] >= guessed[i][j] else min(float(guessed[i][j]), GUESS_CAP))
+            said.append(float(lex[j]))
+            evidence.append([units[j]] if both[j] > 0 else [])
+        if max(scores) <= 0.0:
+            return None
+        best = int(np.argmax(scores))
+        caps = {"route": 7.0, "frames": float(len(units)), "lexical": said[best]}
+        if said[best] < 1.0:
+            caps["guess"] = round(float(guessed[best].max()), 3)
+        return self._choice(options, scores, support, evidence, caps)
+
+    def _picture_guess(self, analysis: QueryAnalysis, stream_id: str, scope: Scope) -> Draft | None:
+        """"What did the picture in X show?" with nothing sure said about it: the plain word the
+        classifier guessed most strongly in any key frame of X, offered as a guess."""
+        if not _WHAT_PICTURE.search(analysis.question) or analysis.shape.focus != "any":
+            return None
+        best: tuple[float, str, Unit] | None = None
+        for u in self._visual_units([stream_id], scope):
+            for name, p in u.guesses:
+                if name.startswith(("a ", "an ")) and (best is None or p > best[0]):
+                    best = (float(p), name, u)
+        if best is None or best[0] < PICTURE_GUESS_MIN:
+            return None
+        p, word, unit = best
+        fine = ", ".join(g for g, _ in unit.guesses if not g.startswith(("a ", "an ")))[:80]
+        answer = f"possibly {word} (a guess from the key frames at {unit.cite()}" + (f": {fine})" if fine else ")")
+        return Draft(answer=answer, confidence=round(min(p, 1.0) * GUESS_CAP, 4), support=[unit], source="guess",
+                     caps={"route": 8.0, "guess": round(p, 3), "span": 1.0})
 
     # -- order -------------------------------------------------------------------------------
     def next_to(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
@@ -476,7 +598,7 @@ class StructuredAnswerer:
         "name one person mentioned in X": the name said most often. Never the composed
         summary's own wording ("Seen", "Someone says")."""
         kind = getattr(analysis.shape, "gist", "")
-        if not kind or options:
+        if not kind or (options and kind != "topic"):
             return None
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
@@ -492,6 +614,8 @@ class StructuredAnswerer:
             return None
         if kind == "people":
             return self._people(named, own)
+        if options:
+            return self._topic_choice(named, own, texts, options)
         return self._topic(named, own, texts)
 
     @staticmethod
@@ -524,6 +648,33 @@ class StructuredAnswerer:
 
     @staticmethod
     def _topic(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]]) -> Draft | None:
+        words, support = StructuredAnswerer._topic_words(stream_id, own, texts, TOPIC_WORDS)
+        if not words:
+            return None
+        return Draft(answer=f"{', '.join(words)} (most said or shown in {stream_id})",
+                     confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",
+                     caps={"route": 6.0, "span": 1.0})
+
+    def _topic_choice(self, stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
+                      options: Sequence[str]) -> Draft | None:
+        """"What is X mostly about: A, B or C?": the option nearest (MiniLM cosine) to the
+        stream's most characteristic words."""
+        words, support = self._topic_words(stream_id, own, texts, TOPIC_WORDS_FOR_CHOICE)
+        if not words:
+            return None
+        vecs = self.scorer.embed([", ".join(words)] + list(options))
+        cos = vecs[1:] @ vecs[0]
+        scores = [float(c) for c in cos]
+        support_of = [TOPIC_CONFIDENCE * _ramp(c) for c in scores]
+        draft = self._choice(options, scores, support_of, [support or list(own[:1])] * len(options),
+                             {"route": 6.0, "topic_words": float(len(words))})
+        draft.source = "gist"
+        return draft
+
+    @staticmethod
+    def _topic_words(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
+                     n_words: int) -> tuple[list[str], list[Unit]]:
+        """The stream's ``n_words`` most characteristic words and up to three units holding them."""
         def counts(units: Sequence[Unit]) -> dict[str, int]:
             c: dict[str, int] = {}
             for u in units:
@@ -550,13 +701,9 @@ class StructuredAnswerer:
             weight = 0.5 if rank is None else math.log(rank + 2) / math.log(COMMON_RANK)
             scored.append((n * weight / (1.0 + elsewhere), n, t))
         scored.sort(key=lambda x: (-x[0], -x[1], x[2]))
-        words = [surface.get(t, t) for _, _, t in scored[:TOPIC_WORDS]]
-        if not words:
-            return None
-        support = [u for u in own if any(t in u.terms for _, _, t in scored[:TOPIC_WORDS])][:3]
-        return Draft(answer=f"{', '.join(words)} (most said or shown in {stream_id})",
-                     confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",
-                     caps={"route": 6.0, "span": 1.0})
+        words = [surface.get(t, t) for _, _, t in scored[:n_words]]
+        support = [u for u in own if any(t in u.terms for _, _, t in scored[:n_words])][:3]
+        return words, support
 
     def answer(self, analysis: QueryAnalysis, q_vec: np.ndarray, options: Sequence[str],
                recall: Sequence[Unit], scope: Scope, reader: MemoryReader) -> Draft | None:
@@ -567,6 +714,7 @@ class StructuredAnswerer:
             lambda: self.next_to(analysis, options, recall, scope, reader),
             lambda: self.count(analysis, options, recall, scope, reader),
             lambda: self.sounds(analysis, options, scope, reader),
+            lambda: self.pictured(analysis, options, scope, reader),
             lambda: self.gist(analysis, options, scope, reader),
         ):
             draft = attempt()

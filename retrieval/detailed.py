@@ -83,6 +83,9 @@ class Unit:
     anchor: Unit | None = None
     # question/option words found here only tolerantly (a misheard name: "Mylo" for "Milo")
     fuzzy_terms: set[str] = field(default_factory=set)
+    # visual units: the classifier's unsure guesses for these key frames (name, probability),
+    # never shown as what was seen; see retrieval/guess_match.py
+    guesses: tuple[tuple[str, float], ...] = ()
 
     @property
     def support_cos(self) -> float:
@@ -152,6 +155,16 @@ def fuzzy_found(query_text: str, query_terms: Iterable[str], text: str, exact: s
     return found & missing
 
 
+def merge_guesses(
+    a: Sequence[tuple[str, float]], b: Sequence[tuple[str, float]]
+) -> tuple[tuple[str, float], ...]:
+    """Guesses of consecutive key frames as one list: each name at its highest probability."""
+    best: dict[str, float] = {}
+    for name, p in list(a) + list(b):
+        best[name] = max(float(p), best.get(name, 0.0))
+    return tuple(sorted(best.items(), key=lambda x: -x[1]))
+
+
 def snippet_for(memory: ShortTermMemory, t_start: float, t_end: float) -> str:
     """The first snippet of ``memory`` that overlaps [t_start, t_end] (else its first one)."""
     refs = sorted(memory.snippets, key=lambda r: r.t_start)
@@ -188,13 +201,21 @@ def units_of(
 
     out: list[Unit] = []
 
-    def add(modality: str, t0: float, t1: float, text: str, vec: np.ndarray | None = None) -> None:
+    def add(
+        modality: str,
+        t0: float,
+        t1: float,
+        text: str,
+        vec: np.ndarray | None = None,
+        guesses: Sequence[tuple[str, float]] = (),
+    ) -> None:
         text = " ".join((text or "").split())
         if not text:
             return
         last = out[-1] if out else None
         if last is not None and last.modality == modality and last.text == text and t0 <= last.t_end + 1e-6:
             last.t_end = max(last.t_end, t1)  # the same text on consecutive frames: one unit
+            last.guesses = merge_guesses(last.guesses, guesses)
             return
         out.append(
             Unit(
@@ -205,6 +226,7 @@ def units_of(
                 modality=modality,
                 text=text,
                 vector=vec,
+                guesses=merge_guesses((), guesses),
             )
         )
 
@@ -213,7 +235,7 @@ def units_of(
     frames = sorted(memory.frames, key=lambda f: f.t)
     for i, f in enumerate(frames):
         t1 = frames[i + 1].t if i + 1 < len(frames) else memory.t_end
-        add("visual", f.t, t1, f.description, stored.get(("visual", f.description)))
+        add("visual", f.t, t1, f.description, stored.get(("visual", f.description)), f.guesses)
     for i, f in enumerate(frames):
         t1 = frames[i + 1].t if i + 1 < len(frames) else memory.t_end
         add("ocr", f.t, t1, f.ocr_text)

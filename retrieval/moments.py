@@ -25,12 +25,14 @@ from retrieval.detailed import (
     relevant,
     semantic_candidates,
 )
+from retrieval.guess_match import about_pictures, guess_support, subject_phrase, visual_units
 from retrieval.query_analysis import QueryAnalysis, matched_words
 from retrieval.types import Moment, Scope
 
 NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join its moment
 EXCERPT_CHARS = 140
 MAX_REASONS = 2
+GUESS_MIN = 0.2  # a picture found only by the classifier's guesses needs at least this support
 
 
 def excerpt(text: str, words: list[str], limit: int = EXCERPT_CHARS) -> str:
@@ -114,9 +116,45 @@ class MomentSearch:
             for hits in per_memory.values()
             if relevant(hits[0], s, analysis)
         ]
+        guessed = self._guessed(analysis, scope, reader, moments, top_k)
+        if guessed:
+            replaced = {m.segment_id for m in guessed}
+            moments = [m for m in moments if m.segment_id not in replaced] + guessed
         moments = merge_repeats(moments, s.association_window_s)
         moments.sort(key=lambda m: (-m.score, m.stream_id, m.t_start))
         return moments[:top_k]
+
+    def _guessed(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader,
+                 found: list[Moment], top_k: int) -> list[Moment]:
+        """Pictures nothing said or written about: key frames whose classifier guesses resemble
+        the query's subject ("a picture of a motorcycle" → "moped, a motorbike"), scored as that
+        share of the best text match, so a sure match still ranks first. A scan of the scope's
+        key frames (retrieval/guess_match.py), only for queries about what was seen."""
+        if not about_pictures(analysis):
+            return []
+        streams = reader.streams_in(scope)
+        phrase = subject_phrase(analysis.question, streams)
+        if not phrase:
+            return []
+        units = visual_units(self.store, streams, scope, self.scorer.reuse_visual_vectors)
+        if not units:
+            return []
+        support = guess_support([phrase], units, self.scorer)[0]
+        top = max((m.score for m in found), default=1.0) or 1.0
+        had = {m.segment_id: m for m in found}
+        out: list[Moment] = []
+        for k in np.argsort(-support)[:top_k]:
+            g = float(support[k])
+            if g < GUESS_MIN:
+                break
+            u = units[k]
+            if u.memory_id in had and had[u.memory_id].score >= top * g:
+                continue
+            names = ", ".join(n for n, _ in u.guesses[:3])
+            out.append(Moment(stream_id=u.stream_id, t_start=round(u.t_start, 3), t_end=round(u.t_end, 3),
+                              score=round(top * g, 4), why=f"key frames guessed: {names} (not a sure sighting)",
+                              segment_id=u.memory_id, snippet_uri=u.snippet_uri))
+        return out
 
 
 def merge_repeats(moments: list[Moment], gap_s: float) -> list[Moment]:

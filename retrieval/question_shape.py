@@ -71,7 +71,9 @@ _SPEECH_ASKED = re.compile(
 # "What is the garden-cam recording mostly about?", "main subject of …": the gist of a stream
 _TOPIC = re.compile(
     r"\b(?:mostly|mainly|chiefly|largely|generally|primarily)\s+about\b|\bmain\s+(?:subject|topic|theme)\b|"
-    r"\bwhat\s+(?:is|was)\s+(?:it|this|that|the\s+[\w-]+(?:\s+[\w-]+)?)\s+about\s*[?.!]?\s*$",
+    r"\bwhat\s+(?:is|was)\s+(?:it|this|that|the\s+[\w-]+(?:\s+[\w-]+)?)\s+about\s*[?.!]?\s*$|"
+    r"\b(?:overall|on the whole|in general)\s*[?.!]?\s*$|\bwhat(?:'s| is| was)\s+(?:going on|happening)\b|"
+    r"\b(?:which|what)\s+(?:kind of\s+|sort of\s+|type of\s+)?(?:setting|venue|scene)\s+(?:does|is)\b",
     re.I,
 )
 # "Name one person who was mentioned in …", "who was mentioned in …"

@@ -33,10 +33,11 @@ from episodic.errors import EpisodicError, InputError
 from memory.records import validate_stream_id
 from reasoning.answer import NOTHING_FOUND, Answerer, Draft
 from reasoning.confidence import calibrate
-from reasoning.structured import StructuredAnswerer, option_streams
+from reasoning.structured import StructuredAnswerer, asks_pictured, option_streams
 from retrieval.association import CrossModalAssociation
 from retrieval.detailed import DetailedRecall, MemoryReader, Recall, TextScorer, relevant
 from retrieval.fast import FastRetrieval
+from retrieval.modality_check import retype_by_evidence
 from retrieval.moments import MomentSearch
 from retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from retrieval.question_shape import question_shape
@@ -257,13 +258,18 @@ class MemoryQA:
             q_vec, analysis = self._analyse(req.question)
             analysis.shape = question_shape(req.question, len(req.options))
         reader = MemoryReader(self.c.store)
+        with clock.stage("modality_check"):
+            # a "visual" question about things only ever said is about speech
+            analysis = retype_by_evidence(
+                analysis, lambda probe: self.detailed.recall(probe, q_vec, req.scope, reader)
+            )
         shape = analysis.shape
         # order, count and which-stream questions are answered from the memory's structure
         # (time order, moments, stream ids), which the summaries alone cannot show
         structured = bool(shape.order or shape.counts or shape.sound or shape.gist) or (
             bool(req.options)
             and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
-        )
+        ) or asks_pictured(analysis)
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
         answerer = self.answerer.for_request(clock.remaining)

@@ -312,6 +312,9 @@ def test_summary_template_words_are_never_the_answer():
         ("What is the main subject of harbour-cam?", False, "topic"),
         ("Name one person who was mentioned in the library-cam recording.", False, "people"),
         ("What is the name of the cat?", False, ""),
+        ("What is happening in the lobby-cam recording, overall?", False, "topic"),
+        ("Which setting does harbour-cam show?", False, "topic"),
+        ("Which place does Tom mention?", False, ""),
     ],
 )
 def test_sound_and_gist_shapes(question, sound, gist):
@@ -408,3 +411,19 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
     words = draft.answer.split(" (")[0]
     assert "tomato" in words or "mower" in words, draft  # the stream's own, not the summary's template
     assert "ferry" not in words
+
+
+def test_a_streams_gist_chooses_between_given_settings():
+    from episodic.config import Settings
+    from memory.text_embedder import MiniLMEmbedder
+    from reasoning.structured import StructuredAnswerer
+    from retrieval.detailed import MemoryReader, TextScorer
+    from retrieval.types import Scope
+
+    store = _Store(STREAMS)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings())
+    q = "What is going on in the garden-cam recording, overall?"
+    options = ["a ferry port", "gardening: plants and a lawn mower", "a hospital ward"]
+    draft = answerer.gist(_shaped(q), options, Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 1, draft
+    assert 0.0 < draft.confidence <= 0.5

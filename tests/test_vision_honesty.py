@@ -32,6 +32,8 @@ def _photo(name: str, scale: float = 1.0) -> np.ndarray:
     import skimage.data
 
     a = getattr(skimage.data, name)()
+    if isinstance(a, tuple):  # stereo pairs: the left view
+        a = a[0]
     if a.ndim == 2:
         a = np.repeat(a[..., None], 3, axis=2)
     h, w = a.shape[:2]
@@ -231,3 +233,18 @@ def test_motion_needs_two_frames_and_ignores_a_fade() -> None:
     assert describe_motion(frames[:1]) == ("", 0.0)
     faded = [SampledFrame(f.t, f.rgb, f.grey * (1.0 - 0.1 * i)) for i, f in enumerate(frames)]
     assert describe_motion(faded)[0] == "still"
+
+
+def test_guesses_are_kept_apart_from_what_is_said(describer: OfflineVisualDescriber) -> None:
+    """A motorbike the classifier is unsure of is a guess, never a word of the description;
+    a dark frame gets no guesses at all."""
+    frames = [_photo("stereo_motorcycle", 0.8), (_photo("chelsea") * 0.04).astype(np.uint8)]
+    obs, _ = describer.describe(frames, [0.0, 1.0], [False, False])
+    names = [g for g, _ in obs[0].guesses]
+    assert "a motorbike" in names, obs[0].guesses
+    assert all(0.0 < p <= 1.0 for _, p in obs[0].guesses)
+    assert [p for _, p in obs[0].guesses] == sorted((p for _, p in obs[0].guesses), reverse=True)
+    for g in names:
+        if g not in {lbl for lbl, _ in obs[0].labels}:
+            assert g not in obs[0].description, (g, obs[0].description)
+    assert obs[1].quality == "dark" and obs[1].guesses == []

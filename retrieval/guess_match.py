@@ -1,0 +1,114 @@
+"""Telling given options apart with the classifier's unsure guesses (ConSE-style).
+
+The offline describer only *says* a visual word when it is nearly sure (memory/vision.py), so
+most pictures are stored as "a scene; colours: …" with no name at all: precision over recall,
+because a wrong word in a memory is worse than none. Its best guesses are kept beside the
+frame (``FrameObservation.guesses``: "moped" 0.54, "a motorbike" 0.57) but never shown as
+seen. They still carry information when a question *gives* the candidates: "which of these
+was shown: a motorcycle, a clock, a cat?" only needs to know which option the guesses lean
+to, not what the frame holds. This is the idea of zero-shot recognition by a convex
+combination of label embeddings (Norouzi et al., "ConSE", 2014): a class distribution is
+compared with unseen names through a text embedding space.
+
+A guess ``g`` with probability ``p`` supports option ``i`` when ``i`` is the option nearest
+to ``g`` in the text space, clearly (a margin over the runner-up option), and near enough
+(cosine ramped between ``LO`` and ``HI``): support = p × ramp. An option's support on a
+unit is the best over that unit's guesses. "a cup" leans to "a cup of coffee" (0.79) over
+"a clock" (0.45): it supports the former; "space shuttle" sits between "a rocket" and
+"an astronaut": it supports neither. With one phrase only (which stream showed X?) there is
+no contrast and the ramp alone decides.
+
+Answers chosen this way are guesses too: callers cap their confidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from retrieval.detailed import TextScorer, Unit, units_of
+from retrieval.query_analysis import (
+    CUE_WORDS,
+    GENERIC_QUESTION_WORDS,
+    STOPWORDS,
+    QueryAnalysis,
+    stem,
+    tokens,
+)
+from retrieval.types import Scope
+
+LO, HI = 0.45, 0.75  # cosine between an option and a guess name: none … full resemblance
+MARGIN = 0.08  # the nearest option must lead the runner-up by this much to take a guess
+GUESS_CAP = 0.45  # the most confidence an answer resting on guesses alone may carry
+MAX_MEMORIES = 5000  # a scan of key frames looks at this many memories at most
+_CUE_STEMS = frozenset(stem(w) for w in CUE_WORDS)
+
+
+def _ramp(x: np.ndarray | float, lo: float = LO, hi: float = HI) -> np.ndarray | float:
+    return np.clip((np.asarray(x, dtype=np.float32) - lo) / (hi - lo), 0.0, 1.0)
+
+
+def guess_support(
+    phrases: Sequence[str], units: Sequence[Unit], scorer: TextScorer
+) -> np.ndarray:
+    """(len(phrases), len(units)) support of each phrase by each unit's guesses, in [0, 1]."""
+    out = np.zeros((len(phrases), len(units)), dtype=np.float32)
+    names = sorted({g for u in units for g, _ in u.guesses})
+    if not phrases or not names:
+        return out
+    vecs = scorer.embed(list(phrases) + names)
+    cos = vecs[: len(phrases)] @ vecs[len(phrases) :].T  # phrases × names
+    near = np.asarray(_ramp(cos), dtype=np.float32)
+    if len(phrases) > 1:
+        order = np.sort(cos, axis=0)
+        lead = order[-1] - order[-2]  # per name: nearest option's lead over the runner-up
+        nearest = cos.argmax(axis=0)
+        keep = np.zeros_like(near, dtype=bool)
+        keep[nearest, np.arange(len(names))] = lead >= MARGIN
+        near = np.where(keep, near, 0.0)
+    column = {n: j for j, n in enumerate(names)}
+    for k, u in enumerate(units):
+        for g, p in u.guesses:
+            j = column[g]
+            out[:, k] = np.maximum(out[:, k], float(p) * near[:, j])
+    return out
+
+
+def subject_phrase(question: str, stream_ids: Sequence[str] = ()) -> str:
+    """What a "which camera showed X?" question asks about, as plain words: the question
+    without stop words, cue words ("showed", "screen"), generic words ("recording", "camera")
+    and the streams' own names ("In which recording did a motorcycle appear on screen?" →
+    "motorcycle"; "Which camera showed a cup of coffee?" → "cup coffee")."""
+    own = {w for s in stream_ids for w in tokens(s.replace("-", " ").replace("_", " "))}
+    kept = [
+        w
+        for w in tokens(question.replace("-", " "))
+        if w not in STOPWORDS
+        and w not in CUE_WORDS
+        and stem(w) not in _CUE_STEMS
+        and stem(w) not in GENERIC_QUESTION_WORDS
+        and w not in own
+        and not w.isdigit()
+    ]
+    return " ".join(kept)
+
+
+def about_pictures(analysis: QueryAnalysis) -> bool:
+    """Whether the question asks about what was seen (not what was written on screen)."""
+    return "visual" in analysis.preferred_modalities and not analysis.asks_text
+
+
+def visual_units(store, stream_ids: Sequence[str], scope: Scope, reuse_vectors: bool = True) -> list[Unit]:
+    """The key-frame units (with their guesses) of the given streams inside the scope's time
+    range, from at most ``MAX_MEMORIES`` memories: a scan, for questions no text search can
+    reach (nothing was said or written about the picture)."""
+    out: list[Unit] = []
+    seen = 0
+    for sid in stream_ids:
+        for m in store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max):
+            if seen >= MAX_MEMORIES:
+                return out
+            seen += 1
+            out.extend(u for u in units_of(m, None, reuse_vectors) if u.modality == "visual")
+    return out

@@ -1,0 +1,194 @@
+"""Choosing between given options with the classifier's unsure guesses (retrieval/guess_match.py)
+and the "what was pictured" routes built on them (reasoning/structured.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from episodic.config import Settings
+from memory.records import FrameObservation, ShortTermMemory
+from retrieval.detailed import MemoryReader, TextScorer, Unit, units_of
+from retrieval.guess_match import GUESS_CAP, guess_support, subject_phrase
+from retrieval.types import QueryType, Scope
+
+OPTIONS = ["a motorcycle", "a clock", "a cat", "a cup of coffee"]
+
+
+@pytest.fixture(scope="module")
+def scorer() -> TextScorer:
+    from memory.text_embedder import MiniLMEmbedder
+
+    return TextScorer(MiniLMEmbedder(Settings()))
+
+
+def _unit(guesses, stream_id="market-cam", t0=0.0) -> Unit:
+    return Unit(stream_id, f"{stream_id}@{t0}", t0, t0 + 5.0, "visual", "a scene; colours: grey",
+                guesses=tuple(guesses))
+
+
+def test_a_guess_supports_the_option_it_leans_to(scorer: TextScorer) -> None:
+    units = [_unit([("moped", 0.54), ("a motorbike", 0.57), ("tricycle", 0.06)]),
+             _unit([("wall clock", 0.3), ("a clock", 0.32)]),
+             _unit([("a cup", 0.6), ("espresso", 0.5)])]
+    s = guess_support(OPTIONS, units, scorer)
+    assert s.shape == (4, 3)
+    assert s[0, 0] > 0.3 and s[1:, 0].max() == 0.0  # the motorbike frame: motorcycle only
+    assert s[1, 1] > 0.1 and s[[0, 2, 3], 1].max() == 0.0
+    assert s[3, 2] > 0.3 and s[1, 2] == 0.0  # "a cup" is nearer coffee than a clock
+    assert float(s.max()) <= 1.0
+
+
+def test_guesses_between_two_options_or_unrelated_support_nothing(scorer: TextScorer) -> None:
+    # "space shuttle" sits between a rocket and an astronaut; a keyboard resembles none
+    s = guess_support(["a rocket", "an astronaut"], [_unit([("space shuttle", 0.9)])], scorer)
+    assert s.max() == 0.0
+    s = guess_support(OPTIONS, [_unit([("typewriter keyboard", 0.9), ("thimble", 0.1)])], scorer)
+    assert s.max() == 0.0
+    assert guess_support(OPTIONS, [_unit([])], scorer).max() == 0.0  # no guesses, no support
+
+
+def test_the_subject_of_a_which_camera_question() -> None:
+    streams = ["market-cam", "school-cam"]
+    assert subject_phrase("In which recording did a motorcycle appear on screen?", streams) == "motorcycle"
+    assert subject_phrase("Which camera showed a cup of coffee?", streams) == "cup coffee"
+    assert subject_phrase("Which camera showed the school-cam sign?", streams) == ""
+
+
+def _memory(stream_id: str, t0: float, guesses, description: str = "a scene; colours: grey") -> ShortTermMemory:
+    return ShortTermMemory(
+        id=f"{stream_id}@{t0}", stream_id=stream_id, t_start=t0, t_end=t0 + 8.0, vector=np.zeros(4),
+        frames=[FrameObservation(t=t0, description=description, guesses=list(guesses)),
+                FrameObservation(t=t0 + 4.0, description=description, guesses=[("a lamp", 0.2)])],
+    )
+
+
+class _Store:
+    def __init__(self, memories):
+        self.memories = memories
+
+    def list_streams(self):
+        return [SimpleNamespace(stream_id=s) for s in dict.fromkeys(m.stream_id for m in self.memories)]
+
+    def list_memories(self, stream_id=None, t_min=None, t_max=None, limit=10000, with_vectors=False):
+        return [m for m in self.memories if stream_id in (None, m.stream_id)]
+
+
+MEMORIES = [
+    _memory("market-cam", 0.0, [("a cup", 0.6), ("espresso", 0.55)]),
+    _memory("market-cam", 8.0, [("moped", 0.5), ("a motorbike", 0.55)]),
+    _memory("school-cam", 0.0, [("Egyptian cat", 0.7), ("a cat", 0.9)]),
+    _memory("school-cam", 8.0, [], description="a clock; colours: white"),  # a sure label, said
+]
+
+
+def _analysis(question: str) -> SimpleNamespace:
+    from retrieval.question_shape import question_shape
+
+    return SimpleNamespace(question=question, query_type=QueryType.VIDEO, asks_text=False,
+                           preferred_modalities=("ocr", "visual"), shape=question_shape(question),
+                           terms=[], key_terms={})
+
+
+def test_consecutive_frames_merge_their_guesses() -> None:
+    units = [u for u in units_of(MEMORIES[1]) if u.modality == "visual"]
+    assert len(units) == 1  # the same description on both key frames: one unit
+    assert dict(units[0].guesses) == {"moped": 0.5, "a motorbike": 0.55, "a lamp": 0.2}
+
+
+def test_which_of_these_was_pictured_in_a_named_stream(scorer: TextScorer) -> None:
+    from reasoning.structured import StructuredAnswerer
+
+    store = _Store(MEMORIES)
+    answerer, reader = StructuredAnswerer(store, scorer, Settings()), MemoryReader(store)
+    q = "Which of these was shown on screen in market-cam?"
+    draft = answerer.pictured(_analysis(q), ["a cat", "a motorcycle", "an astronaut"], Scope(), reader)
+    assert draft is not None and draft.choice_index == 1, draft
+    assert draft.confidence <= GUESS_CAP and "guess" in draft.caps
+    assert draft.support and draft.support[0].stream_id == "market-cam"
+    # a word the describer was sure of counts fully, and beats any guess
+    q = "Which of these appeared in a picture in school-cam?"
+    draft = answerer.pictured(_analysis(q), ["a motorcycle", "a clock", "a cup of coffee"], Scope(), reader)
+    assert draft is not None and draft.choice_index == 1 and draft.caps["lexical"] == 1.0, draft
+    # options naming streams are not this route's
+    assert answerer.pictured(_analysis("Which camera showed a cat?"), ["market-cam", "school-cam"],
+                             Scope(), reader) is None
+
+
+def test_which_camera_showed_it_falls_back_to_guesses(scorer: TextScorer) -> None:
+    from reasoning.structured import StructuredAnswerer
+
+    store = _Store(MEMORIES)
+    answerer, reader = StructuredAnswerer(store, scorer, Settings()), MemoryReader(store)
+    guessed = answerer._stream_guesses(_analysis("In which recording did a motorcycle appear on screen?"),
+                                       ["school-cam", "market-cam"], Scope())
+    assert guessed is not None
+    scores, support, evidence, best = guessed
+    assert scores[1] > 0.3 and scores[0] == 0.0 and best == scores[1]
+    assert support[1] <= GUESS_CAP and evidence[1][0].stream_id == "market-cam"
+    assert answerer._stream_guesses(_analysis("In which recording did an astronaut appear on screen?"),
+                                    ["school-cam", "market-cam"], Scope()) is None
+
+
+def test_what_did_the_picture_show_is_answered_as_a_guess(scorer: TextScorer) -> None:
+    from reasoning.structured import StructuredAnswerer, asks_pictured
+
+    store = _Store(MEMORIES)
+    answerer, reader = StructuredAnswerer(store, scorer, Settings()), MemoryReader(store)
+    q = "What did the photo that appeared in market-cam show?"
+    assert asks_pictured(_analysis(q))
+    draft = answerer.pictured(_analysis(q), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("possibly a cup"), draft
+    assert draft.source == "guess" and draft.confidence <= GUESS_CAP
+    # a moment-anchored or colour question is not a question about the stream's pictures
+    assert not asks_pictured(_analysis("What was shown on screen while the price was discussed in market-cam?"))
+    assert not asks_pictured(_analysis("What colour was the picture in market-cam?"))
+
+
+def test_a_visual_question_about_something_only_said_becomes_a_speech_question() -> None:
+    from retrieval.detailed import Recall
+    from retrieval.modality_check import retype_by_evidence, said_not_seen
+
+    said = Unit("garden-cam", "m1", 0.0, 3.0, "speech", "Daniel is fixing the wheelbarrow today.")
+    frame = Unit("garden-cam", "m1", 0.0, 3.0, "visual", "a scene; colours: green, grey")
+    labelled = Unit("garden-cam", "m2", 5.0, 8.0, "visual", "a wheelbarrow; colours: red")
+    from retrieval.query_analysis import object_terms_of
+
+    things = object_terms_of("Which person is fixing the wheelbarrow?")
+    assert said_not_seen(things, [said, frame])
+    assert not said_not_seen(things, [said, labelled])  # seen too: stays visual
+    assert not said_not_seen(things, [frame])  # never said either
+    assert not said_not_seen([], [said])
+
+    from retrieval.query_analysis import QueryAnalysis
+
+    analysis = QueryAnalysis(question="Which person is fixing the wheelbarrow?", query_type=QueryType.VIDEO,
+                             scores={}, why="video", terms=["fix", *things], expects="any",
+                             object_terms=things)
+    probed = []
+
+    def probe(a):
+        probed.append(a.query_type)
+        return Recall(units=[said, frame], route="feature+text")
+
+    out = retype_by_evidence(analysis, probe)
+    assert out.query_type is QueryType.AUDIO and "said, never seen" in out.why
+    assert probed == [QueryType.SUMMARY] and analysis.query_type is QueryType.VIDEO
+    assert retype_by_evidence(analysis, lambda a: Recall(units=[said, labelled], route="x")).query_type is QueryType.VIDEO
+
+
+def test_search_finds_a_picture_only_the_guesses_point_to(scorer: TextScorer) -> None:
+    from retrieval.moments import MomentSearch
+
+    store = _Store(MEMORIES)
+    search = MomentSearch(store, scorer, Settings())
+    reader = MemoryReader(store)
+    found = search._guessed(_analysis("a picture of a motorcycle"), Scope(), reader, [], 5)
+    assert found and found[0].stream_id == "market-cam" and found[0].t_start == 8.0, found
+    assert "not a sure sighting" in found[0].why and "moped" in found[0].why
+    assert search._guessed(_analysis("a picture of an astronaut"), Scope(), reader, [], 5) == []
+    # scoped to another stream: not found there
+    assert search._guessed(_analysis("a picture of a motorcycle"), Scope(stream_ids=("school-cam",)),
+                           reader, [], 5) == []
