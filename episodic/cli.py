@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -75,7 +76,7 @@ def _fmt_t(t: float) -> str:
 # -- ingest -----------------------------------------------------------------------------------
 @app.command()
 def ingest(
-    files: Annotated[list[Path], typer.Argument(help="Recordings (any container/codec PyAV opens).")],
+    files: Annotated[list[str], typer.Argument(help="Recordings (any container/codec PyAV opens), or URLs (http(s)://, rtsp://, srt:// …) read to their end.")],
     stream_id: Annotated[
         str | None,
         typer.Option("--stream-id", help="Stream id (one FILE only). Default: derived from the file name."),
@@ -89,15 +90,27 @@ def ingest(
     Re-ingesting a recording under the same stream id replaces that stream's records with exactly the same ones (deterministic ids): no duplicates. Records are stored as each memory closes, so an interrupted run keeps what it stored.
     """
     from memory.records import stream_id_from_name, validate_stream_id
+    from stream.decode import is_url, redact
 
     if stream_id is not None and len(files) > 1:
         raise InputError("--stream-id names one stream: give a single FILE (or omit --stream-id)")
-    jobs = []
-    for f in files:
-        if not f.exists():
-            raise InputError(f"file not found: {f}")
-        sid = validate_stream_id(stream_id) if stream_id is not None else stream_id_from_name(f.name)
-        jobs.append((f, sid))
+    jobs: list[tuple[str | Path, str, str]] = []
+    seen: dict[str, str] = {}
+    for name in files:
+        source: str | Path = name if is_url(name) else Path(name)
+        if isinstance(source, Path) and not source.exists():
+            raise InputError(f"file not found: {source}")
+        derived = source.name if isinstance(source, Path) else (urlsplit(name).path.rstrip("/") or urlsplit(name).hostname or "stream")
+        sid = validate_stream_id(stream_id) if stream_id is not None else stream_id_from_name(derived)
+        shown = redact(name) if is_url(name) else name
+        if sid in seen:
+            # one would silently replace the other: a.mp3 and a.wav are both "a"
+            raise InputError(
+                f"{seen[sid]} and {shown} would both be stream {sid!r}: rename one, or ingest them "
+                "one at a time with --stream-id"
+            )
+        seen[sid] = shown
+        jobs.append((source, sid, shown))
     settings = _settings(data, config)
     _quiet_libraries()
     from episodic.pipeline import Components, ingest_file
@@ -108,19 +121,19 @@ def ingest(
     failures = []
     try:
         with IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
-            for f, sid in jobs:
+            for f, sid, shown in jobs:
                 task = bar.start(f"{sid}")
                 try:
                     report = ingest_file(f, sid, components, on_progress=lambda p, t=task: bar.update(t, p))
                 except EpisodicError as exc:
                     if len(jobs) == 1:
                         raise
-                    failures.append({"file": str(f), "stream_id": sid, "error": str(exc)})
-                    err.print(f"[red]error[/red]: {f}: {exc}", soft_wrap=True)
+                    failures.append({"file": shown, "stream_id": sid, "error": str(exc)})
+                    err.print(f"[red]error[/red]: {shown}: {exc}", soft_wrap=True)
                     continue
                 bar.done(task, report.progress)
                 for w in report.warnings:
-                    err.print(f"[yellow]warning[/yellow]: {f}: {w}")
+                    err.print(f"[yellow]warning[/yellow]: {shown}: {w}")
                 reports.append(report)
     finally:
         components.close()

@@ -473,17 +473,22 @@ def ingest_file(
     makes the final state exactly the same whatever was there before.
     """
     from stream.chunks import Chunker
+    from stream.decode import is_url, redact
 
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"file not found: {p}")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory, not a recording")
+    if is_url(str(path)):
+        opened, p, stored_as = str(path), redact(str(path)), redact(str(path))  # never log credentials
+    else:
+        f = Path(path)
+        if not f.exists():
+            raise InputError(f"file not found: {f}")
+        if f.is_dir():
+            raise InputError(f"{f} is a directory, not a recording")
+        opened, p, stored_as = str(f), str(f), str(f.resolve())
     s = components.settings
     validate_stream_id(stream_id)
     timer = StageTimer()
     started = time.perf_counter()
-    chunker = Chunker(str(p), stream_id, s, display_source=str(p))
+    chunker = Chunker(opened, stream_id, s, display_source=p)
     timer.add("decode", started)
     with chunker:
         info = chunker.info
@@ -493,7 +498,7 @@ def ingest_file(
                 f"{s.max_stream_duration_s:.0f}"
             )
         components.ensure_schema()
-        runner = StreamRunner(stream_id, components, source=str(p.resolve()), media=info, timer=timer)
+        runner = StreamRunner(stream_id, components, source=stored_as, media=info, timer=timer)
         chunks = iter(chunker)
         while True:
             started = time.perf_counter()
@@ -521,7 +526,7 @@ def ingest_file(
         on_progress(progress)
     return IngestReport(
         stream_id=stream_id,
-        source=str(p),
+        source=p,
         progress=progress,
         stage_seconds=dict(timer.seconds),
         warnings=warnings,

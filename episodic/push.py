@@ -22,12 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from episodic.config import Settings
 from episodic.errors import InputError
 from memory.records import validate_stream_id
 from stream.chunks import Chunker, MediaChunk
+from stream.decode import redact
 
 log = logging.getLogger(__name__)
 
@@ -51,16 +51,6 @@ class PushProgress:
         return self.stream_s / self.wall_s if self.wall_s > 0 else 0.0
 
 
-def redact(source: str) -> str:
-    """A source as it may be logged and stored: no user:password in URLs."""
-    try:
-        parts = urlsplit(source)
-    except ValueError:
-        return source
-    if parts.scheme and "@" in parts.netloc:
-        host = parts.netloc.rsplit("@", 1)[1]
-        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
-    return source
 
 
 def display_source(source: str) -> str:

@@ -38,7 +38,7 @@ import av
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
 from memory.records import validate_stream_id
-from stream.decode import DecodedItem, MediaDecoder, _DecodeState, _one_line, _Refused
+from stream.decode import DecodedItem, MediaDecoder, _DecodeState, _one_line, _Refused, codec_name
 from stream.media import MediaInfo
 
 SCHEMA_VERSION = 1
@@ -213,6 +213,9 @@ class _Open:
     t_end: float | None = None
 
 
+ROTATION_PROBE_PACKETS = 16  # video packets decoded at most to learn the display rotation
+
+
 def choose_container(video_codec: str, audio_codec: str) -> str:
     """MPEG-TS when it carries both codecs (the usual camera case), else Matroska."""
     if (not video_codec or video_codec in TS_VIDEO) and (not audio_codec or audio_codec in TS_AUDIO):
@@ -247,11 +250,16 @@ class Chunker:
         self.session_id = session_id or uuid.uuid4().hex[:16]
         self.display_source = display_source if display_source is not None else str(source)
         v, a = self.decoder.video_stream, self.decoder.audio_stream
-        self.video_codec = str(v.codec_context.name) if v is not None else ""
-        self.audio_codec = str(a.codec_context.name) if a is not None else ""
+        # the codec's name ("av1"), not the decoder's ("libdav1d")
+        self.video_codec = codec_name(v) if v is not None else ""
+        self.audio_codec = codec_name(a) if a is not None else ""
         self.container = choose_container(self.video_codec, self.audio_codec)
         self.warnings: list[str] = []
         self.chunks = 0
+        # the display rotation (phone video: a 90° display matrix), read from the first
+        # decoded frame and carried into every chunk (Matroska keeps it, MPEG-TS cannot)
+        self.rotation_deg = 0
+        self._rotation_probes = 0 if v is not None else ROTATION_PROBE_PACKETS
 
     def close(self) -> None:
         self.decoder.close()
@@ -282,6 +290,8 @@ class Chunker:
                 origin = float(raw * tb)
             shift = round(origin / tb)
             kind = "video" if packet.stream is v else "audio"
+            if kind == "video" and self._rotation_probes < ROTATION_PROBE_PACKETS:
+                self._probe_rotation(packet)
             rec = _Pkt(
                 kind=kind,
                 data=bytes(packet),
@@ -340,6 +350,25 @@ class Chunker:
             yield self._build(done, previous, end_of_stream=not closed)
             previous = done
 
+    def _probe_rotation(self, packet: Any) -> None:
+        """Decode the first video packets once (the chunker otherwise only copies packets) to
+        learn the display rotation; a rotated stream is packed into Matroska chunks."""
+        self._rotation_probes += 1
+        v = self.decoder.video_stream
+        try:
+            frames = v.codec_context.decode(packet) if v is not None else []
+        except (av.FFmpegError, ValueError):
+            return
+        for frame in frames:
+            self._rotation_probes = ROTATION_PROBE_PACKETS  # known now
+            try:
+                self.rotation_deg = int(round(float(frame.rotation or 0))) % 360
+            except (AttributeError, TypeError, ValueError):
+                self.rotation_deg = 0
+            if self.rotation_deg:
+                self.container = "matroska"
+            return
+
     def _build(self, chunk: _Open, previous: _Open | None, end_of_stream: bool) -> MediaChunk:
         seq = self.chunks
         self.chunks += 1
@@ -385,10 +414,14 @@ class Chunker:
             out = av.open(buf, mode="w", format=self.container)
             try:
                 streams = {}
+                # opaque: the packets are copied, never re-encoded, so the stream needs the
+                # codec's parameters only (AV1 decoded by libdav1d has no encoder to name)
                 if v is not None:
-                    streams["video"] = out.add_stream_from_template(v)
+                    streams["video"] = out.add_stream_from_template(v, opaque=True)
+                    if self.rotation_deg:
+                        streams["video"].set_display_rotation(self.rotation_deg)
                 if a is not None:
-                    streams["audio"] = out.add_stream_from_template(a)
+                    streams["audio"] = out.add_stream_from_template(a, opaque=True)
                 for p in packets:
                     pkt = av.Packet(p.data)
                     pkt.pts, pkt.dts = p.pts, p.dts

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import av
 import numpy as np
@@ -50,8 +51,29 @@ TIMESTAMP_JUMP_S = 2.0
 _TEXT_DEMUXERS = {"tty", "ansi"}
 
 
-def _is_url(source: str) -> bool:
+def is_url(source: str) -> bool:
+    """Whether ``source`` names a network source (rtsp://, http(s)://, srt://, udp: …), not a file."""
     return "://" in source or source.startswith(("rtsp:", "rtmp:", "udp:", "tcp:"))
+
+
+def codec_name(stream: Any) -> str:
+    """The codec a stream holds ("av1", "h264", "opus"), not the decoder FFmpeg picked for it
+    ("libdav1d"): what users, containers and records mean by a codec."""
+    cc = stream.codec_context
+    codec = getattr(cc, "codec", None)
+    return str(getattr(codec, "canonical_name", "") or cc.name or "")
+
+
+def redact(source: str) -> str:
+    """A source as it may be logged and stored: no user:password in URLs."""
+    try:
+        parts = urlsplit(source)
+    except ValueError:
+        return source
+    if parts.scheme and "@" in parts.netloc:
+        host = parts.netloc.rsplit("@", 1)[1]
+        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    return source
 
 
 def _one_line(exc: BaseException) -> str:
@@ -62,7 +84,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _open_hint(source: str) -> str:
     """Why a local file might not open, in words a person can act on."""
-    if _is_url(source):
+    if is_url(source):
         return ""
     try:
         with open(source, "rb") as fh:
@@ -132,7 +154,7 @@ class MediaDecoder:
 
     def _open(self, fmt: str | None, options: dict[str, str] | None, timeout: float | None) -> None:
         src = self.source
-        if fmt is None and not _is_url(src):
+        if fmt is None and not is_url(src):
             path = Path(src)
             if not path.exists():
                 raise InputError(f"file not found: {src}")
@@ -187,7 +209,7 @@ class MediaDecoder:
         if v is not None:
             cc = v.codec_context
             info.has_video = True
-            info.video_codec = cc.name
+            info.video_codec = codec_name(v)
             info.width, info.height = int(cc.width or 0), int(cc.height or 0)
             info.fps = _rate(v.average_rate) or _rate(v.guessed_rate) or _rate(v.base_rate)
             if info.width * info.height > self.settings.max_frame_pixels:
@@ -198,7 +220,7 @@ class MediaDecoder:
             cc.thread_type = "AUTO"  # frame + slice threads: several times faster
         if a is not None:
             info.has_audio = True
-            info.audio_codec = a.codec_context.name
+            info.audio_codec = codec_name(a)
             a.codec_context.thread_type = "AUTO"
         if info.duration_s is None:
             spans = [
@@ -353,7 +375,7 @@ class MediaDecoder:
         if (
             not stop_reason
             and declared
-            and not _is_url(self.source)
+            and not is_url(self.source)
             and state.last_t < declared - max(1.0, 0.01 * declared)
         ):
             self.warnings.append(

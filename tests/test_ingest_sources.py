@@ -1,0 +1,141 @@
+"""`episodic ingest` with what users actually give it: several files whose names would make the
+same stream id, and URLs (issue 13, item 4). Real CLI processes, a real HTTP server on
+loopback (Python's, which answers without range requests)."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from episodic import samples
+from tests.cli_runner import run_cli
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("clips")
+    path = folder / "porch.mp4"
+    samples.make_recording(path, [samples.Scene(duration_s=6, seed=3, text="PORCH")], [],
+                           container_options={"movflags": "+faststart"})
+    return path
+
+
+def test_names_that_make_one_stream_id_are_refused_before_anything_is_stored(tmp_path, clip):
+    a = tmp_path / "one" / "a.mp4"
+    b = tmp_path / "two" / "a.mov"
+    for p in (a, b):
+        p.parent.mkdir()
+        p.write_bytes(clip.read_bytes())
+    data = tmp_path / "data"
+    out = run_cli("ingest", str(a), str(b), data=data, check=False)
+    assert out.returncode != 0
+    assert "would both be stream 'a'" in out.stderr and "--stream-id" in out.stderr
+    assert "Traceback" not in out.stderr
+    listed = run_cli("streams", "--json", data=data, check=False)
+    assert listed.returncode != 0 or json.loads(listed.stdout)["streams"] == []
+
+
+@pytest.fixture()
+def http_server(clip):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(clip.parent))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.slow
+def test_a_url_is_ingested_and_its_credentials_never_shown(tmp_path, http_server):
+    data = tmp_path / "data"
+    url = f"http://viewer:s3cret-pass@{http_server}/porch.mp4"
+    out = run_cli("ingest", url, "--json", data=data)
+    (job,) = json.loads(out.stdout)["ingested"]
+    assert job["stream_id"] == "porch"
+    assert abs(job["stream_s"] - 6.0) < 0.5 and job["memories"] >= 1
+    assert job["source"] == f"http://***@{http_server}/porch.mp4"
+    assert "s3cret" not in out.stdout + out.stderr
+    streams = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
+    assert [s["stream_id"] for s in streams] == ["porch"]
+    assert "s3cret" not in json.dumps(streams)
+    # a URL that names nothing: the server's own answer, in one line
+    missing = run_cli("ingest", f"http://{http_server}/nothing.mp4", data=data, check=False)
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert "404" in missing.stderr or "not found" in missing.stderr.lower(), missing.stderr
+
+
+# -- what phones and cameras write (issue 13, item 3) ---------------------------------------------
+def _encode(path: Path, vcodec: str, size=(320, 240), seconds: float = 2.0, rotation: int = 0) -> None:
+    """A clip whose top-left quarter is red (to tell orientation), with a display rotation."""
+    import av
+    import numpy as np
+
+    w, h = size
+    img = np.zeros((h, w, 3), np.uint8)
+    img[: h // 2, : w // 2] = (255, 0, 0)
+    with av.open(str(path), "w") as out:
+        s = out.add_stream(vcodec, rate=25)
+        s.width, s.height, s.pix_fmt = w, h, "yuv420p"
+        if rotation:
+            s.set_display_rotation(rotation)
+        for i in range(int(seconds * 25)):
+            frame = av.VideoFrame.from_ndarray(img, format="rgb24")
+            frame.pts = i
+            for p in s.encode(frame):
+                out.mux(p)
+        for p in s.encode():
+            out.mux(p)
+
+
+def _ingest(path: Path, data: Path):
+    from episodic.config import load_settings
+    from episodic.pipeline import Components, ingest_file
+
+    components = Components(load_settings(data_dir=data))
+    try:
+        report = ingest_file(path, "clip", components)
+        memories = components.store.list_memories("clip")
+        first = components.snippets.path_for(memories[0].snippets[0].uri)
+    finally:
+        components.close()
+    return report, memories, first
+
+
+@pytest.mark.slow
+def test_a_rotated_phone_clip_is_stored_upright(tmp_path):
+    import av
+
+    path = tmp_path / "phone.mp4"
+    _encode(path, "libx264", rotation=90)  # stored landscape, shown portrait
+    report, memories, snippet = _ingest(path, tmp_path / "data")
+    assert abs(report.progress.stream_s - 2.0) < 0.2
+    with av.open(str(snippet)) as c:
+        frame = next(c.decode(video=0))
+        assert (frame.width, frame.height) == (240, 320)  # portrait
+        rgb = frame.to_ndarray(format="rgb24").astype(float)
+    # a display rotation of 90° turns the picture counter-clockwise (as FFmpeg shows it):
+    # the red top-left quarter ends up bottom-left
+    red = rgb[..., 0] - rgb[..., 1]
+    quarters = {"tl": red[:160, :120].mean(), "bl": red[160:, :120].mean(), "tr": red[:160, 120:].mean()}
+    assert quarters["bl"] > 150 and quarters["tl"] < 50 and quarters["tr"] < 50, quarters
+
+
+@pytest.mark.slow
+def test_av1_is_named_by_its_codec_and_ingests(tmp_path):
+    from stream.decode import MediaDecoder
+
+    path = tmp_path / "clip.webm"
+    samples.make_recording(path, [samples.Scene(duration_s=3, seed=2)], [], width=320, height=240,
+                           vcodec="libsvtav1", acodec="libopus")
+    from episodic.config import Settings
+
+    with MediaDecoder(str(path), Settings()) as dec:
+        assert (dec.info.video_codec, dec.info.audio_codec) == ("av1", "opus")  # not "libdav1d"
+    report, memories, _ = _ingest(path, tmp_path / "data")
+    assert abs(report.progress.stream_s - 3.0) < 0.2 and memories
