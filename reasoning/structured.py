@@ -160,7 +160,9 @@ def asks_pictured(analysis: QueryAnalysis) -> bool:
     shape = analysis.shape
     return (
         about_pictures(analysis)
-        and analysis.query_type is QueryType.VIDEO
+        # "…a picture nobody talked about: what did it show?" names speech too, yet asks
+        # about the picture: cross-modal only when a moment anchors it (_ANCHORED)
+        and analysis.query_type in (QueryType.VIDEO, QueryType.VIDEO_AUDIO)
         and bool(_PICTURED.search(analysis.question))
         and not _ANCHORED.search(analysis.question)
         and shape.focus == "any"
@@ -342,14 +344,25 @@ class StructuredAnswerer:
         classifier guessed most strongly in any key frame of X, offered as a guess."""
         if not _WHAT_PICTURE.search(analysis.question) or analysis.shape.focus != "any":
             return None
-        best: tuple[float, str, Unit] | None = None
-        for u in self._visual_units([stream_id], scope):
+        units = self._visual_units([stream_id], scope)
+        # a picture shown for a moment stands out from the stream's usual view: a guess made
+        # on many key frames (a textured wall read as "a shower curtain") is the background
+        seen_in: dict[str, int] = {}
+        for u in units:
             for name, p in u.guesses:
-                if name.startswith(("a ", "an ")) and (best is None or p > best[0]):
-                    best = (float(p), name, u)
-        if best is None or best[0] < PICTURE_GUESS_MIN:
+                if p >= PICTURE_GUESS_MIN / 3:
+                    seen_in[name] = seen_in.get(name, 0) + 1
+        best: tuple[float, float, str, Unit] | None = None
+        for u in units:
+            for name, p in u.guesses:
+                if not name.startswith(("a ", "an ")) or p < PICTURE_GUESS_MIN:
+                    continue
+                rarity = math.log((len(units) + 1) / (seen_in.get(name, 0) + 0.5))
+                if best is None or p * rarity > best[0]:
+                    best = (p * rarity, float(p), name, u)
+        if best is None:
             return None
-        p, word, unit = best
+        _, p, word, unit = best
         fine = ", ".join(g for g, _ in unit.guesses if not g.startswith(("a ", "an ")))[:80]
         answer = f"possibly {word} (a guess from the key frames at {unit.cite()}" + (f": {fine})" if fine else ")")
         return Draft(answer=answer, confidence=round(min(p, 1.0) * GUESS_CAP, 4), support=[unit], source="guess",

@@ -26,7 +26,7 @@ from retrieval.detailed import (
     semantic_candidates,
 )
 from retrieval.guess_match import about_pictures, guess_support, subject_phrase, visual_units
-from retrieval.query_analysis import QueryAnalysis, matched_words
+from retrieval.query_analysis import QueryAnalysis, matched_words, term_set
 from retrieval.types import Moment, Scope
 
 NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join its moment
@@ -119,9 +119,17 @@ class MomentSearch:
         guessed = self._guessed(analysis, scope, reader, moments, top_k)
         if guessed:
             replaced = {m.segment_id for m in guessed}
-            moments = [m for m in moments if m.segment_id not in replaced] + guessed
+            moments = [m for m in moments if m.segment_id not in replaced]
         moments = merge_repeats(moments, s.association_window_s)
         moments.sort(key=lambda m: (-m.score, m.stream_id, m.t_start))
+        if guessed:
+            # a moment that does not even mention what the query is about ranks below a
+            # picture the classifier's guesses point to; one that does, above it
+            words = subject_phrase(analysis.question, reader.streams_in(scope)).split()
+            named = [m for m in moments if _quotes_any(m.why, words)]
+            others = [m for m in moments if not _quotes_any(m.why, words)]
+            guessed.sort(key=lambda m: (-m.score, m.stream_id, m.t_start))
+            moments = named + guessed + others
         return moments[:top_k]
 
     def _guessed(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader,
@@ -155,6 +163,11 @@ class MomentSearch:
                               score=round(top * g, 4), why=f"key frames guessed: {names} (not a sure sighting)",
                               segment_id=u.memory_id, snippet_uri=u.snippet_uri))
         return out
+
+
+def _quotes_any(why: str, words: list[str]) -> bool:
+    """Whether a moment's ``why`` quotes one of ``words`` (by stem)."""
+    return bool(term_set(why) & term_set(" ".join(words)))
 
 
 def merge_repeats(moments: list[Moment], gap_s: float) -> list[Moment]:

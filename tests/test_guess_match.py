@@ -192,3 +192,16 @@ def test_search_finds_a_picture_only_the_guesses_point_to(scorer: TextScorer) ->
     # scoped to another stream: not found there
     assert search._guessed(_analysis("a picture of a motorcycle"), Scope(stream_ids=("school-cam",)),
                            reader, [], 5) == []
+
+
+def test_the_picture_is_what_stands_out_from_the_streams_usual_view(scorer: TextScorer) -> None:
+    from reasoning.structured import StructuredAnswerer
+
+    wall = [("a bathroom", 0.7), ("shower curtain", 0.7)]  # a textured wall, every shot
+    memories = [_memory("dock-cam", 8.0 * i, wall, description=f"a scene {i}") for i in range(5)]
+    memories.append(_memory("dock-cam", 40.0, [("a cup", 0.45), ("espresso", 0.3)], description="a scene x"))
+    store = _Store(memories)
+    answerer, reader = StructuredAnswerer(store, scorer, Settings()), MemoryReader(store)
+    q = "In the dock-cam recording a picture was shown that nobody talked about. What did it show?"
+    draft = answerer.pictured(_analysis(q), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("possibly a cup"), draft
