@@ -113,18 +113,22 @@ def ingest(
         jobs.append((source, sid, shown))
     settings = _settings(data, config)
     _quiet_libraries()
-    from episodic.pipeline import Components, ingest_file
+    from episodic.pipeline import Components, IngestInterrupted, ingest_file
     from episodic.progress import IngestProgress
 
     components = Components(settings)
     reports = []
     failures = []
+    interrupted = ""
     try:
         with IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
             for f, sid, shown in jobs:
                 task = bar.start(f"{sid}")
                 try:
                     report = ingest_file(f, sid, components, on_progress=lambda p, t=task: bar.update(t, p))
+                except IngestInterrupted as exc:
+                    interrupted = str(exc)  # typer turns Ctrl-C into a silent exit 130
+                    break
                 except EpisodicError as exc:
                     if len(jobs) == 1:
                         raise
@@ -137,6 +141,10 @@ def ingest(
                 reports.append(report)
     finally:
         components.close()
+    if interrupted:
+        done = f"; finished before it: {', '.join(r.stream_id for r in reports)}" if reports else ""
+        err.print(f"interrupted: {interrupted}{done}", soft_wrap=True)
+        raise typer.Exit(130)
     if json_out:
         _print_json(
             {
@@ -300,6 +308,7 @@ def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = 
                         "memories": s.memories,
                         "events": s.events,
                         "updated_at": s.updated_at,
+                        "complete": s.metadata.get("complete"),
                     }
                     for s in rows
                 ]
@@ -311,7 +320,8 @@ def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = 
         return
     table = Table("stream", "duration", "memories", "events", "source")
     for s in rows:
-        table.add_row(s.stream_id, _fmt_t(s.t_end), str(s.memories), str(s.events), s.source)
+        name = s.stream_id + (" (incomplete)" if s.metadata.get("complete") is False else "")
+        table.add_row(name, _fmt_t(s.t_end), str(s.memories), str(s.events), s.source)
     Console().print(table)
 
 
@@ -1267,8 +1277,9 @@ def main() -> None:
     except EpisodicError as exc:
         err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        err.print("interrupted: memories stored so far are kept")
+    except KeyboardInterrupt as exc:
+        said = str(exc)
+        err.print(f"interrupted: {said}" if said else "interrupted: memories stored so far are kept")
         sys.exit(130)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from episodic import metrics
 from episodic.config import Settings
-from episodic.errors import InputError, MediaError
+from episodic.errors import EpisodicError, InputError, MediaError
 from memory.consolidation import Consolidator
 from memory.encoder import PerceptualEncoder, StageTimer
 from memory.records import ShortTermMemory, StreamInfo, ThetaEvent, segment_id, validate_stream_id
@@ -430,8 +430,18 @@ class StreamRunner:
             self.checkpoint = Checkpoint(self.next_seq, self.checkpoint.t_s, ended=True)
         return self.progress
 
-    def stream_info(self) -> StreamInfo:
+    def stream_info(self, complete: bool | None = None) -> StreamInfo:
+        """The stream's listing; ``complete`` False marks an ingest that stopped part-way
+        (True: it read the whole recording; None: a live stream, nothing to say)."""
         p = self.progress
+        metadata: dict[str, Any] = {
+            "media": vars(self.media) if self.media else {},
+            "models": self.c.model_ids(),
+            "ingest_wall_s": round(p.wall_s, 3),
+            "checkpoint": self.checkpoint.to_dict(),
+        }
+        if complete is not None:
+            metadata["complete"] = complete
         return StreamInfo(
             stream_id=self.stream_id,
             source=self.source,
@@ -439,13 +449,32 @@ class StreamRunner:
             memories=p.memories,
             events=p.events,
             updated_at=time.time(),
-            metadata={
-                "media": vars(self.media) if self.media else {},
-                "models": self.c.model_ids(),
-                "ingest_wall_s": round(p.wall_s, 3),
-                "checkpoint": self.checkpoint.to_dict(),
-            },
+            metadata=metadata,
         )
+
+
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C during an ingest: ``str()`` says what was kept and how to complete it."""
+
+
+def _keep_incomplete(runner: StreamRunner, components: Components, exc: BaseException) -> str:
+    """List the stream of an ingest that stopped part-way, marked incomplete, so what it
+    stored is neither hidden nor mistaken for the whole recording; return what was kept."""
+    try:
+        stored = components.store.list_memories(runner.stream_id)
+        # snippets of segments no stored memory holds yet would be orphans
+        components.snippets.delete_stream(runner.stream_id, {r.uri for m in stored for r in m.snippets})
+        info = runner.stream_info(complete=False)
+        info.memories = info.events = len(stored)
+        info.t_end = max((m.t_end for m in stored), default=0.0)
+        components.store.upsert_stream(info)
+        components.store.flush()
+    except (EpisodicError, OSError) as store_exc:  # the store itself may be what failed
+        return f"what was stored before could not be listed ({store_exc})"
+    return (
+        f"kept {len(stored)} memories of {runner.stream_id!r} (0–{info.t_end:.1f} s), listed "
+        "as incomplete; run the same ingest again to complete it"
+    )
 
 
 @dataclass
@@ -500,17 +529,23 @@ def ingest_file(
         components.ensure_schema()
         runner = StreamRunner(stream_id, components, source=stored_as, media=info, timer=timer)
         chunks = iter(chunker)
-        while True:
-            started = time.perf_counter()
-            try:
-                chunk = next(chunks)
-            except StopIteration:
+        try:
+            while True:
+                started = time.perf_counter()
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
+                    timer.add("decode", started)
+                    break
                 timer.add("decode", started)
-                break
-            timer.add("decode", started)
-            runner.feed(chunk)
-            if on_progress is not None:
-                on_progress(runner.progress)
+                runner.feed(chunk)
+                if on_progress is not None:
+                    on_progress(runner.progress)
+        except (KeyboardInterrupt, EpisodicError) as exc:
+            kept = _keep_incomplete(runner, components, exc)
+            if isinstance(exc, KeyboardInterrupt):
+                raise IngestInterrupted(kept) from None
+            raise type(exc)(f"{exc}; {kept}") from None
         warnings = list(chunker.warnings)
     progress = runner.finish()
     warnings += runner.warnings
@@ -520,7 +555,7 @@ def ingest_file(
         raise MediaError(f"{p} holds no decodable audio or video")
     removed = components.store.delete_stream_records_except(stream_id, runner.memory_ids)
     components.snippets.delete_stream(stream_id, runner.snippet_uris)
-    components.store.upsert_stream(runner.stream_info())
+    components.store.upsert_stream(runner.stream_info(complete=True))
     components.store.flush()
     if on_progress is not None:
         on_progress(progress)

@@ -38,7 +38,15 @@ import av
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
 from memory.records import validate_stream_id
-from stream.decode import DecodedItem, MediaDecoder, _DecodeState, _one_line, _Refused, codec_name
+from stream.decode import (
+    DecodedItem,
+    MediaDecoder,
+    _DecodeState,
+    _one_line,
+    _Refused,
+    codec_name,
+    is_url,
+)
 from stream.media import MediaInfo
 
 SCHEMA_VERSION = 1
@@ -344,11 +352,26 @@ class Chunker:
         current.t_end = max([last_t] + [p.t_end for p in current.packets])
         closed.append(current)
         if not any(c.packets for c in closed) and previous is None:
-            raise MediaError(f"{self.display_source} holds no decodable audio or video")
+            raise MediaError(self._nothing_read(dec))
         while closed:
             done = closed.popleft()
             yield self._build(done, previous, end_of_stream=not closed)
             previous = done
+
+    def _nothing_read(self, dec: MediaDecoder) -> str:
+        """Why not a single packet came out, as precisely as known."""
+        if not dec.stop_reason:
+            return f"{self.display_source} holds no decodable audio or video"
+        fmt = str(getattr(getattr(dec._container, "format", None), "name", "") or "")
+        if is_url(dec.source) and ("mp4" in fmt or "mov" in fmt):
+            # FFmpeg found the index (moov) at the end but cannot go back for the media
+            return (
+                f"{self.display_source}: nothing could be read ({dec.stop_reason}): the MP4's "
+                "index is at its end and the server does not let it be read out of order (no "
+                "range requests); serve it with range support, or re-mux it with "
+                "`ffmpeg -i IN -c copy -movflags +faststart OUT`"
+            )
+        return f"{self.display_source}: nothing could be read ({dec.stop_reason})"
 
     def _probe_rotation(self, packet: Any) -> None:
         """Decode the first video packets once (the chunker otherwise only copies packets) to

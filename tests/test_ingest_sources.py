@@ -22,6 +22,8 @@ def clip(tmp_path_factory) -> Path:
     path = folder / "porch.mp4"
     samples.make_recording(path, [samples.Scene(duration_s=6, seed=3, text="PORCH")], [],
                            container_options={"movflags": "+faststart"})
+    # the same with its index (moov) at the end, as cameras write it
+    samples.make_recording(folder / "tail.mp4", [samples.Scene(duration_s=6, seed=3)], [])
     return path
 
 
@@ -139,3 +141,47 @@ def test_av1_is_named_by_its_codec_and_ingests(tmp_path):
         assert (dec.info.video_codec, dec.info.audio_codec) == ("av1", "opus")  # not "libdav1d"
     report, memories, _ = _ingest(path, tmp_path / "data")
     assert abs(report.progress.stream_s - 3.0) < 0.2 and memories
+
+
+def test_an_mp4_indexed_at_its_end_from_a_server_without_ranges_says_so(tmp_path, http_server):
+    out = run_cli("ingest", f"http://{http_server}/tail.mp4", data=tmp_path / "data", check=False)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "range requests" in out.stderr and "faststart" in out.stderr, out.stderr
+    assert "holds no decodable" not in out.stderr
+
+
+# -- an ingest that stops part-way (issue 13, item 4) -----------------------------------------------
+@pytest.mark.slow
+def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again(tmp_path):
+    import signal
+    import time
+
+    from tests.cli_runner import start_cli
+
+    path = tmp_path / "long.mp4"
+    samples.make_recording(path, [samples.Scene(duration_s=12, seed=i) for i in range(8)], [])
+    data = tmp_path / "data"
+    proc = start_cli("ingest", str(path), data=data)
+    snippets = data / "snippets"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if snippets.is_dir() and sum(1 for _ in snippets.rglob("*.mp4")) >= 5:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the ingest ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "listed as incomplete" in stderr and "run the same ingest again" in stderr, stderr
+    (listed,) = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
+    assert listed["stream_id"] == "long" and listed["complete"] is False
+    assert 0 < listed["t_end"] < 90 and listed["memories"] >= 1
+    # no snippet file that no stored memory refers to
+    segments = json.loads(run_cli("segments", "--json", data=data).stdout)["segments"]
+    refs = {uri.rsplit("/", 1)[-1] for s in segments for uri in s["snippet_uris"]}
+    assert {p.name for p in snippets.rglob("*.mp4")} <= refs
+    table = run_cli("streams", data=data).stdout
+    assert "(incomplete)" in table
+    run_cli("ingest", str(path), data=data)
+    (listed,) = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
+    assert listed["complete"] is True and abs(listed["t_end"] - 96) < 1.0
