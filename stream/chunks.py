@@ -481,6 +481,8 @@ class ChunkDecoder:
         self._state: _DecodeState | None = None
         self.bad_packets = 0
         self.warnings: list[str] = []
+        # above this frame rate non-reference frames are skipped (twice what is kept)
+        self.high_fps = 2.0 * max(settings.sample_fps_max, settings.snippet_fps)
 
     def decode(self, chunk: MediaChunk) -> list[DecodedItem]:
         """All items of one chunk (a list: a corrupt chunk fails before anything is used)."""
@@ -506,6 +508,10 @@ class ChunkDecoder:
         for st in (v, a):
             if st is not None:
                 st.codec_context.thread_type = "AUTO"
+        if v is not None and float(v.average_rate or v.guessed_rate or 0) > self.high_fps:
+            # 50/60 fps: frames nothing references are never sampled more densely than
+            # sample_fps_max / snippet_fps allow, so they are not decoded at all
+            v.codec_context.skip_frame = "NONREF"
         packets = []
         try:
             for p in container.demux([s for s in (v, a) if s is not None]):

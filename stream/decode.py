@@ -410,6 +410,10 @@ class _DecodeState:
         self.resampler_key: tuple[Any, ...] | None = None
         self.audio_anchor: float | None = None  # stream time of resampled sample 0
         self.audio_emitted = 0  # samples yielded since the anchor
+        # frames are brought down to the widest size anything downstream keeps (analysis
+        # and snippets), right after decoding: a 1080p60 chunk of full frames is ~1 GB
+        self.working_width = max(settings.analysis_max_width, settings.snippet_max_width)
+        self._scaler: Any = None
 
     def _time(self, frame: Any) -> float | None:
         if frame.pts is None or frame.time_base is None:
@@ -418,6 +422,29 @@ class _DecodeState:
         if self.origin is None:
             self.origin = t  # live sources: the first timestamp we see is time 0
         return t - self.origin
+
+    def _working_size(self, frame: Any) -> Any:
+        """``frame`` scaled (aspect kept, display rotation kept as side data) so that its
+        displayed width is at most ``working_width``; smaller frames pass untouched."""
+        w, h = int(frame.width), int(frame.height)
+        try:
+            quarter = round(float(frame.rotation or 0) / 90) % 2
+        except (AttributeError, TypeError, ValueError):
+            quarter = 0
+        shown_w = h if quarter else w
+        if shown_w <= self.working_width or self.working_width <= 0:
+            return frame
+        scale = self.working_width / shown_w
+        nw, nh = max(2, round(w * scale / 2) * 2), max(2, round(h * scale / 2) * 2)
+        if self._scaler is None:
+            from av.video.reformatter import VideoReformatter
+
+            self._scaler = VideoReformatter()
+        out = self._scaler.reformat(frame, width=nw, height=nh, format="yuv420p", interpolation="AREA")
+        out.pts = frame.pts
+        if frame.time_base is not None:
+            out.time_base = frame.time_base
+        return out
 
     def convert(self, frame: Any, is_audio: bool) -> Iterator[DecodedItem]:
         if is_audio:
@@ -428,6 +455,7 @@ class _DecodeState:
                 f"a {frame.width}x{frame.height} frame exceeds "
                 f"max_frame_pixels={self.settings.max_frame_pixels}"
             )
+        frame = self._working_size(frame)
         t = self._time(frame)
         if t is None:
             t = 0.0 if self.last_video_t is None else self.last_video_t + self.frame_step

@@ -185,3 +185,53 @@ def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again
     run_cli("ingest", str(path), data=data)
     (listed,) = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
     assert listed["complete"] is True and abs(listed["t_end"] - 96) < 1.0
+
+
+@pytest.mark.slow
+def test_1080p60_with_a_phone_length_gop_ingests_in_bounded_memory(tmp_path):
+    """x264's default 250-frame GOP at 1080p60, as phones write it: decoded frames are brought
+    down to the working size at once, so peak memory stays well under 2 GB (measured for the
+    CLI process alone with wait4), and snippets are 640 px wide at snippet_fps."""
+    import os
+    import subprocess
+    import sys
+
+    import av
+    import numpy as np
+
+    from tests.cli_runner import cli_env
+
+    path = tmp_path / "phone60.mp4"
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 255, (1080 // 8, 1920 // 8, 3), dtype=np.uint8)
+    with av.open(str(path), "w") as out:
+        s = out.add_stream("libx264", rate=60, options={"preset": "ultrafast", "g": "250"})
+        s.width, s.height, s.pix_fmt = 1920, 1080, "yuv420p"
+        for i in range(6 * 60):
+            img = np.roll(np.kron(base, np.ones((8, 8, 1), np.uint8)), i * 4, axis=1)
+            frame = av.VideoFrame.from_ndarray(img, format="rgb24")
+            frame.pts = i
+            for p in s.encode(frame):
+                out.mux(p)
+        for p in s.encode():
+            out.mux(p)
+    data = tmp_path / "data"
+    log = tmp_path / "stderr.txt"
+    with log.open("wb") as err:  # a file, not a pipe: nothing can block while stdout is read
+        proc = subprocess.Popen([sys.executable, "-m", "episodic.cli", "ingest", str(path), "--json"],
+                                stdout=subprocess.PIPE, stderr=err, env=cli_env(data))
+        stdout = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the test's
+    assert os.waitstatus_to_exitcode(status) == 0, log.read_text()[-2000:]
+    peak_mb = usage.ru_maxrss / 1024  # kilobytes on Linux
+    assert peak_mb < 2048, f"peak {peak_mb:.0f} MB"
+    (job,) = json.loads(stdout)["ingested"]
+    assert abs(job["stream_s"] - 6.0) < 0.2
+    segments = json.loads(run_cli("segments", "--json", data=data).stdout)["segments"]
+    uri = segments[0]["snippet_uris"][0]
+    with av.open(uri.removeprefix("file://")) as c:
+        v = c.streams.video[0]
+        n = sum(1 for _ in c.decode(v))
+        assert (v.codec_context.width, v.codec_context.height) == (640, 360)
+        seconds = float(c.duration / 1e6)
+    assert 12 <= n / seconds <= 16  # snippet_fps 15, although non-reference frames were skipped
