@@ -183,6 +183,12 @@ def _open_store(data: Path | None, config: Path | None):
     from memory.milvus_store import MilvusStore
 
     settings = _settings(data, config)
+    if not settings.milvus_uri and not Path(settings.data_dir).is_dir():
+        # a mistyped --data is not an empty store
+        raise InputError(
+            f"no data directory at {settings.data_dir}: check --data / EPISODIC_DATA "
+            "(`episodic ingest FILE` creates it)"
+        )
     if not settings.milvus_uri and not Path(settings.resolved_milvus_uri).exists():
         return settings, None
     return settings, MilvusStore(settings)

@@ -235,3 +235,9 @@ def test_1080p60_with_a_phone_length_gop_ingests_in_bounded_memory(tmp_path):
         assert (v.codec_context.width, v.codec_context.height) == (640, 360)
         seconds = float(c.duration / 1e6)
     assert 12 <= n / seconds <= 16  # snippet_fps 15, although non-reference frames were skipped
+
+
+def test_listing_a_data_directory_that_does_not_exist_is_an_error_not_an_empty_store(tmp_path):
+    out = run_cli("streams", "--data", str(tmp_path / "typo"), data=tmp_path, check=False)
+    assert out.returncode == 2 and "no data directory" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "typo").exists()
