@@ -168,6 +168,7 @@ class StreamIngestor:
         )
         self.replay = SemanticReplay(self.s, lambda: components.llm, components.embedder)
         self.progress = Progress(duration_s=media.duration_s if media else None, stream_s=start_s)
+        self.skipped_spans: list[tuple[float, float]] = []  # segments with nothing decodable
         self.memory_ids: set[str] = set()
         self.snippet_uris: set[str] = set()
         self.events: list[ThetaEvent] = []
@@ -204,6 +205,10 @@ class StreamIngestor:
         self.progress.wall_s = time.perf_counter() - self._started
 
     def _process(self, seg: Segment) -> None:
+        if not seg.snippet_frames and not seg.audio.size:
+            # a stretch where nothing decoded (a damaged region): no memory, and said so
+            self.skipped_spans.append((seg.t_start, seg.t_end))
+            return
         self.progress.segments += 1
         started = time.perf_counter()
         ref = self.c.snippets.put(
@@ -409,6 +414,8 @@ class StreamRunner:
         progress = self.ingestor.finish()
         self.memory_ids |= self.ingestor.memory_ids
         self.snippet_uris |= self.ingestor.snippet_uris
+        for t0, t1 in self.ingestor.skipped_spans:
+            self.warnings.append(f"nothing decodable between {t0:.1f} and {t1:.1f} s: no memory there")
         self._segments += progress.segments
         self._memories += progress.memories
         self._events += progress.events
@@ -453,6 +460,9 @@ class StreamRunner:
         )
 
 
+TRUNCATED_SLACK_S = 1.0  # a recording this much shorter than its header says is reported
+
+
 class IngestInterrupted(KeyboardInterrupt):
     """Ctrl-C during an ingest: ``str()`` says what was kept and how to complete it."""
 
@@ -471,10 +481,7 @@ def _keep_incomplete(runner: StreamRunner, components: Components, exc: BaseExce
         components.store.flush()
     except (EpisodicError, OSError) as store_exc:  # the store itself may be what failed
         return f"what was stored before could not be listed ({store_exc})"
-    return (
-        f"kept {len(stored)} memories of {runner.stream_id!r} (0–{info.t_end:.1f} s), listed "
-        "as incomplete; run the same ingest again to complete it"
-    )
+    return f"kept {len(stored)} memories of {runner.stream_id!r} (0–{info.t_end:.1f} s), listed as incomplete"
 
 
 @dataclass
@@ -544,13 +551,20 @@ def ingest_file(
         except (KeyboardInterrupt, EpisodicError) as exc:
             kept = _keep_incomplete(runner, components, exc)
             if isinstance(exc, KeyboardInterrupt):
-                raise IngestInterrupted(kept) from None
+                raise IngestInterrupted(f"{kept}; run the same ingest again to complete it") from None
             raise type(exc)(f"{exc}; {kept}") from None
         warnings = list(chunker.warnings)
     progress = runner.finish()
     warnings += runner.warnings
-    if runner.decoder.bad_packets:
-        warnings.append(f"skipped {runner.decoder.bad_packets} undecodable packet(s) in {p}")
+    bad = runner.decoder.bad_packets + chunker.bad_packets
+    if bad:
+        warnings.append(f"skipped {bad} undecodable packet(s) in {p}")
+    declared = float(info.duration_s or 0.0)
+    if declared and progress.stream_s < declared - TRUNCATED_SLACK_S and not chunker.warnings:
+        warnings.append(
+            f"{p} ended at t={progress.stream_s:.1f} s although its header says {declared:.1f} s: "
+            "the file looks truncated; kept what could be decoded"
+        )
     if progress.segments == 0:
         raise MediaError(f"{p} holds no decodable audio or video")
     removed = components.store.delete_stream_records_except(stream_id, runner.memory_ids)

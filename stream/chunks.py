@@ -268,6 +268,7 @@ class Chunker:
         # decoded frame and carried into every chunk (Matroska keeps it, MPEG-TS cannot)
         self.rotation_deg = 0
         self._rotation_probes = 0 if v is not None else ROTATION_PROBE_PACKETS
+        self.bad_packets = 0  # packets of damaged regions left out of the chunks
 
     def close(self) -> None:
         self.decoder.close()
@@ -445,6 +446,7 @@ class Chunker:
                         streams["video"].set_display_rotation(self.rotation_deg)
                 if a is not None:
                     streams["audio"] = out.add_stream_from_template(a, opaque=True)
+                muxed = 0
                 for p in packets:
                     pkt = av.Packet(p.data)
                     pkt.pts, pkt.dts = p.pts, p.dts
@@ -452,7 +454,14 @@ class Chunker:
                     pkt.time_base = p.time_base
                     pkt.is_keyframe = p.keyframe
                     pkt.stream = streams[p.kind]
-                    out.mux(pkt)
+                    try:
+                        out.mux(pkt)
+                        muxed += 1
+                    except (av.FFmpegError, ValueError):
+                        # a damaged region of the file: skip its packets, keep the rest
+                        self.bad_packets += 1
+                if not muxed:
+                    raise ValueError("none of its packets could be written")
             finally:
                 out.close()
         except (av.FFmpegError, ValueError) as exc:
@@ -579,6 +588,8 @@ class ChunkDecoder:
         if state is None:
             return []
         items = list(state.flush_video()) + list(state.flush_audio())
+        if state.bad_audio_frames:
+            self.warnings.append(f"dropped {state.bad_audio_frames} damaged audio frame(s)")
         if state.retimed_frames or state.clock_resets:
             self.warnings.append(
                 f"repaired {state.retimed_frames} corrupt video timestamp(s)"

@@ -410,6 +410,7 @@ class _DecodeState:
         self.resampler_key: tuple[Any, ...] | None = None
         self.audio_anchor: float | None = None  # stream time of resampled sample 0
         self.audio_emitted = 0  # samples yielded since the anchor
+        self.bad_audio_frames = 0  # dropped: decoded from damaged data
         # frames are brought down to the widest size anything downstream keeps (analysis
         # and snippets), right after decoding: a 1080p60 chunk of full frames is ~1 GB
         self.working_width = max(settings.analysis_max_width, settings.snippet_max_width)
@@ -508,6 +509,17 @@ class _DecodeState:
         return av.AudioResampler(format="flt", layout="mono", rate=self.rate)
 
     def _audio(self, frame: Any) -> Iterator[DecodedItem]:
+        try:
+            yield from self._audio_frame(frame)
+        except (av.FFmpegError, ValueError):
+            # a frame decoded from damaged data (an impossible layout or rate): drop it and
+            # start the resampler afresh on the next good one
+            self.bad_audio_frames += 1
+            self.resampler = self.resampler_key = None
+
+    def _audio_frame(self, frame: Any) -> Iterator[DecodedItem]:
+        if not frame.sample_rate or frame.sample_rate <= 0 or not frame.samples:
+            raise ValueError("an audio frame without samples or rate")
         key = (frame.format.name, frame.layout.name, frame.sample_rate)
         t = self._time(frame)
         if self.resampler is None or key != self.resampler_key:

@@ -241,3 +241,30 @@ def test_listing_a_data_directory_that_does_not_exist_is_an_error_not_an_empty_s
     out = run_cli("streams", "--data", str(tmp_path / "typo"), data=tmp_path, check=False)
     assert out.returncode == 2 and "no data directory" in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "typo").exists()
+
+
+# -- damaged files keep what decodes (issue 13, item 7) -----------------------------------------------
+@pytest.mark.slow
+def test_garbage_mid_file_and_a_truncated_faststart_file_keep_everything_decodable(tmp_path):
+    import random
+
+    good = tmp_path / "good.mp4"
+    samples.make_recording(good, [samples.Scene(duration_s=10, seed=i) for i in range(3)], [],
+                           container_options={"movflags": "+faststart"})
+    raw = bytearray(good.read_bytes())
+    rng = random.Random(1)
+    mid = len(raw) // 2
+    raw[mid : mid + 200_000] = bytes(rng.getrandbits(8) for _ in range(len(raw[mid : mid + 200_000])))
+    corrupt = tmp_path / "corrupt.mp4"
+    corrupt.write_bytes(bytes(raw))
+    truncated = tmp_path / "truncated.mp4"
+    truncated.write_bytes(good.read_bytes()[: int(len(raw) * 0.6)])
+    data = tmp_path / "data"
+    jobs = json.loads(run_cli("ingest", str(corrupt), str(truncated), "--json", data=data).stdout)["ingested"]
+    by_id = {j["stream_id"]: j for j in jobs}
+    assert abs(by_id["corrupt"]["stream_s"] - 30.0) < 0.5  # the whole recording, not up to the damage
+    assert any("undecodable" in w for w in by_id["corrupt"]["warnings"])
+    assert 10.0 < by_id["truncated"]["stream_s"] < 25.0
+    assert any("looks truncated" in w for w in by_id["truncated"]["warnings"])
+    streams = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
+    assert {s["stream_id"]: s["complete"] for s in streams} == {"corrupt": True, "truncated": True}
