@@ -123,8 +123,27 @@ class FileSnippetStore:
         except (ValueError, OSError) as exc:
             raise InputError(f"not a valid snippet URI {uri!r}: {exc}") from None
         if resolved == root or not resolved.is_relative_to(root):
+            moved = self._relocated(raw, root)
+            if moved is not None:
+                return moved
             raise InputError(f"snippet URI {uri!r} is outside the snippet directory {root}")
         return resolved
+
+    def _relocated(self, raw: str, root: Path) -> Path | None:
+        """A record written before the data directory was moved, copied or mounted elsewhere
+        names the old place (``/old/data/snippets/<stream>/<segment>.mp4``): the same
+        ``<stream>/<segment>`` under this snippet directory, when it is there. Never a path
+        outside this directory."""
+        parts = [p for p in raw.split("/") if p]
+        if len(parts) < 2:
+            return None
+        stream, name = parts[-2], parts[-1]
+        if not STREAM_ID_PATTERN.fullmatch(stream) or Path(name).suffix not in SNIPPET_SUFFIXES:
+            return None
+        candidate = (root / stream / name).resolve(strict=False)
+        if candidate.parent.parent != root or not candidate.is_file():
+            return None
+        return candidate
 
     def uri_for(self, path: Path) -> str:
         """``file://`` + the absolute path; only characters a URI path cannot hold are

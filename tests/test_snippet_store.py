@@ -240,3 +240,22 @@ def test_delete_stream_and_bytes_used(store: FileSnippetStore) -> None:
     assert not d.exists()
     assert store.delete_stream("never", set()) == 0
     assert store.bytes_used("never") == 0
+
+
+def test_a_moved_data_directory_still_serves_its_snippets(tmp_path: Path) -> None:
+    import shutil
+
+    old = FileSnippetStore(Settings(data_dir=tmp_path / "old"))
+    ref = old.put("cam", "cam@000000000000.s", 0.0, 1.0, make_frames([0.0]), None, SR, 1.0)
+    shutil.move(str(tmp_path / "old"), str(tmp_path / "new"))
+    moved = FileSnippetStore(Settings(data_dir=tmp_path / "new"))
+    path = moved.path_for(ref.uri)  # the record still names /old/…
+    assert path == (tmp_path / "new" / "snippets" / "cam" / "cam@000000000000.s.mp4").resolve()
+    with moved.open(ref.uri) as fh:
+        assert fh.read(12)[4:8] == b"ftyp"
+    # only that stream's own file under this directory: nothing else is reachable that way
+    for uri in (ref.uri.replace("cam@000000000000.s", "cam@000000009999.s"),
+                ref.uri.replace("/cam/", "/other/"), "file:///etc/cam/passwd.mp4"):
+        with pytest.raises(InputError):
+            moved.path_for(uri)
+    assert moved.delete_stream("cam", {ref.uri}) == 0  # kept: the old URI names this file
