@@ -22,7 +22,7 @@ from rich.table import Table
 from typer.core import TyperCommand
 
 from episodic.config import Settings, load_settings
-from episodic.errors import EpisodicError, InputError
+from episodic.errors import EpisodicError, InputError, StoreError
 
 app = typer.Typer(
     name="episodic",
@@ -1276,6 +1276,21 @@ def show_config(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOp
     Console().print(table)
 
 
+def _storage_error(exc: OSError) -> str | None:
+    """One line for the storage failures a user can fix (a full disk, a read-only or
+    unwritable directory); None for anything else (a bug deserves its traceback)."""
+    import errno
+
+    where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"no space left on the device{where}: free some space or point --data elsewhere"
+    if exc.errno == errno.EROFS:
+        return f"the file system is read-only{where}: writing needs a writable --data"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied{where}: check the owner and mode of the data directory"
+    return None
+
+
 def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
     try:
@@ -1283,6 +1298,12 @@ def main() -> None:
     except EpisodicError as exc:
         err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        said = _storage_error(exc)
+        if said is None:
+            raise
+        err.print(f"[red]error[/red]: {said}", highlight=False, soft_wrap=True)
+        sys.exit(StoreError.exit_code)
     except KeyboardInterrupt as exc:
         said = str(exc)
         err.print(f"interrupted: {said}" if said else "interrupted: memories stored so far are kept")

@@ -268,3 +268,28 @@ def test_garbage_mid_file_and_a_truncated_faststart_file_keep_everything_decodab
     assert any("looks truncated" in w for w in by_id["truncated"]["warnings"])
     streams = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
     assert {s["stream_id"]: s["complete"] for s in streams} == {"corrupt": True, "truncated": True}
+
+
+@pytest.mark.parametrize(
+    "errno_name, said",
+    [("ENOSPC", "no space left"), ("EROFS", "read-only"), ("EACCES", "permission denied")],
+)
+def test_a_full_disk_or_unwritable_store_is_one_line_with_exit_4(tmp_path, monkeypatch, capsys, clip,
+                                                                errno_name, said):
+    """Simulated (a real full disk needs a mount the tests cannot make everywhere): the error
+    reaches the user as one line and the documented store exit code, not a traceback."""
+    import errno
+    import sys
+
+    from episodic import cli, pipeline
+
+    def full(*_a, **_k):
+        raise OSError(getattr(errno, errno_name), "simulated", str(tmp_path / "data" / "snippets"))
+
+    monkeypatch.setattr(pipeline, "ingest_file", full)
+    monkeypatch.setattr(sys, "argv", ["episodic", "ingest", str(clip), "--data", str(tmp_path / "data")])
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    assert done.value.code == 4
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert lines and said in " ".join(lines) and "Traceback" not in " ".join(lines)
