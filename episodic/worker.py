@@ -164,6 +164,7 @@ class Worker:
         key = record.key.decode("utf-8", "replace") if isinstance(record.key, bytes) else record.key
         if key is not None and key != chunk.stream_id:
             log.warning("chunk %s of %s arrived with key %r", chunk.seq, chunk.stream_id, key)
+        opened_here = chunk.stream_id not in self.streams
         st = self.streams.get(chunk.stream_id) or self._open(chunk, tp, record.offset)
         if st is None:
             self.stats.skipped += 1
@@ -174,6 +175,12 @@ class Worker:
             used = st.runner.feed(chunk)
         except ChunkError as exc:
             self._dead_letter(str(exc), tp, record, parsed=True)
+            if opened_here:
+                # nothing of this stream was taken here: keeping it open would hold its
+                # partition's offset at this chunk for good (and an idle worker never exits);
+                # its next chunk opens it again from its checkpoint
+                del self.streams[chunk.stream_id]
+                metrics.OPEN_STREAMS.set(len(self.streams))
             return
         if not used:
             self.stats.skipped += 1

@@ -78,9 +78,6 @@ NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sent
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
 _SUBJECT = re.compile(r" [a-z]")  # "Maria painted": a capitalised word followed by its verb
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
-PICTURE_GUESS_MIN = 0.3  # "what did the picture show?": a weaker best guess is no answer
-_WHAT_PICTURE = re.compile(r"\b(?:picture|photo|photograph|image)\b.*\b(?:show|shows|showed|shown|of)\b|"
-                           r"\bwhat\b.*\b(?:picture|photo|photograph|image)\b", re.I)
 _PICTURED = re.compile(r"\b(?:picture|photo|photograph|image|shown|showed|appeared|appear|seen|visible|"
                        r"on screen)\b", re.I)
 _ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
@@ -314,7 +311,9 @@ class StructuredAnswerer:
             return None  # the options are streams: which_stream's
         named = self.named_stream(analysis.question, streams)
         if not options:
-            return self._picture_guess(analysis, named, scope) if named else None
+            # an open "what did the picture show?" is not answered from guesses: textures
+            # are guessed as confidently as pictures ("a shower curtain" at 0.7)
+            return None
         units = self._visual_units([named] if named else streams, scope)
         if not units:
             return None
@@ -338,35 +337,6 @@ class StructuredAnswerer:
         if said[best] < 1.0:
             caps["guess"] = round(float(guessed[best].max()), 3)
         return self._choice(options, scores, support, evidence, caps)
-
-    def _picture_guess(self, analysis: QueryAnalysis, stream_id: str, scope: Scope) -> Draft | None:
-        """"What did the picture in X show?" with nothing sure said about it: the plain word the
-        classifier guessed most strongly in any key frame of X, offered as a guess."""
-        if not _WHAT_PICTURE.search(analysis.question) or analysis.shape.focus != "any":
-            return None
-        units = self._visual_units([stream_id], scope)
-        # a picture shown for a moment stands out from the stream's usual view: a guess made
-        # on many key frames (a textured wall read as "a shower curtain") is the background
-        seen_in: dict[str, int] = {}
-        for u in units:
-            for name, p in u.guesses:
-                if p >= PICTURE_GUESS_MIN / 3:
-                    seen_in[name] = seen_in.get(name, 0) + 1
-        best: tuple[float, float, str, Unit] | None = None
-        for u in units:
-            for name, p in u.guesses:
-                if not name.startswith(("a ", "an ")) or p < PICTURE_GUESS_MIN:
-                    continue
-                rarity = math.log((len(units) + 1) / (seen_in.get(name, 0) + 0.5))
-                if best is None or p * rarity > best[0]:
-                    best = (p * rarity, float(p), name, u)
-        if best is None:
-            return None
-        _, p, word, unit = best
-        fine = ", ".join(g for g, _ in unit.guesses if not g.startswith(("a ", "an ")))[:80]
-        answer = f"possibly {word} (a guess from the key frames at {unit.cite()}" + (f": {fine})" if fine else ")")
-        return Draft(answer=answer, confidence=round(min(p, 1.0) * GUESS_CAP, 4), support=[unit], source="guess",
-                     caps={"route": 8.0, "guess": round(p, 3), "span": 1.0})
 
     # -- order -------------------------------------------------------------------------------
     def next_to(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],

@@ -94,9 +94,18 @@ def subject_phrase(question: str, stream_ids: Sequence[str] = ()) -> str:
     return " ".join(kept)
 
 
+_SCREEN_ONLY = frozenset({"screen", "onscreen"})
+
+
 def about_pictures(analysis: QueryAnalysis) -> bool:
-    """Whether the question asks about what was seen (not what was written on screen)."""
-    return "visual" in analysis.preferred_modalities and not analysis.asks_text
+    """Whether the question asks about what was seen (not what was written on screen).
+    "Shown on screen" alone does not make a question about text; "read", "sign", "written"
+    do. (The analyser counts "screen" as a text cue, for "what was on the screen?")."""
+    text_cues = set(getattr(analysis, "cues", {}).get("text", ()))
+    about_text = analysis.asks_text and not (text_cues and text_cues <= _SCREEN_ONLY)
+    return not about_text and (
+        "visual" in analysis.preferred_modalities or bool(text_cues and text_cues <= _SCREEN_ONLY)
+    )
 
 
 def visual_units(store, stream_ids: Sequence[str], scope: Scope, reuse_vectors: bool = True) -> list[Unit]:

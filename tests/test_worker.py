@@ -385,6 +385,30 @@ def test_bad_messages_go_to_the_dead_letter_topic_and_streams_go_on(kafka, media
         assert "\n" not in d.reason and d.worker_id
 
 
+def test_a_stream_whose_first_chunk_is_garbage_does_not_pin_its_partition(kafka, media, tmp_path):
+    """Issue 13: a new stream id whose only chunk does not decode used to stay open for good,
+    holding its partition's committed offset at that chunk; an idle worker never exited."""
+    s = kafka.replace(data_dir=tmp_path / "pin", kafka_topic="episodic.pin")
+    kafka_io.ensure_topics(s)
+    with Chunker(str(media[SHORT[0]]), "cam-dead", s) as chunker:
+        first = next(iter(chunker))
+    first.payload = b"\x47" + bytes(range(256)) * 200  # an MPEG-TS sync byte, then noise
+    with kafka_io.ChunkProducer(s) as producer:
+        kafka_io.delivery_result(producer.send("cam-dead", first.to_bytes()), "garbage", s)
+    push_source(str(media[SHORT[1]]), SHORT[1], s)  # a clean stream after it
+    components = Components(s)
+    worker = Worker(components)
+    try:
+        stats = worker.run(idle_exit_s=3.0)  # returns: nothing is left open
+        assert stats.dead_lettered == 1 and stats.streams_ended == 1
+        assert not worker.streams
+        ends = worker.consumer.end_offsets(list(worker.committed))
+        assert worker.committed == ends, (worker.committed, ends)  # every offset moved on
+    finally:
+        worker.close()
+        components.close()
+
+
 # -- the broker goes away while a push runs ------------------------------------------------------
 def test_push_rides_out_a_broker_restart(media, tmp_path):
     """acks=all: the producer retries through a short broker outage and every chunk the
