@@ -152,7 +152,7 @@ def option_streams(options: Sequence[str], streams: Sequence[str]) -> list[str |
 
 def asks_pictured(analysis: QueryAnalysis) -> bool:
     """"Which of these was shown in X?", "what did the photo in X show?": a question about what
-    a stream showed as a whole, with no moment to anchor it ("while …", "after …"), no
+    a stream showed as a whole (answered here only when options are given), with no moment to anchor it ("while …", "after …"), no
     colour, number or name asked for, and no order, count, stream or sound shape."""
     shape = analysis.shape
     return (
@@ -261,7 +261,7 @@ class StructuredAnswerer:
                            if analysis.terms else (_ramp(top.cos) if top else 0.0))
             evidence.append(ranked[:3])
         caps = {"route": 0.0, "streams_named": float(sum(s is not None for s in named))}
-        if max(support, default=0.0) < GUESS_FALLBACK and self._about_pictures(analysis):
+        if max(support, default=0.0) < GUESS_FALLBACK and about_pictures(analysis):
             guessed = self._stream_guesses(analysis, named, scope)
             if guessed is not None:
                 scores, support, evidence, best = guessed
@@ -272,10 +272,6 @@ class StructuredAnswerer:
         return draft
 
     # -- what was pictured ---------------------------------------------------------------------
-    @staticmethod
-    def _about_pictures(analysis: QueryAnalysis) -> bool:
-        return about_pictures(analysis)
-
     def _visual_units(self, streams: Sequence[str], scope: Scope) -> list[Unit]:
         return visual_units(self.store, streams, scope, self.scorer.reuse_visual_vectors)
 
@@ -304,16 +300,14 @@ class StructuredAnswerer:
         """"Which of these was shown (in a picture) in X?": every key frame of the named stream
         (else of the scope) against the options: an option's words in a frame description
         (a label the describer was sure of) count fully, the classifier's guesses as guesses."""
-        if not asks_pictured(analysis):
+        # an open "what did the picture show?" is not answered from guesses: textures are
+        # guessed as confidently as pictures ("a shower curtain" at 0.7)
+        if not options or not asks_pictured(analysis):
             return None
         streams = reader.streams_in(scope)
-        if options and option_streams(options, streams).count(None) < len(options):
+        if option_streams(options, streams).count(None) < len(options):
             return None  # the options are streams: which_stream's
         named = self.named_stream(analysis.question, streams)
-        if not options:
-            # an open "what did the picture show?" is not answered from guesses: textures
-            # are guessed as confidently as pictures ("a shower curtain" at 0.7)
-            return None
         units = self._visual_units([named] if named else streams, scope)
         if not units:
             return None
