@@ -96,7 +96,7 @@ def ingest(
         raise InputError("--stream-id names one stream: give a single FILE (or omit --stream-id)")
     jobs: list[tuple[str | Path, str, str]] = []
     seen: dict[str, str] = {}
-    for name in files:
+    for name in map(os.fspath, files):  # the demo passes Paths
         source: str | Path = name if is_url(name) else Path(name)
         if isinstance(source, Path) and not source.exists():
             raise InputError(f"file not found: {source}")
