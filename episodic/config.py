@@ -196,6 +196,9 @@ class Settings:
     relisten_min_gain: float = 0.05
     # ... or within this much below it when it adds words of the question (mean token log-prob)
     relisten_hint_tolerance: float = 0.3
+    # Multiple choice about speech with short options: each option is put into the recalled
+    # sentence and scored against its audio (retrieval/option_audio.py); false = off
+    relisten_score_options: bool = True
 
     # -- multi-video articles (MARQUIS, seed 000) ----------------------------------------
     # Sub-queries a request is decomposed into: the paper averages 22.6 (1–25) for long

@@ -76,6 +76,8 @@ log = logging.getLogger(__name__)
 NOTHING_FOUND = "I found nothing about that in memory."
 LETTERS = "ABCDEFGHIJ"
 LLM_VOTE = 0.1  # the model's letter: a tie-breaker, about a third of a clear lexical match
+AUDIO_VOTE = 2.0  # the option the audio carried clearly best: above any written evidence
+AUDIO_SUPPORT = 0.6  # …and the support it brings (forced alignment, 6 of 7 right on dev sentences)
 MARGIN_FULL = 0.25  # an option this far ahead of the runner-up keeps its full support
 KIND_CAP = 0.5
 GROUNDED = 0.75  # a model answer with fewer of its new words in the evidence is not used
@@ -545,6 +547,7 @@ class Answerer:
         units: list[Unit],
         overview: Sequence[Unit] = (),
         options: Sequence[str] = (),
+        heard: int | None = None,
     ) -> Draft:
         """Γ over detailed evidence (Table 11): the most relevant notes, the gist around them."""
         usable = [u for u in units if relevant(u, self.settings, analysis)]
@@ -563,7 +566,7 @@ class Answerer:
         reply, parsed = self._ask_model(messages, len(options), options)
         model_cap = parsed.confidence if parsed.confidence is not None else 1.0
         if options:
-            return self.choose(analysis, options, notes_units, parsed, reply, model_cap)
+            return self.choose(analysis, options, notes_units, parsed, reply, model_cap, heard=heard)
         return self._best_of(analysis, notes_units, parsed, reply, model_cap)
 
     # -- multiple choice -------------------------------------------------------------------
@@ -575,9 +578,15 @@ class Answerer:
         parsed: ParsedReply,
         reply: str,
         model_cap: float = 1.0,
+        heard: int | None = None,
     ) -> Draft:
-        """Pick one option by its support in the evidence (see the module doc)."""
+        """Pick one option by its support in the evidence (see the module doc). ``heard``:
+        the option whose sentence the audio itself carried best (retrieval/option_audio.py),
+        which outweighs any written evidence: the transcript is what may be misheard."""
         scores, detail = self.option_scores(analysis, options, units, parsed.letter)
+        if heard is not None and 0 <= heard < len(options):
+            scores[heard] += AUDIO_VOTE
+            detail["support"][heard] = max(detail["support"][heard], AUDIO_SUPPORT)
         order = sorted(range(len(options)), key=lambda i: -scores[i])
         best = order[0]
         margin = scores[best] - scores[order[1]] if len(order) > 1 else scores[best]
@@ -598,7 +607,9 @@ class Answerer:
             confidence = min(confidence, NO_OPTION_SUPPORT)
         if support <= 0.0 or max(scores) <= 0.0:
             confidence = min(confidence, NO_OPTION_SUPPORT)  # nothing supports any option
-        if detail["lex"][best] <= 0.0:
+        if best == heard:
+            caps["heard"] = 1.0
+        elif detail["lex"][best] <= 0.0:
             # no word of the option is in the evidence: "a man with a camera" merely resembles
             # "Seen: camera panning"; a resemblance is not a sighting
             caps["lexical"] = 0.0

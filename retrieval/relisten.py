@@ -52,6 +52,7 @@ from memory.consolidation import representative_vector
 from memory.records import EmbeddingEntry, ShortTermMemory, SnippetRef, TranscriptPiece, event_id
 from memory.summary_composer import compose_summary
 from retrieval.detailed import MemoryReader, Recall, Unit, apply_position, relevant, units_of
+from retrieval.option_audio import OptionHearing, hear_options, scoreable
 from retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
 from retrieval.types import QueryType, Scope
 
@@ -71,6 +72,7 @@ NEW_ONLY_MIN_SCORE = -1.0
 # replaced by measurements once a memory has been re-listened in this process.
 INITIAL_RELISTEN_S = 3.0
 INITIAL_LOAD_S = 4.0
+OPTION_HEARING_S = 1.5  # scoring the options against one sentence's audio needs about this
 
 # GPT-2 style pre-tokens (Whisper's tokenizer): contractions, a space + letters, a space +
 # digits, a space + other symbols, runs of spaces
@@ -472,6 +474,62 @@ class Relistener:
             report.happened |= outcome.audio_s > 0
         if not report.reason:
             report.reason = "done"
+
+    def hear_options(
+        self,
+        analysis: QueryAnalysis,
+        question: str,
+        options: Sequence[str],
+        recall: Recall,
+        reader: MemoryReader,
+        remaining: Callable[[], float | None],
+    ) -> OptionHearing:
+        """Which given option the audio of the best recalled sentence carries (see
+        retrieval/option_audio.py); runs after re-listening, on the transcript it left. Never
+        raises for what it meets in the data."""
+        s = self.settings
+        out = OptionHearing()
+        if not s.relisten_score_options or not scoreable(options):
+            out.reason = "off" if not s.relisten_score_options else "options too long"
+            return out
+        if not recall.units or not about_speech(analysis, recall.units, s):
+            out.reason = "not about speech"
+            return out
+        budget = self._budget(remaining)
+        if budget is not None and budget < OPTION_HEARING_S:
+            out.reason = "no time left"
+            return out
+        targets = self._targets(recall.units, reader, analysis)
+        if not targets:
+            out.reason = "no recalled memory with stored audio"
+            return out
+        memory, units = targets[0]
+        sentence = next((u for u in units if u.modality == "speech" and u.text.strip()), None)
+        if sentence is None:
+            out.reason = "no recalled sentence"
+            return out
+        try:
+            audio = memory_audio(
+                memory, max(memory.t_start, sentence.t_start - PAD_S),
+                min(memory.t_end, sentence.t_end + PAD_S), self.c.snippets.path_for,
+            )
+            if not audio.size or not np.any(audio):
+                out.reason = "no audio"
+                return out
+            scorer = TranscriptScorer(self._whisper())
+            language = s.asr_language or next(
+                (p.language for p in memory.transcript if getattr(p, "language", "")), ""
+            ) or s.asr_fallback_language or "en"
+            return hear_options(scorer.score, scorer.encode(audio), sentence.text, question, options, language)
+        except (EpisodicError, OSError, RuntimeError, ValueError) as exc:  # CTranslate2: plain errors
+            log.info("scoring options against the audio of %s failed: %s", memory.id, exc)
+            out.reason = f"failed: {exc}"
+            return out
+        except Exception as exc:  # PyAV raises its own error types for damaged files
+            if type(exc).__module__.split(".")[0] != "av":
+                raise
+            out.reason = f"cannot decode: {exc}"
+            return out
 
     def _targets(
         self, units: Sequence[Unit], reader: MemoryReader, analysis: QueryAnalysis

@@ -294,6 +294,14 @@ class MemoryQA:
             trace.notes["relisten"] = heard
             if heard.memories:
                 clock.timings["relisten"] = round(heard.seconds * 1000.0, 2)
+            hearing = None
+            if req.options and not structured:
+                # each short option put into the recalled sentence and scored against its audio
+                with clock.stage("option_audio"):
+                    hearing = self.relisten.hear_options(
+                        analysis, req.question, req.options, recall, reader, clock.remaining
+                    )
+                trace.notes["options_heard"] = hearing.to_dict()
             with clock.stage("synthesis"):
                 detailed = None
                 if structured:
@@ -303,7 +311,10 @@ class MemoryQA:
                 if detailed is not None:
                     final = detailed
                 else:
-                    detailed = answerer.synthesize(analysis, recall.units, summaries, req.options)
+                    detailed = answerer.synthesize(
+                        analysis, recall.units, summaries, req.options,
+                        heard=hearing.heard if hearing is not None else None,
+                    )
                     final = answerer.reconcile(analysis, fast, detailed)
             trace.detailed, trace.recall = detailed, recall
             pathway = Pathway.DETAILED

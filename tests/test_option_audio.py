@@ -1,0 +1,119 @@
+"""Scoring given options against the audio (retrieval/option_audio.py).
+
+Unit parts: numbers said as words, where the answer's slot is in a garbled sentence, and the
+decision rule (with a stand-in scorer). End to end (slow): a generated recording whose stored
+transcript is overwritten with a garble, the options put into it and scored by Whisper base
+against the real audio.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from episodic import samples
+from episodic.config import load_settings
+from retrieval.option_audio import (
+    hear_options,
+    number_words,
+    scoreable,
+    slot_windows,
+    spoken_forms,
+    words_of,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_relisten import overwrite_transcript, speech_memory  # noqa: E402
+
+SENTENCE = "The flower show is in room three twelve."
+GARBLED = "The flow ashore is in room pre-tweil."
+QUESTION = "In what room is the flower show?"
+OPTIONS = ["316", "312", "213", "131"]
+
+
+@pytest.mark.parametrize("n, said", [(0, "zero"), (13, "thirteen"), (40, "forty"), (312, "three hundred twelve"),
+                                     (1005, "one thousand five"), (2026, "two thousand twenty six")])
+def test_number_words(n, said):
+    assert number_words(n) == said
+
+
+def test_spoken_forms_of_numbers_and_times():
+    assert spoken_forms("312") == ["312", "three hundred twelve", "three twelve"]
+    assert spoken_forms("9:35") == ["9:35", "nine thirty five"]
+    assert spoken_forms("11:05") == ["11:05", "eleven oh five"]
+    assert spoken_forms("23 dollars") == ["23 dollars", "twenty three dollars"]
+    assert spoken_forms("Blue") == ["blue"]
+
+
+def test_the_slot_is_where_an_option_could_have_been_said():
+    words = words_of(GARBLED)
+    windows = [" ".join(words[i : i + n]) for i, n in slot_windows(words, QUESTION, OPTIONS)]
+    assert windows[0] == "pre-tweil."  # "room" is the question's word: the answer follows it
+    assert all("room" not in w for w in windows)
+    words = words_of("Pre-appainted that wandering can blew.")
+    first = slot_windows(words, "Which colour is the watering can that Priya painted?",
+                         ["green", "blue", "red", "white"])[0]
+    assert " ".join(words[first[0] : first[0] + first[1]]) == "blew."
+
+
+def test_the_option_the_audio_carries_clearly_best_is_heard():
+    def score(_encoded, texts, _language):
+        return [-0.8 if "312" in t else -2.0 for t in texts]
+
+    h = hear_options(score, None, GARBLED, QUESTION, OPTIONS)
+    assert h.heard == 1 and h.reason == "heard" and h.margin == pytest.approx(1.2)
+    assert h.sentences[1] == "The flow ashore is in room 312"
+
+    def close(_encoded, texts, _language):
+        return [-1.0 if "312" in t else -1.1 for t in texts]
+
+    h = hear_options(close, None, GARBLED, QUESTION, OPTIONS)
+    assert h.heard is None and h.reason == "too close"
+    assert hear_options(score, None, "", QUESTION, OPTIONS).reason == "no slot"
+    assert scoreable(OPTIONS) and not scoreable(["who takes care of the clipboard today", "x"])
+    assert not scoreable(["312"])
+
+
+@pytest.fixture(scope="module")
+def garbled(tmp_path_factory):
+    from episodic.pipeline import Components, ingest_file
+    from retrieval.service import MemoryQA
+
+    root = tmp_path_factory.mktemp("options")
+    components = Components(load_settings(data_dir=root / "data"))
+    path = root / "hall.mp4"
+    samples.make_recording(path, [samples.Scene(duration_s=7, seed=8)], [samples.Speech(t=1.0, text=SENTENCE)])
+    ingest_file(path, "hall", components)
+    memory = speech_memory(components.store, "hall")
+    overwrite_transcript(components, memory.id, GARBLED)
+    service = MemoryQA(components, warm_after_request=False)
+    service.prepare()
+    yield service, components, components.store.get_memory(memory.id, with_vectors=True)
+    components.close()
+
+
+@pytest.mark.slow
+def test_whisper_hears_which_option_was_said_in_a_garbled_sentence(garbled):
+    from retrieval.relisten import TranscriptScorer, memory_audio
+
+    service, components, memory = garbled
+    audio = memory_audio(memory, memory.t_start, memory.t_end, components.snippets.path_for)
+    scorer = TranscriptScorer(service.relisten._whisper())
+    h = hear_options(scorer.score, scorer.encode(audio), GARBLED, QUESTION, OPTIONS)
+    assert h.heard == 1, h  # "three twelve" was said
+    assert h.margin >= 0.3
+
+
+@pytest.mark.slow
+def test_a_multiple_choice_question_about_speech_is_answered_with_what_was_heard(garbled):
+    from retrieval.types import AskRequest
+
+    service, _, _ = garbled
+    question = "Which room did they say the flower show is in?"
+    result, trace = service.ask_traced(AskRequest(question, options=tuple(OPTIONS)))
+    assert result.choice_index == 1, (result.answer, trace.notes.get("options_heard"))
+    heard = trace.notes.get("options_heard")
+    assert heard is not None and heard["reason"] in ("heard", "too close")
+    assert "option_audio" in result.timings_ms
