@@ -48,6 +48,7 @@ from retrieval.detailed import (
 )
 from retrieval.guess_match import (
     GUESS_CAP,
+    PICTURED,
     about_pictures,
     guess_support,
     subject_phrase,
@@ -78,8 +79,6 @@ NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sent
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
 _SUBJECT = re.compile(r" [a-z]")  # "Maria painted": a capitalised word followed by its verb
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
-_PICTURED = re.compile(r"\b(?:picture|photo|photograph|image|shown|showed|appeared|appear|seen|visible|"
-                       r"on screen)\b", re.I)
 _ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
 _DARK = re.compile(r"\b(?:dark|black|blank|nothing (?:was )?(?:visible|shown|on screen))\b", re.I)
 
@@ -160,7 +159,7 @@ def asks_pictured(analysis: QueryAnalysis) -> bool:
         # "…a picture nobody talked about: what did it show?" names speech too, yet asks
         # about the picture: cross-modal only when a moment anchors it (_ANCHORED)
         and analysis.query_type in (QueryType.VIDEO, QueryType.VIDEO_AUDIO)
-        and bool(_PICTURED.search(analysis.question))
+        and bool(PICTURED.search(analysis.question))
         and not _ANCHORED.search(analysis.question)
         and shape.focus == "any"
         and not (shape.order or shape.counts or shape.asks_stream or shape.sound or shape.gist)

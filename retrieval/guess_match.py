@@ -23,6 +23,7 @@ Answers chosen this way are guesses too: callers cap their confidence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -95,6 +96,10 @@ def subject_phrase(question: str, stream_ids: Sequence[str] = ()) -> str:
 
 
 _SCREEN_ONLY = frozenset({"screen", "onscreen"})
+# words that make a question or query about a picture shown ("a picture of…", "…shown on screen")
+PICTURED = re.compile(
+    r"\b(?:picture|photo|photograph|image|shown|showed|appeared|appear|seen|visible|on screen)\b", re.I
+)
 
 
 def about_pictures(analysis: QueryAnalysis) -> bool:

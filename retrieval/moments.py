@@ -25,7 +25,13 @@ from retrieval.detailed import (
     relevant,
     semantic_candidates,
 )
-from retrieval.guess_match import about_pictures, guess_support, subject_phrase, visual_units
+from retrieval.guess_match import (
+    PICTURED,
+    about_pictures,
+    guess_support,
+    subject_phrase,
+    visual_units,
+)
 from retrieval.query_analysis import QueryAnalysis, matched_words, term_set
 from retrieval.types import Moment, Scope
 
@@ -116,7 +122,8 @@ class MomentSearch:
             for hits in per_memory.values()
             if relevant(hits[0], s, analysis)
         ]
-        guessed = self._guessed(analysis, scope, reader, moments, top_k)
+        phrase = self._picture_subject(analysis, reader.streams_in(scope))
+        guessed = self._guessed(phrase, scope, reader, moments, top_k) if phrase else []
         if guessed:
             replaced = {m.segment_id for m in guessed}
             moments = [m for m in moments if m.segment_id not in replaced]
@@ -125,25 +132,28 @@ class MomentSearch:
         if guessed:
             # a moment that does not even mention what the query is about ranks below a
             # picture the classifier's guesses point to; one that does, above it
-            words = subject_phrase(analysis.question, reader.streams_in(scope)).split()
+            words = phrase.split()
             named = [m for m in moments if _quotes_any(m.why, words)]
             others = [m for m in moments if not _quotes_any(m.why, words)]
             guessed.sort(key=lambda m: (-m.score, m.stream_id, m.t_start))
             moments = named + guessed + others
         return moments[:top_k]
 
-    def _guessed(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader,
+    @staticmethod
+    def _picture_subject(analysis: QueryAnalysis, streams: list[str]) -> str:
+        """What a query about a shown picture names ("a picture of a motorcycle" → "motorcycle"),
+        "" for any other query: only those scan the key frames' guesses."""
+        if not about_pictures(analysis) or not PICTURED.search(analysis.question):
+            return ""
+        return subject_phrase(analysis.question, streams)
+
+    def _guessed(self, phrase: str, scope: Scope, reader: MemoryReader,
                  found: list[Moment], top_k: int) -> list[Moment]:
         """Pictures nothing said or written about: key frames whose classifier guesses resemble
-        the query's subject ("a picture of a motorcycle" → "moped, a motorbike"), scored as that
+        ``phrase`` (the query's subject: "motorcycle" → "moped, a motorbike"), scored as that
         share of the best text match, so a sure match still ranks first. A scan of the scope's
-        key frames (retrieval/guess_match.py), only for queries about what was seen."""
-        if not about_pictures(analysis):
-            return []
+        key frames (retrieval/guess_match.py)."""
         streams = reader.streams_in(scope)
-        phrase = subject_phrase(analysis.question, streams)
-        if not phrase:
-            return []
         units = visual_units(self.store, streams, scope, self.scorer.reuse_visual_vectors)
         if not units:
             return []

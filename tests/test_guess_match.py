@@ -121,7 +121,7 @@ def test_which_camera_showed_it_falls_back_to_guesses(scorer: TextScorer) -> Non
     from reasoning.structured import StructuredAnswerer
 
     store = _Store(MEMORIES)
-    answerer, reader = StructuredAnswerer(store, scorer, Settings()), MemoryReader(store)
+    answerer = StructuredAnswerer(store, scorer, Settings())
     guessed = answerer._stream_guesses(_analysis("In which recording did a motorcycle appear on screen?"),
                                        ["school-cam", "market-cam"], Scope())
     assert guessed is not None
@@ -196,10 +196,13 @@ def test_search_finds_a_picture_only_the_guesses_point_to(scorer: TextScorer) ->
     store = _Store(MEMORIES)
     search = MomentSearch(store, scorer, Settings())
     reader = MemoryReader(store)
-    found = search._guessed(_analysis("a picture of a motorcycle"), Scope(), reader, [], 5)
+    streams = ["market-cam", "school-cam"]
+    phrase = search._picture_subject(_analysis("a picture of a motorcycle"), streams)
+    assert phrase == "motorcycle"
+    assert search._picture_subject(_analysis("someone parks a motorcycle"), streams) == ""  # no scan
+    found = search._guessed(phrase, Scope(), reader, [], 5)
     assert found and found[0].stream_id == "market-cam" and found[0].t_start == 8.0, found
     assert "not a sure sighting" in found[0].why and "moped" in found[0].why
-    assert search._guessed(_analysis("a picture of an astronaut"), Scope(), reader, [], 5) == []
+    assert search._guessed("astronaut", Scope(), reader, [], 5) == []
     # scoped to another stream: not found there
-    assert search._guessed(_analysis("a picture of a motorcycle"), Scope(stream_ids=("school-cam",)),
-                           reader, [], 5) == []
+    assert search._guessed(phrase, Scope(stream_ids=("school-cam",)), reader, [], 5) == []

@@ -398,8 +398,16 @@ def test_a_stream_whose_first_chunk_is_garbage_does_not_pin_its_partition(kafka,
     push_source(str(media[SHORT[1]]), SHORT[1], s)  # a clean stream after it
     components = Components(s)
     worker = Worker(components)
+    done: list[Any] = []
+    runner = threading.Thread(target=lambda: done.append(worker.run(idle_exit_s=3.0)), daemon=True)
     try:
-        stats = worker.run(idle_exit_s=3.0)  # returns: nothing is left open
+        runner.start()
+        runner.join(timeout=300)  # before the fix it never returned: the stream stayed open
+        if runner.is_alive():
+            worker.stop()
+            runner.join(timeout=30)
+        assert done, "the idle worker did not exit: the garbage stream stayed open"
+        stats = done[0]
         assert stats.dead_lettered == 1 and stats.streams_ended == 1
         assert not worker.streams
         ends = worker.consumer.end_offsets(list(worker.committed))
