@@ -467,7 +467,7 @@ class IngestInterrupted(KeyboardInterrupt):
     """Ctrl-C during an ingest: ``str()`` says what was kept and how to complete it."""
 
 
-def _keep_incomplete(runner: StreamRunner, components: Components, exc: BaseException) -> str:
+def _keep_incomplete(runner: StreamRunner, components: Components) -> str:
     """List the stream of an ingest that stopped part-way, marked incomplete, so what it
     stored is neither hidden nor mistaken for the whole recording; return what was kept."""
     try:
@@ -549,7 +549,7 @@ def ingest_file(
                 if on_progress is not None:
                     on_progress(runner.progress)
         except (KeyboardInterrupt, EpisodicError) as exc:
-            kept = _keep_incomplete(runner, components, exc)
+            kept = _keep_incomplete(runner, components)
             if isinstance(exc, KeyboardInterrupt):
                 raise IngestInterrupted(f"{kept}; run the same ingest again to complete it") from None
             raise type(exc)(f"{exc}; {kept}") from None

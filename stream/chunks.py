@@ -48,6 +48,7 @@ from stream.decode import (
     is_url,
 )
 from stream.media import MediaInfo
+from stream.sampling import rotation_of
 
 SCHEMA_VERSION = 1
 CONTAINERS = ("mpegts", "matroska")
@@ -385,10 +386,7 @@ class Chunker:
             return
         for frame in frames:
             self._rotation_probes = ROTATION_PROBE_PACKETS  # known now
-            try:
-                self.rotation_deg = int(round(float(frame.rotation or 0))) % 360
-            except (AttributeError, TypeError, ValueError):
-                self.rotation_deg = 0
+            self.rotation_deg = 90 * rotation_of(frame)
             if self.rotation_deg:
                 self.container = "matroska"
             return

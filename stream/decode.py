@@ -34,6 +34,7 @@ import numpy as np
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
 from stream.media import MediaInfo
+from stream.sampling import rotation_of
 
 DecodedItem = tuple[str, float, Any]  # ("video", t, av.VideoFrame) | ("audio", t, ndarray)
 
@@ -428,11 +429,7 @@ class _DecodeState:
         """``frame`` scaled (aspect kept, display rotation kept as side data) so that its
         displayed width is at most ``working_width``; smaller frames pass untouched."""
         w, h = int(frame.width), int(frame.height)
-        try:
-            quarter = round(float(frame.rotation or 0) / 90) % 2
-        except (AttributeError, TypeError, ValueError):
-            quarter = 0
-        shown_w = h if quarter else w
+        shown_w = h if rotation_of(frame) % 2 else w
         if shown_w <= self.working_width or self.working_width <= 0:
             return frame
         scale = self.working_width / shown_w
