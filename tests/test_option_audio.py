@@ -82,7 +82,7 @@ def garbled(tmp_path_factory):
     from retrieval.service import MemoryQA
 
     root = tmp_path_factory.mktemp("options")
-    components = Components(load_settings(data_dir=root / "data"))
+    components = Components(load_settings(data_dir=root / "data", relisten_score_options=True))
     path = root / "hall.mp4"
     samples.make_recording(path, [samples.Scene(duration_s=7, seed=8)], [samples.Speech(t=1.0, text=SENTENCE)])
     ingest_file(path, "hall", components)
