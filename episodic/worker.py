@@ -92,6 +92,9 @@ class Worker:
         self.stats = WorkerStats()
         self._ignored_sessions: set[str] = set()
         self._joined_at: float | None = None  # when the group last assigned us partitions
+        self._run_thread: threading.Thread | None = None
+        self._revoked_pending: set[Any] = set()  # taken from us on kafka-python's IO thread
+        self._revoked_lock = threading.Lock()
         self.on_chunk = on_chunk
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -110,28 +113,32 @@ class Worker:
 
         class _Listener(ConsumerRebalanceListener):
             def on_partitions_revoked(self, revoked: Any) -> None:
-                worker._release(set(revoked))
+                if threading.current_thread() is worker._run_thread:
+                    worker._release(set(revoked))
+                else:
+                    # kafka-python calls this from its IO thread when the group put us out
+                    # (a poll came too late): no blocking consumer call may be made there and
+                    # the run thread may be mid-chunk, so the run thread drops them itself
+                    with worker._revoked_lock:  # never _lock: a commit may hold it, waiting on this thread
+                        worker._revoked_pending |= set(revoked)
 
             def on_partitions_assigned(self, assigned: Any) -> None:
                 worker._joined_at = time.monotonic()
                 log.info("assigned %s", sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
 
+        self._run_thread = threading.current_thread()
         self.c.ensure_schema()
         self.consumer.subscribe([self.s.kafka_topic], listener=_Listener())
         last_record = time.monotonic()
         try:
             while not self._stop.is_set():
                 batch = self.consumer.poll(timeout_ms=500, max_records=self.s.worker_max_buffered_chunks)
+                polled_at = time.monotonic()
+                self._apply_revocations()
                 metrics.WORKER_HEARTBEAT.set_to_current_time()
                 if batch:
-                    last_record = time.monotonic()
-                for tp, records in batch.items():
-                    for record in records:
-                        self._handle(tp, record)
-                        if self._stop.is_set():
-                            break
-                    if self._stop.is_set():
-                        break
+                    last_record = polled_at
+                self._handle_batch(batch, polled_at)
                 self._commit()
                 if (
                     idle_exit_s is not None
@@ -144,6 +151,35 @@ class Worker:
         finally:
             self._commit()
         return self.stats
+
+    def _handle_batch(self, batch: dict[Any, list[Any]], polled_at: float) -> None:
+        """Handle one poll's records, but only for half of ``kafka_max_poll_interval_ms``.
+
+        A member that does not poll within that interval is put out of the group and its
+        partitions go to another member, which re-reads them from the last commit; if each
+        member then spends as long on the same backlog, they hand it back and forth for good
+        (seen with two workers on a loaded 2-core machine). So once half the interval is
+        spent, the records not yet handled are left for the next poll: the consumer is moved
+        back to the first of them, and nothing is skipped or handled twice.
+        """
+        budget_s = self.s.kafka_max_poll_interval_ms / 2000
+        pending = list(batch.items())
+        lost: set[Any] = set()
+        for i, (tp, records) in enumerate(pending):
+            for j, record in enumerate(records):
+                if self._stop.is_set():
+                    return
+                lost |= self._apply_revocations()
+                if tp in lost:
+                    break  # no longer ours: its new owner reads it from the last commit
+                if time.monotonic() - polled_at > budget_s:
+                    self.consumer.seek(tp, record.offset)
+                    for later_tp, later in pending[i + 1:]:
+                        self.consumer.seek(later_tp, later[0].offset)
+                    log.info("poll budget of %.0f s spent: %d records left for the next poll",
+                             budget_s, len(records) - j + sum(len(r) for _, r in pending[i + 1:]))
+                    return
+                self._handle(tp, record)
 
     def close(self) -> None:
         """Leave the group (open streams resume elsewhere from their checkpoints)."""
@@ -306,10 +342,25 @@ class Worker:
                 self.committed.update(wanted)
                 self.stats.commits += 1
 
+    def _apply_revocations(self) -> set[Any]:
+        """Drop the partitions the group took from us while we were busy (see :meth:`run`);
+        nothing is committed for them: we are no longer a member that may."""
+        with self._revoked_lock:
+            revoked, self._revoked_pending = self._revoked_pending, set()
+        if revoked:
+            log.warning("put out of the group (no poll within kafka_max_poll_interval_ms): "
+                        "dropping %d partitions; their next owner resumes them", len(revoked))
+            self._drop(revoked)
+        return revoked
+
     def _release(self, revoked: set[Any]) -> None:
         """Partitions are moving to another member: commit what is safe, drop their streams
         (the new owner rebuilds them from their checkpoints)."""
         self._commit()
+        self._drop(revoked)
+
+    def _drop(self, revoked: set[Any]) -> None:
+        self._joined_at = None  # out of the group until the next assignment: not idle yet
         for sid in [sid for sid, st in self.streams.items() if st.partition in revoked]:
             log.info("%s: partition revoked; its new owner resumes it", sid)
             del self.streams[sid]

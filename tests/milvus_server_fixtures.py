@@ -120,7 +120,8 @@ def start_milvus_server() -> MilvusServer:
     raise RuntimeError(f"Milvus server did not start: {last}\n{tail}")
 
 
-@pytest.fixture(scope="session")
+# one module uses it: a session-wide server would keep spending CPU on later tests
+@pytest.fixture(scope="module")
 def milvus_server() -> Iterator[MilvusServer]:
     if milvus_server_binary() is None:
         pytest.skip("the Milvus 2.3.5 server binary is not installed (pip install milvus==2.3.5)")

@@ -12,6 +12,7 @@ topic while the stream and its neighbours go on; a push survives a broker restar
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import re
 import signal
@@ -412,6 +413,62 @@ def test_a_stream_whose_first_chunk_is_garbage_does_not_pin_its_partition(kafka,
         assert not worker.streams
         ends = worker.consumer.end_offsets(list(worker.committed))
         assert worker.committed == ends, (worker.committed, ends)  # every offset moved on
+    finally:
+        worker.close()
+        components.close()
+
+
+def test_a_poll_batch_that_outruns_the_poll_budget_is_left_for_the_next_poll(kafka, media, reference, tmp_path, caplog):
+    """A member that does not poll within ``kafka_max_poll_interval_ms`` loses its partitions
+    and two loaded workers then hand one backlog back and forth for good (seen in CI). The
+    worker stops handling a poll's records after half the interval, moves the consumer back
+    and polls again: with an 8 s interval the 36 s recording's batch is cut, and nothing is
+    lost or doubled."""
+    s = kafka.replace(data_dir=tmp_path / "budget", kafka_max_poll_interval_ms=8000)
+    kafka_io.ensure_topics(s)
+    sid = LONG
+    push_source(str(media[sid]), sid, s)
+    components = Components(s)
+    for model in ("asr", "describer", "embedder", "llm"):  # loaded before the clock runs
+        getattr(components, model)
+    worker = Worker(components)
+    try:
+        with caplog.at_level(logging.INFO, logger="episodic.worker"):
+            stats = worker.run(idle_exit_s=3.0)
+        assert any("poll budget" in r.getMessage() for r in caplog.records), "no batch was cut"
+        assert stats.streams_ended == 1 and stats.dead_lettered == 0
+        assert _records(components.store, sid) == reference[sid]
+    finally:
+        worker.close()
+        components.close()
+
+
+def test_a_worker_put_out_of_its_group_mid_chunk_resumes_and_loses_nothing(kafka, media, reference, tmp_path, caplog):
+    """One chunk outlasts ``kafka_max_poll_interval_ms`` (a stall): the group revokes the
+    partitions on kafka-python's IO thread, where the worker used to commit and raise
+    "User rebalance callback throws an error"; now the run thread drops them, rejoins,
+    re-reads from the last commit and the stored records are still the reference's."""
+    s = kafka.replace(data_dir=tmp_path / "stall", kafka_max_poll_interval_ms=4000)
+    kafka_io.ensure_topics(s)
+    sid = SHORT[1]
+    push_source(str(media[sid]), sid, s)
+    components = Components(s)
+    stalled: list[int] = []
+
+    def stall_once(chunk: Any, stats: Any) -> None:
+        if chunk.seq == 2 and not stalled:
+            stalled.append(chunk.seq)
+            time.sleep(7)  # past the 4 s interval: the heartbeat thread leaves the group
+
+    worker = Worker(components, on_chunk=stall_once)
+    try:
+        with caplog.at_level(logging.INFO):
+            stats = worker.run(idle_exit_s=3.0)
+        messages = [r.getMessage() for r in caplog.records]
+        assert stalled and any("put out of the group" in m for m in messages), messages[-20:]
+        assert not any("rebalance callback" in m for m in messages)
+        assert stats.streams_ended == 1
+        assert _records(components.store, sid) == reference[sid]
     finally:
         worker.close()
         components.close()
