@@ -163,23 +163,28 @@ class Worker:
         back to the first of them, and nothing is skipped or handled twice.
         """
         budget_s = self.s.kafka_max_poll_interval_ms / 2000
-        pending = list(batch.items())
-        lost: set[Any] = set()
-        for i, (tp, records) in enumerate(pending):
-            for j, record in enumerate(records):
-                if self._stop.is_set():
-                    return
-                lost |= self._apply_revocations()
-                if tp in lost:
-                    break  # no longer ours: its new owner reads it from the last commit
-                if time.monotonic() - polled_at > budget_s:
-                    self.consumer.seek(tp, record.offset)
-                    for later_tp, later in pending[i + 1:]:
-                        self.consumer.seek(later_tp, later[0].offset)
+        pending = [(tp, record) for tp, records in batch.items() for record in records]
+        for k, (tp, record) in enumerate(pending):
+            if self._stop.is_set():
+                return
+            lost = self._apply_revocations()
+            if lost or time.monotonic() - polled_at > budget_s:
+                if not lost:
                     log.info("poll budget of %.0f s spent: %d records left for the next poll",
-                             budget_s, len(records) - j + sum(len(r) for _, r in pending[i + 1:]))
-                    return
-                self._handle(tp, record)
+                             budget_s, len(pending) - k)
+                self._unread(pending[k:], lost)
+                return
+            self._handle(tp, record)
+
+    def _unread(self, records: list[tuple[Any, Any]], lost: set[Any]) -> None:
+        """Move the consumer back to the first of ``records`` in each partition still ours
+        (the poll moved it past them; the next poll returns them again)."""
+        first: dict[Any, int] = {}
+        for tp, record in records:
+            first.setdefault(tp, record.offset)
+        for tp, offset in first.items():
+            if tp not in lost:
+                self.consumer.seek(tp, offset)
 
     def close(self) -> None:
         """Leave the group (open streams resume elsewhere from their checkpoints)."""
