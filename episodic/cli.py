@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -74,6 +76,34 @@ def _fmt_t(t: float) -> str:
 
 
 # -- ingest -----------------------------------------------------------------------------------
+class _StopOnCtrlC:
+    """The first Ctrl-C (SIGINT) asks a long command to stop at its next safe point (the
+    ingest checks after every chunk); a second one interrupts at once. A KeyboardInterrupt
+    raised at an arbitrary point can land inside a library that swallows it, and then the
+    run just goes on; a flag cannot be lost."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._previous: Any = None
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        if self._event.is_set():
+            raise KeyboardInterrupt
+        self._event.set()
+
+    def __enter__(self) -> _StopOnCtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
 @app.command()
 def ingest(
     files: Annotated[list[str], typer.Argument(help="Recordings (any container/codec PyAV opens), or URLs (http(s)://, rtsp://, srt:// …) read to their end.")],
@@ -120,12 +150,15 @@ def ingest(
     reports = []
     failures = []
     interrupted = ""
+    stop = _StopOnCtrlC()
     try:
-        with IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
+        with stop, IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
             for f, sid, shown in jobs:
                 task = bar.start(f"{sid}")
                 try:
-                    report = ingest_file(f, sid, components, on_progress=lambda p, t=task: bar.update(t, p))
+                    report = ingest_file(
+                        f, sid, components, on_progress=lambda p, t=task: bar.update(t, p), stop_requested=stop.is_set
+                    )
                 except IngestInterrupted as exc:
                     interrupted = str(exc)  # typer turns Ctrl-C into a silent exit 130
                     break

@@ -499,8 +499,13 @@ def ingest_file(
     stream_id: str,
     components: Components,
     on_progress: Callable[[Progress], None] | None = None,
+    stop_requested: Callable[[], bool] | None = None,
 ) -> IngestReport:
     """Ingest one recording as ``stream_id``; re-ingesting replaces that stream's records.
+
+    ``stop_requested`` is asked after every chunk; once it says yes the ingest stops there as
+    if interrupted (what is stored is kept and listed incomplete, :class:`IngestInterrupted`).
+    The CLI's Ctrl-C sets it, so a stop never lands inside a model or a store write.
 
     The recording is cut into the same chunks ``episodic push`` sends through Kafka and run
     through the same :class:`StreamRunner` the worker uses, so both store the same records.
@@ -548,6 +553,8 @@ def ingest_file(
                 runner.feed(chunk)
                 if on_progress is not None:
                     on_progress(runner.progress)
+                if stop_requested is not None and stop_requested():
+                    raise KeyboardInterrupt
         except (KeyboardInterrupt, EpisodicError) as exc:
             kept = _keep_incomplete(runner, components)
             if isinstance(exc, KeyboardInterrupt):

@@ -14,6 +14,8 @@ own structure, so 1 − SSIM at a cut is close to 1 while frames inside a scene 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -337,6 +339,27 @@ _VIDEO_OPTIONS = {
 }
 
 
+def _thread_scheduling() -> tuple[int, int] | None:
+    """The calling thread's CPU scheduling policy and priority (None where unknown)."""
+    try:
+        return os.sched_getscheduler(0), os.sched_getparam(0).sched_priority
+    except (AttributeError, OSError):
+        return None
+
+
+def _restore_thread_scheduling(saved: tuple[int, int] | None) -> None:
+    """Undo what an encoder did to the calling thread's scheduling.
+
+    SVT-AV1 (``libsvtav1``), run as root, switches the thread that opens it to real-time
+    scheduling (SCHED_FIFO, priority 99), and every process started from that thread later
+    inherits it. Real-time model workers on a small machine then starve each other: a test
+    run's two Kafka workers went from seconds to many minutes per 12 s stream, and CI ran
+    out of time."""
+    if saved is not None and _thread_scheduling() != saved:
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, saved[0], os.sched_param(saved[1]))
+
+
 def make_recording(
     path: str | Path,
     scenes: Sequence[Scene],
@@ -392,6 +415,7 @@ def make_recording(
     )
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    scheduling = _thread_scheduling()
     out = av.open(str(path), mode="w", options=container_options or {})
     try:
         vstream = astream = None
@@ -441,6 +465,7 @@ def make_recording(
             out.mux(astream.encode(None))
     finally:
         out.close()
+        _restore_thread_scheduling(scheduling)
     return Truth(
         path=path,
         duration_s=duration,

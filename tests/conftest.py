@@ -1,4 +1,23 @@
 """Shared fixtures."""
 
+import os
+
+import pytest
+
 from tests.kafka_fixtures import kafka_broker, kafka_settings  # noqa: F401
 from tests.milvus_server_fixtures import milvus_server  # noqa: F401
+
+
+@pytest.fixture(autouse=True)
+def _no_real_time_scheduling_left_behind():
+    """Fail the test that leaves this process on real-time CPU scheduling, and undo it.
+
+    Every process a later test starts would inherit it (SVT-AV1, run as root, does this to
+    the thread that opens it): real-time model workers on a 2-core machine starve each other
+    and CI runs out of time far from the cause."""
+    before = (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+    yield
+    after = (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+    if after != before:
+        os.sched_setscheduler(0, before[0], os.sched_param(before[1]))
+        pytest.fail(f"this test left the process on CPU scheduling {after} (was {before})")

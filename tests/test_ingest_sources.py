@@ -165,7 +165,7 @@ def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again
     snippets = data / "snippets"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
-        if snippets.is_dir() and sum(1 for _ in snippets.rglob("*.mp4")) >= 5:
+        if snippets.is_dir() and sum(1 for _ in snippets.rglob("*.mp4")) >= 2:  # well before the end
             break
         time.sleep(0.2)
     assert proc.poll() is None, "the ingest ended before it could be interrupted"

@@ -753,9 +753,11 @@ def test_50_concurrent_clients_search(server):
 
 @slow
 @needs_qa
-def test_50_concurrent_clients_ask(server):
-    """Asks queue for the model (grpc_max_concurrent_asks) but every client gets its own,
-    correct answer from its own tenant's stream."""
+def test_concurrent_clients_ask(server):
+    """Asks queue for the model (grpc_max_concurrent_asks, 1 here) and for the server's
+    threads (grpc_max_workers, 8) but every client gets its own, correct answer from its own
+    tenant's stream. Sixteen clients overrun both limits (50 took a minute more and showed
+    nothing new; benchmarks/ measures throughput)."""
     questions = {
         KEY_A: ("What did Tom put in the blue bowl?", re.compile(r"apple", re.I), "kitchen"),
         # (not "the train to Oxford": Whisper base hears this synthetic voice's "to Oxford" as
@@ -770,7 +772,7 @@ def test_50_concurrent_clients_ask(server):
             reply = stub.Ask(pb.AskRequest(question=questions[key][0], top_k=3), metadata=md(key), timeout=600)
         return key, reply
 
-    for key, reply in _concurrently(50, client):
+    for key, reply in _concurrently(16, client):
         _, pattern, stream = questions[key]
         assert pattern.search(reply.answer), (key, reply.answer)
         assert reply.evidence and {e.stream_id for e in reply.evidence} == {stream}

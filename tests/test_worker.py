@@ -104,7 +104,16 @@ class Lines:
         return [x for x in self.seen if rx.search(x)]
 
     def finish(self, timeout_s: float = 600.0) -> str:
-        self.proc.wait(timeout=timeout_s)
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+            raise AssertionError(f"still running after {timeout_s} s:\n" + self._drain()[-6000:]) from None
+        return self._drain()
+
+    def _drain(self) -> str:
+        """All lines seen, after taking what the reader thread has queued."""
         while True:
             try:
                 line = self._q.get(timeout=5)
@@ -114,6 +123,20 @@ class Lines:
                 break
             self.seen.append(line)
         return "".join(self.seen)
+
+
+def _finish_all(logs: list[Lines], timeout_s: float) -> list[str]:
+    """Wait for every child to exit; if one does not within ``timeout_s`` (in all), stop them
+    all and fail with every child's last lines (a hang between workers needs both sides)."""
+    deadline = time.monotonic() + timeout_s
+    try:
+        return [log.finish(timeout_s=max(1.0, deadline - time.monotonic())) for log in logs]
+    except AssertionError as e:
+        for log in logs:
+            if log.proc.poll() is None:
+                log.proc.kill()
+        others = "\n".join(f"--- child {i} ---\n" + log._drain()[-4000:] for i, log in enumerate(logs))
+        raise AssertionError(f"{e}\n{others}") from None
 
 
 def _scrape(port: int) -> dict[str, float]:
@@ -155,7 +178,7 @@ SHORT = _ids_in_distinct_partitions(3, 3, "cam")  # three short streams, one per
 @pytest.fixture(scope="module")
 def media(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("live")
-    long = root / "long.mp4"
+    long = root / f"{LONG}.mp4"  # files named after their stream ids: one `ingest` takes them all
     samples.make_recording(
         long,
         [samples.Scene(9, seed=i, tint=(40 * i, 200 - 30 * i, 90)) for i in range(1, 5)],
@@ -171,7 +194,7 @@ def media(tmp_path_factory) -> dict[str, Path]:
          ("HARBOUR", "Two boats left the harbour at noon."),
          ("MARKET", "Fresh bread is sold at the market.")]
     ):
-        p = root / f"short{i}.mp4"
+        p = root / f"{SHORT[i]}.mp4"
         samples.make_recording(p, [samples.Scene(6, seed=10 + i, text=text), samples.Scene(6, seed=20 + i)],
                                [samples.Speech(1.0, words)])
         files[SHORT[i]] = p
@@ -183,8 +206,7 @@ def reference(tmp_path_factory, media) -> dict[str, Any]:
     """Embedded `episodic ingest` of every recording: the records the worker must match."""
     data = tmp_path_factory.mktemp("embedded")
     env = {"EPISODIC_CHECKPOINT_INTERVAL_S": str(CHECKPOINT_S)}
-    for sid, path in media.items():
-        run_cli("ingest", str(path), "--stream-id", sid, data=data, env=env)
+    run_cli("ingest", *(str(p) for p in media.values()), data=data, env=env)
     return _read_store(data, list(media))
 
 
@@ -306,7 +328,7 @@ def test_two_workers_share_three_streams(kafka, media, reference, tmp_path, shar
             log.wait_for(r"assigned \[.+\]", timeout_s=180)
         for sid, path in sources.items():
             _push(path, sid, s, data)
-        texts = [log.finish() for log in logs]
+        texts = _finish_all(logs, timeout_s=360)
     finally:
         for w in workers:
             _stop(w)
@@ -573,14 +595,21 @@ def test_push_and_worker_bad_input_are_one_line_errors(kafka, media, tmp_path):
         (("replay", str(tmp_path / "nothing-here")), env, "no recordings"),
         (("replay", str(media[SHORT[0]].parent), "--stream-id-from", "weird"), env, "filename or parent"),
     ]
-    for args, e, words in cases:
-        out = run_cli(*args, data=data, env=e, check=False)
+    dead = {**env, "EPISODIC_KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{free_port()}",
+            "EPISODIC_KAFKA_REQUEST_TIMEOUT_MS": "3000"}
+    unreachable = [
+        (("push", str(media[SHORT[0]]), "--stream-id", "cam"), dead, "cannot reach a Kafka broker"),
+        (("worker", "--exit-when-idle", "1"), dead, "cannot reach a Kafka broker"),
+    ]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(3) as pool:  # independent processes: mostly interpreter start-up
+        runs = list(pool.map(lambda c: run_cli(*c[0], data=data, env=c[1], check=False, timeout=120),
+                             cases + unreachable))
+    for (args, _, words), out in zip(cases, runs, strict=True):
         assert out.returncode == 2, (args, out.stderr)
         lines = [x for x in out.stderr.strip().splitlines() if x.strip()]
         assert len(lines) == 1 and words in lines[0] and "Traceback" not in out.stderr, (args, out.stderr)
-    dead = {**env, "EPISODIC_KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{free_port()}",
-            "EPISODIC_KAFKA_REQUEST_TIMEOUT_MS": "3000"}
-    for args in (("push", str(media[SHORT[0]]), "--stream-id", "cam"), ("worker", "--exit-when-idle", "1")):
-        out = run_cli(*args, data=data, env=dead, check=False, timeout=120)
+    for (args, _, words), out in zip(unreachable, runs[len(cases):], strict=True):
         assert out.returncode == 7, (args, out.stderr)
-        assert "cannot reach a Kafka broker" in out.stderr and "Traceback" not in out.stderr, out.stderr
+        assert words in out.stderr and "Traceback" not in out.stderr, out.stderr
