@@ -24,6 +24,7 @@ constant delay).
 from __future__ import annotations
 
 import io
+import logging
 import math
 import time
 import uuid
@@ -50,6 +51,8 @@ from stream.decode import (
 from stream.media import MediaInfo
 from stream.sampling import rotation_of
 
+log = logging.getLogger(__name__)
+
 SCHEMA_VERSION = 1
 CONTAINERS = ("mpegts", "matroska")
 # Codecs FFmpeg's MPEG-TS muxer carries; anything else goes into Matroska.
@@ -60,6 +63,10 @@ PREROLL_PACKETS = 2
 PREROLL_S = 0.1
 PREROLL_MAX_PACKETS = 16
 _EPS = 1e-6
+# A chunk whose payload_t0 puts its media further than this off its t_start (video keyframe)
+# or t_end (audio-only) is aligned to the payload's own timestamps and warned about: under
+# one frame at 60 fps, far above the rounding of our own chunks (microseconds).
+ALIGN_TOLERANCE_S = 0.012
 
 
 class ChunkError(MediaError):
@@ -487,6 +494,9 @@ class ChunkDecoder:
         self.settings = settings
         self._state: _DecodeState | None = None
         self.bad_packets = 0
+        self.realigned_chunks = 0  # chunks whose payload_t0 was off (see _misalignment)
+        self._warned_offset = False
+        self._last_offset = 0.0
         self.warnings: list[str] = []
         # above this frame rate non-reference frames are skipped (twice what is kept)
         self.high_fps = 2.0 * max(settings.sample_fps_max, settings.snippet_fps)
@@ -532,6 +542,7 @@ class ChunkDecoder:
             raise ChunkError(f"{where}: its payload holds no packets")
         stamped = [p for p in packets if p.pts is not None]
         shift_s = (min(float(p.pts * p.time_base) for p in stamped) - chunk.payload_t0) if stamped else 0.0
+        shift_s += self._misalignment(chunk, stamped, v, a, shift_s)
         if self._state is None:
             fps = float(v.average_rate or v.guessed_rate or 0) if v is not None else 0.0
             self._state = _DecodeState(self.settings, 0.0, fps)
@@ -579,6 +590,53 @@ class ChunkDecoder:
         if not decoded_any:
             raise ChunkError(f"{where}: none of its {len(packets)} packets decode")
         return items
+
+    def _misalignment(self, chunk: MediaChunk, stamped: list[Any], v: Any, a: Any, shift_s: float) -> float:
+        """How far the producer's ``payload_t0`` puts this chunk off its own ``t_start``/``t_end``
+        (seconds; 0 when within :data:`ALIGN_TOLERANCE_S` or when nothing can tell).
+
+        The payload's own timestamps are the reference. A chunk with video starts at a keyframe,
+        so that keyframe belongs at ``t_start``; an audio-only chunk's last packet ends where the
+        next chunk starts, at ``t_end`` (its start holds pre-roll, so the start cannot tell). A
+        wrong ``payload_t0`` otherwise shifts every frame and sample of the chunk, and audio
+        pushed before ``t_start`` would be dropped as pre-roll: the caller aligns to the payload
+        and the stream is warned about once (``warnings`` and the log)."""
+        if chunk.seq == 0 or not stamped:
+            return 0.0  # the first chunk defines the stream's origin
+        off = self._measured_offset(chunk, stamped, v, a, shift_s)
+        if off is None:  # this chunk cannot tell: a producer's error is the same chunk after chunk
+            off = self._last_offset
+        elif abs(off) <= ALIGN_TOLERANCE_S:
+            off = 0.0
+        self._last_offset = off
+        if not off:
+            return 0.0
+        if not self._warned_offset:
+            self._warned_offset = True
+            said = (
+                f"{chunk.stream_id}: chunk {chunk.seq}'s payload_t0 puts its media {off * 1000:+.0f} ms "
+                f"off its t_start/t_end; aligned to the payload's own timestamps (warned once per "
+                "stream: fix the producer, see payload_t0 in proto/episodic/v1/media.proto)"
+            )
+            self.warnings.append(said)
+            log.warning("%s", said)
+        self.realigned_chunks += 1
+        return off
+
+    @staticmethod
+    def _measured_offset(chunk: MediaChunk, stamped: list[Any], v: Any, a: Any, shift_s: float) -> float | None:
+        """Where the payload's timestamps put the chunk's anchor, minus where the chunk says it
+        is; None when the chunk has no anchor (no keyframe, the last audio-only chunk)."""
+        if v is not None:
+            key = next((p for p in stamped if p.stream is v and p.is_keyframe), None) if chunk.keyframe else None
+            return None if key is None else float(key.pts * key.time_base) - shift_s - chunk.t_start
+        if a is None or chunk.end_of_stream:
+            return None
+        last = max((p for p in stamped if p.stream is a), key=lambda p: p.pts, default=None)
+        if last is None or not last.duration:
+            return None
+        off = float((last.pts + last.duration) * last.time_base) - shift_s - chunk.t_end
+        return 0.0 if abs(off) <= float(last.duration * last.time_base) / 2 else off  # packet boundaries
 
     def flush(self) -> list[DecodedItem]:
         """End of a run of chunks: the items the state still holds; the next chunk starts afresh."""

@@ -93,6 +93,36 @@ def test_chunked_decoding_matches_continuous_decoding(recordings, kind):
         assert float(np.abs(ka[:n] - ca[:n]).max()) < 0.02
 
 
+@pytest.mark.parametrize("kind", ["mp4", "webm", "wav"])
+@pytest.mark.parametrize("offset_s", [0.08, -0.08])
+def test_a_producer_whose_payload_t0_is_off_is_aligned_and_warned_about_once(recordings, kind, offset_s, caplog):
+    """A producer written from media.proto alone put payload_t0 80 ms off: its audio landed
+    before t_start and was dropped as pre-roll, silently. Now the payload's own timestamps
+    win (a video chunk's keyframe sits at t_start, an audio-only chunk ends at t_end), the
+    media decodes as if the producer were right, and the stream is warned about once."""
+    chunks = _chunks(recordings[kind])
+    exact = _split(_decode(chunks))
+    off = [dataclasses.replace(c, payload_t0=c.payload_t0 + offset_s) if c.seq else c for c in chunks]
+    dec = ChunkDecoder(S)
+    with caplog.at_level("WARNING", logger="stream.chunks"):
+        items = [x for c in off for x in dec.decode(c)] + dec.flush()
+    (ev, ea), (gv, ga) = exact, _split(items)
+    assert [t for t, _ in gv] == [t for t, _ in ev]
+    assert abs(ga.size - ea.size) <= 0.002 * S.audio_sample_rate_hz  # nothing dropped as pre-roll
+    assert dec.realigned_chunks == len(chunks) - 1  # the last audio-only one keeps its stream's offset
+    said = [w for w in dec.warnings if "payload_t0" in w]
+    assert len(said) == 1 and f"{offset_s * 1000:+.0f} ms" in said[0], dec.warnings
+    assert len([r for r in caplog.records if "payload_t0" in r.getMessage()]) == 1
+
+
+def test_exact_producers_are_never_realigned(recordings):
+    for kind in ("mp4", "webm", "wav", "silent"):
+        dec = ChunkDecoder(S)
+        for c in _chunks(recordings[kind]):
+            dec.decode(c)
+        assert dec.realigned_chunks == 0 and not dec.warnings, kind
+
+
 def test_chunks_decode_alone_and_a_corrupt_one_fails_alone(recordings):
     chunks = _chunks(recordings["mp4"])
     # starting mid-stream: the same frames as in a full decode from that point on
