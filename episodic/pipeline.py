@@ -8,6 +8,8 @@ the embedded ``episodic ingest`` and the Kafka worker run the very same code. Co
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -27,6 +29,8 @@ from memory.records import ShortTermMemory, StreamInfo, ThetaEvent, segment_id, 
 from memory.replay import SemanticReplay
 from stream.media import MediaInfo, Segment
 from stream.segmentation import StreamSegmenter
+
+log = logging.getLogger(__name__)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -298,6 +302,32 @@ class Checkpoint:
             return None
 
 
+def sessions_of(info: StreamInfo | None) -> dict[str, tuple[int, float]]:
+    """The push sessions recorded with a stream: session id → (sequence number, stream time)
+    at which that session's chunk 0 continues the stream (see :meth:`StreamRunner.feed`)."""
+    raw = (info.metadata or {}).get("sessions") if info is not None else None
+    out: dict[str, tuple[int, float]] = {}
+    if isinstance(raw, dict):
+        for sid, base in raw.items():
+            try:
+                out[str(sid)] = (int(base[0]), float(base[1]))
+            except (TypeError, ValueError, IndexError):
+                continue
+    return out
+
+
+def in_stream_numbering(chunk: Any, sessions: dict[str, tuple[int, float]]) -> Any:
+    """``chunk`` renumbered into its stream: a session that continues a stream numbers its
+    chunks and times from 0, so its base is added (unchanged for a stream's first session)."""
+    base = sessions.get(chunk.session_id) if chunk.session_id else None
+    if not base or base == (0, 0.0):
+        return chunk
+    seq, t = base
+    return dataclasses.replace(
+        chunk, seq=chunk.seq + seq, t_start=chunk.t_start + t, t_end=chunk.t_end + t, payload_t0=chunk.payload_t0 + t
+    )
+
+
 class StreamRunner:
     """The chunks of one stream, in order → stored memories (see :mod:`stream.chunks`).
 
@@ -310,6 +340,12 @@ class StreamRunner:
     :meth:`feed` drops chunks it has already seen (a duplicate delivery, a producer retry)
     and notes gaps; a :class:`~stream.chunks.ChunkError` from a corrupt chunk propagates
     before any of its media is used, so the caller can dead-letter it and go on.
+
+    A push session (``session_id``) is part of a chunk's identity: a producer that restarts
+    numbers its chunks and times from 0 again, so a new session of an open stream continues
+    it at the stream's next sequence number and time (recorded with the checkpoint, so a
+    restarted worker numbers it the same way) instead of having its start dropped as
+    duplicates of the first session.
     """
 
     def __init__(
@@ -338,6 +374,8 @@ class StreamRunner:
         self.next_seq = start.seq
         self.base_memories = previous.memories if previous is not None and self.resumed else 0
         self.base_events = previous.events if previous is not None and self.resumed else 0
+        self.sessions = sessions_of(previous) if self.resumed else {}
+        self.fed_until_s = start.t_s  # stream time where the last chunk fed ends
         self.memory_ids: set[str] = set()
         self.snippet_uris: set[str] = set()
         self.duplicates = 0
@@ -372,6 +410,7 @@ class StreamRunner:
         """Process one chunk; False when it was skipped as already seen (or after the end)."""
         if chunk.stream_id != self.stream_id:
             raise InputError(f"chunk of stream {chunk.stream_id!r} fed to the runner of {self.stream_id!r}")
+        chunk = in_stream_numbering(chunk, self._session_of(chunk))
         if self.ended or chunk.seq < self.next_seq:
             self.duplicates += 1
             return False
@@ -388,9 +427,27 @@ class StreamRunner:
         self.timer.add("decode", started)
         self._push(items)
         self.next_seq = chunk.seq + 1
+        self.fed_until_s = max(self.fed_until_s, chunk.t_end)
         if chunk.end_of_stream:
             self.finish()
         return True
+
+    def _session_of(self, chunk: Any) -> dict[str, tuple[int, float]]:
+        """The session table, with ``chunk``'s session added when it is new: the stream's first
+        session starts at (0, 0); a later one continues where the stream has got to."""
+        sid = chunk.session_id
+        if sid and sid not in self.sessions and not self.ended:
+            if not self.sessions or self.next_seq == 0:
+                self.sessions[sid] = (0, 0.0)
+            else:
+                self.sessions[sid] = (self.next_seq, round(self.fed_until_s, 6))
+                self.warnings.append(
+                    f"{self.stream_id}: push session {sid} continues the stream at chunk "
+                    f"{self.next_seq}, t={self.fed_until_s:.2f} s (a restarted producer; its own "
+                    f"chunk {chunk.seq} is the stream's chunk {self.next_seq + chunk.seq})"
+                )
+                log.info("%s", self.warnings[-1])
+        return self.sessions
 
     def _push(self, items: list[Any]) -> None:
         for kind, t, payload in items:
@@ -446,6 +503,7 @@ class StreamRunner:
             "models": self.c.model_ids(),
             "ingest_wall_s": round(p.wall_s, 3),
             "checkpoint": self.checkpoint.to_dict(),
+            "sessions": {sid: [seq, t] for sid, (seq, t) in self.sessions.items()},
         }
         if complete is not None:
             metadata["complete"] = complete

@@ -39,7 +39,7 @@ from typing import Any
 from episodic import metrics
 from episodic.config import Settings
 from episodic.errors import EpisodicError
-from episodic.pipeline import Checkpoint, Components, StreamRunner
+from episodic.pipeline import Checkpoint, Components, StreamRunner, in_stream_numbering, sessions_of
 from stream.chunks import ChunkError, MediaChunk
 
 log = logging.getLogger(__name__)
@@ -246,7 +246,8 @@ class Worker:
         """A runner for a stream seen for the first time here, resumed from its checkpoint."""
         info = self.c.store.get_stream(chunk.stream_id)
         cp = Checkpoint.of(info)
-        if cp is not None and (cp.ended or chunk.seq < cp.seq):
+        seq = in_stream_numbering(chunk, sessions_of(info)).seq
+        if cp is not None and (cp.ended or seq < cp.seq):
             # stored already (a re-delivery, a re-pushed recording)
             if cp.ended and chunk.session_id and chunk.session_id not in self._ignored_sessions:
                 self._ignored_sessions.add(chunk.session_id)

@@ -231,3 +231,62 @@ def test_runner_resumes_from_its_checkpoint_exactly(tmp_path):
     assert info.memories == len(expected[0]) and Checkpoint.of(info).ended
     full.close()
     crashed.close()
+
+
+@pytest.mark.slow
+def test_a_restarted_push_continues_its_stream_and_a_resumed_runner_numbers_it_the_same(tmp_path):
+    """A push killed mid-stream (no end-of-stream) and started again under the same stream id
+    numbers its chunks from 0. That new session continues the stream where it had got to:
+    nothing of it is dropped as a duplicate of the first session, its media lands after the
+    first session's, and a runner resumed from a checkpoint taken inside the second session
+    (a worker killed there) ends with exactly the same records."""
+    first_rec, second_rec = tmp_path / "first.mp4", tmp_path / "second.mp4"
+    samples.make_recording(
+        first_rec, [samples.Scene(9, seed=i, tint=(40 * i, 200 - 30 * i, 90)) for i in range(1, 5)],
+        [samples.Speech(1.0, "Maria parked the red bicycle."), samples.Speech(24.0, "The library closes at six.")],
+    )
+    samples.make_recording(
+        second_rec, [samples.Scene(8, seed=7, text="MARKET"), samples.Scene(8, seed=8)],
+        [samples.Speech(1.0, "Fresh bread is sold at the market.")],
+    )
+    settings = load_settings(data_dir=tmp_path / "a", checkpoint_interval_s=10.0)
+    first = _chunks(first_rec, settings, "cam-s")[:8]  # killed ~16 s in: no end-of-stream
+    second = _chunks(second_rec, settings, "cam-s")
+    assert first[0].session_id != second[0].session_id and second[0].seq == 0
+    spliced_at = first[-1].t_end
+
+    whole = Components(settings)
+    whole.ensure_schema()
+    runner = StreamRunner("cam-s", whole)
+    for c in first + second:
+        runner.feed(c)
+    assert runner.ended and runner.duplicates == 0 and not runner.gaps
+    whole.store.upsert_stream(runner.stream_info())
+    expected = _records(whole.store, "cam-s")
+    memories = expected[0]
+    assert abs(max(m[2] for m in memories) - (spliced_at + 16.0)) < 0.2  # both recordings, in order
+    said = [m for m in memories if "market" in m[3].lower()]  # "Fresh bread is sold at the market."
+    assert said and all(m[1] >= spliced_at - 0.5 for m in said), [(m[1], m[2], m[3], m[5]) for m in memories]
+    assert any("bicycle" in m[3].lower() and m[2] <= spliced_at + 0.5 for m in memories), memories
+    assert any("continues the stream at chunk 8" in w for w in runner.warnings), runner.warnings
+    sessions = whole.store.get_stream("cam-s").metadata["sessions"]
+    assert sessions == {first[0].session_id: [0, 0.0], second[0].session_id: [8, round(spliced_at, 6)]}
+
+    # a worker killed inside the second session, then resumed from the store
+    crashed = Components(settings.replace(data_dir=tmp_path / "b"))
+    crashed.ensure_schema()
+    doomed = StreamRunner("cam-s", crashed)
+    for c in first + second[:7]:
+        doomed.feed(c)
+    del doomed
+    stored = crashed.store.get_stream("cam-s")
+    cp = Checkpoint.of(stored)
+    assert cp is not None and cp.seq > len(first) and not cp.ended  # a checkpoint inside session two
+    resumed = StreamRunner("cam-s", crashed, resume=cp, previous=stored)
+    for c in first + second:  # redelivered from an older offset
+        resumed.feed(c)
+    assert resumed.ended and resumed.duplicates == cp.seq
+    crashed.store.upsert_stream(resumed.stream_info())
+    assert _records(crashed.store, "cam-s") == expected
+    whole.close()
+    crashed.close()
