@@ -339,6 +339,10 @@ _VIDEO_OPTIONS = {
 }
 
 
+# Encoders that do not take 4:2:0 8-bit: ProRes is 4:2:2 10-bit, MJPEG wants full-range YUV.
+_PIXEL_FORMATS = {"prores_ks": "yuv422p10le", "prores": "yuv422p10le", "mjpeg": "yuvj420p"}
+
+
 def _thread_scheduling() -> tuple[int, int] | None:
     """The calling thread's CPU scheduling policy and priority (None where unknown)."""
     try:
@@ -423,7 +427,7 @@ def make_recording(
             rate = Fraction(fps).limit_denominator(1001)
             vstream = out.add_stream(vcodec, rate=rate, options=_VIDEO_OPTIONS.get(vcodec, {}))
             vstream.width, vstream.height = width, height
-            vstream.pix_fmt = "yuv420p"
+            vstream.pix_fmt = _PIXEL_FORMATS.get(vcodec, "yuv420p")
             vstream.codec_context.time_base = 1 / rate
         if audio:
             astream = out.add_stream(acodec, rate=audio_rate_hz, layout="mono")

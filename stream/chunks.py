@@ -575,6 +575,8 @@ class ChunkDecoder:
                     continue
                 for frame in frames:
                     decoded_any = True
+                    if frame.time_base is None:
+                        frame.time_base = p.time_base
                     take(frame, is_audio)
             for st in (v, a):
                 if st is None:
@@ -582,6 +584,8 @@ class ChunkDecoder:
                 try:
                     for frame in st.codec_context.decode(None):
                         decoded_any = True
+                        if frame.time_base is None:  # FLAC's last frame, flushed, has none
+                            frame.time_base = st.time_base
                         take(frame, st is a)
                 except (av.FFmpegError, ValueError):
                     pass

@@ -93,6 +93,29 @@ def test_chunked_decoding_matches_continuous_decoding(recordings, kind):
         assert float(np.abs(ka[:n] - ca[:n]).max()) < 0.02
 
 
+@pytest.mark.parametrize(
+    "name, vcodec, acodec, container",
+    [
+        ("prores.mov", "prores_ks", "pcm_s16le", "matroska"),
+        ("mjpeg.avi", "mjpeg", "mp3", "matroska"),
+        ("flac.mkv", "libx264", "flac", "matroska"),  # FLAC's flushed last frame has no time base
+        ("ac3.mkv", "libx264", "ac3", "mpegts"),
+        ("flv.flv", "libx264", "aac", "mpegts"),
+    ],
+)
+def test_camera_and_studio_codecs_chunk_and_decode_like_the_file(tmp_path, name, vcodec, acodec, container):
+    path = tmp_path / name
+    scenes = [samples.Scene(3, seed=1), samples.Scene(3, seed=2, text="HI")]
+    samples.make_recording(path, scenes, [samples.Speech(0.5, "hello there")], width=320, height=240,
+                           vcodec=vcodec, acodec=acodec)
+    chunks = _chunks(path)
+    assert {c.container for c in chunks} == {container} and len(chunks) >= 2
+    assert chunks[0].video_codec == vcodec.removesuffix("_ks").removeprefix("lib").replace("x264", "h264")
+    (cv, ca), (kv, ka) = _split(list(MediaDecoder(str(path), S))), _split(_decode(chunks))
+    assert [t for t, _ in kv] == [t for t, _ in cv] and len(kv) == 150
+    assert abs(ka.size - ca.size) <= 0.02 * S.audio_sample_rate_hz and ca.size > 5 * S.audio_sample_rate_hz
+
+
 @pytest.mark.parametrize("kind", ["mp4", "webm", "wav"])
 @pytest.mark.parametrize("offset_s", [0.08, -0.08])
 def test_a_producer_whose_payload_t0_is_off_is_aligned_and_warned_about_once(recordings, kind, offset_s, caplog):
