@@ -329,6 +329,24 @@ def test_missing_tansu_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> N
         LocalBroker()
 
 
+def _process_state(pid: int) -> str:
+    """What a stuck child is doing: its signal masks and each thread's state and wait channel."""
+    from pathlib import Path
+
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        keep = [x for x in status.splitlines() if x.split(":")[0] in ("State", "SigBlk", "SigIgn", "SigCgt", "Threads")]
+        threads = []
+        for task in sorted(Path(f"/proc/{pid}/task").iterdir()):
+            comm = (task / "comm").read_text().strip()
+            wchan = (task / "wchan").read_text().strip()
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            threads.append(f"{comm}:{state}:{wchan}")
+        return "; ".join(keep) + " | threads " + ", ".join(threads)
+    except OSError as exc:
+        return f"(unreadable: {exc})"
+
+
 def test_run_broker_serves_until_ctrl_c() -> None:
     port = free_port()
     proc = subprocess.Popen(
@@ -344,7 +362,11 @@ def test_run_broker_serves_until_ctrl_c() -> None:
         tansu_pid = int(match.group(1))
         assert _metadata_probe("127.0.0.1", port)
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(60) == 0  # Tansu gets SIGINT, then SIGKILL after 5 s; a loaded machine adds more
+        try:
+            assert proc.wait(60) == 0  # Tansu gets SIGINT, then SIGKILL after 5 s; a loaded machine adds more
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"still running 60 s after SIGINT: {_process_state(proc.pid)}; "
+                                 f"tansu {'gone' if _gone(tansu_pid) else 'running'}") from None
         assert _gone(tansu_pid)
     finally:
         if proc.poll() is None:

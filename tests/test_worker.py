@@ -584,6 +584,40 @@ def test_replay_a_folder_through_kafka(kafka, media, reference, tmp_path):
         assert got[sid] == reference[sid], sid
 
 
+# -- a push killed mid-stream and started again ------------------------------------------------------
+def test_a_restarted_push_with_other_content_keeps_both_recordings_in_order(kafka, media, tmp_path):
+    """The first push of cam-r dies ~16 s into the long recording (no end-of-stream); a new
+    push under the same id sends a short one from its chunk 0. Through Kafka the worker keeps
+    both, the second after the first, and drops nothing as a duplicate."""
+    s = kafka.replace(data_dir=tmp_path / "restart")
+    kafka_io.ensure_topics(s)
+    with Chunker(str(media[LONG]), "cam-r", s) as chunker:
+        killed = list(chunker)[:8]
+    with Chunker(str(media[SHORT[1]]), "cam-r", s) as chunker:  # HARBOUR
+        again = list(chunker)
+    with kafka_io.ChunkProducer(s) as producer:
+        futures = [producer.send("cam-r", c.to_bytes()) for c in killed + again]
+        producer.flush()
+        for i, f in enumerate(futures):
+            kafka_io.delivery_result(f, f"message {i}", s)
+    components = Components(s)
+    worker = Worker(components)
+    try:
+        stats = worker.run(idle_exit_s=3.0)
+    finally:
+        worker.close()
+    try:
+        assert stats.streams_ended == 1 and stats.skipped == 0 and stats.chunks == len(killed) + len(again)
+        memories, _ = _records(components.store, "cam-r")
+        spliced_at = killed[-1].t_end
+        assert abs(max(m[2] for m in memories) - (spliced_at + again[-1].t_end)) < 0.2
+        assert any("bicycle" in m[3].lower() and m[1] < spliced_at for m in memories), memories
+        harbour = [m for m in memories if "harbour" in (m[3] + " " + m[5]).lower()]  # said and shown
+        assert harbour and all(m[1] >= spliced_at - 0.5 for m in harbour), memories
+    finally:
+        components.close()
+
+
 # -- bad input on the command line (no models needed) -------------------------------------------------
 def test_push_and_worker_bad_input_are_one_line_errors(kafka, media, tmp_path):
     env = _kafka_env(kafka)
