@@ -869,6 +869,7 @@ def push(
     realtime: Annotated[bool, typer.Option("--realtime", help="Pace a file like a live camera: send each chunk when it would have been recorded.")] = False,
     format: Annotated[str | None, typer.Option("--format", help="Force an FFmpeg demuxer (v4l2, avfoundation, dshow, lavfi...).")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", help="Demuxer option KEY=VALUE (repeat), e.g. rtsp_transport=tcp.")] = None,
+    append: Annotated[bool, typer.Option("--append", help="Continue a stream that has ended: this source is placed after its end (without it, an ended stream ignores new pushes).")] = False,
     bootstrap: BootstrapOpt = None,
     data: DataOpt = None,
     config: ConfigOpt = None,
@@ -876,7 +877,7 @@ def push(
 ) -> None:
     """Send a source to Kafka as media chunks (1-2 s, keyframe-aligned), for `episodic worker` to turn into memories.
 
-    Producer with acks=all and retries; each chunk is numbered, so pushing the same recording again stores nothing twice. Exits non-zero when a chunk is not acknowledged.
+    Producer with acks=all and retries; each chunk is numbered, so pushing the same recording again stores nothing twice. A push restarted under the id of a stream that is still open continues it; --append continues one that has ended. Exits non-zero when a chunk is not acknowledged.
     """
     from memory.records import validate_stream_id
 
@@ -889,7 +890,7 @@ def push(
     options = _parse_options(option)
     with IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
         progress = push_source(
-            source, stream_id, settings, realtime=realtime, format=format, options=options,
+            source, stream_id, settings, realtime=realtime, format=format, options=options, append=append,
             on_progress=_lazy_bar(bar, f"push {stream_id}", lambda p: f"{p.chunks} chunks · {p.bytes / 1e6:.1f} MB"),
         )
     for w in progress.warnings:

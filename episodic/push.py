@@ -71,14 +71,16 @@ def push_source(
     format: str | None = None,
     options: dict[str, str] | None = None,
     on_progress: Callable[[PushProgress], None] | None = None,
+    append: bool = False,
 ) -> PushProgress:
-    """Produce every chunk of ``source`` as ``stream_id``; returns once all are acknowledged."""
+    """Produce every chunk of ``source`` as ``stream_id``; returns once all are acknowledged.
+    ``append``: continue ``stream_id`` after its end even if it has ended."""
     validate_stream_id(stream_id)
     timeout = 15.0 if _is_live(source) else None
     # the source first: a missing or unreadable one fails before anything talks to Kafka
     chunker = Chunker(
         source, stream_id, settings, format=format, options=options, timeout=timeout,
-        display_source=display_source(source),
+        display_source=display_source(source), append=append,
     )
     own = sender is None
     progress = PushProgress(stream_id)

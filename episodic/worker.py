@@ -246,14 +246,22 @@ class Worker:
         """A runner for a stream seen for the first time here, resumed from its checkpoint."""
         info = self.c.store.get_stream(chunk.stream_id)
         cp = Checkpoint.of(info)
-        seq = in_stream_numbering(chunk, sessions_of(info)).seq
+        sessions = sessions_of(info)
+        seq = in_stream_numbering(chunk, sessions).seq
+        appended = (
+            info is not None and cp is not None and cp.ended and chunk.append
+            and bool(chunk.session_id) and chunk.session_id not in sessions
+        )
+        if appended:
+            assert info is not None and cp is not None
+            return self._reopen(chunk, tp, offset, info, cp)
         if cp is not None and (cp.ended or seq < cp.seq):
             # stored already (a re-delivery, a re-pushed recording)
             if cp.ended and chunk.session_id and chunk.session_id not in self._ignored_sessions:
                 self._ignored_sessions.add(chunk.session_id)
                 log.warning(
-                    "%s has ended and is stored; ignoring push session %s (chunk %d): push under a "
-                    "new stream id to record more, or delete the stream first",
+                    "%s has ended and is stored; ignoring push session %s (chunk %d): push with "
+                    "--append to continue it, under a new stream id, or delete the stream first",
                     chunk.stream_id, chunk.session_id, chunk.seq,
                 )
             return None
@@ -273,6 +281,25 @@ class Worker:
         )
         if cp is not None and cp.seq > 0:
             log.info("%s: resuming at chunk %d (t=%.2f s)", chunk.stream_id, cp.seq, cp.t_s)
+        st = _Stream(runner, tp, offset, runner.checkpoint.seq)
+        self.streams[chunk.stream_id] = st
+        metrics.OPEN_STREAMS.set(len(self.streams))
+        return st
+
+    def _reopen(self, chunk: MediaChunk, tp: Any, offset: int, info: Any, cp: Checkpoint) -> _Stream:
+        """A stream that has ended, continued by an ``--append`` push: a runner that starts
+        where the stream ends, with the new session placed there. Deterministic (the same
+        stored end gives the same placement), so a worker that dies before the next checkpoint
+        places it the same way when it reads the session again."""
+        start = Checkpoint(cp.seq, round(float(info.t_end), 6))
+        runner = StreamRunner(
+            chunk.stream_id, self.c, source=chunk.source, media=_media_of(chunk), resume=start, previous=info,
+        )
+        runner.sessions[chunk.session_id] = (start.seq, start.t_s)
+        log.info(
+            "%s: push session %s appends to the ended stream at chunk %d, t=%.2f s",
+            chunk.stream_id, chunk.session_id, start.seq, start.t_s,
+        )
         st = _Stream(runner, tp, offset, runner.checkpoint.seq)
         self.streams[chunk.stream_id] = st
         metrics.OPEN_STREAMS.set(len(self.streams))

@@ -94,6 +94,7 @@ class MediaChunk:
     session_id: str = ""
     width: int = 0
     height: int = 0
+    append: bool = False  # this session continues a stream that has ended
 
     @property
     def has_video(self) -> bool:
@@ -126,6 +127,7 @@ class MediaChunk:
             session_id=self.session_id,
             width=self.width,
             height=self.height,
+            append=self.append,
         ).SerializeToString()
 
     @classmethod
@@ -164,6 +166,7 @@ class MediaChunk:
             session_id=msg.session_id,
             width=msg.width,
             height=msg.height,
+            append=msg.append,
         )
         if msg.schema_version != SCHEMA_VERSION:
             raise ChunkError(f"unsupported MediaChunk schema_version {msg.schema_version} (this worker reads {SCHEMA_VERSION})")
@@ -258,8 +261,10 @@ class Chunker:
         timeout: float | None = None,
         session_id: str | None = None,
         display_source: str | None = None,
+        append: bool = False,
     ) -> None:
         self.stream_id = validate_stream_id(stream_id)
+        self.append = append
         self.settings = settings
         self.decoder = MediaDecoder(source, settings, format=format, options=options, timeout=timeout)
         self.info: MediaInfo = self.decoder.info
@@ -432,6 +437,7 @@ class Chunker:
             duration_s=float(info.duration_s or 0.0),
             produced_at_ms=int(time.time() * 1000),
             session_id=self.session_id,
+            append=self.append,
             width=info.width if info.has_video else 0,
             height=info.height if info.has_video else 0,
         )

@@ -619,6 +619,32 @@ def test_a_restarted_push_with_other_content_keeps_both_recordings_in_order(kafk
         components.close()
 
 
+def test_push_append_continues_an_ended_stream_and_a_plain_re_push_is_ignored(kafka, media, tmp_path):
+    s = kafka.replace(data_dir=tmp_path / "append")
+    kafka_io.ensure_topics(s)
+    first = push_source(str(media[SHORT[0]]), "cam-ap", s)  # NORTH GATE, then it ends
+    push_source(str(media[SHORT[0]]), "cam-ap", s)  # the same again: stored once
+    push_source(str(media[SHORT[2]]), "cam-ap", s, append=True)  # MARKET, after the end
+    components = Components(s)
+    worker = Worker(components)
+    try:
+        stats = worker.run(idle_exit_s=3.0)
+    finally:
+        worker.close()
+    try:
+        assert stats.streams_ended == 2 and stats.skipped == first.chunks
+        memories, _ = _records(components.store, "cam-ap")
+        ended_at = first.stream_s
+        gate = [m for m in memories if "NORTH GATE" in m[5]]
+        market = [m for m in memories if "MARKET" in m[5]]
+        assert gate and market and max(m[2] for m in gate) <= ended_at + 0.05 < min(m[1] for m in market) + 0.05
+        info = components.store.get_stream("cam-ap")
+        assert abs(info.t_end - (ended_at + 12.0)) < 0.2 and info.memories == len(memories)
+        assert Checkpoint.of(info).ended and len(info.metadata["sessions"]) == 2
+    finally:
+        components.close()
+
+
 # -- bad input on the command line (no models needed) -------------------------------------------------
 def test_push_and_worker_bad_input_are_one_line_errors(kafka, media, tmp_path):
     env = _kafka_env(kafka)
