@@ -95,7 +95,8 @@ class _StopOnCtrlC:
         self._event.set()
 
     def __enter__(self) -> _StopOnCtrlC:
-        if threading.current_thread() is threading.main_thread():
+        # a shell starts background commands with SIGINT ignored: that choice is kept
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             self._previous = signal.signal(signal.SIGINT, self._on_sigint)
         return self
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -33,6 +34,15 @@ def run_cli(
     return proc
 
 
+def ctrl_c_works() -> None:
+    """For ``preexec_fn``: give the child the default Ctrl-C (SIGINT) handling.
+
+    A shell runs a background command (``pytest … &``, as CI runners may) with SIGINT and
+    SIGQUIT ignored, every process started from it inherits that, and Python then keeps
+    ignoring SIGINT: a test that interrupts a child would wait for nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_cli(*args: str, data: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
     """Start `episodic ARGS` in the background; stderr is a pipe (read it line by line)."""
     return subprocess.Popen(
@@ -41,4 +51,5 @@ def start_cli(*args: str, data: Path, env: Mapping[str, str] | None = None) -> s
         stderr=subprocess.PIPE,
         text=True,
         env=cli_env(data, env),
+        preexec_fn=ctrl_c_works,
     )

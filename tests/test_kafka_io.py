@@ -349,9 +349,11 @@ def _process_state(pid: int) -> str:
 
 def test_run_broker_serves_until_ctrl_c() -> None:
     port = free_port()
+    from tests.cli_runner import ctrl_c_works
+
     proc = subprocess.Popen(
         [sys.executable, "-c", f"from episodic.dev_broker import run_broker; run_broker({port})"],
-        stderr=subprocess.PIPE, text=True,
+        stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_works,
     )
     tansu_pid = None
     try:
