@@ -40,6 +40,7 @@ from episodic import metrics
 from episodic.config import Settings
 from episodic.errors import EpisodicError
 from episodic.pipeline import Checkpoint, Components, StreamRunner, in_stream_numbering, sessions_of
+from memory.records import StreamInfo
 from stream.chunks import ChunkError, MediaChunk
 
 log = logging.getLogger(__name__)
@@ -248,12 +249,10 @@ class Worker:
         cp = Checkpoint.of(info)
         sessions = sessions_of(info)
         seq = in_stream_numbering(chunk, sessions).seq
-        appended = (
+        if (
             info is not None and cp is not None and cp.ended and chunk.append
-            and bool(chunk.session_id) and chunk.session_id not in sessions
-        )
-        if appended:
-            assert info is not None and cp is not None
+            and chunk.session_id and chunk.session_id not in sessions
+        ):
             return self._reopen(chunk, tp, offset, info, cp)
         if cp is not None and (cp.ended or seq < cp.seq):
             # stored already (a re-delivery, a re-pushed recording)
@@ -286,7 +285,7 @@ class Worker:
         metrics.OPEN_STREAMS.set(len(self.streams))
         return st
 
-    def _reopen(self, chunk: MediaChunk, tp: Any, offset: int, info: Any, cp: Checkpoint) -> _Stream:
+    def _reopen(self, chunk: MediaChunk, tp: Any, offset: int, info: StreamInfo, cp: Checkpoint) -> _Stream:
         """A stream that has ended, continued by an ``--append`` push: a runner that starts
         where the stream ends, with the new session placed there. Deterministic (the same
         stored end gives the same placement), so a worker that dies before the next checkpoint
