@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -34,22 +33,28 @@ def run_cli(
     return proc
 
 
-def ctrl_c_works() -> None:
-    """For ``preexec_fn``: give the child the default Ctrl-C (SIGINT) handling.
+# A shell runs a background command (``pytest … &``, as CI runners may) with SIGINT ignored,
+# every process started from it inherits that, and Python then keeps ignoring SIGINT: a test
+# that interrupts a child would wait for nothing. Children that a test will interrupt start
+# through this line, which gives them Python's own Ctrl-C handling first (no preexec_fn: code
+# run between fork and exec in a threaded parent can crash the child before it starts).
+CTRL_C_WORKS = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
 
-    A shell runs a background command (``pytest … &``, as CI runners may) with SIGINT and
-    SIGQUIT ignored, every process started from it inherits that, and Python then keeps
-    ignoring SIGINT: a test that interrupts a child would wait for nothing."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-
-def start_cli(*args: str, data: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
-    """Start `episodic ARGS` in the background; stderr is a pipe (read it line by line)."""
+def start_cli(
+    *args: str, data: Path, env: Mapping[str, str] | None = None, ctrl_c: bool = False
+) -> subprocess.Popen[str]:
+    """Start `episodic ARGS` in the background; stderr is a pipe (read it line by line).
+    ``ctrl_c``: the test will interrupt it (see :data:`CTRL_C_WORKS`)."""
+    command = (
+        ["-c", CTRL_C_WORKS + "import runpy, sys; sys.argv[0] = 'episodic'; runpy.run_module('episodic.cli', run_name='__main__')"]
+        if ctrl_c
+        else ["-m", "episodic.cli"]
+    )
     return subprocess.Popen(
-        [sys.executable, "-m", "episodic.cli", *args],
+        [sys.executable, *command, *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         env=cli_env(data, env),
-        preexec_fn=ctrl_c_works,
     )

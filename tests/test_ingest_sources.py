@@ -161,7 +161,7 @@ def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again
     path = tmp_path / "long.mp4"
     samples.make_recording(path, [samples.Scene(duration_s=12, seed=i) for i in range(12)], [])
     data = tmp_path / "data"
-    proc = start_cli("ingest", str(path), data=data)
+    proc = start_cli("ingest", str(path), data=data, ctrl_c=True)
     snippets = data / "snippets"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:

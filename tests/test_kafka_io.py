@@ -349,11 +349,11 @@ def _process_state(pid: int) -> str:
 
 def test_run_broker_serves_until_ctrl_c() -> None:
     port = free_port()
-    from tests.cli_runner import ctrl_c_works
+    from tests.cli_runner import CTRL_C_WORKS
 
     proc = subprocess.Popen(
-        [sys.executable, "-c", f"from episodic.dev_broker import run_broker; run_broker({port})"],
-        stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_works,
+        [sys.executable, "-c", CTRL_C_WORKS + f"from episodic.dev_broker import run_broker; run_broker({port})"],
+        stderr=subprocess.PIPE, text=True,
     )
     tansu_pid = None
     try:

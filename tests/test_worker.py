@@ -99,7 +99,8 @@ class Lines:
             except queue.Empty:
                 continue
             if line is None:
-                raise AssertionError(f"process ended before {pattern!r}:\n" + "".join(self.seen[-30:]))
+                code = self.proc.wait(timeout=30)
+                raise AssertionError(f"process ended (exit {code}) before {pattern!r}:\n" + "".join(self.seen[-30:]))
             self.seen.append(line)
         return [x for x in self.seen if rx.search(x)]
 
