@@ -346,6 +346,17 @@ def test_two_workers_share_three_streams(kafka, media, reference, tmp_path, shar
     assert set(got["_streams"]) == set(sids)
 
 
+def _drain_once(s: Settings) -> tuple[Components, Any]:
+    """An in-process worker that runs until its topic has been idle for 3 s; the caller
+    reads the store through the returned components and closes them."""
+    components = Components(s)
+    worker = Worker(components)
+    try:
+        return components, worker.run(idle_exit_s=3.0)
+    finally:
+        worker.close()
+
+
 # -- dead letters, malformed and oversized messages -----------------------------------------------
 def _dead_letters(s: Settings, want: int) -> list[Any]:
     consumer = kafka_io.make_consumer(s, [s.kafka_dlq_topic], group_id=s.kafka_group_id + ".dlq-reader")
@@ -382,12 +393,7 @@ def test_bad_messages_go_to_the_dead_letter_topic_and_streams_go_on(kafka, media
             kafka_io.delivery_result(f, f"message {i}", s)
     push_source(str(media[SHORT[1]]), SHORT[1], s)  # a neighbour on the same topic
 
-    components = Components(s)
-    worker = Worker(components)
-    try:
-        stats = worker.run(idle_exit_s=3.0)
-    finally:
-        worker.close()
+    components, stats = _drain_once(s)
     try:
         assert stats.dead_lettered == 3 and stats.streams_ended == 2
         assert _records(components.store, SHORT[1]) == reference[SHORT[1]]
@@ -601,12 +607,7 @@ def test_a_restarted_push_with_other_content_keeps_both_recordings_in_order(kafk
         producer.flush()
         for i, f in enumerate(futures):
             kafka_io.delivery_result(f, f"message {i}", s)
-    components = Components(s)
-    worker = Worker(components)
-    try:
-        stats = worker.run(idle_exit_s=3.0)
-    finally:
-        worker.close()
+    components, stats = _drain_once(s)
     try:
         assert stats.streams_ended == 1 and stats.skipped == 0 and stats.chunks == len(killed) + len(again)
         memories, _ = _records(components.store, "cam-r")
@@ -626,12 +627,7 @@ def test_push_append_continues_an_ended_stream_and_a_plain_re_push_is_ignored(ka
     first = push_source(str(media[SHORT[0]]), "cam-ap", s)  # NORTH GATE, then it ends
     push_source(str(media[SHORT[0]]), "cam-ap", s)  # the same again: stored once
     push_source(str(media[SHORT[2]]), "cam-ap", s, append=True)  # MARKET, after the end
-    components = Components(s)
-    worker = Worker(components)
-    try:
-        stats = worker.run(idle_exit_s=3.0)
-    finally:
-        worker.close()
+    components, stats = _drain_once(s)
     try:
         assert stats.streams_ended == 2 and stats.skipped == first.chunks
         memories, _ = _records(components.store, "cam-ap")
