@@ -860,6 +860,10 @@ def _push_summary(progress: Any) -> dict[str, Any]:
         "bytes": progress.bytes,
         "wall_s": round(progress.wall_s, 3),
         "warnings": progress.warnings,
+        "outages": [
+            {"at_s": round(o.at_s, 3), "gap_s": o.gap_s, "attempts": o.attempts, "reason": o.reason}
+            for o in getattr(progress, "outages", [])
+        ],
     }
 
 
@@ -878,7 +882,7 @@ def push(
 ) -> None:
     """Send a source to Kafka as media chunks (1-2 s, keyframe-aligned), for `episodic worker` to turn into memories.
 
-    Producer with acks=all and retries; each chunk is numbered, so pushing the same recording again stores nothing twice. A push restarted under the id of a stream that is still open continues it; --append continues one that has ended. Exits non-zero when a chunk is not acknowledged.
+    Producer with acks=all and retries; each chunk is numbered, so pushing the same recording again stores nothing twice. A push restarted under the id of a stream that is still open continues it; --append continues one that has ended. A live source (RTSP, live HLS, HTTP stream, device) that drops is opened again with backoff (reconnect_* settings) and the gap is recorded; the push gives up, closes the stream and exits 3 when it stays away. Exits non-zero when a chunk is not acknowledged.
     """
     from memory.records import validate_stream_id
 
@@ -887,13 +891,23 @@ def push(
     _quiet_libraries()
     from episodic.progress import IngestProgress
     from episodic.push import push_source
+    from stream.reconnect import SourceLost
 
     options = _parse_options(option)
     with IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
-        progress = push_source(
-            source, stream_id, settings, realtime=realtime, format=format, options=options, append=append,
-            on_progress=_lazy_bar(bar, f"push {stream_id}", lambda p: f"{p.chunks} chunks · {p.bytes / 1e6:.1f} MB"),
-        )
+        try:
+            progress = push_source(
+                source, stream_id, settings, realtime=realtime, format=format, options=options, append=append,
+                on_progress=_lazy_bar(bar, f"push {stream_id}", lambda p: f"{p.chunks} chunks · {p.bytes / 1e6:.1f} MB"),
+                on_note=lambda note: err.print(f"[yellow]warning[/yellow]: {note}"),
+            )
+        except SourceLost as exc:
+            lost = getattr(exc, "progress", None)
+            if lost is not None:
+                err.print(f"pushed {lost.chunks} chunks ({lost.stream_s:.1f} s of media) as {stream_id!r} before giving up")
+                if json_out:
+                    _print_json(_push_summary(lost))
+            raise
     for w in progress.warnings:
         err.print(f"[yellow]warning[/yellow]: {w}")
     if json_out:

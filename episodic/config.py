@@ -263,6 +263,16 @@ class Settings:
     # rebuilds exactly the state an uninterrupted one had (ours; = consolidation_max_s).
     checkpoint_interval_s: float = 60.0
 
+    # -- live sources that drop (push of rtsp://, http(s)://, HLS, srt://, devices) --------
+    # A live source that breaks off is opened again with exponential backoff (first delay,
+    # doubling up to the cap); the push gives up, closes the stream and exits non-zero after
+    # this many failed attempts in a row or this long without the source, whichever is first.
+    # 0 attempts: no reconnection (a drop ends the stream, as for a file).
+    reconnect_attempts: int = 10
+    reconnect_max_s: float = 300.0
+    reconnect_first_delay_s: float = 1.0
+    reconnect_max_delay_s: float = 30.0
+
     # -- Kafka (episodic push / worker / replay) -------------------------------------------
     kafka_bootstrap_servers: str = "127.0.0.1:9092"  # comma-separated host:port list
     kafka_topic: str = "episodic.media"  # media chunks, keyed by stream id
@@ -412,6 +422,12 @@ def validate(s: Settings) -> Settings:
         problems.append("grpc_max_receive_bytes must be in 4096..67108864")
     if s.grpc_grace_s < 0:
         problems.append("grpc_grace_s must be >= 0")
+    if not 0 <= s.reconnect_attempts <= 1000:
+        problems.append("reconnect_attempts must be in 0..1000")
+    if not 0 < s.reconnect_first_delay_s <= s.reconnect_max_delay_s <= 3600:
+        problems.append("reconnect delays must satisfy 0 < reconnect_first_delay_s <= reconnect_max_delay_s <= 3600")
+    if not 0 < s.reconnect_max_s <= 7 * 24 * 3600:
+        problems.append("reconnect_max_s must be in (0, 1 week]")
     if not 0.2 <= s.chunk_target_s <= 10:
         problems.append("chunk_target_s must be in 0.2..10 seconds")
     if not 64 * 1024 <= s.chunk_max_bytes <= s.kafka_max_message_bytes - 64 * 1024:

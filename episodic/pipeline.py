@@ -316,6 +316,18 @@ def sessions_of(info: StreamInfo | None) -> dict[str, tuple[int, float]]:
     return out
 
 
+def source_gaps_of(info: StreamInfo | None) -> list[tuple[float, float]]:
+    """The stretches a stream's live source was away, as recorded with the stream."""
+    raw = (info.metadata or {}).get("gaps") if info is not None else None
+    out: list[tuple[float, float]] = []
+    for g in raw if isinstance(raw, list) else ():
+        try:
+            out.append((float(g[0]), float(g[1])))
+        except (TypeError, ValueError, IndexError):
+            continue
+    return out
+
+
 def in_stream_numbering(chunk: Any, sessions: dict[str, tuple[int, float]]) -> Any:
     """``chunk`` renumbered into its stream: a session that continues a stream numbers its
     chunks and times from 0, so its base is added (unchanged for a stream's first session)."""
@@ -375,6 +387,8 @@ class StreamRunner:
         self.base_memories = previous.memories if previous is not None and self.resumed else 0
         self.base_events = previous.events if previous is not None and self.resumed else 0
         self.sessions = sessions_of(previous) if self.resumed else {}
+        # stretches the live source was away (its chunk's gap_before_s), in stream time
+        self.source_gaps: list[tuple[float, float]] = source_gaps_of(previous) if self.resumed else []
         self.fed_until_s = start.t_s  # stream time where the last chunk fed ends
         self.memory_ids: set[str] = set()
         self.snippet_uris: set[str] = set()
@@ -420,7 +434,9 @@ class StreamRunner:
                 f"{self.stream_id}: chunks {self.next_seq}..{chunk.seq - 1} are missing; continuing "
                 f"from chunk {chunk.seq} at t={chunk.t_start:.2f} s"
             )
-        if self._checkpoint_due(chunk):
+        if chunk.gap_before_s > 0 and self._source_gap(chunk) and chunk.seq > self.checkpoint.seq:
+            self._restart_at(chunk)  # no memory spans the time the source was away
+        elif self._checkpoint_due(chunk):
             self._restart_at(chunk)
         started = time.perf_counter()
         items = self.decoder.decode(chunk)  # ChunkError: nothing of the chunk was used
@@ -448,6 +464,19 @@ class StreamRunner:
                 )
                 log.info("%s", self.warnings[-1])
         return self.sessions
+
+    def _source_gap(self, chunk: Any) -> bool:
+        """Record the stretch before ``chunk`` that its live source was away (True when new)."""
+        gap = (round(max(chunk.t_start - chunk.gap_before_s, 0.0), 3), round(chunk.t_start, 3))
+        if gap in self.source_gaps:
+            return False  # a restarted worker reading the chunk again
+        self.source_gaps.append(gap)
+        self.warnings.append(
+            f"{self.stream_id}: the source was away from t={gap[0]:.1f} to {gap[1]:.1f} s "
+            f"({chunk.gap_before_s:.1f} s, nothing recorded); the memory before the gap ends there"
+        )
+        log.info("%s", self.warnings[-1])
+        return True
 
     def _push(self, items: list[Any]) -> None:
         for kind, t, payload in items:
@@ -505,6 +534,8 @@ class StreamRunner:
             "checkpoint": self.checkpoint.to_dict(),
             "sessions": {sid: [seq, t] for sid, (seq, t) in self.sessions.items()},
         }
+        if self.source_gaps:
+            metadata["gaps"] = [list(g) for g in self.source_gaps]
         if complete is not None:
             metadata["complete"] = complete
         return StreamInfo(

@@ -28,6 +28,7 @@ from episodic.errors import InputError
 from memory.records import validate_stream_id
 from stream.chunks import Chunker, MediaChunk
 from stream.decode import redact
+from stream.reconnect import LiveChunks, Outage
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ class PushProgress:
     bytes: int = 0
     wall_s: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    outages: list[Outage] = field(default_factory=list)  # drops of a live source, in order
 
     @property
     def realtime_factor(self) -> float:
@@ -72,45 +74,69 @@ def push_source(
     options: dict[str, str] | None = None,
     on_progress: Callable[[PushProgress], None] | None = None,
     append: bool = False,
+    on_note: Callable[[str], None] | None = None,
 ) -> PushProgress:
     """Produce every chunk of ``source`` as ``stream_id``; returns once all are acknowledged.
-    ``append``: continue ``stream_id`` after its end even if it has ended."""
+    ``append``: continue ``stream_id`` after its end even if it has ended.
+
+    A live source (no known duration: RTSP, live HLS, HTTP streams, devices) that drops is
+    opened again with backoff and continues the same session across the gap
+    (:mod:`stream.reconnect`); when it stays away the stream is closed with what was pushed
+    and :class:`~stream.reconnect.SourceLost` is raised after everything sent is acknowledged
+    (its ``progress`` attribute says what was pushed). ``on_note`` hears of drops and
+    reconnections as they happen."""
     validate_stream_id(stream_id)
     timeout = 15.0 if _is_live(source) else None
-    # the source first: a missing or unreadable one fails before anything talks to Kafka
-    chunker = Chunker(
-        source, stream_id, settings, format=format, options=options, timeout=timeout,
-        display_source=display_source(source), append=append,
-    )
-    own = sender is None
+
+    def open_chunker(**continuation: Any) -> Chunker:
+        return Chunker(
+            source, stream_id, settings, format=format, options=options, timeout=timeout,
+            display_source=display_source(source), append=append, **continuation,
+        )
+
     progress = PushProgress(stream_id)
+
+    def outage(o: Outage) -> None:
+        if o not in progress.outages:
+            progress.outages.append(o)
+            note = f"{display_source(source)} dropped at t={o.at_s:.1f} s ({o.reason}); reconnecting"
+        else:
+            note = f"{display_source(source)} is back after {o.gap_s:.1f} s ({o.attempts} attempt(s))"
+        if on_note is not None:
+            on_note(note)
+
+    chunks = LiveChunks(open_chunker, settings, on_outage=outage)
+    chunks.open()  # the source first: a missing or unreadable one fails before anything talks to Kafka
+    own = sender is None
     try:
         if sender is None:
             sender = ChunkSender(settings)
         started = time.monotonic()
-        with chunker:
-            progress.duration_s = chunker.info.duration_s
-            for chunk in chunker:
-                if realtime:
-                    delay = started + chunk.t_end - time.monotonic()
-                    if delay > 0:
-                        time.sleep(delay)  # the camera has not recorded this yet
-                    chunk.produced_at_ms = int(time.time() * 1000)
-                progress.bytes += sender.send(chunk)
-                progress.chunks += 1
-                progress.stream_s = chunk.t_end
-                progress.wall_s = time.monotonic() - started
-                if on_progress is not None:
-                    on_progress(progress)
-            progress.warnings = list(chunker.warnings)
+        progress.duration_s = chunks.chunker.info.duration_s if chunks.chunker else None
+        for chunk in chunks:
+            if realtime:
+                delay = started + chunk.t_end - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)  # the camera has not recorded this yet
+                chunk.produced_at_ms = int(time.time() * 1000)
+            progress.bytes += sender.send(chunk)
+            progress.chunks += 1
+            progress.stream_s = chunk.t_end
+            progress.wall_s = time.monotonic() - started
+            if on_progress is not None:
+                on_progress(progress)
+        progress.warnings = list(chunks.warnings)
         sender.flush()
     finally:
-        chunker.close()
+        chunks.close()
         if own and sender is not None:
             sender.close()
     progress.wall_s = time.monotonic() - started
     if on_progress is not None:
         on_progress(progress)
+    if chunks.gave_up is not None:
+        chunks.gave_up.progress = progress  # type: ignore[attr-defined]
+        raise chunks.gave_up
     return progress
 
 

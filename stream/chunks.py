@@ -95,6 +95,7 @@ class MediaChunk:
     width: int = 0
     height: int = 0
     append: bool = False  # this session continues a stream that has ended
+    gap_before_s: float = 0.0  # the live source was unreachable this long before this chunk
 
     @property
     def has_video(self) -> bool:
@@ -128,6 +129,7 @@ class MediaChunk:
             width=self.width,
             height=self.height,
             append=self.append,
+            gap_before_s=self.gap_before_s,
         ).SerializeToString()
 
     @classmethod
@@ -167,6 +169,7 @@ class MediaChunk:
             width=msg.width,
             height=msg.height,
             append=msg.append,
+            gap_before_s=msg.gap_before_s,
         )
         if msg.schema_version != SCHEMA_VERSION:
             raise ChunkError(f"unsupported MediaChunk schema_version {msg.schema_version} (this worker reads {SCHEMA_VERSION})")
@@ -179,9 +182,14 @@ class MediaChunk:
             validate_stream_id(self.stream_id)
         except InputError as exc:
             raise ChunkError(str(exc)) from None
-        for name in ("t_start", "t_end", "payload_t0", "duration_s"):
+        for name in ("t_start", "t_end", "payload_t0", "duration_s", "gap_before_s"):
             if not math.isfinite(getattr(self, name)):
                 raise ChunkError(f"chunk {self.seq} of {self.stream_id}: {name} is not finite")
+        if not 0 <= self.gap_before_s <= self.t_start:
+            raise ChunkError(
+                f"chunk {self.seq} of {self.stream_id}: gap_before_s={self.gap_before_s} is not "
+                f"within 0..t_start"
+            )
         if not 0 <= self.t_start <= self.t_end <= settings.max_stream_duration_s:
             raise ChunkError(
                 f"chunk {self.seq} of {self.stream_id}: times [{self.t_start}, {self.t_end}) are "
@@ -262,9 +270,22 @@ class Chunker:
         session_id: str | None = None,
         display_source: str | None = None,
         append: bool = False,
+        first_seq: int = 0,
+        t_offset_s: float = 0.0,
+        gap_before_s: float = 0.0,
+        mark_end: bool = True,
     ) -> None:
+        """``first_seq``, ``t_offset_s``, ``gap_before_s``: a live source reopened after a drop
+        continues its push session (:mod:`stream.reconnect`): numbering goes on from
+        ``first_seq``, its first packet is stream time ``t_offset_s``, and its first chunk says
+        how long the source was away. ``mark_end`` False: the last chunk is not marked
+        ``end_of_stream`` (the caller decides whether the stream ends there)."""
         self.stream_id = validate_stream_id(stream_id)
         self.append = append
+        self.first_seq = first_seq
+        self.t_offset_s = t_offset_s
+        self.gap_before_s = gap_before_s
+        self.mark_end = mark_end
         self.settings = settings
         self.decoder = MediaDecoder(source, settings, format=format, options=options, timeout=timeout)
         self.info: MediaInfo = self.decoder.info
@@ -276,7 +297,7 @@ class Chunker:
         self.audio_codec = codec_name(a) if a is not None else ""
         self.container = choose_container(self.video_codec, self.audio_codec)
         self.warnings: list[str] = []
-        self.chunks = 0
+        self.chunks = first_seq  # the next chunk's number
         # the display rotation (phone video: a 90° display matrix), read from the first
         # decoded frame and carried into every chunk (Matroska keeps it, MPEG-TS cannot)
         self.rotation_deg = 0
@@ -297,19 +318,19 @@ class Chunker:
         s = self.settings
         dec = self.decoder
         v, a = dec.video_stream, dec.audio_stream
-        origin = dec.origin_s
-        current = _Open(t_start=0.0)
+        origin = None if dec.origin_s is None else dec.origin_s - self.t_offset_s
+        current = _Open(t_start=self.t_offset_s)
         closed: deque[_Open] = deque()  # waiting until no more audio can belong to them
         previous: _Open | None = None  # the last emitted chunk (its audio is the next pre-roll)
         audio_mark = -math.inf
-        last_t = 0.0
+        last_t = self.t_offset_s
         for packet in dec.packets():
             if packet.size == 0 or (packet.pts is None and packet.dts is None):
                 continue
             tb = packet.time_base
             raw = packet.pts if packet.pts is not None else packet.dts
-            if origin is None:  # a live source: its first timestamp is stream time 0
-                origin = float(raw * tb)
+            if origin is None:  # a live source: its first timestamp is stream time 0 (or
+                origin = float(raw * tb) - self.t_offset_s  # where a reconnection resumes)
             shift = round(origin / tb)
             kind = "video" if packet.stream is v else "audio"
             if kind == "video" and self._rotation_probes < ROTATION_PROBE_PACKETS:
@@ -369,7 +390,7 @@ class Chunker:
             raise MediaError(self._nothing_read(dec))
         while closed:
             done = closed.popleft()
-            yield self._build(done, previous, end_of_stream=not closed)
+            yield self._build(done, previous, end_of_stream=self.mark_end and not closed)
             previous = done
 
     def _nothing_read(self, dec: MediaDecoder) -> str:
@@ -407,7 +428,7 @@ class Chunker:
         seq = self.chunks
         self.chunks += 1
         preroll: list[_Pkt] = []
-        if previous is not None and seq > 0:
+        if previous is not None:
             earlier = [p for p in previous.packets if p.kind == "audio" and p.t < chunk.t_start - _EPS]
             covered = 0.0
             for p in reversed(earlier):
@@ -438,6 +459,7 @@ class Chunker:
             produced_at_ms=int(time.time() * 1000),
             session_id=self.session_id,
             append=self.append,
+            gap_before_s=round(self.gap_before_s, 6) if seq == self.first_seq else 0.0,
             width=info.width if info.has_video else 0,
             height=info.height if info.has_video else 0,
         )
@@ -611,8 +633,9 @@ class ChunkDecoder:
         wrong ``payload_t0`` otherwise shifts every frame and sample of the chunk, and audio
         pushed before ``t_start`` would be dropped as pre-roll: the caller aligns to the payload
         and the stream is warned about once (``warnings`` and the log)."""
-        if chunk.seq == 0 or not stamped:
-            return 0.0  # the first chunk defines the stream's origin
+        if chunk.seq == 0 or chunk.gap_before_s > 0 or not stamped:
+            self._last_offset = 0.0
+            return 0.0  # the first chunk (of a stream, or after a live source came back) sets the origin
         off = self._measured_offset(chunk, stamped, v, a, shift_s)
         if off is None:  # this chunk cannot tell: a producer's error is the same chunk after chunk
             off = self._last_offset
