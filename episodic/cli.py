@@ -349,6 +349,7 @@ def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = 
                         "events": s.events,
                         "updated_at": s.updated_at,
                         "complete": s.metadata.get("complete"),
+                        "gaps": s.metadata.get("gaps", []),  # where a live source was away
                     }
                     for s in rows
                 ]
@@ -361,6 +362,8 @@ def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = 
     table = Table("stream", "duration", "memories", "events", "source")
     for s in rows:
         name = s.stream_id + (" (incomplete)" if s.metadata.get("complete") is False else "")
+        if s.metadata.get("gaps"):
+            name += f" ({len(s.metadata['gaps'])} gap(s))"
         table.add_row(name, _fmt_t(s.t_end), str(s.memories), str(s.events), s.source)
     Console().print(table)
 

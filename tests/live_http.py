@@ -10,6 +10,7 @@ down for good. Nothing is faked: the client sees real resets and refused connect
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import socket
 import threading
@@ -100,10 +101,8 @@ class DroppingServer:
                 owner.served.append(sent)
                 # the drop: reset this connection, stop listening, come back later (or never)
                 if act.reset:  # unsent data is discarded and the client sees ECONNRESET
-                    try:
+                    with contextlib.suppress(OSError):
                         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-                    except OSError:
-                        pass
                 threading.Thread(target=owner._go_away, args=(act.away_s,), daemon=True).start()
 
         server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)

@@ -80,7 +80,7 @@ def test_a_live_source_that_drops_continues_one_session_across_the_gap_then_give
 def test_a_source_that_never_returns_is_given_up_within_the_time_allowed(recordings):
     first, _ = recordings
     s = Settings().replace(reconnect_attempts=50, reconnect_first_delay_s=0.2, reconnect_max_delay_s=0.4, reconnect_max_s=1.5)
-    with DroppingServer([Act(first, 0.3)]) as server:
+    with DroppingServer([Act(first, 0.3, reset=True)]) as server:  # a killed server: TCP reset
         live = _read(server.url, s)
     assert live.gave_up is not None and live.chunks[-1].end_of_stream
     assert 2 <= live.outages[0].attempts < 10  # stopped by reconnect_max_s, not by the attempts
@@ -136,3 +136,5 @@ def test_push_of_a_dropping_source_stores_one_stream_with_the_gap_and_exits_3_wh
         assert "payload_t0" not in caplog.text  # a reconnection is no producer's timing error
     finally:
         components.close()
+    listed = json.loads(run_cli("streams", "--json", data=s.data_dir).stdout)["streams"]
+    assert [x["gaps"] for x in listed if x["stream_id"] == "cam-live"] == [gaps]
