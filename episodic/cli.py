@@ -885,7 +885,7 @@ def push(
 ) -> None:
     """Send a source to Kafka as media chunks (1-2 s, keyframe-aligned), for `episodic worker` to turn into memories.
 
-    Producer with acks=all and retries; each chunk is numbered, so pushing the same recording again stores nothing twice. A push restarted under the id of a stream that is still open continues it; --append continues one that has ended. A live source (RTSP, live HLS, HTTP stream, device) that drops is opened again with backoff (reconnect_* settings) and the gap is recorded; the push gives up, closes the stream and exits 3 when it stays away. Exits non-zero when a chunk is not acknowledged.
+    Producer with acks=all and retries; each chunk is numbered, so pushing the same recording again stores nothing twice. A push restarted under the id of a stream that is still open continues it; a push under the id of a stream that has ended and is stored is refused (exit 2) unless --append, which continues it. A live source (RTSP, live HLS, HTTP stream, device) that drops is opened again with backoff (reconnect_* settings) and the gap is recorded; the push gives up, closes the stream and exits 3 when it stays away. Exits non-zero when a chunk is not acknowledged.
     """
     from memory.records import validate_stream_id
 
@@ -893,10 +893,12 @@ def push(
     settings = _kafka_settings(data, config, bootstrap)
     _quiet_libraries()
     from episodic.progress import IngestProgress
-    from episodic.push import push_source
+    from episodic.push import push_source, refuse_ended_stream
     from stream.reconnect import SourceLost
 
     options = _parse_options(option)
+    if not append:
+        refuse_ended_stream(stream_id, settings)
     with IngestProgress(err, enabled=err.is_terminal or not json_out) as bar:
         try:
             progress = push_source(

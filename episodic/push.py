@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from episodic.config import Settings
-from episodic.errors import InputError
+from episodic.errors import EpisodicError, InputError
 from memory.records import validate_stream_id
 from stream.chunks import Chunker, MediaChunk
 from stream.decode import redact
@@ -238,6 +238,38 @@ class ChunkSender:
         for sent in self.pending:
             sent.future = self._produce(sent.chunk, sent.value)
         self.producer.flush()
+
+
+def refuse_ended_stream(stream_id: str, settings: Settings) -> None:
+    """Refuse, before anything is sent, a push under the id of a stream that has ended and is
+    stored: the worker would ignore every chunk of it (nothing is stored twice), so the
+    producer is told now instead of "pushed N chunks" for nothing. ``push --append`` skips
+    this. Best effort: when the store cannot be read from here (a worker holds the Milvus Lite
+    file, no store yet, a server out of reach) the push goes on and the worker's warning stands."""
+    from episodic.pipeline import Checkpoint
+    from memory.milvus_store import MilvusStore
+
+    if not settings.milvus_uri and not Path(settings.resolved_milvus_uri).exists():
+        return
+    try:
+        store = MilvusStore(settings)
+    except EpisodicError as exc:
+        log.info("cannot tell whether %s has ended (%s); the worker will", stream_id, exc)
+        return
+    try:
+        info = store.get_stream(stream_id)
+    except EpisodicError as exc:
+        log.info("cannot tell whether %s has ended (%s); the worker will", stream_id, exc)
+        return
+    finally:
+        store.close()
+    checkpoint = Checkpoint.of(info)
+    if info is not None and checkpoint is not None and checkpoint.ended:
+        raise InputError(
+            f"stream {stream_id!r} has ended and is stored ({info.t_end:.1f} s, {info.memories} "
+            "memories): the worker would ignore this push. Use --append to continue it after its "
+            "end, or another --stream-id"
+        )
 
 
 def _is_live(source: str) -> bool:

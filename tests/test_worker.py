@@ -240,6 +240,9 @@ def test_push_then_worker_stores_what_ingest_stores(kafka, media, reference, tmp
     assert info.source == str(media[LONG].resolve())  # the same provenance ingest writes
     events = json.loads(run_cli("events", "--stream-id", LONG, "--json", data=data).stdout)["events"]
     assert len(events) == len(reference[LONG][1])
+    # now that the stream has ended and is stored, the producer is told instead of the worker
+    again = run_cli("push", str(media[LONG]), "--stream-id", LONG, data=data, env=_kafka_env(kafka), check=False)
+    assert again.returncode == 2 and "has ended and is stored" in again.stderr and "--append" in again.stderr
 
 
 # -- kill -9 in the middle of a stream ------------------------------------------------------------
