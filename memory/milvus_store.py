@@ -43,6 +43,8 @@ import logging
 import math
 import os
 import re
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -518,6 +520,7 @@ class MilvusStore:
         self.uri = settings.resolved_milvus_uri
         self.is_lite = not self.uri.startswith(_SERVER_SCHEMES)
         self._lite_path: str | None = None
+        self._readonly_copy: str | None = None  # a temporary copy of a read-only store
         self._text_dim: int | None = None
         self._feature_dim: int | None = None
         self._meta: dict[str, Any] | None = None
@@ -547,7 +550,7 @@ class MilvusStore:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the store directory {path.parent}: {exc}") from None
-            abs_path = os.path.abspath(path)
+            abs_path = self._writable_copy(os.path.abspath(path))
             self.uri = abs_path
             with _lite_lock:
                 served_here = _lite_refs.get(abs_path, 0) > 0 or _lite_served_here(abs_path)
@@ -576,6 +579,30 @@ class MilvusStore:
             ) from None
         except Exception as exc:  # grpc/URI errors for a malformed or dead endpoint
             raise StoreError(f"cannot reach the Milvus server at {self.uri}: {exc}") from None
+
+    def _writable_copy(self, path: str) -> str:
+        """``path``, or a private copy of it when it lies on a read-only mount (or is not
+        writable for this user): Milvus Lite must write a lock file and its own bookkeeping even
+        to read, so a store mounted read-only (an archive, a shared snapshot) is read through a
+        temporary copy, removed again on close. Nothing is ever written to the original."""
+        if not os.path.isdir(path) or os.access(path, os.W_OK):
+            return path
+        size = sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+        tmp = tempfile.mkdtemp(prefix="episodic-readonly-")
+        try:
+            copy = os.path.join(tmp, os.path.basename(path))
+            shutil.copytree(path, copy, ignore=shutil.ignore_patterns("LOCK"))
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise StoreError(
+                f"the store at {path} is read-only and could not be copied to read it ({exc})"
+            ) from None
+        log.warning(
+            "the store at %s is read-only: reading a temporary copy (%.1f MB); nothing done "
+            "now is written back", path, size / 1e6,
+        )
+        self._readonly_copy = tmp
+        return copy
 
     @staticmethod
     def _locked_error(path: str) -> StoreError:
@@ -1771,6 +1798,9 @@ class MilvusStore:
             log.debug("closing the Milvus client failed: %s", exc)
         if self._lite_path is not None:
             _release_lite(self._lite_path)
+        if self._readonly_copy is not None:
+            shutil.rmtree(self._readonly_copy, ignore_errors=True)
+            self._readonly_copy = None
 
     def __enter__(self) -> MilvusStore:
         return self

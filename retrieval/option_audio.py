@@ -125,11 +125,13 @@ def scoreable(options: Sequence[str]) -> bool:
 
 
 def hear_options(score, encoded, sentence: str, question: str, options: Sequence[str],
-                 language: str = "en") -> OptionHearing:
+                 language: str = "en", before: str = "", after: str = "") -> OptionHearing:
     """Score every option in the likely slots of ``sentence`` against the audio.
 
     ``score(encoded, texts, language)`` is :meth:`retrieval.relisten.TranscriptScorer.score`;
-    ``encoded`` the audio's encoder output."""
+    ``encoded`` the audio's encoder output. ``before``/``after``: what the audio says around
+    the sentence (the neighbouring transcript pieces it also holds), so the whole audio is
+    aligned to a whole text and the sentence's own estimated times cannot cut the answer off."""
     out = OptionHearing(scores=[None] * len(options), sentences=[""] * len(options))
     words = words_of(sentence)
     windows = slot_windows(words, question, options)
@@ -137,7 +139,7 @@ def hear_options(score, encoded, sentence: str, question: str, options: Sequence
         out.reason = "no slot"
         return out
     for i, n in windows:
-        texts = [" ".join([*words[:i], o, *words[i + n :]]) for o in options]
+        texts = [" ".join(filter(None, [before, *words[:i], o, *words[i + n :], after])) for o in options]
         for k, (text, s) in enumerate(zip(texts, score(encoded, texts, language), strict=True)):
             if s is not None and (out.scores[k] is None or s > out.scores[k]):
                 out.scores[k], out.sentences[k] = round(float(s), 4), text

@@ -20,9 +20,13 @@ the question scores within ``relisten_hint_tolerance`` of the old one is taken (
 for "talks for": −0.98 against −0.79; an unspoken word costs far more).
 
 What is kept: the winning pieces replace the old ones in this request's evidence units (the
-answerer reads the new words) and in the stored memory (transcript, its "speech" E_i
-vectors, v_i, and a composed ThetaEvent summary), and every attempt is recorded in ``memory.metadata["transcripts"]`` as a
-version with the model, hot words, text and score that made it. A memory is not listened to
+answerer reads the new words). Only a transcript that wins on the audio alone (by
+``relisten_min_gain``) also replaces the stored memory's (transcript, its "speech" E_i
+vectors, v_i, and a composed ThetaEvent summary): stored transcripts thus only gain score, and
+what the memory holds does not depend on which questions were asked first (a hinted one, taken
+within the tolerance, once let the last question's words overwrite the previous question's).
+Every attempt is recorded in ``memory.metadata["transcripts"]`` as a version with the model,
+hot words, text and score that made it; a hinted version is used again for the same words. A memory is not listened to
 again when a version already exists from the same model whose hot words include the current
 ones.
 
@@ -247,6 +251,36 @@ def decode_audio(path: str, t_offset: float, t_start: float, t_end: float) -> np
     return out
 
 
+CONTEXT_MAX_S = 28.0  # Whisper hears 30 s at once: the sentence and its neighbours within that
+
+
+def speech_around(memory: ShortTermMemory, sentence: Unit) -> tuple[str, str, float, float]:
+    """The transcript pieces said just before and after ``sentence`` in its memory (as far as
+    one Whisper window of ``CONTEXT_MAX_S`` holds them, nearest first) and the audio span
+    that covers them all: (text before, text after, t_start, t_end)."""
+    pieces = sorted(memory.transcript, key=lambda p: p.t_start)
+    t0, t1 = sentence.t_start, sentence.t_end
+    before: list[str] = []
+    after: list[str] = []
+    earlier = [p for p in pieces if p.t_end <= sentence.t_start + 1e-3 and p.text.strip() != sentence.text]
+    later = [p for p in pieces if p.t_start >= sentence.t_end - 1e-3 and p.text.strip() != sentence.text]
+    while earlier or later:
+        grew = False
+        if earlier and max(t1, earlier[-1].t_end) - earlier[-1].t_start + 2 * PAD_S <= CONTEXT_MAX_S:
+            p = earlier.pop()
+            before.insert(0, p.text.strip())
+            t0 = min(t0, p.t_start)
+            grew = True
+        if later and later[0].t_end - t0 + 2 * PAD_S <= CONTEXT_MAX_S:
+            p = later.pop(0)
+            after.append(p.text.strip())
+            t1 = max(t1, p.t_end)
+            grew = True
+        if not grew:
+            break
+    return " ".join(before), " ".join(after), max(memory.t_start, t0 - PAD_S), min(memory.t_end, t1 + PAD_S)
+
+
 def memory_audio(
     memory: ShortTermMemory, t_start: float, t_end: float, path_for: Callable[[str], Any]
 ) -> np.ndarray:
@@ -461,8 +495,11 @@ class Relistener:
             if report.memories and own < self._speed.get(model_id, INITIAL_RELISTEN_S):
                 report.reason, report.cut = "relisten_budget_s spent", True
                 break
-            if cached_version(memory, model_id, words) is not None:
+            cached = cached_version(memory, model_id, words)
+            if cached is not None:
                 report.memories.append(MemoryRelisten(memory.id, memory.t_start, memory.t_end, "cached", model_id))
+                if cached.get("hinted"):  # heard for these words before, never stored: use it again
+                    self._use_hinted(cached, memory, analysis, q_vec, recall, reader, scope, scorer)
                 continue
             if budget is not None and budget < self.estimate_s(model_id):
                 report.reason, report.cut = "no time left for another memory", True
@@ -508,11 +545,9 @@ class Relistener:
         if sentence is None:
             out.reason = "no recalled sentence"
             return out
+        before, after, t0, t1 = speech_around(memory, sentence)
         try:
-            audio = memory_audio(
-                memory, max(memory.t_start, sentence.t_start - PAD_S),
-                min(memory.t_end, sentence.t_end + PAD_S), self.c.snippets.path_for,
-            )
+            audio = memory_audio(memory, t0, t1, self.c.snippets.path_for)
             if not audio.size or not np.any(audio):
                 out.reason = "no audio"
                 return out
@@ -520,7 +555,8 @@ class Relistener:
             language = s.asr_language or next(
                 (p.language for p in memory.transcript if getattr(p, "language", "")), ""
             ) or s.asr_fallback_language or "en"
-            return hear_options(scorer.score, scorer.encode(audio), sentence.text, question, options, language)
+            return hear_options(scorer.score, scorer.encode(audio), sentence.text, question, options, language,
+                                before=before, after=after)
         except (EpisodicError, OSError, RuntimeError, ValueError) as exc:  # CTranslate2: plain errors
             log.info("scoring options against the audio of %s failed: %s", memory.id, exc)
             out.reason = f"failed: {exc}"
@@ -636,6 +672,11 @@ class Relistener:
             and bool(_words_added(old_text, new_text, words))
         )
         adopted = (clearly_better or hinted) and not _same_words(old_text, new_text)
+        # Only a transcript the audio itself carries better is kept in the store: stored
+        # transcripts then only ever gain score, so what the memory holds never depends on
+        # which questions were asked before. A hinted one serves this question (and the same
+        # question again, from its recorded version) but does not replace the stored words.
+        kept = adopted and clearly_better
         if adopted:
             result.outcome = "adopted" if clearly_better else "adopted-hint"
         elif not new_text:
@@ -660,15 +701,30 @@ class Relistener:
             "text": new_text,
             "score": result.new_score,
             "replaced_score": result.old_score,
-            "adopted": adopted,
+            "adopted": kept,
+            "hinted": adopted and not kept,  # used for its question only
             "at": round(time.time(), 3),
         }
         new_entries = self._speech_entries(memory, pieces) if adopted else []
-        result.version = self._persist(memory, span, pieces if adopted else None, new_entries, entry, ingest)
+        result.version = self._persist(memory, span, pieces if kept else None, new_entries if kept else [], entry, ingest)
         if adopted:
             self._apply(memory, span, pieces, new_entries)
             self._replace_units(memory, span, analysis, q_vec, recall, reader, scope, scorer)
         return result
+
+    def _use_hinted(self, version, memory, analysis, q_vec, recall, reader, scope, scorer) -> None:
+        """Put a recorded hinted transcript (see :meth:`_relisten_one`) in this request's
+        evidence, as one piece over the span it was heard in; the store is not touched."""
+        try:
+            t0, t1 = (float(x) for x in version.get("span") or ())
+        except (TypeError, ValueError):
+            return
+        text = str(version.get("text") or "").strip()
+        if not text or t1 <= t0:
+            return
+        pieces = [TranscriptPiece(t0, t1, text)]
+        self._apply(memory, (t0, t1), pieces, self._speech_entries(memory, pieces))
+        self._replace_units(memory, (t0, t1), analysis, q_vec, recall, reader, scope, scorer)
 
     def _speech_entries(self, memory: ShortTermMemory, pieces: list[TranscriptPiece]) -> list[EmbeddingEntry]:
         """E_i entries for the new pieces: text embeddings, as the encoder makes them. A memory

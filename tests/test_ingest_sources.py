@@ -303,3 +303,34 @@ def test_a_full_disk_or_unwritable_store_is_one_line_with_exit_4(tmp_path, monke
     assert done.value.code == 4
     lines = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert lines and said in " ".join(lines) and "Traceback" not in " ".join(lines)
+
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.slow
+def test_a_store_mounted_read_only_is_listed_asked_and_left_untouched(tmp_path, clip):
+    """Milvus Lite writes a lock file even to read: a store on a read-only mount (an archive,
+    a shared snapshot) is read through a temporary copy, and the mount is never written."""
+    import subprocess
+
+    src, ro = tmp_path / "src", tmp_path / "ro"
+    run_cli("ingest", str(clip), "--stream-id", "cam-ro", data=src)
+    ro.mkdir()
+    mounted = subprocess.run(["mount", "--bind", str(src), str(ro)], capture_output=True).returncode == 0
+    try:
+        if not mounted or subprocess.run(["mount", "-o", "remount,ro,bind", str(ro)], capture_output=True).returncode:
+            pytest.skip("this machine cannot make a read-only bind mount (needs root and mount rights)")
+        with pytest.raises(OSError):
+            (ro / "probe").write_text("x")  # really read-only, even for root
+        before = _files(src)
+        listed = run_cli("streams", "--json", data=ro)
+        assert [s["stream_id"] for s in json.loads(listed.stdout)["streams"]] == ["cam-ro"]
+        assert "read-only: reading a temporary copy" in listed.stderr
+        asked = run_cli("ask", "What sign was shown?", "--json", data=ro)
+        assert "PORCH" in json.loads(asked.stdout)["answer"].upper()
+        assert _files(src) == before
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(ro)], capture_output=True)

@@ -217,3 +217,31 @@ def test_scorer_tokens_match_the_decoder():
     enc = scorer.encode(np.zeros(16000, dtype=np.float32))
     scores = scorer.score(enc, ["", "hello"])
     assert scores[0] is None and scores[1] is not None and scores[1] < 0
+
+
+@pytest.mark.slow
+def test_a_transcript_heard_only_with_the_questions_help_answers_it_but_is_not_stored(garbled):
+    """A re-listened transcript that does not win on the audio alone (here: any, by settings)
+    but adds the question's words serves that question, and the same question again, yet the
+    stored words stay: what the memory holds must not depend on which questions came first."""
+    service, components, before = garbled
+    overwrite_transcript(components, before.id, GARBLED)
+    saved = service.relisten.settings
+    service.relisten.settings = saved.replace(relisten_min_gain=100.0, relisten_hint_tolerance=100.0)
+    try:
+        result, trace = service.ask_traced(AskRequest(QUESTION))
+        report: RelistenReport = trace.notes["relisten"]
+        assert [m.outcome for m in report.memories][:1] == ["adopted-hint"], report
+        assert holds(result.answer, "half past two"), result.answer
+        stored = components.store.get_memory(before.id)
+        assert not holds(stored.transcript_text, "fire alarm half past two"), stored.transcript_text
+        latest = stored.metadata["transcripts"][-1]
+        assert latest["hinted"] and not latest["adopted"] and holds(latest["text"], "half past two")
+
+        again, trace2 = service.ask_traced(AskRequest(QUESTION))
+        report2 = trace2.notes["relisten"]
+        assert [m.outcome for m in report2.memories][:1] == ["cached"], report2
+        assert holds(again.answer, "half past two"), again.answer
+        assert components.store.get_memory(before.id).transcript_text == stored.transcript_text
+    finally:
+        service.relisten.settings = saved
