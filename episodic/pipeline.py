@@ -596,13 +596,14 @@ def ingest_file(
     if interrupted (what is stored is kept and listed incomplete, :class:`IngestInterrupted`).
     The CLI's Ctrl-C sets it, so a stop never lands inside a model or a store write.
 
-    The recording is cut into the same chunks ``episodic push`` sends through Kafka and run
+    The recording is cut into the chunks ``episodic push`` sends through Kafka (but no Kafka
+    limit bounds their size here: a camera's long GOP is fine) and run
     through the same :class:`StreamRunner` the worker uses, so both store the same records.
     Records are written as each memory closes, so an interrupted run keeps what it stored;
     a completed run then removes records of earlier runs that this run did not write, which
     makes the final state exactly the same whatever was there before.
     """
-    from stream.chunks import Chunker
+    from stream.chunks import LOCAL_CHUNK_MAX_BYTES, Chunker
     from stream.decode import is_url, redact
 
     if is_url(str(path)):
@@ -618,7 +619,7 @@ def ingest_file(
     validate_stream_id(stream_id)
     timer = StageTimer()
     started = time.perf_counter()
-    chunker = Chunker(opened, stream_id, s, display_source=p)
+    chunker = Chunker(opened, stream_id, s, display_source=p, max_bytes=LOCAL_CHUNK_MAX_BYTES)
     timer.add("decode", started)
     with chunker:
         info = chunker.info

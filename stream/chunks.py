@@ -69,6 +69,12 @@ _EPS = 1e-6
 ALIGN_TOLERANCE_S = 0.012
 
 
+# Embedded ingest never sends chunks through Kafka, so a camera's long GOP (x264's default 250
+# frames, 10 s at 25 fps: tens of MB at 4K) is no reason to refuse a local file; this only
+# bounds the memory one keyframe-to-keyframe stretch may take.
+LOCAL_CHUNK_MAX_BYTES = 512 * 1024 * 1024
+
+
 class ChunkError(MediaError):
     """A chunk that cannot be used (corrupt payload, impossible fields): dead-letter it."""
 
@@ -274,18 +280,22 @@ class Chunker:
         t_offset_s: float = 0.0,
         gap_before_s: float = 0.0,
         mark_end: bool = True,
+        max_bytes: int | None = None,
     ) -> None:
         """``first_seq``, ``t_offset_s``, ``gap_before_s``: a live source reopened after a drop
         continues its push session (:mod:`stream.reconnect`): numbering goes on from
         ``first_seq``, its first packet is stream time ``t_offset_s``, and its first chunk says
         how long the source was away. ``mark_end`` False: the last chunk is not marked
-        ``end_of_stream`` (the caller decides whether the stream ends there)."""
+        ``end_of_stream`` (the caller decides whether the stream ends there). ``max_bytes``:
+        the most media one chunk may hold (default ``chunk_max_bytes``, which Kafka's message
+        size bounds; embedded ingest passes :data:`LOCAL_CHUNK_MAX_BYTES`)."""
         self.stream_id = validate_stream_id(stream_id)
         self.append = append
         self.first_seq = first_seq
         self.t_offset_s = t_offset_s
         self.gap_before_s = gap_before_s
         self.mark_end = mark_end
+        self.max_bytes = max_bytes or settings.chunk_max_bytes
         self.settings = settings
         self.decoder = MediaDecoder(source, settings, format=format, options=options, timeout=timeout)
         self.info: MediaInfo = self.decoder.info
@@ -369,11 +379,16 @@ class Chunker:
                         target = c
             target.packets.append(rec)
             target.nbytes += len(rec.data)
-            if target.nbytes > s.chunk_max_bytes:
+            if target.nbytes > self.max_bytes:
+                limit = (
+                    f"chunk_max_bytes={self.max_bytes}" if self.max_bytes == s.chunk_max_bytes
+                    else f"{self.max_bytes // (1 << 20)} MiB"
+                )
                 raise MediaError(
-                    f"{self.display_source}: more than chunk_max_bytes={s.chunk_max_bytes} of media "
-                    f"between two video keyframes (at t={target.t_start:.1f} s); re-encode it with "
-                    "keyframes every 1-2 s (e.g. ffmpeg -g 30) or raise chunk_max_bytes"
+                    f"{self.display_source}: more than {limit} of media between two video "
+                    f"keyframes (at t={target.t_start:.1f} s); re-encode it with keyframes every "
+                    "1-2 s (e.g. ffmpeg -g 30)"
+                    + (" or raise chunk_max_bytes (with kafka_max_message_bytes)" if limit.startswith("chunk_") else "")
                 )
             while closed and (a is None or audio_mark >= closed[0].t_end - _EPS):  # type: ignore[operator]
                 done = closed.popleft()

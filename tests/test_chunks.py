@@ -198,6 +198,24 @@ def test_a_gop_longer_than_chunk_max_bytes_is_refused_clearly(recordings):
         _chunks(recordings["mp4"], settings.replace(chunk_target_s=10.0))
 
 
+@pytest.mark.slow
+def test_embedded_ingest_is_not_bounded_by_the_kafka_chunk_limit(recordings, tmp_path):
+    """The same long chunks a push refuses (more than chunk_max_bytes between keyframes) are
+    fine for a local file: no Kafka message carries them."""
+    from episodic.errors import MediaError
+    from episodic.pipeline import ingest_file
+
+    settings = load_settings(data_dir=tmp_path / "data", chunk_max_bytes=64 * 1024, chunk_target_s=10.0)
+    with pytest.raises(MediaError, match="chunk_max_bytes=65536"):
+        _chunks(recordings["mp4"], settings)
+    components = Components(settings)
+    try:
+        report = ingest_file(recordings["mp4"], "cam-long", components)
+        assert report.progress.stream_s == pytest.approx(13.0, abs=0.2) and report.progress.memories >= 1
+    finally:
+        components.close()
+
+
 # -- the runner: checkpoints and exact resumption ------------------------------------------------
 def _records(store, stream_id):
     memories = sorted(store.list_memories(stream_id=stream_id), key=lambda m: m.id)
