@@ -10,6 +10,7 @@ TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 
 need_apt=()
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)   # speech for demo + tests
+command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)         # the example producer and its test
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
