@@ -289,6 +289,8 @@ def config_settings(base: Settings, spec: str) -> Settings:
             changes["whisper_word_timestamps"] = False
         elif o.startswith("lang="):
             changes["asr_language"] = o[5:]
+        elif o.startswith("prompt="):
+            changes["whisper_initial_prompt"] = o[7:].replace("_", " ")
         else:
             raise SystemExit(f"unknown option {o!r} in {spec!r}")
     return base.replace(**changes)

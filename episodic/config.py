@@ -116,6 +116,9 @@ class Settings:
     whisper_word_timestamps: bool = True  # per-word times on each piece (pauses between words)
     # decoding temperatures tried in turn when a window's text looks like a loop or is unsure
     whisper_temperatures: str = "0.0,0.2,0.4,0.6,0.8,1.0"
+    # Text given to Whisper as if said just before each clip at ingest: names, places and
+    # terms it should spell your way ("" → none). Re-listening gives the question instead.
+    whisper_initial_prompt: str = ""
     asr_language: str = ""  # "" → detected by multilingual models, English for *.en models
     asr_languages: str = ""  # languages detection may pick, e.g. "en,de" ("" → any)
     # detection less sure than this → asr_fallback_language (short clips are often unsure)

@@ -315,7 +315,7 @@ class WhisperRecognizer:
             compression_ratio_threshold=COMPRESSION_RATIO_MAX,
             word_timestamps=s.whisper_word_timestamps,
             hotwords=(hotwords or "").strip() or None,
-            initial_prompt=(initial_prompt or "").strip() or None,
+            initial_prompt=(initial_prompt if initial_prompt is not None else s.whisper_initial_prompt).strip() or None,
         )
         gate = model.model if isinstance(model.model, _LanguageGate) else None
         # English-only checkpoints (*.en) are told "en"; a multilingual one detects the language

@@ -114,6 +114,18 @@ def test_hotwords_prompt_and_beam_override_run(default_asr: WhisperRecognizer) -
     assert wer(ref, " ".join(p.text for p in hinted)) <= wer(ref, " ".join(p.text for p in plain))
 
 
+@needs_espeak
+def test_an_ingest_prompt_teaches_the_spelling_of_a_name(cache_dir: Path) -> None:
+    """``whisper_initial_prompt``: a user's vocabulary, given as text said before each clip."""
+    audio = make_clip(["This is Kaytlin, she feeds the cat every morning."], "en-us+f3", 160, None, None, seed=2)
+    plain = WhisperRecognizer(Settings(model_cache_dir=str(cache_dir))).transcribe(audio, 16000, 0.0)
+    taught = WhisperRecognizer(
+        Settings(model_cache_dir=str(cache_dir), whisper_initial_prompt="Kaytlin feeds the cat.")
+    ).transcribe(audio, 16000, 0.0)
+    assert "kaytlin" not in " ".join(p.text for p in plain).lower()
+    assert "Kaytlin" in " ".join(p.text for p in taught)
+
+
 def test_relistening_recogniser_is_the_strongest_bundled(cache_dir: Path) -> None:
     settings = Settings(model_cache_dir=str(cache_dir), whisper_model=whisper_models.TINY_EN)
     tiny = WhisperRecognizer(settings)
