@@ -98,16 +98,24 @@ def _name(text: str, asked: set[str]) -> str:
     return ""
 
 
-def _number(text: str, focus: str) -> str:
+_AT = {"at", "by", "until", "till", "from", "around", "about", "before", "after"}
+
+
+def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset()) -> str:
     words = _words(text)
-    for i in range(len(words)):
+    order = list(range(len(words)))
+    if focus == "time":  # "room 312 opens at 920": the number after "at" is the time
+        order.sort(key=lambda i: not (i > 0 and words[i - 1].lower() in _AT))
+    for i in order:
         keys = canonical_tokens(" ".join(words[i : i + 4]))
-        if not keys or not keys[0][:1].isdigit():
-            continue
+        if not keys or not keys[0][:1].isdigit() or words[i].lower().strip(".,") in asked:
+            continue  # not a number, or the question's own ("How many chairs are in room 312?")
         # take the whole spoken number phrase ("twenty past eleven", "one hundred eighty")
         j = next(e for e in range(min(len(words), i + 5), i, -1)
                  if len(canonical_tokens(" ".join(words[i:e]))) == 1)
         phrase = words[i:j]
+        if focus == "time" and len(phrase) == 1:
+            return _clock(phrase[0])
         if focus == "number" and j < len(words) and words[j].lower() not in STOPWORDS:
             phrase.append(words[j])  # "20 minutes", "3 apples"
         return " ".join(phrase)
@@ -116,6 +124,15 @@ def _number(text: str, focus: str) -> str:
             if w.lower() in ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"):
                 return " ".join(words[i : i + 2])
     return ""
+
+
+def _clock(token: str) -> str:
+    """A time written as one bare number ("920", "1145": how a recogniser often writes "nine
+    twenty", "eleven forty-five") as a clock time ("9:20"); anything else as it is."""
+    m = re.fullmatch(r"(\d{1,2})(\d{2})", token.strip(".,"))
+    if m and int(m.group(1)) <= 23 and int(m.group(2)) < 60:
+        return f"{int(m.group(1))}:{m.group(2)}"
+    return token
 
 
 def _colour(text: str) -> str:
@@ -148,7 +165,7 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
     if focus == "name":
         found = _name(text, asked)
     elif focus in ("time", "number"):
-        found = _number(text, focus)
+        found = _number(text, focus, asked)
     elif focus == "colour":
         found = _colour(text)
     elif focus == "place":

@@ -42,9 +42,10 @@ _NAME = re.compile(
     r"\b(?:name|called|named|who)\b|\bwhat(?:'s| is| was) (?:his|her|their|its) name\b", re.I
 )
 _TIME = re.compile(
-    r"\bwhat time\b|\bat what time\b|\bwhen (?:does|do|did|will|is|was|are|were)\b.*\b(?:leave|leaves|"
-    r"start|starts|open|opens|close|closes|begin|begins|end|ends|arrive|arrives|depart|departs|"
-    r"served|due|scheduled|meet|meeting)\b",
+    r"\bwhat time\b|\bat what time\b|\bwhen (?:does|do|did|will|is|was|are|were)\b.*\b(?:"
+    r"leav(?:e|es|ing)|left|start(?:s|ed|ing)?|open(?:s|ed|ing)?|clos(?:e|es|ed|ing)|"
+    r"begin(?:s|ning)?|began|end(?:s|ed|ing)?|arriv(?:e|es|ed|ing)|depart(?:s|ed|ing)?|"
+    r"finish(?:es|ed|ing)?|served|due|scheduled|meet(?:s|ing)?|happen(?:s|ing)?|tak(?:e|es|ing) place)\b",
     re.I,
 )
 _NUMBER = re.compile(
@@ -78,9 +79,12 @@ _TOPIC = re.compile(
 )
 # "Name one person who was mentioned in …", "who was mentioned in …"
 _PEOPLE = re.compile(
-    r"\bname\s+(?:one|a|any|some|the)\s+(?:person|people|name)\b|\bwho\s+(?:was|were)\s+"
-    r"(?:mentioned|named|talked about|spoken about)\b|\bwhich\s+(?:person|people|names?)\s+(?:was|were)\s+"
-    r"(?:mentioned|named)\b",
+    r"\bname\s+(?:one|a|any|some|the)\s+(?:person|people|name)\b"
+    r"|\bwho\s+(?:is|was|were|are|gets|got)\s+(?:mentioned|named|talked about|spoken about|discussed)\b"
+    r"|\bwhich\s+(?:person|people|names?)\s+(?:is|are|was|were)\s+(?:mentioned|named|talked about|discussed)\b"
+    r"|\b(?:one|any|some)\s+of\s+the\s+(?:people|persons)\b"
+    r"|\b(?:a|one|any)\s+(?:person|name)\s+(?:who\s+(?:is|was)\s+|that\s+(?:is|was)\s+)?"
+    r"(?:mentioned|named|talked about|spoken about|discussed)\b",
     re.I,
 )
 _PLACE = re.compile(r"^\s*where\b|\bwhat (?:place|city|town|country|station|destination)\b|\bwhere (?:to|does|did|is|was|are|were)\b", re.I)
