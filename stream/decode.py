@@ -34,7 +34,6 @@ import numpy as np
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
 from stream.media import MediaInfo
-from stream.sampling import rotation_of
 
 DecodedItem = tuple[str, float, Any]  # ("video", t, av.VideoFrame) | ("audio", t, ndarray)
 
@@ -427,12 +426,13 @@ class _DecodeState:
 
     def _working_size(self, frame: Any) -> Any:
         """``frame`` scaled (aspect kept, display rotation kept as side data) so that its
-        displayed width is at most ``working_width``; smaller frames pass untouched."""
+        longer side is at most ``working_width`` (a landscape frame's width; a portrait phone
+        video's height, so it costs no more than landscape); smaller frames pass untouched."""
         w, h = int(frame.width), int(frame.height)
-        shown_w = h if rotation_of(frame) % 2 else w
-        if shown_w <= self.working_width or self.working_width <= 0:
+        longer = max(w, h)
+        if longer <= self.working_width or self.working_width <= 0:
             return frame
-        scale = self.working_width / shown_w
+        scale = self.working_width / longer
         nw, nh = max(2, round(w * scale / 2) * 2), max(2, round(h * scale / 2) * 2)
         if self._scaler is None:
             from av.video.reformatter import VideoReformatter

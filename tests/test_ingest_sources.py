@@ -129,6 +129,22 @@ def test_a_rotated_phone_clip_is_stored_upright(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("size, rotation", [((720, 1280), 0), ((1280, 720), 90)])
+def test_a_portrait_video_is_worked_on_at_the_size_of_a_landscape_one(tmp_path, size, rotation):
+    """Frames are brought down so their longer side is 640 px: a portrait phone video (stored
+    portrait, or landscape with a 90° display matrix) costs what a landscape one does and its
+    snippets are 360 × 640 upright."""
+    import av
+
+    path = tmp_path / "portrait.mp4"
+    _encode(path, "libx264", size=size, rotation=rotation)
+    _, _, snippet = _ingest(path, tmp_path / "data")
+    with av.open(str(snippet)) as c:
+        frame = next(c.decode(video=0))
+        assert (frame.width, frame.height) == (360, 640)
+
+
+@pytest.mark.slow
 def test_av1_is_named_by_its_codec_and_ingests(tmp_path):
     from stream.decode import MediaDecoder
 
