@@ -11,11 +11,14 @@ TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 need_apt=()
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)   # speech for demo + tests
 command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)         # the example producer and its test
+# a live RTSP camera for the reconnection test (GStreamer's RTSP server, system Python bindings)
+/usr/bin/python3 -c "import gi; gi.require_version('GstRtspServer', '1.0')" >/dev/null 2>&1 \
+  || need_apt+=(python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-rtsp gstreamer1.0-plugins-good)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need_apt[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

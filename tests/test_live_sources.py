@@ -138,3 +138,90 @@ def test_push_of_a_dropping_source_stores_one_stream_with_the_gap_and_exits_3_wh
         components.close()
     listed = json.loads(run_cli("streams", "--json", data=s.data_dir).stdout)["streams"]
     assert [x["gaps"] for x in listed if x["stream_id"] == "cam-live"] == [gaps]
+
+
+# -- a real RTSP camera (GStreamer's RTSP server, from Debian) --------------------------------
+SYSTEM_PYTHON = "/usr/bin/python3"
+RTSP_SERVER = Path(__file__).with_name("rtsp_server.py")
+
+
+def _has_rtsp_server() -> bool:
+    import subprocess
+
+    probe = "import gi; gi.require_version('GstRtspServer', '1.0'); from gi.repository import GstRtspServer"
+    try:
+        return subprocess.run([SYSTEM_PYTHON, "-c", probe], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+class _Camera:
+    """The RTSP server process: started, killed (SIGKILL, a camera losing power), started again."""
+
+    def __init__(self) -> None:
+        from tests.live_http import _free_port
+
+        self.port = _free_port()
+        self.proc = None
+
+    @property
+    def url(self) -> str:
+        return f"rtsp://127.0.0.1:{self.port}/live"
+
+    def start(self) -> None:
+        import subprocess
+
+        self.proc = subprocess.Popen([SYSTEM_PYTHON, str(RTSP_SERVER), str(self.port)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        line = self.proc.stdout.readline().strip()
+        assert line == "ready", self.proc.stderr.read()[-2000:]
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.mark.skipif(not _has_rtsp_server(), reason="needs GStreamer's RTSP server (deploy/setup.sh installs it)")
+def test_an_rtsp_camera_killed_and_restarted_is_one_stream_with_a_recorded_gap():
+    import threading
+
+    s = Settings().replace(**{**QUICK, "reconnect_attempts": 8})  # 0.2 + 0.4 + 0.8 + 1 + 1 …: ~6 s
+    camera = _Camera()
+    camera.start()
+    power_lost, restarted = threading.Event(), threading.Event()
+    chunks = []
+
+    def power_back() -> None:
+        try:
+            camera.start()
+        finally:
+            restarted.set()
+
+    try:
+        live = LiveChunks(
+            lambda **k: Chunker(camera.url, "cam-rtsp", s, options={"rtsp_transport": "tcp"}, timeout=5.0, **k), s
+        )
+        for chunk in live:
+            chunks.append(chunk)
+            if chunk.t_end >= 3.0 and not power_lost.is_set():
+                power_lost.set()
+                camera.kill()  # power lost mid-stream; back 1.5 s later on the same port
+                threading.Timer(1.5, power_back).start()
+            gapped = [c for c in chunks if c.gap_before_s > 0]
+            if gapped and chunk.t_end >= gapped[0].t_start + 3.0:
+                camera.kill()  # and now for good: the push gives up
+    finally:
+        restarted.wait(30)
+        camera.kill()
+    assert [c.seq for c in chunks] == list(range(len(chunks))) and len({c.session_id for c in chunks}) == 1
+    gapped = [c for c in chunks if c.gap_before_s > 0]
+    assert len(gapped) == 1, [(c.seq, c.t_start, c.gap_before_s) for c in chunks]
+    before = chunks[chunks.index(gapped[0]) - 1]
+    assert before.t_end >= 3.0 and gapped[0].gap_before_s >= 1.5
+    assert gapped[0].t_start == pytest.approx(before.t_end + gapped[0].gap_before_s, abs=0.01)
+    assert chunks[-1].end_of_stream and chunks[-1].t_end >= gapped[0].t_start + 3.0
+    assert live.gave_up is not None and [o.gap_s > 0 for o in live.outages] == [True, False]
+    assert live.outages[1].attempts == 8
+    assert chunks[0].video_codec == "mjpeg" and chunks[0].audio_codec == "pcm_s16be"
