@@ -183,6 +183,7 @@ class _Camera:
             self.proc.wait(10)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _has_rtsp_server(), reason="needs GStreamer's RTSP server (deploy/setup.sh installs it)")
 def test_an_rtsp_camera_killed_and_restarted_is_one_stream_with_a_recorded_gap():
     import threading
