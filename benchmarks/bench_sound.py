@@ -1,7 +1,7 @@
 """Sound kinds: per-class precision/recall and confusion of memory/sound.py, and its speed.
 
 A generated set of clips with known kind: music (several styles: seeds vary tempo, key,
-instruments, drums), engines, applause, noise (white, pink, brown, babble), speech from
+instruments, drums), engines, applause (alone, and over steady noise at 10/5/0 dB), noise (white, pink, brown, babble), speech from
 several espeak-ng voices (some over noise at 20/10 dB SNR, some over music at 5–15 dB),
 silence (digital and quiet room tone at −75…−45 dBFS). Levels vary per clip. Every clip is
 cut into the describer's windows and each window is scored against the clip's kind (a
@@ -108,6 +108,11 @@ def dataset(split: str, clips_per_kind: int) -> list[Clip]:
         out.append(Clip(f"engine/{seed}", "engine", x + room, x))
         x = _at_dbfs(ss.applause(CLIP_S, RATE, seed), level())
         out.append(Clip(f"applause/{seed}", "applause", x + room, x))
+        # applause in a noisy place (a hall, a street): over steady noise at 10/5/0 dB
+        snr = [10.0, 5.0, 0.0][i % 3]
+        bg = ss.noise(CLIP_S, RATE, seed + 900, colours[(i + 2) % 4])
+        x = _at_dbfs(ss.applause(CLIP_S, RATE, seed + 900), level())
+        out.append(Clip(f"applause+{colours[(i + 2) % 4]}{snr:.0f}dB/{seed}", "applause", ss.mix_at_snr(x, bg, snr) + room, x))
         colour = colours[i % 4]
         x = _at_dbfs(ss.noise(CLIP_S, RATE, seed, colour), level())
         out.append(Clip(f"noise-{colour}/{seed}", "noise", x + room, x))
