@@ -152,7 +152,11 @@ def main() -> None:
         w = int(describer.window_s * RATE)
         for c in clips:
             for s in range(0, c.audio.size - w + 1, w):
-                key = c.name.split("/")[0] if c.kind == "noise" else window_truth(c, s / RATE, (s + w) / RATE)
+                key = (
+                    c.name.split("/")[0] if c.kind == "noise"
+                    else "applause+noise" if c.name.startswith("applause+")
+                    else window_truth(c, s / RATE, (s + w) / RATE)
+                )
                 feats[key + ("/m" if c.music_bed else "")].append(
                     window_features(c.audio[s : s + w], RATE)
                 )

@@ -251,6 +251,17 @@ PROTOTYPES: dict[str, tuple[str, tuple[Rule, ...]]] = {
         ("tonal_persistence", "<", 0.55, 0.08),
         ("low_band_ratio", "<", 0.15, 0.05),
     )),
+    # applause in a noisy place: the noise fills the gaps between claps (less flux, more low
+    # band) but the clapping stays impulsive, bright and without harmonics or held tones
+    "applause in noise": ("applause", (
+        ("impulsiveness", ">", 0.2, 0.03),
+        ("band_flux", ">", 1.68, 0.06),
+        ("centroid_hz", ">", 1500.0, 250.0),
+        ("harmonicity", "<", 0.5, 0.08),
+        ("tonal_persistence", "<", 0.55, 0.08),
+        ("low_band_ratio", "<", 0.35, 0.08),
+        ("log_flatness", ">", -1.4, 0.3),
+    )),
     # steady noise (hiss, fans, rain, rumble): flat and unchanging
     "steady noise": ("noise", (
         ("log_flatness", ">", -1.7, 0.3),
