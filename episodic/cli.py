@@ -865,7 +865,7 @@ def _push_summary(progress: Any) -> dict[str, Any]:
         "warnings": progress.warnings,
         "outages": [
             {"at_s": round(o.at_s, 3), "gap_s": o.gap_s, "attempts": o.attempts, "reason": o.reason}
-            for o in getattr(progress, "outages", [])
+            for o in progress.outages
         ],
     }
 

@@ -97,7 +97,7 @@ def push_source(
     progress = PushProgress(stream_id)
 
     def outage(o: Outage) -> None:
-        if o not in progress.outages:
+        if not any(seen is o for seen in progress.outages):  # first call: the drop
             progress.outages.append(o)
             note = f"{display_source(source)} dropped at t={o.at_s:.1f} s ({o.reason}); reconnecting"
         else:
@@ -252,17 +252,11 @@ def refuse_ended_stream(stream_id: str, settings: Settings) -> None:
     if not settings.milvus_uri and not Path(settings.resolved_milvus_uri).exists():
         return
     try:
-        store = MilvusStore(settings)
+        with MilvusStore(settings) as store:
+            info = store.get_stream(stream_id)
     except EpisodicError as exc:
         log.info("cannot tell whether %s has ended (%s); the worker will", stream_id, exc)
         return
-    try:
-        info = store.get_stream(stream_id)
-    except EpisodicError as exc:
-        log.info("cannot tell whether %s has ended (%s); the worker will", stream_id, exc)
-        return
-    finally:
-        store.close()
     checkpoint = Checkpoint.of(info)
     if info is not None and checkpoint is not None and checkpoint.ended:
         raise InputError(

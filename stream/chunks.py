@@ -380,15 +380,13 @@ class Chunker:
             target.packets.append(rec)
             target.nbytes += len(rec.data)
             if target.nbytes > self.max_bytes:
-                limit = (
-                    f"chunk_max_bytes={self.max_bytes}" if self.max_bytes == s.chunk_max_bytes
-                    else f"{self.max_bytes // (1 << 20)} MiB"
-                )
+                kafka_bound = self.max_bytes == s.chunk_max_bytes
+                limit = f"chunk_max_bytes={self.max_bytes}" if kafka_bound else f"{self.max_bytes >> 20} MiB"
                 raise MediaError(
                     f"{self.display_source}: more than {limit} of media between two video "
                     f"keyframes (at t={target.t_start:.1f} s); re-encode it with keyframes every "
                     "1-2 s (e.g. ffmpeg -g 30)"
-                    + (" or raise chunk_max_bytes (with kafka_max_message_bytes)" if limit.startswith("chunk_") else "")
+                    + (" or raise chunk_max_bytes (with kafka_max_message_bytes)" if kafka_bound else "")
                 )
             while closed and (a is None or audio_mark >= closed[0].t_end - _EPS):  # type: ignore[operator]
                 done = closed.popleft()

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from episodic.dev_broker import free_port
+
 TS_PACKET = 188
 
 
@@ -33,7 +35,7 @@ class Act:
 class DroppingServer:
     def __init__(self, acts: list[Act]) -> None:
         self.acts = list(acts)
-        self.port = _free_port()
+        self.port = free_port()
         self.connections = 0
         self.served: list[int] = []  # bytes per connection
         self.down_since: list[float] = []
@@ -125,8 +127,3 @@ class DroppingServer:
             return
         self._listen()
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

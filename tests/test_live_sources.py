@@ -159,9 +159,9 @@ class _Camera:
     """The RTSP server process: started, killed (SIGKILL, a camera losing power), started again."""
 
     def __init__(self) -> None:
-        from tests.live_http import _free_port
+        from episodic.dev_broker import free_port
 
-        self.port = _free_port()
+        self.port = free_port()
         self.proc = None
 
     @property
