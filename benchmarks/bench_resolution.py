@@ -5,7 +5,8 @@ phones and cameras write it, moving textured content with a tone), ingests each 
 CLI in a fresh process into a fresh store, and prints the real-time factor (stream seconds /
 wall seconds, models loaded included) and the process's peak resident memory (``wait4``).
 
-    .venv/bin/python benchmarks/bench_resolution.py [--seconds 20] [--only 1080p60,4k30] [--json]
+    .venv/bin/python benchmarks/bench_resolution.py [--seconds 60] [--only 1080p60,4k30] [--json]
+    .venv/bin/python benchmarks/bench_resolution.py --push 262144   # push's chunking, long GOPs re-encoded
 
 Timings are medians of ``--runs`` runs; run it on a quiet machine.
 """
@@ -78,12 +79,30 @@ def ingest_once(path: Path) -> tuple[float, float, float]:
         return float(job["stream_s"]), wall, usage.ru_maxrss / 1024
 
 
+def chunk_once(path: Path, chunk_max_bytes: int) -> tuple[float, float, int, bool]:
+    """(stream seconds, wall seconds, chunks, re-encoded) of what `episodic push` does before
+    Kafka: cutting the clip into chunks of at most ``chunk_max_bytes`` (re-encoding the video
+    when a keyframe-to-keyframe stretch is bigger)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from episodic.config import Settings
+    from stream.chunks import Chunker
+
+    settings = Settings(chunk_max_bytes=chunk_max_bytes)
+    started = time.perf_counter()
+    with Chunker(str(path), "bench", settings) as chunker:
+        chunks = list(chunker)
+        reencoded = any("re-encoding" in w for w in chunker.warnings)
+    return chunks[-1].t_end, time.perf_counter() - started, len(chunks), reencoded
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--seconds", type=float, default=60.0, help="clip length (models load once per ingest: short clips measure start-up)")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--only", default="", help="comma-separated subset of " + ", ".join(SIZES))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--push", type=int, default=0, metavar="CHUNK_MAX_BYTES",
+                    help="measure push's chunking (re-encoding a long GOP over this many bytes) instead of ingest")
     args = ap.parse_args()
     wanted = [k for k in SIZES if not args.only or k in args.only.split(",")]
     rows = []
@@ -92,6 +111,16 @@ def main() -> None:
             w, h, fps = SIZES[name]
             clip = Path(tmp) / f"{name}.mp4"
             make_clip(clip, w, h, fps, args.seconds)
+            if args.push:
+                stream_s, wall, n, reencoded = min((chunk_once(clip, args.push) for _ in range(max(1, args.runs))),
+                                                   key=lambda r: r[1])
+                rows.append({"clip": name, "stream_s": round(stream_s, 1), "wall_s": round(wall, 1),
+                             "realtime_factor": round(stream_s / wall, 2), "chunks": n, "reencoded": reencoded})
+                if not args.json:
+                    print(f"{name:>16} {w}x{h}@{fps}: push chunking {stream_s:.1f} s in {wall:.1f} s = "
+                          f"{stream_s / wall:.2f}x real time, {n} chunks"
+                          + (", video re-encoded" if reencoded else ""), flush=True)
+                continue
             runs = [ingest_once(clip) for _ in range(max(1, args.runs))]
             stream_s = runs[0][0]
             wall = statistics.median(r[1] for r in runs)

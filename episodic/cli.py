@@ -25,6 +25,7 @@ from typer.core import TyperCommand
 
 from episodic.config import Settings, load_settings
 from episodic.errors import EpisodicError, InputError, StoreError
+from episodic.process import limit_malloc_arenas
 
 app = typer.Typer(
     name="episodic",
@@ -1347,6 +1348,7 @@ def _storage_error(exc: OSError) -> str | None:
 
 def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
+    limit_malloc_arenas()
     try:
         app()  # standalone: usage errors and --help are handled (and exit) by click
     except EpisodicError as exc:

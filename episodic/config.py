@@ -260,7 +260,11 @@ class Settings:
 
     # -- media chunks (the unit that travels through Kafka; embedded ingest uses them too) ---
     chunk_target_s: float = 1.0  # a chunk closes at the first video keyframe (or audio packet) after this
-    chunk_max_bytes: int = 4 * 1024 * 1024  # a chunk over this is refused (a GOP far too long)
+    chunk_max_bytes: int = 4 * 1024 * 1024  # the most media one Kafka chunk holds
+    # a source with more than chunk_max_bytes between two keyframes (a phone's 1080p60 or 4K with
+    # a 250-frame GOP) has its video re-encoded by `push` from there on, at the working size with
+    # a keyframe every chunk_target_s (stream/gop_reencode.py); false: such a source is refused
+    reencode_long_gop: bool = True
     # The per-stream pipeline restarts from scratch at a chunk boundary at least this often
     # (at a legal segment boundary): the worker's restart point, so a restarted worker
     # rebuilds exactly the state an uninterrupted one had (ours; = consolidation_max_s).

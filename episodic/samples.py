@@ -378,13 +378,15 @@ def make_recording(
     audio_rate_hz: int = 48000,
     container_options: dict[str, str] | None = None,
     noise_seed: int = 0,
+    keyframe_interval: int | None = None,
 ) -> Truth:
     """Write a recording of ``scenes`` with ``speech`` to ``path`` and return its truth.
 
     The container comes from the suffix (.mp4, .mkv, .mov, .webm, .m4a, .wav, ...).
     ``vcodec``/``acodec`` default to what the container expects (libx264 + aac, or
     libvpx-vp9 + libopus for .webm, pcm_s16le for .wav). ``container_options`` go to the
-    muxer (e.g. ``{"movflags": "faststart"}``).
+    muxer (e.g. ``{"movflags": "faststart"}``). ``keyframe_interval``: frames between video
+    keyframes (default 2 s; phones and cameras write 250).
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -425,7 +427,10 @@ def make_recording(
         vstream = astream = None
         if video:
             rate = Fraction(fps).limit_denominator(1001)
-            vstream = out.add_stream(vcodec, rate=rate, options=_VIDEO_OPTIONS.get(vcodec, {}))
+            options = dict(_VIDEO_OPTIONS.get(vcodec, {}))
+            if keyframe_interval is not None:
+                options["g"] = str(keyframe_interval)
+            vstream = out.add_stream(vcodec, rate=rate, options=options)
             vstream.width, vstream.height = width, height
             vstream.pix_fmt = _PIXEL_FORMATS.get(vcodec, "yuv420p")
             vstream.codec_context.time_base = 1 / rate

@@ -62,6 +62,10 @@ TS_AUDIO = frozenset({"aac", "mp3", "mp2", "ac3", "eac3"})
 PREROLL_PACKETS = 2
 PREROLL_S = 0.1
 PREROLL_MAX_PACKETS = 16
+PREROLL_PACKET_BYTES = 2048  # an audio packet's size at most, counted for the pre-roll
+# Muxing overhead, (bytes per packet, factor on the media bytes), measured with FFmpeg's muxers
+# (MPEG-TS: ~210-300 bytes a packet and 188/184 for transport headers; Matroska: ~8-10 bytes).
+MUX_OVERHEAD = {"mpegts": (320, 188 / 184), "matroska": (32, 1.0)}
 _EPS = 1e-6
 # A chunk whose payload_t0 puts its media further than this off its t_start (video keyframe)
 # or t_end (audio-only) is aligned to the payload's own timestamps and warned about: under
@@ -244,7 +248,27 @@ class _Open:
     packets: list[_Pkt] = field(default_factory=list)
     nbytes: int = 0
     t_end: float | None = None
+    reencoded: bool = False  # its video comes from the KeyframeReencoder
 
+
+class _Rate:
+    """Bytes and seconds of the audio read so far (its bitrate)."""
+
+    def __init__(self) -> None:
+        self.nbytes, self.seconds = 0, 0.0
+
+    def __iadd__(self, packet: tuple[int, float]) -> _Rate:
+        self.nbytes += packet[0]
+        self.seconds += packet[1]
+        return self
+
+    def bytes_per_s(self) -> float:
+        return self.nbytes / self.seconds if self.seconds >= 1.0 else 0.0
+
+
+# An audio track's bytes per second before a second of it has been read (320 kbit/s: AAC and
+# Opus are well below; PCM is above, and is counted as soon as it arrives)
+AUDIO_BYTES_PER_S_GUESS = 40_000
 
 ROTATION_PROBE_PACKETS = 16  # video packets decoded at most to learn the display rotation
 
@@ -313,8 +337,16 @@ class Chunker:
         self.rotation_deg = 0
         self._rotation_probes = 0 if v is not None else ROTATION_PROBE_PACKETS
         self.bad_packets = 0  # packets of damaged regions left out of the chunks
+        # a source whose keyframes are too far apart for one chunk: its video from then on
+        # (see :mod:`stream.gop_reencode`)
+        self._reencoder: Any = None
+        self.reencoded_video_codec = ""
+        self.reencoded_container = ""
 
     def close(self) -> None:
+        if self._reencoder is not None:
+            self._reencoder.close()
+            self._reencoder = None
         self.decoder.close()
 
     def __enter__(self) -> Chunker:
@@ -333,28 +365,15 @@ class Chunker:
         closed: deque[_Open] = deque()  # waiting until no more audio can belong to them
         previous: _Open | None = None  # the last emitted chunk (its audio is the next pre-roll)
         audio_mark = -math.inf
+        audio_seen = _Rate()
         last_t = self.t_offset_s
-        for packet in dec.packets():
-            if packet.size == 0 or (packet.pts is None and packet.dts is None):
-                continue
-            tb = packet.time_base
-            raw = packet.pts if packet.pts is not None else packet.dts
-            if origin is None:  # a live source: its first timestamp is stream time 0 (or
-                origin = float(raw * tb) - self.t_offset_s  # where a reconnection resumes)
-            shift = round(origin / tb)
-            kind = "video" if packet.stream is v else "audio"
-            if kind == "video" and self._rotation_probes < ROTATION_PROBE_PACKETS:
-                self._probe_rotation(packet)
-            rec = _Pkt(
-                kind=kind,
-                data=bytes(packet),
-                pts=None if packet.pts is None else packet.pts - shift,
-                dts=None if packet.dts is None else packet.dts - shift,
-                duration=int(packet.duration or 0),
-                keyframe=bool(packet.is_keyframe),
-                time_base=tb,
-                t=float((raw - shift) * tb),
-            )
+        redo: deque[_Pkt] = deque()  # packets to cut again (the video now re-encoded)
+        records = self._records(origin)
+        while True:
+            rec = redo.popleft() if redo else next(records, None)
+            if rec is None:
+                break
+            kind = rec.kind
             if rec.t > s.max_stream_duration_s:
                 self.warnings.append(
                     f"{self.display_source}: stopped at t={rec.t:.1f} s, past max_stream_duration_s"
@@ -368,10 +387,18 @@ class Chunker:
             )
             if starts_chunk:
                 current.t_end = rec.t
+                # audio that arrived before the keyframe but plays after it (B-frame delay, or
+                # a re-encoder's) belongs to the new chunk
+                later = [p for p in current.packets if p.kind == "audio" and p.t >= rec.t - _EPS]
                 closed.append(current)
-                current = _Open(t_start=rec.t)
+                current = _Open(t_start=rec.t, reencoded=self._reencoder is not None)
+                if later:
+                    closed[-1].packets = [p for p in closed[-1].packets if not (p.kind == "audio" and p.t >= rec.t - _EPS)]
+                    closed[-1].nbytes -= sum(len(p.data) for p in later)
+                    current.packets, current.nbytes = later, sum(len(p.data) for p in later)
             target = current
             if kind == "audio":
+                audio_seen += len(rec.data), float(rec.duration * rec.time_base)
                 audio_mark = max(audio_mark, rec.t)
                 # audio goes where its time belongs, even if it arrives after a video cut
                 for c in reversed(closed):
@@ -379,9 +406,31 @@ class Chunker:
                         target = c
             target.packets.append(rec)
             target.nbytes += len(rec.data)
-            if target.nbytes > self.max_bytes:
+            # The audio of this stretch may still be on its way (files that store the tracks
+            # apart): count what it will add, so the decision falls on a video packet.
+            pending_audio = 0
+            if a is not None and kind == "video":
+                rate = audio_seen.bytes_per_s() or AUDIO_BYTES_PER_S_GUESS
+                pending_audio = int(rate * max(0.0, rec.t - max(audio_mark, current.t_start)))
+            if (
+                kind == "video"
+                and self._payload_bound(current) + pending_audio > self.max_bytes
+                and self._start_reencoding(current)
+            ):
+                # the stretch since the last keyframe is cut again, its video re-encoded
+                redo.extend(self._reencoded(current.packets))
+                current = _Open(t_start=current.t_start, reencoded=True)
+                continue
+            if self._payload_bound(target) > self.max_bytes:
                 kafka_bound = self.max_bytes == s.chunk_max_bytes
                 limit = f"chunk_max_bytes={self.max_bytes}" if kafka_bound else f"{self.max_bytes >> 20} MiB"
+                if target.reencoded:
+                    raise MediaError(
+                        f"{self.display_source}: more than {limit} of media in a chunk (at "
+                        f"t={target.t_start:.1f} s) even with its video re-encoded at "
+                        f"{self._reencoder.width}x{self._reencoder.height} and a keyframe every "
+                        f"{s.chunk_target_s:g} s; raise chunk_max_bytes (with kafka_max_message_bytes)"
+                    )
                 raise MediaError(
                     f"{self.display_source}: more than {limit} of media between two video "
                     f"keyframes (at t={target.t_start:.1f} s); re-encode it with keyframes every "
@@ -405,6 +454,98 @@ class Chunker:
             done = closed.popleft()
             yield self._build(done, previous, end_of_stream=self.mark_end and not closed)
             previous = done
+
+    def _payload_bound(self, chunk: _Open) -> int:
+        """How big ``chunk``'s payload can get once muxed, pre-roll included: MPEG-TS wraps
+        every packet in 188-byte transport packets (a small audio packet costs ~200 bytes of
+        padding and headers), Matroska adds a few bytes a block."""
+        container = self.reencoded_container if chunk.reencoded else self.container
+        per_packet, factor = MUX_OVERHEAD.get(container, MUX_OVERHEAD["mpegts"])
+        packets = len(chunk.packets) + PREROLL_MAX_PACKETS
+        return int(chunk.nbytes * factor) + packets * per_packet + PREROLL_MAX_PACKETS * PREROLL_PACKET_BYTES
+
+    def _records(self, origin: float | None) -> Iterator[_Pkt]:
+        """The source's packets as stream-time records; video through the re-encoder once it
+        has started (:meth:`_start_reencoding`)."""
+        v = self.decoder.video_stream
+        for packet in self.decoder.packets():
+            if packet.size == 0 or (packet.pts is None and packet.dts is None):
+                continue
+            tb = packet.time_base
+            raw = packet.pts if packet.pts is not None else packet.dts
+            if origin is None:  # a live source: its first timestamp is stream time 0 (or
+                origin = float(raw * tb) - self.t_offset_s  # where a reconnection resumes)
+            shift = round(origin / tb)
+            kind = "video" if packet.stream is v else "audio"
+            if kind == "video" and self._rotation_probes < ROTATION_PROBE_PACKETS:
+                self._probe_rotation(packet)
+            rec = _Pkt(
+                kind=kind,
+                data=bytes(packet),
+                pts=None if packet.pts is None else packet.pts - shift,
+                dts=None if packet.dts is None else packet.dts - shift,
+                duration=int(packet.duration or 0),
+                keyframe=bool(packet.is_keyframe),
+                time_base=tb,
+                t=float((raw - shift) * tb),
+            )
+            if kind == "video" and self._reencoder is not None:
+                yield from self._reencoder.feed(rec)
+            else:
+                yield rec
+        if self._reencoder is not None:
+            yield from self._reencoder.flush()
+
+    def _start_reencoding(self, current: _Open) -> bool:
+        """Re-encode the video from ``current`` on, when its keyframe-to-keyframe stretch is
+        too big for one chunk (True: started). Only where Kafka bounds the chunk, for video
+        that is not re-encoded already, and when ``reencode_long_gop`` allows it."""
+        v = self.decoder.video_stream
+        s = self.settings
+        if (
+            self._reencoder is not None
+            or v is None
+            or not s.reencode_long_gop
+            or self.max_bytes != s.chunk_max_bytes
+            or not any(p.kind == "video" for p in current.packets)
+        ):
+            return False
+        from stream.gop_reencode import CODEC, KeyframeReencoder
+
+        container = choose_container(CODEC, self.audio_codec)
+        if self.rotation_deg:
+            container = "matroska"  # MPEG-TS cannot carry the rotation
+        try:
+            self._reencoder = KeyframeReencoder(
+                v,
+                longer_side=max(s.analysis_max_width, s.snippet_max_width),
+                keyframe_interval_s=s.chunk_target_s,
+                container=container,
+                make_packet=_Pkt,
+            )
+        except (av.FFmpegError, ValueError) as exc:
+            log.warning("%s: cannot re-encode its video (%s)", self.display_source, _one_line(exc))
+            return False
+        r = self._reencoder
+        self.reencoded_video_codec, self.reencoded_container = CODEC, container
+        said = (
+            f"{self.display_source}: more than chunk_max_bytes={s.chunk_max_bytes} of video "
+            f"between two keyframes at t={current.t_start:.1f} s (a long keyframe interval, as "
+            f"phones and cameras write); re-encoding its video from there as {CODEC} "
+            f"{r.width}x{r.height} with a keyframe every {s.chunk_target_s:g} s (the size the "
+            "memory keeps, so nothing is lost; reencode_long_gop = false refuses such sources)"
+        )
+        self.warnings.append(said)
+        log.info("%s", said)
+        return True
+
+    def _reencoded(self, packets: list[_Pkt]) -> list[_Pkt]:
+        """``packets`` again with their video re-encoded (audio as it was, in order)."""
+        assert self._reencoder is not None
+        out: list[_Pkt] = []
+        for p in packets:
+            out += self._reencoder.feed(p) if p.kind == "video" else [p]
+        return out
 
     def _nothing_read(self, dec: MediaDecoder) -> str:
         """Why not a single packet came out, as precisely as known."""
@@ -452,16 +593,21 @@ class Chunker:
                 preroll.insert(0, p)
                 covered = chunk.t_start - p.t
         packets = preroll + chunk.packets
-        payload, t0 = self._mux(packets) if packets else (b"", 0.0)
+        payload, t0 = self._mux(packets, chunk.reencoded) if packets else (b"", 0.0)
         first_video = next((p for p in chunk.packets if p.kind == "video"), None)
         info = self.info
+        container, video_codec = self.container, self.video_codec
+        width, height = (info.width, info.height) if info.has_video else (0, 0)
+        if chunk.reencoded:
+            container, video_codec = self.reencoded_container, self.reencoded_video_codec
+            width, height = self._reencoder.width, self._reencoder.height
         return MediaChunk(
             stream_id=self.stream_id,
             seq=seq,
             t_start=round(chunk.t_start, 6),
             t_end=round(max(chunk.t_end or chunk.t_start, chunk.t_start), 6),
-            container=self.container if packets else "",
-            video_codec=self.video_codec,
+            container=container if packets else "",
+            video_codec=video_codec,
             audio_codec=self.audio_codec,
             payload=payload,
             payload_t0=t0,
@@ -473,15 +619,18 @@ class Chunker:
             session_id=self.session_id,
             append=self.append,
             gap_before_s=round(self.gap_before_s, 6) if seq == self.first_seq else 0.0,
-            width=info.width if info.has_video else 0,
-            height=info.height if info.has_video else 0,
+            width=width,
+            height=height,
         )
 
-    def _mux(self, packets: list[_Pkt]) -> tuple[bytes, float]:
+    def _mux(self, packets: list[_Pkt], reencoded: bool = False) -> tuple[bytes, float]:
         buf = io.BytesIO()
         v, a = self.decoder.video_stream, self.decoder.audio_stream
+        container = self.container
+        if reencoded:
+            v, container = self._reencoder.stream, self.reencoded_container
         try:
-            out = av.open(buf, mode="w", format=self.container)
+            out = av.open(buf, mode="w", format=container)
             try:
                 streams = {}
                 # opaque: the packets are copied, never re-encoded, so the stream needs the
@@ -513,7 +662,7 @@ class Chunker:
         except (av.FFmpegError, ValueError) as exc:
             raise MediaError(
                 f"{self.display_source}: cannot pack its {self.video_codec or '-'}/{self.audio_codec or '-'} "
-                f"media into {self.container} chunks ({_one_line(exc)})"
+                f"media into {container} chunks ({_one_line(exc)})"
             ) from None
         t0 = min(float(p.pts * p.time_base) for p in packets if p.pts is not None) if any(
             p.pts is not None for p in packets

@@ -190,12 +190,59 @@ def test_end_of_stream_marker_may_be_empty():
     assert ChunkDecoder(S).decode(eos) == []
 
 
-def test_a_gop_longer_than_chunk_max_bytes_is_refused_clearly(recordings):
+def test_a_gop_longer_than_chunk_max_bytes_is_refused_clearly_when_re_encoding_is_off(recordings):
     from episodic.errors import MediaError
 
-    settings = S.replace(chunk_max_bytes=64 * 1024)
+    settings = S.replace(chunk_max_bytes=64 * 1024, reencode_long_gop=False)
     with pytest.raises(MediaError, match="keyframes"):
         _chunks(recordings["mp4"], settings.replace(chunk_target_s=10.0))
+
+
+@pytest.fixture(scope="module")
+def long_gop(tmp_path_factory):
+    """Keyframes 250 frames apart, as phones and cameras write them; 1280x720, so the
+    re-encoded video is smaller than the source's."""
+    root = tmp_path_factory.mktemp("gop")
+    speech = [samples.Speech(1.0, "hello there my friend"), samples.Speech(8.0, "the train leaves now")]
+    scenes = [samples.Scene(7, seed=1), samples.Scene(6, seed=2, text="HELLO")]
+    files = {}
+    for suffix in (".mp4", ".mkv"):
+        files[suffix] = root / f"gop{suffix}"
+        samples.make_recording(files[suffix], scenes, speech, width=1280, height=720, keyframe_interval=250,
+                               acodec="libopus" if suffix == ".mkv" else None)
+    return files
+
+
+@pytest.mark.parametrize("suffix, container", [(".mp4", "mpegts"), (".mkv", "matroska")])
+def test_a_gop_too_big_for_one_chunk_is_re_encoded_with_frequent_keyframes(long_gop, suffix, container):
+    """Instead of refusing a phone's long GOP, the chunker re-encodes the video at the working
+    size with a keyframe every chunk_target_s: small chunks, each decodable alone, with every
+    frame and all the audio of a copy."""
+    path = long_gop[suffix]
+    settings = S.replace(chunk_max_bytes=150 * 1024)  # a GOP is ~220 kB, a re-encoded second ~60 kB
+    with Chunker(str(path), "cam-1", settings) as chunker:
+        chunks = list(chunker)
+        warnings = list(chunker.warnings)
+    assert len(warnings) == 1 and "re-encoding its video" in warnings[0] and "640x360" in warnings[0]
+    assert all(0 < len(c.payload) <= 150 * 1024 for c in chunks)
+    assert all(c.video_codec == "h264" and (c.width, c.height) == (640, 360) for c in chunks)
+    assert {c.container for c in chunks} == {container}
+    assert [c.seq for c in chunks] == list(range(len(chunks))) and len(chunks) >= 12
+    assert all(a.t_end == b.t_start for a, b in zip(chunks, chunks[1:], strict=False))
+    assert all(c.keyframe for c in chunks)
+    # each chunk decodes on its own: a worker may start at any of them
+    alone = ChunkDecoder(S).decode(chunks[len(chunks) // 2])
+    assert sum(1 for kind, _, _ in alone if kind == "video") >= 20
+
+    video, audio = _split(_decode(chunks))
+    # what copying the same file (no Kafka bound) gives: the same frames and the same audio
+    reference_video, reference_audio = _split(_decode(_chunks(path, S.replace(chunk_max_bytes=64 << 20))))
+    assert [t for t, _ in video] == [t for t, _ in reference_video]
+    # (AAC/Opus rebuilt from pre-roll at other chunk boundaries: within a few thousandths)
+    assert audio.size == reference_audio.size and np.abs(audio - reference_audio).max() < 0.02
+    # the picture survives re-encoding (both are brought to 640x360 by the decoder)
+    diff = [np.abs(a.astype(np.int16) - b.astype(np.int16)).mean() for (_, a), (_, b) in zip(video, reference_video, strict=True)]
+    assert max(diff) < 6.0, max(diff)
 
 
 @pytest.mark.slow

@@ -245,6 +245,34 @@ def test_push_then_worker_stores_what_ingest_stores(kafka, media, reference, tmp
     assert again.returncode == 2 and "has ended and is stored" in again.stderr and "--append" in again.stderr
 
 
+def test_a_phone_length_gop_is_pushed_re_encoded_and_remembered_as_ingest_does(kafka, tmp_path):
+    """Keyframes 250 frames apart at 720p: too much between two keyframes for one Kafka chunk
+    here, so push re-encodes the video (and says so) instead of refusing the recording; the
+    worker remembers what embedded ingest of the same file remembers."""
+    path = tmp_path / "phone.mp4"
+    samples.make_recording(
+        path,
+        [samples.Scene(8, seed=3, text="PLATFORM 7"), samples.Scene(6, seed=4, tint=(200, 60, 60))],
+        [samples.Speech(1.0, "The train to Oxford leaves from platform seven.")],
+        width=1280, height=720, keyframe_interval=250,
+    )
+    env = {**_kafka_env(kafka), "EPISODIC_CHUNK_MAX_BYTES": str(150 * 1024)}
+    data = tmp_path / "worker"
+    out = run_cli("push", str(path), "--stream-id", "phone", "--json", data=data, env=env)
+    assert "re-encoding its video" in out.stderr and "640x360" in out.stderr
+    pushed = json.loads(out.stdout)
+    assert pushed["chunks"] >= 12 and abs(pushed["stream_s"] - 14) < 0.2
+    run_cli("worker", "--exit-when-idle", "3", data=data, env=env)
+    got = _read_store(data, ["phone"])["phone"][0]
+    embedded = tmp_path / "embedded"
+    run_cli("ingest", str(path), "--stream-id", "phone", data=embedded)
+    want = _read_store(embedded, ["phone"])["phone"][0]
+    said = " ".join(m[3] for m in got).split()  # (a visual cut may fall a frame apart: compare words)
+    assert said == " ".join(m[3] for m in want).split() and "platform" in " ".join(said).lower()
+    assert "PLATFORM" in " ".join(m[5] for m in got)
+    assert (got[0][1], got[-1][2]) == pytest.approx((want[0][1], want[-1][2]), abs=0.1)
+
+
 # -- kill -9 in the middle of a stream ------------------------------------------------------------
 def test_worker_killed_mid_stream_resumes_without_loss_or_duplicates(kafka, media, reference, tmp_path):
     data = tmp_path / "killed"
