@@ -68,7 +68,7 @@ from retrieval.query_analysis import (
     stem,
     term_set,
 )
-from retrieval.text_match import sounds_alike
+from retrieval.text_match import homophone_hits, name_words, sounds_alike
 from retrieval.types import QueryType
 
 log = logging.getLogger(__name__)
@@ -270,6 +270,21 @@ def key_coverage(analysis: QueryAnalysis, units: Sequence[Unit]) -> float:
     if not missing:
         return 1.0
     return KEY_NAME_MISSING if any(w[:1].isupper() for w in missing) else KEY_RARE_MISSING
+
+
+# What an option word found only as a homophone in the evidence ("blue" written "blew") counts
+# for, against 1 for the word itself: enough to choose between options nothing else separates.
+HOMOPHONE_CREDIT = 0.5
+
+
+def homophone_stems(option: str, distinct: Sequence[str], text: str, found: set[str]) -> set[str]:
+    """The ``distinct`` stems of ``option`` not in ``found`` whose word ``text`` holds as a
+    homophone."""
+    missing = {t for t in distinct if t not in found}
+    if not missing:
+        return set()
+    words = [w for w, _ in name_words(option) if stem(w) in missing]
+    return {stem(w) for w in homophone_hits(words, text)}
 
 
 def holds_loosely(term: str, haystack: set[str]) -> bool:
@@ -680,10 +695,15 @@ class Answerer:
             distinct = [t for t in option_terms[i] if t not in shared]
             best_j, best_pair, best_support, best_lex, best_guess = 0, -1.0, 0.0, 0.0, 0.0
             for j, et in enumerate(ev_terms):
+                heard_as = set()
                 if distinct and any(t not in et for t in distinct):
                     # a misheard name ("Northwind" heard as "North wind") still counts
                     et = et | fuzzy_found(options[i], distinct, evidence[j].text, et)
+                    # and a word written as its homophone ("blue" as "blew") half counts
+                    heard_as = homophone_stems(options[i], distinct, evidence[j].text, et)
                 lex = overlap(distinct, et) if distinct else 0.0
+                if heard_as:
+                    lex += HOMOPHONE_CREDIT * len(heard_as) / len(distinct)
                 best_lex = max(best_lex, lex * (1.0 if caps[j] > 0 else 0.0))
                 emb = float(sims[i, j])
                 guess = float(guessed[i, j])

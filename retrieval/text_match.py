@@ -349,6 +349,30 @@ def sounds_alike(a: str, b: str) -> bool:
     return jw >= 0.9 and jellyfish.levenshtein_distance(a, b) <= 1
 
 
+# Homophones a recogniser writes for a word it heard right: "blue"/"blew", "flower"/"flour",
+# "sale"/"sail", "pair"/"pear". The same Metaphone key, the same first letter and similar
+# spelling; at least this many letters ("to"/"two" say too little).
+HOMOPHONE_MIN_CHARS = 3
+HOMOPHONE_MIN_JW = 0.7
+
+
+@lru_cache(maxsize=65536)
+def homophones(a: str, b: str) -> bool:
+    """Two different spellings a listener cannot tell apart (case-insensitive)."""
+    a, b = a.lower(), b.lower()
+    if a == b or min(len(a), len(b)) < HOMOPHONE_MIN_CHARS or a[0] != b[0]:
+        return False
+    if not (a.isalpha() and b.isalpha()):
+        return False
+    return jellyfish.metaphone(a) == jellyfish.metaphone(b) and jellyfish.jaro_winkler_similarity(a, b) >= HOMOPHONE_MIN_JW
+
+
+def homophone_hits(words: Iterable[str], text: str) -> set[str]:
+    """The ``words`` (lower case) that ``text`` holds only as a homophone."""
+    heard = {w for w, _ in name_words(text)}
+    return {w for w in (x.lower() for x in words) if w not in heard and any(homophones(w, h) for h in heard)}
+
+
 def name_words(text: str) -> list[tuple[str, bool]]:
     """The alphabetic words of ``text`` in order, each with whether it was capitalised."""
     return [(w.lower(), w[:1].isupper()) for w in re.findall(r"[A-Za-z]+", text or "")]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reasoning.answer import NOTHING_FOUND
+from reasoning.answer import NOTHING_FOUND, homophone_stems
 from reasoning.confidence import calibrate
 from reasoning.evidence import split_sentences as sentences
 from reasoning.short_answer import span_in
@@ -14,7 +14,7 @@ from reasoning.structured import option_streams
 from retrieval.detailed import Unit, fuzzy_found
 from retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of, term_set
 from retrieval.question_shape import question_shape
-from retrieval.text_match import canonical_tokens, sounds_alike
+from retrieval.text_match import canonical_tokens, homophones, sounds_alike
 from retrieval.types import QueryType
 
 
@@ -69,6 +69,42 @@ def test_sound_alike_names(a, b):
 @pytest.mark.parametrize("a, b", [("Milo", "Oscar"), ("Oxford", "Oxfam"), ("cat", "cap"), ("Tom", "Tim")])
 def test_different_names(a, b):
     assert not sounds_alike(a, b)
+
+
+@pytest.mark.parametrize("a, b", [("blue", "blew"), ("sale", "sail"), ("pair", "pear"), ("meet", "meat"),
+                                  ("grey", "gray"), ("four", "for")])
+def test_homophones(a, b):
+    assert homophones(a, b) and homophones(b, a)
+
+
+@pytest.mark.parametrize("a, b", [("blue", "blue"), ("blue", "blow"), ("to", "two"), ("purple", "people"),
+                                  ("knight", "night"), ("blue", "glue")])
+def test_not_homophones(a, b):
+    assert not homophones(a, b)
+
+
+def test_an_option_heard_as_its_homophone_is_chosen_over_options_never_heard(monkeypatch):
+    """"Priya painted the watering can blue", as Whisper wrote it from an accented voice."""
+    from episodic.config import Settings
+    from memory.text_embedder import MiniLMEmbedder
+    from reasoning.answer import Answerer
+    from retrieval.detailed import TextScorer
+
+    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings())
+    question = "Which colour is the watering can that Priya painted?"
+    units = [_unit("Pre-appainted that wandering can blew."), _unit("Everyone seems to be in a good mood.", t=9.0)]
+    for u in units:
+        u.score, u.cos = 0.6, 0.6
+    options = ["purple", "green", "pink", "blue"]
+
+    def margin() -> float:
+        scores, _ = answerer.option_scores(_analysis(question), options, units, None)
+        return scores[3] - max(scores[:3])
+
+    assert margin() > 0.2
+    monkeypatch.setattr("reasoning.answer.HOMOPHONE_CREDIT", 0.0)
+    assert margin() < 0.1  # without it, only the embedding leans (barely) to "blue"
+    assert homophone_stems("blue", ["blue"], "the sky was blue", {"blue"}) == set()  # found as itself
 
 
 def test_fuzzy_matching_only_for_names():
