@@ -349,7 +349,7 @@ def sounds_alike(a: str, b: str) -> bool:
     return jw >= 0.9 and jellyfish.levenshtein_distance(a, b) <= 1
 
 
-# Homophones a recogniser writes for a word it heard right: "blue"/"blew", "flower"/"flour",
+# Homophones a recogniser writes for a word it heard right: "blue"/"blew", "meet"/"meat",
 # "sale"/"sail", "pair"/"pear". The same Metaphone key, the same first letter and similar
 # spelling; at least this many letters ("to"/"two" say too little).
 HOMOPHONE_MIN_CHARS = 3
