@@ -468,10 +468,6 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
             raise ApiError(grpc.StatusCode.NOT_FOUND, f"no segment {ident!r}")
         return memory
 
-    @staticmethod
-    def _requested_streams(stream_ids: Any, caller: Caller) -> tuple[str, ...] | None:
-        return caller.scope(api_convert.check_stream_ids(list(stream_ids)))
-
     # -- Ask and Search ----------------------------------------------------------------------
     @_unary
     def Ask(self, request: pb.AskRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.AskResponse:  # noqa: N802

@@ -71,10 +71,6 @@ class Consolidator:
         self.kept = 0
         self.merged = 0
 
-    @property
-    def open_memory(self) -> ShortTermMemory | None:
-        return self._open
-
     def add(self, seg: ShortTermMemory) -> list[ShortTermMemory]:
         """Offer the next segment (in stream order); returns memories that are now final."""
         kept = self._open

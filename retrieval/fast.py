@@ -10,8 +10,6 @@ the answer, even when the model sounds sure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from episodic.config import Settings
@@ -31,13 +29,6 @@ from retrieval.types import QueryType, Scope
 
 GIST_CANDIDATES = 64  # summaries considered for a gist question (spread over the recording)
 NEAR_REPEAT = 0.8  # summaries sharing this share of their content words count as one
-
-
-@dataclass
-class FastResult:
-    events: list[tuple[ThetaEvent, float]]
-    units: list[Unit]  # the summaries as evidence units, best first
-    draft: Draft
 
 
 def summary_units(events: list[tuple[ThetaEvent, float]], reader: MemoryReader) -> list[Unit]:
