@@ -251,21 +251,6 @@ class _Open:
     reencoded: bool = False  # its video comes from the KeyframeReencoder
 
 
-class _Rate:
-    """Bytes and seconds of the audio read so far (its bitrate)."""
-
-    def __init__(self) -> None:
-        self.nbytes, self.seconds = 0, 0.0
-
-    def __iadd__(self, packet: tuple[int, float]) -> _Rate:
-        self.nbytes += packet[0]
-        self.seconds += packet[1]
-        return self
-
-    def bytes_per_s(self) -> float:
-        return self.nbytes / self.seconds if self.seconds >= 1.0 else 0.0
-
-
 # An audio track's bytes per second before a second of it has been read (320 kbit/s: AAC and
 # Opus are well below; PCM is above, and is counted as soon as it arrives)
 AUDIO_BYTES_PER_S_GUESS = 40_000
@@ -365,7 +350,7 @@ class Chunker:
         closed: deque[_Open] = deque()  # waiting until no more audio can belong to them
         previous: _Open | None = None  # the last emitted chunk (its audio is the next pre-roll)
         audio_mark = -math.inf
-        audio_seen = _Rate()
+        audio_bytes, audio_s = 0, 0.0  # the audio read so far (its bitrate, once a second is in)
         last_t = self.t_offset_s
         redo: deque[_Pkt] = deque()  # packets to cut again (the video now re-encoded)
         records = self._records(origin)
@@ -389,16 +374,17 @@ class Chunker:
                 current.t_end = rec.t
                 # audio that arrived before the keyframe but plays after it (B-frame delay, or
                 # a re-encoder's) belongs to the new chunk
-                later = [p for p in current.packets if p.kind == "audio" and p.t >= rec.t - _EPS]
-                closed.append(current)
-                current = _Open(t_start=rec.t, reencoded=self._reencoder is not None)
-                if later:
-                    closed[-1].packets = [p for p in closed[-1].packets if not (p.kind == "audio" and p.t >= rec.t - _EPS)]
-                    closed[-1].nbytes -= sum(len(p.data) for p in later)
-                    current.packets, current.nbytes = later, sum(len(p.data) for p in later)
+                done, current = current, _Open(t_start=rec.t, reencoded=self._reencoder is not None)
+                kept = [p for p in done.packets if p.kind != "audio" or p.t < rec.t - _EPS]
+                if len(kept) < len(done.packets):
+                    current.packets = [p for p in done.packets if p.kind == "audio" and p.t >= rec.t - _EPS]
+                    current.nbytes = sum(len(p.data) for p in current.packets)
+                    done.packets, done.nbytes = kept, done.nbytes - current.nbytes
+                closed.append(done)
             target = current
             if kind == "audio":
-                audio_seen += len(rec.data), float(rec.duration * rec.time_base)
+                audio_bytes += len(rec.data)
+                audio_s += float(rec.duration * rec.time_base)
                 audio_mark = max(audio_mark, rec.t)
                 # audio goes where its time belongs, even if it arrives after a video cut
                 for c in reversed(closed):
@@ -410,7 +396,7 @@ class Chunker:
             # apart): count what it will add, so the decision falls on a video packet.
             pending_audio = 0
             if a is not None and kind == "video":
-                rate = audio_seen.bytes_per_s() or AUDIO_BYTES_PER_S_GUESS
+                rate = audio_bytes / audio_s if audio_s >= 1.0 else AUDIO_BYTES_PER_S_GUESS
                 pending_audio = int(rate * max(0.0, rec.t - max(audio_mark, current.t_start)))
             if (
                 kind == "video"
@@ -507,7 +493,6 @@ class Chunker:
             or v is None
             or not s.reencode_long_gop
             or self.max_bytes != s.chunk_max_bytes
-            or not any(p.kind == "video" for p in current.packets)
         ):
             return False
         from stream.gop_reencode import CODEC, KeyframeReencoder

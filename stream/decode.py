@@ -388,6 +388,17 @@ class MediaDecoder:
             )
 
 
+def fit_within(width: int, height: int, longer_side: int) -> tuple[int, int]:
+    """``width`` x ``height`` scaled, aspect kept, so the longer side is at most
+    ``longer_side`` (even numbers, for 4:2:0); a picture that fits (or ``longer_side`` <= 0)
+    keeps its size."""
+    longer = max(width, height)
+    if longer <= longer_side or longer_side <= 0:
+        return width, height
+    scale = longer_side / longer
+    return max(2, round(width * scale / 2) * 2), max(2, round(height * scale / 2) * 2)
+
+
 class _Refused(Exception):
     """A frame the settings forbid (too many pixels)."""
 
@@ -429,11 +440,9 @@ class _DecodeState:
         longer side is at most ``working_width`` (a landscape frame's width; a portrait phone
         video's height, so it costs no more than landscape); smaller frames pass untouched."""
         w, h = int(frame.width), int(frame.height)
-        longer = max(w, h)
-        if longer <= self.working_width or self.working_width <= 0:
+        nw, nh = fit_within(w, h, self.working_width)
+        if (nw, nh) == (w, h):
             return frame
-        scale = self.working_width / longer
-        nw, nh = max(2, round(w * scale / 2) * 2), max(2, round(h * scale / 2) * 2)
         if self._scaler is None:
             from av.video.reformatter import VideoReformatter
 

@@ -22,6 +22,8 @@ from typing import Any, Protocol
 
 import av
 
+from stream.decode import fit_within
+
 ENCODER = "libx264"
 CODEC = "h264"  # what the chunks then name as their video codec
 # quality of the re-encoded video: visually clean at 640 px, ~20-60 kB per second
@@ -39,16 +41,6 @@ class StampedPacket(Protocol):
     keyframe: bool
     time_base: Fraction
     t: float
-
-
-def working_size(width: int, height: int, longer_side: int) -> tuple[int, int]:
-    """``width`` x ``height`` scaled (aspect kept, even numbers) so its longer side is at most
-    ``longer_side``."""
-    longer = max(width, height)
-    if longer <= longer_side:
-        return max(2, width // 2 * 2), max(2, height // 2 * 2)
-    scale = longer_side / longer
-    return max(2, round(width * scale / 2) * 2), max(2, round(height * scale / 2) * 2)
 
 
 class KeyframeReencoder:
@@ -70,7 +62,8 @@ class KeyframeReencoder:
         self.time_base: Fraction = source_stream.time_base
         rate = source_stream.average_rate or source_stream.guessed_rate or Fraction(25)
         self.fps = float(rate)
-        self.width, self.height = working_size(int(cc.width), int(cc.height), longer_side)
+        width, height = fit_within(int(cc.width), int(cc.height), longer_side)
+        self.width, self.height = max(2, width // 2 * 2), max(2, height // 2 * 2)  # x264: even
         # a decoder of its own: the chunker's stream context only ever saw a few probe packets
         self._decoder = av.CodecContext.create(cc.name, "r")
         if cc.extradata:
