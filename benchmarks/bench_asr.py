@@ -297,7 +297,7 @@ def config_settings(base: Settings, spec: str) -> Settings:
 
 
 def run_config(settings: Settings, clips: list[Clip]) -> dict:
-    from memory.speech import WhisperRecognizer
+    from episodic.memory.speech import WhisperRecognizer
 
     asr = WhisperRecognizer(settings)
     t0 = time.perf_counter()

@@ -108,7 +108,7 @@ def live(settings: Settings, c: Components, rec: Path, n: int, seconds: float, w
     probe.wrap(c.store)
     worker = Worker(c, on_chunk=probe.on_chunk)
     done = threading.Event()
-    from stream import kafka_io
+    from episodic.stream import kafka_io
 
     kafka_io.ensure_topics(s)
     thread = run_worker_until(worker, done)
@@ -154,7 +154,7 @@ def replay(settings: Settings, c: Components, recs: list[Path], work: Path) -> d
     folder.mkdir()
     for i, r in enumerate(recs):
         shutil.copy(r, folder / f"archive-{i}.mp4")
-    from stream import kafka_io
+    from episodic.stream import kafka_io
 
     kafka_io.ensure_topics(s)
     c.settings = s

@@ -64,8 +64,7 @@ from rich.progress import (  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from episodic.config import load_settings  # noqa: E402
-from episodic.pipeline import Components  # noqa: E402
-from memory.records import (  # noqa: E402
+from episodic.memory.records import (  # noqa: E402
     EmbeddingEntry,
     FrameObservation,
     ShortTermMemory,
@@ -77,8 +76,9 @@ from memory.records import (  # noqa: E402
     memory_id,
     normalise,
 )
-from retrieval.service import MemoryQA  # noqa: E402
-from retrieval.types import AskRequest, Pathway  # noqa: E402
+from episodic.pipeline import Components  # noqa: E402
+from episodic.retrieval.service import MemoryQA  # noqa: E402
+from episodic.retrieval.types import AskRequest, Pathway  # noqa: E402
 
 DATASET_VERSION = 1  # bump when the generated records change (invalidates cached stores)
 SEED = 20240603

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from episodic import samples  # noqa: E402
 from episodic.config import Settings  # noqa: E402
-from stream.chunks import Chunker  # noqa: E402
-from stream.reconnect import LiveChunks  # noqa: E402
+from episodic.stream.chunks import Chunker  # noqa: E402
+from episodic.stream.reconnect import LiveChunks  # noqa: E402
 from tests.live_http import Act, DroppingServer  # noqa: E402
 
 

@@ -39,11 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from episodic import samples  # noqa: E402
 from episodic.config import load_settings  # noqa: E402
-from memory.consolidation import representative_vector  # noqa: E402
-from memory.records import EmbeddingEntry, TranscriptPiece, event_id  # noqa: E402
-from memory.summary_composer import compose_summary  # noqa: E402
-from retrieval.query_analysis import STOPWORDS  # noqa: E402
-from retrieval.text_match import canonical_tokens  # noqa: E402
+from episodic.memory.consolidation import representative_vector  # noqa: E402
+from episodic.memory.records import EmbeddingEntry, TranscriptPiece, event_id  # noqa: E402
+from episodic.memory.summary_composer import compose_summary  # noqa: E402
+from episodic.retrieval.query_analysis import STOPWORDS  # noqa: E402
+from episodic.retrieval.text_match import canonical_tokens  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -175,8 +175,8 @@ def make_item(root: Path, index: int, item: Item, voice: tuple[str, int, float])
 
 def run(split: str, compare_bias: bool) -> None:
     from episodic.pipeline import Components, ingest_file
-    from retrieval.service import MemoryQA
-    from retrieval.types import AskRequest
+    from episodic.retrieval.service import MemoryQA
+    from episodic.retrieval.types import AskRequest
 
     items = DEV_ITEMS if split == "dev" else HELD_OUT_ITEMS
     voices = DEV_VOICES if split == "dev" else HELD_OUT_VOICES
@@ -250,7 +250,7 @@ def run(split: str, compare_bias: bool) -> None:
 
 def compare_biases(relistener, components, rows) -> None:
     """Transcribe each item's stored audio once per bias mode; score and check answer words."""
-    from retrieval.relisten import TranscriptScorer, hot_words, memory_audio
+    from episodic.retrieval.relisten import TranscriptScorer, hot_words, memory_audio
 
     rec = relistener.recognizer()
     scorer = TranscriptScorer(relistener._whisper())

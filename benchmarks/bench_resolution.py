@@ -86,7 +86,7 @@ def chunk_once(path: Path, chunk_max_bytes: int) -> tuple[float, float, int, boo
     when a keyframe-to-keyframe stretch is bigger)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from episodic.config import Settings
-    from stream.chunks import Chunker
+    from episodic.stream.chunks import Chunker
 
     settings = Settings(chunk_max_bytes=chunk_max_bytes)
     started = time.perf_counter()

@@ -474,9 +474,9 @@ def ended(children: list[Child]) -> dict[str, tuple[float, float, int, str]]:
 def ingest_run(ctx: Ctx, w: int) -> dict[str, Any]:
     """One measurement with ``w`` worker processes; leaves its store behind (its prefix is in
     the result) for the query and ask sections."""
+    from episodic.memory.milvus_store import MilvusStore
     from episodic.push import ChunkSender, push_source
-    from memory.milvus_store import MilvusStore
-    from stream import kafka_io
+    from episodic.stream import kafka_io
 
     a = ctx.args
     parts = a.partitions
@@ -633,8 +633,8 @@ def build_synthetic_store(ctx: Ctx, size: int) -> tuple[str, dict[str, Any]]:
     """``size`` synthetic events (bench_query.py's generator) written into the Milvus server."""
     import bench_query as bq
 
+    from episodic.memory.records import StreamInfo
     from episodic.pipeline import Components
-    from memory.records import StreamInfo
 
     prefix = unique_prefix(f"scale_syn{size}")
     settings = ctx.settings(prefix, ctx.work / "synthetic")
@@ -761,8 +761,8 @@ def drive(addresses: list[str], method: str, texts: list[str], clients: int, dur
     each, until ``duration`` seconds have passed (calls in flight then are finished and count)."""
     import grpc
 
-    from proto.episodic.v1 import episodic_pb2 as pb
-    from proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
+    from episodic.proto.episodic.v1 import episodic_pb2 as pb
+    from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
 
     res = Drive()
     lock = threading.Lock()
@@ -817,8 +817,8 @@ def warm_calls(addresses: list[str], method: str, texts: list[str], timeout: flo
     texts are taken from the end of the list, so the timed calls do not repeat them."""
     import grpc
 
-    from proto.episodic.v1 import episodic_pb2 as pb
-    from proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
+    from episodic.proto.episodic.v1 import episodic_pb2 as pb
+    from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
 
     for i, addr in enumerate(addresses):
         with grpc.insecure_channel(addr) as ch:
@@ -989,8 +989,8 @@ def metric_sum(m: dict, name: str, **labels: str) -> float:
 def section_ask(ctx: Ctx) -> dict[str, Any]:
     import grpc
 
-    from proto.episodic.v1 import episodic_pb2 as pb
-    from proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
+    from episodic.proto.episodic.v1 import episodic_pb2 as pb
+    from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
 
     a = ctx.args
     start_milvus(ctx)

@@ -29,8 +29,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from episodic import sample_sounds as ss  # noqa: E402
+from episodic.memory.sound import KINDS, FeatureSoundDescriber, window_features  # noqa: E402
 from episodic.samples import synthesize  # noqa: E402
-from memory.sound import KINDS, FeatureSoundDescriber, window_features  # noqa: E402
 
 RATE = 16000
 CLIP_S = 4.0

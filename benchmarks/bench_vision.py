@@ -39,11 +39,11 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
 from episodic.config import Settings
+from episodic.memory.frame_quality import judge, quality_stats
+from episodic.memory.label_hypernyms import HypernymIndex
+from episodic.memory.people import PeopleDetector
+from episodic.memory.vision import OfflineVisualDescriber, select_labels
 from episodic.samples import _font, _texture
-from memory.frame_quality import judge, quality_stats
-from memory.label_hypernyms import HypernymIndex
-from memory.people import PeopleDetector
-from memory.vision import OfflineVisualDescriber, select_labels
 
 W, H = 640, 360
 

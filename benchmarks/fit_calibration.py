@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from episodic.qa_evaluation import CONFIDENT, reliability  # noqa: E402
-from reasoning.confidence import FEATURES, features  # noqa: E402
+from episodic.reasoning.confidence import FEATURES, features  # noqa: E402
 
 
 def _design(items: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -18,9 +18,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from episodic.errors import InputError
-from memory.records import ShortTermMemory, StreamInfo, ThetaEvent, validate_stream_id
-from proto.episodic.v1 import episodic_pb2 as pb
-from reasoning.article_types import (
+from episodic.memory.records import ShortTermMemory, StreamInfo, ThetaEvent, validate_stream_id
+from episodic.proto.episodic.v1 import episodic_pb2 as pb
+from episodic.reasoning.article_types import (
     Article,
     ArticleProgress,
     ArticleRequest,
@@ -33,7 +33,15 @@ from reasoning.article_types import (
     Sentence,
     Step,
 )
-from retrieval.types import AskRequest, AskResult, Evidence, Moment, Pathway, QueryType, Scope
+from episodic.retrieval.types import (
+    AskRequest,
+    AskResult,
+    Evidence,
+    Moment,
+    Pathway,
+    QueryType,
+    Scope,
+)
 
 # -- request limits (shared by the server and the in-process CLI) ------------------------------
 MAX_QUESTION_CHARS = 4000
@@ -224,9 +232,9 @@ def article_request(
         deadline_s=deadline_s,
     )
     try:
-        from reasoning.marquis import validate_article_request
+        from episodic.reasoning.marquis import validate_article_request
     except ModuleNotFoundError as exc:
-        if exc.name != "reasoning.marquis":
+        if exc.name != "episodic.reasoning.marquis":
             raise
         return req  # article writing is not installed; whoever runs it will say so
     return validate_article_request(req)

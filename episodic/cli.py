@@ -121,8 +121,8 @@ def ingest(
 
     Re-ingesting a recording under the same stream id replaces that stream's records with exactly the same ones (deterministic ids): no duplicates. Records are stored as each memory closes, so an interrupted run keeps what it stored.
     """
-    from memory.records import stream_id_from_name, validate_stream_id
-    from stream.decode import is_url, redact
+    from episodic.memory.records import stream_id_from_name, validate_stream_id
+    from episodic.stream.decode import is_url, redact
 
     if stream_id is not None and len(files) > 1:
         raise InputError("--stream-id names one stream: give a single FILE (or omit --stream-id)")
@@ -215,7 +215,7 @@ def ingest(
 
 # -- listing ----------------------------------------------------------------------------------
 def _open_store(data: Path | None, config: Path | None):
-    from memory.milvus_store import MilvusStore
+    from episodic.memory.milvus_store import MilvusStore
 
     settings = _settings(data, config)
     if not settings.milvus_uri and not Path(settings.data_dir).is_dir():
@@ -234,7 +234,7 @@ def events(
     stream_id: StreamOpt = None, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
 ) -> None:
     """List ThetaEvents (one-sentence summaries of consolidated memories)."""
-    from memory.records import validate_stream_id
+    from episodic.memory.records import validate_stream_id
 
     if stream_id is not None:
         validate_stream_id(stream_id)
@@ -276,7 +276,7 @@ def segments(
     stream_id: StreamOpt = None, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
 ) -> None:
     """List ShortTermMemories with their transcript, visual text and snippet URIs."""
-    from memory.records import validate_stream_id
+    from episodic.memory.records import validate_stream_id
 
     if stream_id is not None:
         validate_stream_id(stream_id)
@@ -470,7 +470,7 @@ def _call_server(
     """One unary call to an `episodic serve`; gRPC failures become a one-line RemoteCallError."""
     import grpc
 
-    from proto.episodic.v1 import episodic_pb2_grpc
+    from episodic.proto.episodic.v1 import episodic_pb2_grpc
 
     with _channel(server, ca_cert) as channel:
         stub = episodic_pb2_grpc.EpisodicMemoryStub(channel)
@@ -489,7 +489,7 @@ def _stream_server(
     call, so the server stops working for nobody."""
     import grpc
 
-    from proto.episodic.v1 import episodic_pb2_grpc
+    from episodic.proto.episodic.v1 import episodic_pb2_grpc
 
     with _channel(server, ca_cert) as channel:
         stub = episodic_pb2_grpc.EpisodicMemoryStub(channel)
@@ -508,9 +508,9 @@ def _memory_qa(data: Path | None, config: Path | None) -> tuple[Any, Any]:
     settings = _settings(data, config)
     _quiet_libraries()
     try:
-        from retrieval.service import MemoryQA
+        from episodic.retrieval.service import MemoryQA
     except ModuleNotFoundError as exc:
-        if exc.name not in ("retrieval.service", "retrieval"):
+        if exc.name not in ("episodic.retrieval.service", "retrieval"):
             raise
         raise EpisodicError("question answering is not available in this installation") from None
     from episodic.pipeline import Components
@@ -734,9 +734,9 @@ class _ArticleProgressView:
 def _require_marquis() -> None:
     """Fail with one line, before any model loads, where article writing is not installed."""
     try:
-        import reasoning.marquis  # noqa: F401
+        import episodic.reasoning.marquis  # noqa: F401
     except ModuleNotFoundError as exc:
-        if exc.name not in ("reasoning.marquis", "reasoning"):
+        if exc.name not in ("episodic.reasoning.marquis", "reasoning"):
             raise
         raise EpisodicError("article writing is not available in this installation") from None
 
@@ -785,7 +785,7 @@ def article(
             if result is None:
                 raise EpisodicError(f"{server}: the Article call ended without an article")
         else:
-            from reasoning.marquis import ArticleService
+            from episodic.reasoning.marquis import ArticleService
 
             qa, components = _memory_qa(data, config)
             try:
@@ -888,14 +888,14 @@ def push(
 
     Producer with acks=all and retries; each chunk is numbered, so pushing the same recording again stores nothing twice. A push restarted under the id of a stream that is still open continues it; a push under the id of a stream that has ended and is stored is refused (exit 2) unless --append, which continues it. A live source (RTSP, live HLS, HTTP stream, device) that drops is opened again with backoff (reconnect_* settings) and the gap is recorded; the push gives up, closes the stream and exits 3 when it stays away. Exits non-zero when a chunk is not acknowledged.
     """
-    from memory.records import validate_stream_id
+    from episodic.memory.records import validate_stream_id
 
     validate_stream_id(stream_id)
     settings = _kafka_settings(data, config, bootstrap)
     _quiet_libraries()
     from episodic.progress import IngestProgress
     from episodic.push import push_source, refuse_ended_stream
-    from stream.reconnect import SourceLost
+    from episodic.stream.reconnect import SourceLost
 
     options = _parse_options(option)
     if not append:
@@ -991,8 +991,8 @@ def worker(
     _quiet_libraries()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("episodic").setLevel(logging.INFO)
+    from episodic.stream import kafka_io
     from episodic.worker import run_worker
-    from stream import kafka_io
 
     kafka_io.ensure_topics(settings)
     err.print(f"worker in group {settings.kafka_group_id!r} on {settings.kafka_bootstrap_servers} topic {settings.kafka_topic}; Ctrl-C or SIGTERM stops", highlight=False)
@@ -1120,7 +1120,7 @@ def evaluate(
     from episodic import api_convert
     from episodic.evaluation import evaluate as run_evaluation
     from episodic.labelled_set import build_article_set, load_labelled_set
-    from reasoning.article_types import Fusion
+    from episodic.reasoning.article_types import Fusion
 
     chosen_style = api_convert.check_style(style)
     chosen_fusion = api_convert.check_fusion(fusion)
@@ -1128,7 +1128,7 @@ def evaluate(
         raise InputError("give a labelled set (LABELS.json) or --build-sample; or a QA set with --qa FILE (--build-qa DIR generates one)")
     label_set = load_labelled_set(labels) if labels is not None else None
     _require_marquis()
-    from reasoning.marquis import ArticleService
+    from episodic.reasoning.marquis import ArticleService
 
     qa, components = _memory_qa(data, config)
     try:

@@ -186,7 +186,7 @@ class Doctor:
         return OK, f"{d.model_id}: {text[:80]!r}"
 
     def check_llm(self) -> tuple[str, str]:
-        from reasoning.llm import ChatMessage
+        from episodic.reasoning.llm import ChatMessage
 
         notes = []
         if self.s.llm == "openai" or self.s.describer == "openai":
@@ -228,7 +228,7 @@ class Doctor:
         return [str(r.get("id")) for r in rows if isinstance(r, dict)] if isinstance(rows, list) else None
 
     def check_kafka(self) -> tuple[str, str]:
-        from stream.kafka_io import topic_partitions
+        from episodic.stream.kafka_io import topic_partitions
 
         try:
             topics = topic_partitions(self.s, timeout_s=self.kafka_timeout_s)

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from episodic.labelled_set import LabelledQuery, LabelledSet
-from reasoning.article_types import (
+from episodic.reasoning.article_types import (
     Article,
     ArticleRequest,
     ArticleStyle,
@@ -33,13 +33,13 @@ from reasoning.article_types import (
     Grounding,
     Step,
 )
-from reasoning.citation_metrics import citation_precision, citation_validity
-from reasoning.evidence import source_texts
-from reasoning.grounding_metrics import embedding_similarity, mtgs, stem
-from reasoning.marquis import ArticleService
-from retrieval.detailed import MemoryReader
-from retrieval.ranking_metrics import mean, ndcg_at_k, recall_at_k
-from retrieval.types import Scope
+from episodic.reasoning.citation_metrics import citation_precision, citation_validity
+from episodic.reasoning.evidence import source_texts
+from episodic.reasoning.grounding_metrics import embedding_similarity, mtgs, stem
+from episodic.reasoning.marquis import ArticleService
+from episodic.retrieval.detailed import MemoryReader
+from episodic.retrieval.ranking_metrics import mean, ndcg_at_k, recall_at_k
+from episodic.retrieval.types import Scope
 
 K = 10
 _QUOTE = re.compile(r"“([^”]+)”")

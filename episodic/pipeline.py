@@ -23,12 +23,18 @@ import numpy as np
 from episodic import metrics
 from episodic.config import Settings
 from episodic.errors import EpisodicError, InputError, MediaError
-from memory.consolidation import Consolidator
-from memory.encoder import PerceptualEncoder, StageTimer
-from memory.records import ShortTermMemory, StreamInfo, ThetaEvent, segment_id, validate_stream_id
-from memory.replay import SemanticReplay
-from stream.media import MediaInfo, Segment
-from stream.segmentation import StreamSegmenter
+from episodic.memory.consolidation import Consolidator
+from episodic.memory.encoder import PerceptualEncoder, StageTimer
+from episodic.memory.records import (
+    ShortTermMemory,
+    StreamInfo,
+    ThetaEvent,
+    segment_id,
+    validate_stream_id,
+)
+from episodic.memory.replay import SemanticReplay
+from episodic.stream.media import MediaInfo, Segment
+from episodic.stream.segmentation import StreamSegmenter
 
 log = logging.getLogger(__name__)
 
@@ -46,26 +52,26 @@ class Components:
     @cached_property
     def embedder(self):
         if self.settings.embedder == "imagebind":
-            from memory.imagebind_backend import ImageBindEmbedder
+            from episodic.memory.imagebind_backend import ImageBindEmbedder
 
             return metrics.instrument(ImageBindEmbedder(self.settings), "embedder")
-        from memory.text_embedder import MiniLMEmbedder
+        from episodic.memory.text_embedder import MiniLMEmbedder
 
         return metrics.instrument(MiniLMEmbedder(self.settings), "embedder")
 
     @cached_property
     def asr(self):
-        from memory.speech import WhisperRecognizer
+        from episodic.memory.speech import WhisperRecognizer
 
         return metrics.instrument(WhisperRecognizer(self.settings), "asr")
 
     @cached_property
     def describer(self):
-        from memory.vision import OfflineVisualDescriber
+        from episodic.memory.vision import OfflineVisualDescriber
 
         if self.settings.describer == "openai":
-            from memory.vlm_describer import VLMVisualDescriber
-            from reasoning.openai_llm import OpenAICompatibleLLM
+            from episodic.memory.vlm_describer import VLMVisualDescriber
+            from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 
             # A client of its own (clients of one server share its concurrency limit), so
             # caption time counts as describer time in the metrics, not as answering.
@@ -82,11 +88,11 @@ class Components:
 
     def _make_llm(self):
         if self.settings.llm == "openai":
-            from reasoning.openai_llm import OpenAICompatibleLLM
+            from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 
             return OpenAICompatibleLLM(self.settings)
-        from reasoning.llama_cpp_llm import LlamaCppLLM, llama_cpp_available
-        from reasoning.local_llm import LocalSmolLM
+        from episodic.reasoning.llama_cpp_llm import LlamaCppLLM, llama_cpp_available
+        from episodic.reasoning.local_llm import LocalSmolLM
 
         engine = self.settings.local_llm_engine
         if engine == "llama-cpp" or (engine == "auto" and llama_cpp_available()):
@@ -96,13 +102,13 @@ class Components:
 
     @cached_property
     def store(self):
-        from memory.milvus_store import MilvusStore
+        from episodic.memory.milvus_store import MilvusStore
 
         return MilvusStore(self.settings)
 
     @cached_property
     def snippets(self):
-        from memory.snippet_store import FileSnippetStore
+        from episodic.memory.snippet_store import FileSnippetStore
 
         return FileSnippetStore(self.settings)
 
@@ -371,7 +377,7 @@ class StreamRunner:
         resume: Checkpoint | None = None,
         previous: StreamInfo | None = None,
     ) -> None:
-        from stream.chunks import ChunkDecoder
+        from episodic.stream.chunks import ChunkDecoder
 
         self.stream_id = validate_stream_id(stream_id)
         self.c = components
@@ -603,8 +609,8 @@ def ingest_file(
     a completed run then removes records of earlier runs that this run did not write, which
     makes the final state exactly the same whatever was there before.
     """
-    from stream.chunks import LOCAL_CHUNK_MAX_BYTES, Chunker
-    from stream.decode import is_url, redact
+    from episodic.stream.chunks import LOCAL_CHUNK_MAX_BYTES, Chunker
+    from episodic.stream.decode import is_url, redact
 
     if is_url(str(path)):
         opened, p, stored_as = str(path), redact(str(path)), redact(str(path))  # never log credentials

@@ -25,10 +25,10 @@ from typing import Any
 
 from episodic.config import Settings
 from episodic.errors import EpisodicError, InputError
-from memory.records import validate_stream_id
-from stream.chunks import Chunker, MediaChunk
-from stream.decode import redact
-from stream.reconnect import LiveChunks, Outage
+from episodic.memory.records import validate_stream_id
+from episodic.stream.chunks import Chunker, MediaChunk
+from episodic.stream.decode import redact
+from episodic.stream.reconnect import LiveChunks, Outage
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ class ChunkSender:
     """
 
     def __init__(self, settings: Settings) -> None:
-        from stream import kafka_io
+        from episodic.stream import kafka_io
 
         self.settings = settings
         kafka_io.ensure_topics(settings)
@@ -202,7 +202,7 @@ class ChunkSender:
 
     def _settle(self, block: bool) -> None:
         from episodic.errors import KafkaError
-        from stream.kafka_io import delivery_result
+        from episodic.stream.kafka_io import delivery_result
 
         give_up_at: float | None = None
         while self.pending and (block or self.pending[0].future.is_done):
@@ -223,7 +223,7 @@ class ChunkSender:
             self.pending.pop(0)
 
     def _rebuild(self, cause: str) -> None:
-        from stream import kafka_io
+        from episodic.stream import kafka_io
 
         self.rebuilds += 1
         first = self.pending[0].chunk
@@ -246,8 +246,8 @@ def refuse_ended_stream(stream_id: str, settings: Settings) -> None:
     producer is told now instead of "pushed N chunks" for nothing. ``push --append`` skips
     this. Best effort: when the store cannot be read from here (a worker holds the Milvus Lite
     file, no store yet, a server out of reach) the push goes on and the worker's warning stands."""
+    from episodic.memory.milvus_store import MilvusStore
     from episodic.pipeline import Checkpoint
-    from memory.milvus_store import MilvusStore
 
     if not settings.milvus_uri and not Path(settings.resolved_milvus_uri).exists():
         return

@@ -382,7 +382,7 @@ class QAReport:
 
 # -- running ---------------------------------------------------------------------------------------
 def _scope(scope: QAScope | None) -> Any:
-    from retrieval.types import Scope
+    from episodic.retrieval.types import Scope
 
     if scope is None:
         return Scope()
@@ -494,7 +494,7 @@ def evaluate_qa(
     on_note: Callable[[str], None] | None = None,
 ) -> QAReport:
     """Ingest (unless already there), then ask every item and run every moment query."""
-    from retrieval.service import MemoryQA
+    from episodic.retrieval.service import MemoryQA
 
     ingested = ingest_recordings(qa_set, components, reingest, on_note) if ingest else []
     qa = qa or MemoryQA(components, warm_after_request=False)

@@ -58,11 +58,11 @@ from grpc_reflection.v1alpha import reflection
 from episodic import api_convert, metrics
 from episodic.config import Settings
 from episodic.errors import ConfigError, InputError, ModelError, StoreError
-from memory.milvus_filters import check_id
-from memory.records import ShortTermMemory, ThetaEvent, validate_stream_id
-from proto.episodic.v1 import episodic_pb2 as pb
-from proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
-from reasoning.article_types import ArticleProgress
+from episodic.memory.milvus_filters import check_id
+from episodic.memory.records import ShortTermMemory, ThetaEvent, validate_stream_id
+from episodic.proto.episodic.v1 import episodic_pb2 as pb
+from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
+from episodic.reasoning.article_types import ArticleProgress
 
 log = logging.getLogger(__name__)
 
@@ -209,8 +209,8 @@ def load_api_keys(settings: Settings) -> ApiKeys:
 
 # -- errors ------------------------------------------------------------------------------------
 def _deadline_error_types() -> tuple[type[BaseException], ...]:
-    """retrieval.service.DeadlineExceeded once that module is loaded (it is optional here)."""
-    module = sys.modules.get("retrieval.service")
+    """episodic.retrieval.service.DeadlineExceeded once that module is loaded (it is optional here)."""
+    module = sys.modules.get("episodic.retrieval.service")
     exc = getattr(module, "DeadlineExceeded", None) if module else None
     return (exc,) if isinstance(exc, type) and issubclass(exc, BaseException) else ()
 
@@ -425,9 +425,9 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         with self._qa_lock:
             if self._qa is None:
                 try:
-                    from retrieval.service import MemoryQA
+                    from episodic.retrieval.service import MemoryQA
                 except ModuleNotFoundError as exc:
-                    if exc.name not in ("retrieval.service", "retrieval"):
+                    if exc.name not in ("episodic.retrieval.service", "retrieval"):
                         raise
                     raise ApiError(
                         grpc.StatusCode.UNIMPLEMENTED,
@@ -442,9 +442,9 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         with self._articles_lock:
             if self._articles is None:
                 try:
-                    from reasoning.marquis import ArticleService
+                    from episodic.reasoning.marquis import ArticleService
                 except ModuleNotFoundError as exc:
-                    if exc.name not in ("reasoning.marquis", "reasoning"):
+                    if exc.name not in ("episodic.reasoning.marquis", "reasoning"):
                         raise
                     raise ApiError(
                         grpc.StatusCode.UNIMPLEMENTED, "article writing is not available on this server"

@@ -39,9 +39,9 @@ from typing import Any
 from episodic import metrics
 from episodic.config import Settings
 from episodic.errors import EpisodicError
+from episodic.memory.records import StreamInfo
 from episodic.pipeline import Checkpoint, Components, StreamRunner, in_stream_numbering, sessions_of
-from memory.records import StreamInfo
-from stream.chunks import ChunkError, MediaChunk
+from episodic.stream.chunks import ChunkError, MediaChunk
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class Worker:
         worker_id: str | None = None,
         on_chunk: Callable[[MediaChunk, WorkerStats], None] | None = None,
     ) -> None:
-        from stream import kafka_io
+        from episodic.stream import kafka_io
 
         self.c = components
         self.s: Settings = components.settings
@@ -333,7 +333,7 @@ class Worker:
             del self.stats.lag_ms[:-1000]
 
     def _dead_letter(self, reason: str, tp: Any, record: Any, parsed: bool) -> None:
-        from stream.kafka_io import delivery_result
+        from episodic.stream.kafka_io import delivery_result
 
         log.warning("dead-lettering %s[%d]@%d: %s", tp.topic, tp.partition, record.offset, reason)
         metrics.CHUNKS.labels("dead_letter").inc()
@@ -363,7 +363,7 @@ class Worker:
         return out
 
     def _commit(self) -> None:
-        from stream import kafka_io
+        from episodic.stream import kafka_io
 
         with self._lock:
             wanted = {tp: off for tp, off in self.safe_offsets().items() if self.committed.get(tp) != off}
@@ -403,7 +403,7 @@ class Worker:
 
 
 def _media_of(chunk: MediaChunk) -> Any:
-    from stream.media import MediaInfo
+    from episodic.stream.media import MediaInfo
 
     return MediaInfo(
         source=chunk.source,

@@ -21,10 +21,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from episodic.config import Settings
-from memory.interfaces import CrossModalEmbedder, SpeechRecognizer, TextEmbedder, VisualDescriber
-from memory.keyframes import ocr_mask, select_keyframes
-from memory.motion import describe_motion
-from memory.records import (
+from episodic.memory.interfaces import (
+    CrossModalEmbedder,
+    SpeechRecognizer,
+    TextEmbedder,
+    VisualDescriber,
+)
+from episodic.memory.keyframes import ocr_mask, select_keyframes
+from episodic.memory.motion import describe_motion
+from episodic.memory.records import (
     EmbeddingEntry,
     ShortTermMemory,
     SoundObservation,
@@ -33,8 +38,8 @@ from memory.records import (
     normalise,
     representative_of,
 )
-from memory.sound import FeatureSoundDescriber, SoundDescriber, searchable
-from stream.media import Segment
+from episodic.memory.sound import FeatureSoundDescriber, SoundDescriber, searchable
+from episodic.stream.media import Segment
 
 # What stands in for a segment with neither picture nor speech, so it still has a vector
 # (and consecutive empty stretches consolidate into one memory).
@@ -170,7 +175,7 @@ class PerceptualEncoder:
         )
         if keys and s.llm == "openai" and s.replay_max_images > 0:
             # the summariser is a vision-language model: let it see the key frames too
-            from memory.vlm_describer import encode_jpeg
+            from episodic.memory.vlm_describer import encode_jpeg
 
             memory.keyframe_images = [encode_jpeg(k.rgb, s.openai_image_max_side) for k in keys]
         return memory

@@ -239,7 +239,7 @@ def imagebind_audio_input(
 
     Each input is mono PCM (float in [-1, 1] or integer); it is resampled to 16 kHz first.
     """
-    from memory.speech import resample, to_mono_float32
+    from episodic.memory.speech import resample, to_mono_float32
 
     out = torch.empty(
         (len(clips), clips_per_input, 1, AUDIO_NUM_MEL_BINS, AUDIO_TARGET_LENGTH),
@@ -381,7 +381,7 @@ class ImageBindEmbedder:
         if not clips:
             return np.zeros((0, self.dim), dtype=np.float32)
         self._load()
-        from memory.speech import to_mono_float32
+        from episodic.memory.speech import to_mono_float32
 
         mono = [to_mono_float32(c) for c in clips]
         longest_s = max(m.size for m in mono) / float(sample_rate_hz)

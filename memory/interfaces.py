@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from memory.records import (
+from episodic.memory.records import (
     FrameObservation,
     ShortTermMemory,
     SnippetRef,

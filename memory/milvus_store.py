@@ -55,14 +55,14 @@ import numpy as np
 
 from episodic.config import Settings
 from episodic.errors import ConfigError, InputError, StoreError
-from memory.milvus_filters import MODALITY as _MODALITY
-from memory.milvus_filters import build_filter as _filter
-from memory.milvus_filters import check_id as _check_id
-from memory.milvus_filters import check_stream as _check_stream
-from memory.milvus_filters import check_time as _check_time
-from memory.milvus_filters import render_filter
-from memory.milvus_filters import stream_list as _stream_list
-from memory.records import (
+from episodic.memory.milvus_filters import MODALITY as _MODALITY
+from episodic.memory.milvus_filters import build_filter as _filter
+from episodic.memory.milvus_filters import check_id as _check_id
+from episodic.memory.milvus_filters import check_stream as _check_stream
+from episodic.memory.milvus_filters import check_time as _check_time
+from episodic.memory.milvus_filters import render_filter
+from episodic.memory.milvus_filters import stream_list as _stream_list
+from episodic.memory.records import (
     EmbeddingEntry,
     FrameObservation,
     ShortTermMemory,

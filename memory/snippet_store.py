@@ -34,7 +34,7 @@ import numpy as np
 
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
-from memory.records import STREAM_ID_PATTERN, SnippetRef, validate_stream_id
+from episodic.memory.records import STREAM_ID_PATTERN, SnippetRef, validate_stream_id
 
 VIDEO_TIME_BASE = Fraction(1, 90000)
 AUDIO_BITRATE = 48_000  # mono speech/ambience; about 21 MB per hour

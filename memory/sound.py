@@ -39,7 +39,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from memory.records import SoundObservation, TranscriptPiece
+from episodic.memory.records import SoundObservation, TranscriptPiece
 
 KINDS = ("speech", "music", "silence", "noise", "engine", "applause")
 SILENCE_DBFS = -40.0  # the rule used by pause detection and ASR gating (memory/speech.py)

@@ -62,7 +62,7 @@ class MiniLMEmbedder:
                 return
             engine = self.settings.text_embedder_engine
             if engine in ("auto", "onnx"):
-                from memory.onnx_text_encoder import OnnxSentenceEncoder
+                from episodic.memory.onnx_text_encoder import OnnxSentenceEncoder
 
                 try:
                     self._onnx = OnnxSentenceEncoder(

@@ -46,10 +46,10 @@ from PIL import Image
 
 from episodic.config import Settings
 from episodic.errors import ModelError
-from memory.frame_quality import frame_quality
-from memory.label_hypernyms import PERSON_WORDS, HypernymIndex
-from memory.people import PeopleDetector, people_phrase
-from memory.records import FrameObservation
+from episodic.memory.frame_quality import frame_quality
+from episodic.memory.label_hypernyms import PERSON_WORDS, HypernymIndex
+from episodic.memory.people import PeopleDetector, people_phrase
+from episodic.memory.records import FrameObservation
 
 FEATURE_DIM = 1280
 INPUT_SIZE = 224

@@ -1,4 +1,4 @@
-"""Regenerate the Python code for the gRPC API: ``python -m proto.generate``.
+"""Regenerate the Python code for the gRPC API: ``python -m episodic.proto.generate``.
 
 The generated modules are committed (so installing the package needs no protoc), and
 ``tests/test_server.py`` regenerates them into a temporary directory and checks that the

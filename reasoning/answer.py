@@ -55,12 +55,12 @@ import numpy as np
 
 from episodic.config import Settings
 from episodic.errors import ModelError
-from reasoning.llm import ChatMessage, LanguageModel
-from reasoning.prompts import detailed_answer_messages, fast_answer_messages
-from reasoning.short_answer import best_span
-from retrieval.detailed import TextScorer, Unit, fuzzy_found, relevant, top_distinct
-from retrieval.guess_match import GUESS_CAP, guess_support
-from retrieval.query_analysis import (
+from episodic.reasoning.llm import ChatMessage, LanguageModel
+from episodic.reasoning.prompts import detailed_answer_messages, fast_answer_messages
+from episodic.reasoning.short_answer import best_span
+from episodic.retrieval.detailed import TextScorer, Unit, fuzzy_found, relevant, top_distinct
+from episodic.retrieval.guess_match import GUESS_CAP, guess_support
+from episodic.retrieval.query_analysis import (
     QueryAnalysis,
     content_terms,
     overlap,
@@ -68,8 +68,8 @@ from retrieval.query_analysis import (
     stem,
     term_set,
 )
-from retrieval.text_match import homophone_hits, name_words, sounds_alike
-from retrieval.types import QueryType
+from episodic.retrieval.text_match import homophone_hits, name_words, sounds_alike
+from episodic.retrieval.types import QueryType
 
 log = logging.getLogger(__name__)
 

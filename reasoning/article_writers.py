@@ -35,11 +35,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from episodic.errors import EpisodicError
-from reasoning.article_types import ArticleStyle, Claim, Section, Sentence
-from reasoning.calibration import SupportScorer
-from reasoning.llm import ChatMessage, LanguageModel
-from reasoning.prompts import ARTICLE_SYSTEM, article_user, fluency_user
-from retrieval.query_analysis import content_terms
+from episodic.reasoning.article_types import ArticleStyle, Claim, Section, Sentence
+from episodic.reasoning.calibration import SupportScorer
+from episodic.reasoning.llm import ChatMessage, LanguageModel
+from episodic.reasoning.prompts import ARTICLE_SYSTEM, article_user, fluency_user
+from episodic.retrieval.query_analysis import content_terms
 
 log = logging.getLogger(__name__)
 

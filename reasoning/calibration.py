@@ -36,7 +36,7 @@ from typing import Protocol
 
 import numpy as np
 
-from retrieval.query_analysis import content_terms, term_set, tokens
+from episodic.retrieval.query_analysis import content_terms, term_set, tokens
 
 SCALE = 7.0  # A
 OFFSET = 3.8  # B

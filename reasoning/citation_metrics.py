@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from reasoning.article_types import Citation, Sentence
+from episodic.reasoning.article_types import Citation, Sentence
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from reasoning.article_types import Claim
-from retrieval.detailed import MemoryReader, TextScorer, Unit, relevant, stream_terms, units_of
-from retrieval.query_analysis import QueryAnalysis, overlap
-from retrieval.types import Scope
+from episodic.reasoning.article_types import Claim
+from episodic.retrieval.detailed import (
+    MemoryReader,
+    TextScorer,
+    Unit,
+    relevant,
+    stream_terms,
+    units_of,
+)
+from episodic.retrieval.query_analysis import QueryAnalysis, overlap
+from episodic.retrieval.types import Scope
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
 SOURCE_MODALITIES = ("speech", "ocr", "visual")  # what calibration checks claims against

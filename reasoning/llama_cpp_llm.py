@@ -17,8 +17,8 @@ from typing import Any
 
 from episodic.config import Settings
 from episodic.errors import ModelError
-from reasoning.llm import ChatMessage
-from reasoning.local_llm import DEFAULT_MODEL_ID, REPETITION_PENALTY, TOP_P, bundled_gguf
+from episodic.reasoning.llm import ChatMessage
+from episodic.reasoning.local_llm import DEFAULT_MODEL_ID, REPETITION_PENALTY, TOP_P, bundled_gguf
 
 CONTEXT_TOKENS = 4096
 

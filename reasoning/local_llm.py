@@ -27,7 +27,7 @@ from typing import Any
 
 from episodic.config import Settings
 from episodic.errors import ModelError
-from reasoning.llm import ChatMessage
+from episodic.reasoning.llm import ChatMessage
 
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CACHE_NAME = "smollm2-135m-instruct"

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from episodic.errors import InputError
-from reasoning.article_types import (
+from episodic.reasoning.article_types import (
     Article,
     ArticleProgress,
     ArticleRequest,
@@ -40,13 +40,13 @@ from reasoning.article_types import (
     Sentence,
     Step,
 )
-from reasoning.article_writers import ArticleWriter, Prose
-from reasoning.calibration import EvidenceSupport
-from reasoning.evidence import EvidenceExtractor, notes_of, source_texts
-from retrieval.decomposition import QueryDecomposer, strip_instructions
-from retrieval.detailed import MemoryReader
-from retrieval.multi_query import MultiQueryRetriever
-from retrieval.service import MemoryQA, _Clock, validate_scope, validate_text
+from episodic.reasoning.article_writers import ArticleWriter, Prose
+from episodic.reasoning.calibration import EvidenceSupport
+from episodic.reasoning.evidence import EvidenceExtractor, notes_of, source_texts
+from episodic.retrieval.decomposition import QueryDecomposer, strip_instructions
+from episodic.retrieval.detailed import MemoryReader
+from episodic.retrieval.multi_query import MultiQueryRetriever
+from episodic.retrieval.service import MemoryQA, _Clock, validate_scope, validate_text
 
 MAX_SUB_QUERIES = 50
 Progress = Callable[[ArticleProgress], None]

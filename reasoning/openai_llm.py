@@ -43,7 +43,7 @@ from typing import Any, Literal, overload
 
 from episodic.config import Settings
 from episodic.errors import ModelError
-from reasoning.llm import ChatMessage
+from episodic.reasoning.llm import ChatMessage
 
 MAX_BACKOFF_S = 8.0  # exponential backoff stops growing here
 MAX_RETRY_AFTER_S = 30.0  # a server's Retry-After is honoured up to this long

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reasoning.llm import ChatMessage
+from episodic.reasoning.llm import ChatMessage
 
 REPLAY_SYSTEM = (
     "You write the log of a video recorder. Given what was seen and heard during one short "

@@ -25,9 +25,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from retrieval.detailed import Unit
-from retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnalysis, stem, term_set
-from retrieval.text_match import canonical_tokens
+from episodic.retrieval.detailed import Unit
+from episodic.retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnalysis, stem, term_set
+from episodic.retrieval.text_match import canonical_tokens
 
 MAX_WORDS = 8
 # the composed summary's own labels (memory/summary_composer.py): never an answer themselves

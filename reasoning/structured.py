@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from episodic.config import Settings
-from reasoning.answer import (
+from episodic.reasoning.answer import (
     LETTERS,
     MARGIN_FULL,
     NO_OPTION_SUPPORT,
@@ -37,8 +37,8 @@ from reasoning.answer import (
     holds_loosely,
     key_coverage,
 )
-from reasoning.evidence import split_sentences
-from retrieval.detailed import (
+from episodic.reasoning.evidence import split_sentences
+from episodic.retrieval.detailed import (
     MemoryReader,
     TextScorer,
     Unit,
@@ -46,7 +46,7 @@ from retrieval.detailed import (
     nearest_memory_ids,
     units_of,
 )
-from retrieval.guess_match import (
+from episodic.retrieval.guess_match import (
     GUESS_CAP,
     PICTURED,
     about_pictures,
@@ -54,9 +54,9 @@ from retrieval.guess_match import (
     subject_phrase,
     visual_units,
 )
-from retrieval.query_analysis import QueryAnalysis, content_terms, overlap, stem
-from retrieval.text_match import COMMON_RANK, canonical_tokens, word_rank
-from retrieval.types import QueryType, Scope
+from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap, stem
+from episodic.retrieval.text_match import COMMON_RANK, canonical_tokens, word_rank
+from episodic.retrieval.types import QueryType, Scope
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
 NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence is looked for

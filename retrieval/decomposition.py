@@ -32,9 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from episodic.errors import EpisodicError
-from reasoning.llm import ChatMessage, LanguageModel
-from reasoning.prompts import DECOMPOSE_SYSTEM, decompose_user
-from retrieval.query_analysis import CUE_WORDS, STOPWORDS, stem, tokens
+from episodic.reasoning.llm import ChatMessage, LanguageModel
+from episodic.reasoning.prompts import DECOMPOSE_SYSTEM, decompose_user
+from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, stem, tokens
 
 log = logging.getLogger(__name__)
 

@@ -33,11 +33,11 @@ from functools import cached_property
 import numpy as np
 
 from episodic.config import Settings
-from memory.interfaces import CrossModalEmbedder, TextEmbedder
-from memory.records import ShortTermMemory, ThetaEvent, event_id
-from retrieval.query_analysis import QueryAnalysis, overlap, stem, term_set
-from retrieval.text_match import fuzzy_hits, name_words
-from retrieval.types import Evidence, QueryType, Scope
+from episodic.memory.interfaces import CrossModalEmbedder, TextEmbedder
+from episodic.memory.records import ShortTermMemory, ThetaEvent, event_id
+from episodic.retrieval.query_analysis import QueryAnalysis, overlap, stem, term_set
+from episodic.retrieval.text_match import fuzzy_hits, name_words
+from episodic.retrieval.types import Evidence, QueryType, Scope
 
 # Hybrid ranking weights: cosine, lexical overlap with the unit itself, and with the unit's
 # surroundings (the rest of its memory and its stream's name: "the sign at the station").

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from episodic.config import Settings
-from memory.records import ThetaEvent
-from reasoning.answer import Answerer, Draft
-from retrieval.detailed import (
+from episodic.memory.records import ThetaEvent
+from episodic.reasoning.answer import Answerer, Draft
+from episodic.retrieval.detailed import (
     POSITION_WINDOW_S,
     MemoryReader,
     TextScorer,
@@ -24,8 +24,8 @@ from retrieval.detailed import (
     snippet_for,
     stream_terms,
 )
-from retrieval.query_analysis import QueryAnalysis, content_terms, overlap
-from retrieval.types import QueryType, Scope
+from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap
+from episodic.retrieval.types import QueryType, Scope
 
 GIST_CANDIDATES = 64  # summaries considered for a gist question (spread over the recording)
 NEAR_REPEAT = 0.8  # summaries sharing this share of their content words count as one

@@ -35,7 +35,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from reasoning.article_types import Fusion
+from episodic.reasoning.article_types import Fusion
 
 DEFAULT_K = 10.0  # MARQUIS: K = 10 beat K = 60 and K = 100 (Table 1)
 

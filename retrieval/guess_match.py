@@ -28,8 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from retrieval.detailed import TextScorer, Unit, units_of
-from retrieval.query_analysis import (
+from episodic.retrieval.detailed import TextScorer, Unit, units_of
+from episodic.retrieval.query_analysis import (
     CUE_WORDS,
     GENERIC_QUESTION_WORDS,
     STOPWORDS,
@@ -37,7 +37,7 @@ from retrieval.query_analysis import (
     stem,
     tokens,
 )
-from retrieval.types import Scope
+from episodic.retrieval.types import Scope
 
 LO, HI = 0.45, 0.75  # cosine between an option and a guess name: none … full resemblance
 MARGIN = 0.08  # the nearest option must lead the runner-up by this much to take a guess

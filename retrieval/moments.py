@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from episodic.config import Settings
-from retrieval.detailed import (
+from episodic.retrieval.detailed import (
     MODALITY_LABEL,
     MemoryReader,
     TextScorer,
@@ -25,15 +25,15 @@ from retrieval.detailed import (
     relevant,
     semantic_candidates,
 )
-from retrieval.guess_match import (
+from episodic.retrieval.guess_match import (
     PICTURED,
     about_pictures,
     guess_support,
     subject_phrase,
     visual_units,
 )
-from retrieval.query_analysis import QueryAnalysis, matched_words, term_set
-from retrieval.types import Moment, Scope
+from episodic.retrieval.query_analysis import QueryAnalysis, matched_words, term_set
+from episodic.retrieval.types import Moment, Scope
 
 NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join its moment
 EXCERPT_CHARS = 140

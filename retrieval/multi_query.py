@@ -15,10 +15,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from retrieval.detailed import MemoryReader, TextScorer, Unit, relevant, semantic_candidates
-from retrieval.fusion import fuse
-from retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
-from retrieval.types import Scope
+from episodic.retrieval.detailed import (
+    MemoryReader,
+    TextScorer,
+    Unit,
+    relevant,
+    semantic_candidates,
+)
+from episodic.retrieval.fusion import fuse
+from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
+from episodic.retrieval.types import Scope
 
 
 @dataclass

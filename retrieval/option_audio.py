@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from retrieval.query_analysis import term_set
+from episodic.retrieval.query_analysis import term_set
 
 MAX_OPTION_WORDS = 4
 MAX_WINDOW_WORDS = 3

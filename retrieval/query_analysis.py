@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory.interfaces import TextEmbedder
-from retrieval.question_shape import QuestionShape, question_shape
-from retrieval.text_match import alternative_keys, canonical_tokens, name_like, name_words
-from retrieval.types import QueryType
+from episodic.memory.interfaces import TextEmbedder
+from episodic.retrieval.question_shape import QuestionShape, question_shape
+from episodic.retrieval.text_match import alternative_keys, canonical_tokens, name_like, name_words
+from episodic.retrieval.types import QueryType
 
 # -- lexical toolkit -------------------------------------------------------------------------
 

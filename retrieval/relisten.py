@@ -52,13 +52,26 @@ import numpy as np
 
 from episodic.config import Settings
 from episodic.errors import EpisodicError
-from memory.consolidation import representative_vector
-from memory.records import EmbeddingEntry, ShortTermMemory, SnippetRef, TranscriptPiece, event_id
-from memory.summary_composer import compose_summary
-from retrieval.detailed import MemoryReader, Recall, Unit, apply_position, relevant, units_of
-from retrieval.option_audio import OptionHearing, hear_options, scoreable
-from retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
-from retrieval.types import QueryType, Scope
+from episodic.memory.consolidation import representative_vector
+from episodic.memory.records import (
+    EmbeddingEntry,
+    ShortTermMemory,
+    SnippetRef,
+    TranscriptPiece,
+    event_id,
+)
+from episodic.memory.summary_composer import compose_summary
+from episodic.retrieval.detailed import (
+    MemoryReader,
+    Recall,
+    Unit,
+    apply_position,
+    relevant,
+    units_of,
+)
+from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable
+from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
+from episodic.retrieval.types import QueryType, Scope
 
 log = logging.getLogger(__name__)
 
@@ -407,7 +420,7 @@ class Relistener:
     # -- the recogniser --------------------------------------------------------------
     def recognizer(self) -> Any:
         if self._rec is None:
-            from memory.speech import relistening_recognizer
+            from episodic.memory.speech import relistening_recognizer
 
             current = self.c.__dict__.get("asr")  # the ingest recogniser, only if already built
             self._rec = relistening_recognizer(self.settings, current)

@@ -30,19 +30,19 @@ from typing import Any
 import numpy as np
 
 from episodic.errors import EpisodicError, InputError
-from memory.records import validate_stream_id
-from reasoning.answer import NOTHING_FOUND, Answerer, Draft
-from reasoning.confidence import calibrate
-from reasoning.structured import StructuredAnswerer, asks_pictured, option_streams
-from retrieval.association import CrossModalAssociation
-from retrieval.detailed import DetailedRecall, MemoryReader, Recall, TextScorer, relevant
-from retrieval.fast import FastRetrieval
-from retrieval.modality_check import retype_by_evidence
-from retrieval.moments import MomentSearch
-from retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
-from retrieval.question_shape import question_shape
-from retrieval.relisten import Relistener
-from retrieval.types import AskRequest, AskResult, Moment, Pathway, QueryType, Scope
+from episodic.memory.records import validate_stream_id
+from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft
+from episodic.reasoning.confidence import calibrate
+from episodic.reasoning.structured import StructuredAnswerer, asks_pictured, option_streams
+from episodic.retrieval.association import CrossModalAssociation
+from episodic.retrieval.detailed import DetailedRecall, MemoryReader, Recall, TextScorer, relevant
+from episodic.retrieval.fast import FastRetrieval
+from episodic.retrieval.modality_check import retype_by_evidence
+from episodic.retrieval.moments import MomentSearch
+from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
+from episodic.retrieval.question_shape import question_shape
+from episodic.retrieval.relisten import Relistener
+from episodic.retrieval.types import AskRequest, AskResult, Moment, Pathway, QueryType, Scope
 
 MAX_QUESTION_CHARS = 4000
 MAX_OPTIONS = 10

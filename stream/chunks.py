@@ -38,8 +38,8 @@ import av
 
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
-from memory.records import validate_stream_id
-from stream.decode import (
+from episodic.memory.records import validate_stream_id
+from episodic.stream.decode import (
     DecodedItem,
     MediaDecoder,
     _DecodeState,
@@ -48,8 +48,8 @@ from stream.decode import (
     codec_name,
     is_url,
 )
-from stream.media import MediaInfo
-from stream.sampling import rotation_of
+from episodic.stream.media import MediaInfo
+from episodic.stream.sampling import rotation_of
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class MediaChunk:
 
     # -- wire format -------------------------------------------------------------------
     def to_bytes(self) -> bytes:
-        from proto.episodic.v1 import media_pb2
+        from episodic.proto.episodic.v1 import media_pb2
 
         return media_pb2.MediaChunk(
             schema_version=SCHEMA_VERSION,
@@ -148,7 +148,7 @@ class MediaChunk:
         what is wrong (the worker dead-letters it)."""
         from google.protobuf.message import DecodeError
 
-        from proto.episodic.v1 import media_pb2
+        from episodic.proto.episodic.v1 import media_pb2
 
         s = settings or Settings()
         if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -495,7 +495,7 @@ class Chunker:
             or self.max_bytes != s.chunk_max_bytes
         ):
             return False
-        from stream.gop_reencode import CODEC, KeyframeReencoder
+        from episodic.stream.gop_reencode import CODEC, KeyframeReencoder
 
         container = choose_container(CODEC, self.audio_codec)
         if self.rotation_deg:

@@ -33,7 +33,7 @@ import numpy as np
 
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
-from stream.media import MediaInfo
+from episodic.stream.media import MediaInfo
 
 DecodedItem = tuple[str, float, Any]  # ("video", t, av.VideoFrame) | ("audio", t, ndarray)
 

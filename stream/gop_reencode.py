@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import av
 
-from stream.decode import fit_within
+from episodic.stream.decode import fit_within
 
 ENCODER = "libx264"
 CODEC = "h264"  # what the chunks then name as their video codec

@@ -399,7 +399,7 @@ class DeadLetterWriter:
         MediaChunk), otherwise into ``raw_value`` (first 1 MiB)."""
         from google.protobuf.message import DecodeError
 
-        from proto.episodic.v1 import media_pb2
+        from episodic.proto.episodic.v1 import media_pb2
 
         dl = media_pb2.DeadLetter(
             reason=_one_line(reason, DEAD_LETTER_REASON_MAX_CHARS),
@@ -456,6 +456,6 @@ class DeadLetterWriter:
 
 def decode_dead_letter(value: bytes) -> Any:
     """Parse a message from the dead-letter topic into a ``DeadLetter``."""
-    from proto.episodic.v1 import media_pb2
+    from episodic.proto.episodic.v1 import media_pb2
 
     return media_pb2.DeadLetter.FromString(value)

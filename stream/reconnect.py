@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from episodic.config import Settings
 from episodic.errors import MediaError
-from stream.chunks import Chunker, MediaChunk
+from episodic.stream.chunks import Chunker, MediaChunk
 
 log = logging.getLogger(__name__)
 

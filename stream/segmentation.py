@@ -56,10 +56,14 @@ from typing import Any
 import numpy as np
 
 from episodic.config import Settings
-from stream.boundaries import AudioPauseDetector, VisualBoundaryDetector
-from stream.media import Boundary, SampledFrame, Segment, SnippetFrame
-from stream.sampling import FrameSampler, SnippetDecimator
-from stream.speech_activity import SileroSpeechActivity, SpeechActivity, split_point_outside_speech
+from episodic.stream.boundaries import AudioPauseDetector, VisualBoundaryDetector
+from episodic.stream.media import Boundary, SampledFrame, Segment, SnippetFrame
+from episodic.stream.sampling import FrameSampler, SnippetDecimator
+from episodic.stream.speech_activity import (
+    SileroSpeechActivity,
+    SpeechActivity,
+    split_point_outside_speech,
+)
 
 # Speech intervals in [lo, hi] of stream time (the segmenter's voice-activity detector).
 SpeechLookup = Callable[[float, float], list[tuple[float, float]]]

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from reasoning.answer import NOTHING_FOUND, homophone_stems
-from reasoning.confidence import calibrate
-from reasoning.evidence import split_sentences as sentences
-from reasoning.short_answer import span_in
-from reasoning.structured import option_streams
-from retrieval.detailed import Unit, fuzzy_found
-from retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of, term_set
-from retrieval.question_shape import question_shape
-from retrieval.text_match import canonical_tokens, homophones, sounds_alike
-from retrieval.types import QueryType
+from episodic.reasoning.answer import NOTHING_FOUND, homophone_stems
+from episodic.reasoning.confidence import calibrate
+from episodic.reasoning.evidence import split_sentences as sentences
+from episodic.reasoning.short_answer import span_in
+from episodic.reasoning.structured import option_streams
+from episodic.retrieval.detailed import Unit, fuzzy_found
+from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of, term_set
+from episodic.retrieval.question_shape import question_shape
+from episodic.retrieval.text_match import canonical_tokens, homophones, sounds_alike
+from episodic.retrieval.types import QueryType
 
 
 def key(text: str) -> list[str]:
@@ -86,9 +86,9 @@ def test_not_homophones(a, b):
 def test_an_option_heard_as_its_homophone_is_chosen_over_options_never_heard(monkeypatch):
     """"Priya painted the watering can blue", as Whisper wrote it from an accented voice."""
     from episodic.config import Settings
-    from memory.text_embedder import MiniLMEmbedder
-    from reasoning.answer import Answerer
-    from retrieval.detailed import TextScorer
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import Answerer
+    from episodic.retrieval.detailed import TextScorer
 
     answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings())
     question = "Which colour is the watering can that Priya painted?"
@@ -102,7 +102,7 @@ def test_an_option_heard_as_its_homophone_is_chosen_over_options_never_heard(mon
         return scores[3] - max(scores[:3])
 
     assert margin() > 0.2
-    monkeypatch.setattr("reasoning.answer.HOMOPHONE_CREDIT", 0.0)
+    monkeypatch.setattr("episodic.reasoning.answer.HOMOPHONE_CREDIT", 0.0)
     assert margin() < 0.1  # without it, only the embedding leans (barely) to "blue"
     assert homophone_stems("blue", ["blue"], "the sky was blue", {"blue"}) == set()  # found as itself
 
@@ -229,7 +229,7 @@ def qa(tmp_path_factory):
     from episodic import samples
     from episodic.config import load_settings
     from episodic.pipeline import Components, ingest_file
-    from retrieval.service import MemoryQA
+    from episodic.retrieval.service import MemoryQA
 
     root = tmp_path_factory.mktemp("answering")
     components = Components(load_settings(data_dir=root / "data"))
@@ -245,7 +245,7 @@ def qa(tmp_path_factory):
 
 
 def _ask(qa, question, options=()):
-    from retrieval.types import AskRequest
+    from episodic.retrieval.types import AskRequest
 
     res, trace = qa.ask_traced(AskRequest(question, options=tuple(options)))
     assert 0.0 <= res.confidence <= 1.0
@@ -306,13 +306,13 @@ def test_end_to_end_unanswerable_is_refused(qa):
     ],
 )
 def test_object_terms_are_the_things_asked_about(question, objects):
-    from retrieval.query_analysis import object_terms_of
+    from episodic.retrieval.query_analysis import object_terms_of
 
     assert [t for t in object_terms_of(question) if t in content_terms(question)] == objects
 
 
 def _with_objects(question: str, qtype: QueryType = QueryType.AUDIO) -> QueryAnalysis:
-    from retrieval.query_analysis import object_terms_of
+    from episodic.retrieval.query_analysis import object_terms_of
 
     a = _analysis(question, qtype)
     a.object_terms = [t for t in object_terms_of(question) if t in a.terms]
@@ -320,7 +320,7 @@ def _with_objects(question: str, qtype: QueryType = QueryType.AUDIO) -> QueryAna
 
 
 def test_an_answer_about_another_thing_is_refused():
-    from reasoning.answer import OBJECT_ELSEWHERE, OBJECT_MISSING, object_coverage
+    from episodic.reasoning.answer import OBJECT_ELSEWHERE, OBJECT_MISSING, object_coverage
 
     net = _unit("Tom is repairing the fishing net.")
     a = _with_objects("Who is repairing the umbrella?")
@@ -386,7 +386,12 @@ class _Store:
 def _memory(stream_id, t0, said=(), sounds=(), dark=False):
     import numpy as np
 
-    from memory.records import FrameObservation, ShortTermMemory, SoundObservation, TranscriptPiece
+    from episodic.memory.records import (
+        FrameObservation,
+        ShortTermMemory,
+        SoundObservation,
+        TranscriptPiece,
+    )
 
     return ShortTermMemory(
         id=f"{stream_id}@{t0}", stream_id=stream_id, t_start=t0, t_end=t0 + 10.0, vector=np.zeros(4),
@@ -401,8 +406,8 @@ def _structured(memories):
     from types import SimpleNamespace
 
     from episodic.config import Settings
-    from reasoning.structured import StructuredAnswerer
-    from retrieval.detailed import MemoryReader
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader
 
     store = _Store(memories)
     scorer = SimpleNamespace(reuse_visual_vectors=False)  # the free-form answers embed nothing
@@ -427,7 +432,7 @@ STREAMS = [
 
 
 def test_counting_mentions_in_a_named_stream():
-    from retrieval.types import Scope
+    from episodic.retrieval.types import Scope
 
     answerer, reader = _structured(STREAMS)
     draft = answerer.count(_shaped("How many times was the lawn mower mentioned in garden-cam?"), (), [], Scope(), reader)
@@ -436,7 +441,7 @@ def test_counting_mentions_in_a_named_stream():
 
 
 def test_sounds_besides_speech_come_from_sound_units():
-    from retrieval.types import Scope
+    from episodic.retrieval.types import Scope
 
     answerer, reader = _structured(STREAMS)
     draft = answerer.sounds(_shaped("Besides people talking, what could you hear in garden-cam?"), (), Scope(), reader)
@@ -447,7 +452,7 @@ def test_sounds_besides_speech_come_from_sound_units():
 
 
 def test_a_streams_gist_and_people_come_from_its_own_words():
-    from retrieval.types import Scope
+    from episodic.retrieval.types import Scope
 
     answerer, reader = _structured(STREAMS)
     draft = answerer.gist(_shaped("Name one person who was mentioned in the garden-cam recording."), (), Scope(), reader)
@@ -460,10 +465,10 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
 
 def test_a_streams_gist_chooses_between_given_settings():
     from episodic.config import Settings
-    from memory.text_embedder import MiniLMEmbedder
-    from reasoning.structured import StructuredAnswerer
-    from retrieval.detailed import MemoryReader, TextScorer
-    from retrieval.types import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+    from episodic.retrieval.types import Scope
 
     store = _Store(STREAMS)
     answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings())

@@ -27,8 +27,8 @@ import pytest
 from episodic import api_convert
 from episodic import server as server_mod
 from episodic.errors import InputError
-from proto.episodic.v1 import episodic_pb2 as pb
-from reasoning.article_types import (
+from episodic.proto.episodic.v1 import episodic_pb2 as pb
+from episodic.reasoning.article_types import (
     Article,
     ArticleProgress,
     ArticleRequest,
@@ -41,7 +41,7 @@ from reasoning.article_types import (
     Sentence,
     Step,
 )
-from retrieval.types import Scope
+from episodic.retrieval.types import Scope
 from tests.cli_runner import run_cli
 from tests.test_server import (  # noqa: F401 - store and server are fixtures
     KEY_A,
@@ -58,8 +58,8 @@ from tests.test_server import (  # noqa: F401 - store and server are fixtures
     store,
 )
 
-HAS_MARQUIS = importlib.util.find_spec("reasoning.marquis") is not None
-needs_marquis = pytest.mark.skipif(not HAS_MARQUIS, reason="reasoning.marquis (ArticleService) is not there yet")
+HAS_MARQUIS = importlib.util.find_spec("episodic.reasoning.marquis") is not None
+needs_marquis = pytest.mark.skipif(not HAS_MARQUIS, reason="episodic.reasoning.marquis (ArticleService) is not there yet")
 slow = pytest.mark.slow
 Code = grpc.StatusCode
 
@@ -194,7 +194,7 @@ def test_unknown_enum_numbers_are_input_errors():
 @needs_marquis
 def test_the_service_limits_apply_before_sending():
     """max_sub_queries' upper bound is the service's own; the CLI checks it before a call."""
-    from reasoning.marquis import MAX_SUB_QUERIES
+    from episodic.reasoning.marquis import MAX_SUB_QUERIES
 
     assert api_convert.article_request("x", max_sub_queries=MAX_SUB_QUERIES).max_sub_queries == MAX_SUB_QUERIES
     with pytest.raises(InputError, match="max_sub_queries"):
@@ -294,7 +294,7 @@ def test_servicer_maps_failures_after_progress(fail, code):
 
 
 def test_servicer_deadline_exceeded_from_the_service():
-    from retrieval.service import DeadlineExceeded
+    from episodic.retrieval.service import DeadlineExceeded
 
     servicer = _article_servicer(FakeArticles(fail=DeadlineExceeded("too slow")))
     ctx = FakeContext(remaining=5.0)
@@ -310,7 +310,7 @@ def test_servicer_deadline_exceeded_from_the_service():
 def test_servicer_without_marquis_is_unimplemented(monkeypatch):
     import sys
 
-    monkeypatch.setitem(sys.modules, "reasoning.marquis", None)  # as if it were not installed
+    monkeypatch.setitem(sys.modules, "episodic.reasoning.marquis", None)  # as if it were not installed
     servicer = _servicer(None)
     servicer._qa = object()
     ctx = FakeContext()
@@ -444,7 +444,7 @@ REQUEST = "Write a report on what happened: the apples and the train to Oxford."
 def article_updates(server) -> list[pb.ArticleUpdate]:
     """The one real Article call the end-to-end tests share (kitchen's key, all its streams)."""
     if not HAS_MARQUIS:
-        pytest.skip("reasoning.marquis (ArticleService) is not there yet")
+        pytest.skip("episodic.reasoning.marquis (ArticleService) is not there yet")
     return list(server.stub.Article(pb.ArticleRequest(request=REQUEST), metadata=md(KEY_A), timeout=300))
 
 

@@ -9,14 +9,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from reasoning.article_types import Citation, Fusion, Grounding, Sentence, Step
-from reasoning.citation_metrics import (
+from episodic.reasoning.article_types import Citation, Fusion, Grounding, Sentence, Step
+from episodic.reasoning.citation_metrics import (
     CitationScore,
     citation_precision,
     citation_recall,
     citation_validity,
 )
-from reasoning.grounding_metrics import (
+from episodic.reasoning.grounding_metrics import (
     embedding_similarity,
     intersection_duration,
     merge_intervals,
@@ -25,8 +25,8 @@ from reasoning.grounding_metrics import (
     stem,
     total_duration,
 )
-from retrieval.fusion import fuse
-from retrieval.ranking_metrics import has_relevant, mean, ndcg_at_k, recall_at_k
+from episodic.retrieval.fusion import fuse
+from episodic.retrieval.ranking_metrics import has_relevant, mean, ndcg_at_k, recall_at_k
 
 # ------------------------------------------------------------------ fusion
 

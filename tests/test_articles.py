@@ -19,12 +19,12 @@ from episodic.errors import InputError
 from episodic.evaluation import evaluate
 from episodic.labelled_set import ARTICLE_QUERIES, build_article_set, load_labelled_set
 from episodic.pipeline import Components
-from reasoning.article_types import ArticleRequest, ArticleStyle, Claim, Fusion
-from reasoning.marquis import ArticleService
-from reasoning.openai_llm import OpenAICompatibleLLM
-from retrieval.decomposition import QueryDecomposer, parse_sub_queries, rule_sub_queries
-from retrieval.detailed import MemoryReader
-from retrieval.types import Scope
+from episodic.reasoning.article_types import ArticleRequest, ArticleStyle, Claim, Fusion
+from episodic.reasoning.marquis import ArticleService
+from episodic.reasoning.openai_llm import OpenAICompatibleLLM
+from episodic.retrieval.decomposition import QueryDecomposer, parse_sub_queries, rule_sub_queries
+from episodic.retrieval.detailed import MemoryReader
+from episodic.retrieval.types import Scope
 from tests.openai_standin import ChatStandIn, chat_reply
 
 pytestmark = pytest.mark.slow

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reasoning import confidence
-from reasoning.confidence import FEATURES, calibrate, features
+from episodic.reasoning import confidence
+from episodic.reasoning.confidence import FEATURES, calibrate, features
 
 _spec = importlib.util.spec_from_file_location(
     "fit_calibration", Path(__file__).resolve().parents[1] / "benchmarks" / "fit_calibration.py"

@@ -17,8 +17,8 @@ import pytest
 from episodic import samples
 from episodic.config import Settings, load_settings
 from episodic.pipeline import Checkpoint, Components, StreamRunner
-from stream.chunks import ChunkDecoder, Chunker, ChunkError, MediaChunk
-from stream.decode import MediaDecoder
+from episodic.stream.chunks import ChunkDecoder, Chunker, ChunkError, MediaChunk
+from episodic.stream.decode import MediaDecoder
 
 S = Settings()
 
@@ -127,7 +127,7 @@ def test_a_producer_whose_payload_t0_is_off_is_aligned_and_warned_about_once(rec
     exact = _split(_decode(chunks))
     off = [dataclasses.replace(c, payload_t0=c.payload_t0 + offset_s) if c.seq else c for c in chunks]
     dec = ChunkDecoder(S)
-    with caplog.at_level("WARNING", logger="stream.chunks"):
+    with caplog.at_level("WARNING", logger="episodic.stream.chunks"):
         items = [x for c in off for x in dec.decode(c)] + dec.flush()
     (ev, ea), (gv, ga) = exact, _split(items)
     assert [t for t, _ in gv] == [t for t, _ in ev]

@@ -680,7 +680,7 @@ def test_dockerignore_keeps_the_sources_and_drops_the_rest():
     patterns = [ln.strip() for ln in (ROOT / ".dockerignore").read_text().splitlines()
                 if ln.strip() and not ln.startswith("#")]
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    packages = [p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]]
+    packages = sorted(set(project["tool"]["setuptools"]["package-dir"].values()))  # the folders
     needed = ["pyproject.toml", project["project"]["readme"], *packages]
     assert not [n for n in needed if _dockerignored(n, patterns)], "the build needs these"
     for name in (".venv", ".git", "episodic-data", "api_keys.toml", "deploy/api_keys.toml"):

@@ -23,11 +23,11 @@ from episodic import server as server_mod
 from episodic.config import Settings
 from episodic.dev_broker import free_port
 from episodic.doctor import FAIL, OK, SKIP, WARN, Doctor
+from episodic.memory.milvus_store import MilvusStore
 from episodic.pipeline import Components
-from memory.milvus_store import MilvusStore
-from proto.episodic.v1 import episodic_pb2 as pb
-from proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
-from stream import kafka_io
+from episodic.proto.episodic.v1 import episodic_pb2 as pb
+from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
+from episodic.stream import kafka_io
 from tests.cli_runner import run_cli
 from tests.kafka_fixtures import kafka_test_settings
 from tests.openai_standin import ChatStandIn, chat_reply

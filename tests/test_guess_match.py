@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 from episodic.config import Settings
-from memory.records import FrameObservation, ShortTermMemory
-from retrieval.detailed import MemoryReader, TextScorer, Unit, units_of
-from retrieval.guess_match import GUESS_CAP, guess_support, subject_phrase
-from retrieval.types import QueryType, Scope
+from episodic.memory.records import FrameObservation, ShortTermMemory
+from episodic.retrieval.detailed import MemoryReader, TextScorer, Unit, units_of
+from episodic.retrieval.guess_match import GUESS_CAP, guess_support, subject_phrase
+from episodic.retrieval.types import QueryType, Scope
 
 OPTIONS = ["a motorcycle", "a clock", "a cat", "a cup of coffee"]
 
 
 @pytest.fixture(scope="module")
 def scorer() -> TextScorer:
-    from memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.text_embedder import MiniLMEmbedder
 
     return TextScorer(MiniLMEmbedder(Settings()))
 
@@ -85,7 +85,7 @@ MEMORIES = [
 
 
 def _analysis(question: str) -> SimpleNamespace:
-    from retrieval.question_shape import question_shape
+    from episodic.retrieval.question_shape import question_shape
 
     return SimpleNamespace(question=question, query_type=QueryType.VIDEO, asks_text=False,
                            preferred_modalities=("ocr", "visual"), shape=question_shape(question),
@@ -99,7 +99,7 @@ def test_consecutive_frames_merge_their_guesses() -> None:
 
 
 def test_which_of_these_was_pictured_in_a_named_stream(scorer: TextScorer) -> None:
-    from reasoning.structured import StructuredAnswerer
+    from episodic.reasoning.structured import StructuredAnswerer
 
     store = _Store(MEMORIES)
     answerer, reader = StructuredAnswerer(store, scorer, Settings()), MemoryReader(store)
@@ -118,7 +118,7 @@ def test_which_of_these_was_pictured_in_a_named_stream(scorer: TextScorer) -> No
 
 
 def test_which_camera_showed_it_falls_back_to_guesses(scorer: TextScorer) -> None:
-    from reasoning.structured import StructuredAnswerer
+    from episodic.reasoning.structured import StructuredAnswerer
 
     store = _Store(MEMORIES)
     answerer = StructuredAnswerer(store, scorer, Settings())
@@ -133,7 +133,7 @@ def test_which_camera_showed_it_falls_back_to_guesses(scorer: TextScorer) -> Non
 
 
 def test_an_open_question_about_the_picture_is_not_answered_from_guesses(scorer: TextScorer) -> None:
-    from reasoning.structured import StructuredAnswerer, asks_pictured
+    from episodic.reasoning.structured import StructuredAnswerer, asks_pictured
 
     store = _Store(MEMORIES)
     answerer, reader = StructuredAnswerer(store, scorer, Settings()), MemoryReader(store)
@@ -146,7 +146,7 @@ def test_an_open_question_about_the_picture_is_not_answered_from_guesses(scorer:
 
 
 def test_shown_on_screen_is_about_pictures_but_written_on_screen_is_about_text() -> None:
-    from retrieval.guess_match import about_pictures
+    from episodic.retrieval.guess_match import about_pictures
 
     def analysis(text_cues, asks_text=True, preferred=("ocr",)):
         return SimpleNamespace(asks_text=asks_text, cues={"text": list(text_cues)}, preferred_modalities=preferred)
@@ -159,13 +159,13 @@ def test_shown_on_screen_is_about_pictures_but_written_on_screen_is_about_text()
 
 
 def test_a_visual_question_about_something_only_said_becomes_a_speech_question() -> None:
-    from retrieval.detailed import Recall
-    from retrieval.modality_check import retype_by_evidence, said_not_seen
+    from episodic.retrieval.detailed import Recall
+    from episodic.retrieval.modality_check import retype_by_evidence, said_not_seen
 
     said = Unit("garden-cam", "m1", 0.0, 3.0, "speech", "Daniel is fixing the wheelbarrow today.")
     frame = Unit("garden-cam", "m1", 0.0, 3.0, "visual", "a scene; colours: green, grey")
     labelled = Unit("garden-cam", "m2", 5.0, 8.0, "visual", "a wheelbarrow; colours: red")
-    from retrieval.query_analysis import object_terms_of
+    from episodic.retrieval.query_analysis import object_terms_of
 
     things = object_terms_of("Which person is fixing the wheelbarrow?")
     assert said_not_seen(things, [said, frame])
@@ -173,7 +173,7 @@ def test_a_visual_question_about_something_only_said_becomes_a_speech_question()
     assert not said_not_seen(things, [frame])  # never said either
     assert not said_not_seen([], [said])
 
-    from retrieval.query_analysis import QueryAnalysis
+    from episodic.retrieval.query_analysis import QueryAnalysis
 
     analysis = QueryAnalysis(question="Which person is fixing the wheelbarrow?", query_type=QueryType.VIDEO,
                              scores={}, why="video", terms=["fix", *things], expects="any",
@@ -191,7 +191,7 @@ def test_a_visual_question_about_something_only_said_becomes_a_speech_question()
 
 
 def test_search_finds_a_picture_only_the_guesses_point_to(scorer: TextScorer) -> None:
-    from retrieval.moments import MomentSearch
+    from episodic.retrieval.moments import MomentSearch
 
     store = _Store(MEMORIES)
     search = MomentSearch(store, scorer, Settings())

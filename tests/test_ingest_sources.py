@@ -146,7 +146,7 @@ def test_a_portrait_video_is_worked_on_at_the_size_of_a_landscape_one(tmp_path, 
 
 @pytest.mark.slow
 def test_av1_is_named_by_its_codec_and_ingests(tmp_path):
-    from stream.decode import MediaDecoder
+    from episodic.stream.decode import MediaDecoder
 
     path = tmp_path / "clip.webm"
     samples.make_recording(path, [samples.Scene(duration_s=3, seed=2)], [], width=320, height=240,

@@ -22,8 +22,8 @@ from kafka import KafkaAdminClient, TopicPartition
 from episodic.config import Settings
 from episodic.dev_broker import LocalBroker, _metadata_probe, free_port
 from episodic.errors import BrokerUnavailable, ConfigError, EpisodicError, KafkaError
-from proto.episodic.v1 import media_pb2
-from stream import kafka_io
+from episodic.proto.episodic.v1 import media_pb2
+from episodic.stream import kafka_io
 from tests.kafka_fixtures import kafka_test_settings
 
 

@@ -20,31 +20,40 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("proto", "episodic", "stream", "memory", "retrieval", "reasoning")
+# repository folder -> the installed package it maps to (pyproject's package-dir)
+FOLDERS = {
+    "proto": "episodic.proto",
+    "episodic": "episodic",
+    "stream": "episodic.stream",
+    "memory": "episodic.memory",
+    "retrieval": "episodic.retrieval",
+    "reasoning": "episodic.reasoning",
+}
 # (rank, sibling group): a module may import lower ranks, and its own group at its own rank
 _KERNEL = {"episodic.errors": 1, "episodic.config": 2}
-_RANKS = {"proto": 0, "stream": 3, "memory": 3, "retrieval": 4, "reasoning": 5, "episodic": 6}
+_RANKS = {"proto": 0, "stream": 3, "memory": 3, "retrieval": 4, "reasoning": 5}
+_ROOT_RANK = 6  # everything else in `episodic`: the composition root
 
 KNOWN: frozenset[tuple[str, str]] = frozenset({
-    ("memory.encoder", "stream.media"),
-    ("memory.keyframes", "stream.media"),
-    ("memory.replay", "reasoning.llm"),
-    ("memory.replay", "reasoning.prompts"),
-    ("memory.vlm_describer", "reasoning.llm"),
-    ("retrieval.decomposition", "reasoning.llm"),
-    ("retrieval.decomposition", "reasoning.prompts"),
-    ("retrieval.fast", "reasoning.answer"),
-    ("retrieval.fusion", "reasoning.article_types"),
-    ("retrieval.service", "reasoning.answer"),
-    ("retrieval.service", "reasoning.confidence"),
-    ("retrieval.service", "reasoning.structured"),
-    ("stream.chunks", "memory.records"),
+    ("episodic.memory.encoder", "episodic.stream.media"),
+    ("episodic.memory.keyframes", "episodic.stream.media"),
+    ("episodic.memory.replay", "episodic.reasoning.llm"),
+    ("episodic.memory.replay", "episodic.reasoning.prompts"),
+    ("episodic.memory.vlm_describer", "episodic.reasoning.llm"),
+    ("episodic.retrieval.decomposition", "episodic.reasoning.llm"),
+    ("episodic.retrieval.decomposition", "episodic.reasoning.prompts"),
+    ("episodic.retrieval.fast", "episodic.reasoning.answer"),
+    ("episodic.retrieval.fusion", "episodic.reasoning.article_types"),
+    ("episodic.retrieval.service", "episodic.reasoning.answer"),
+    ("episodic.retrieval.service", "episodic.reasoning.confidence"),
+    ("episodic.retrieval.service", "episodic.reasoning.structured"),
+    ("episodic.stream.chunks", "episodic.memory.records"),
 })
 
 
 def _module_name(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
-    parts = list(rel.parts)
+    parts = [FOLDERS[rel.parts[0]], *rel.parts[1:]]
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -54,8 +63,9 @@ def _layer(module: str) -> tuple[int, str]:
     for name, rank in _KERNEL.items():
         if module == name or module.startswith(name + "."):
             return rank, name
-    top = module.split(".")[0]
-    return _RANKS[top], top
+    parts = module.split(".")
+    group = parts[1] if len(parts) > 1 and parts[1] in _RANKS else "episodic"
+    return _RANKS.get(group, _ROOT_RANK), group
 
 
 def _imports(path: Path) -> set[str]:
@@ -67,14 +77,14 @@ def _imports(path: Path) -> set[str]:
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module]
-        found |= {n for n in names if n.split(".")[0] in PACKAGES}
+        found |= {n for n in names if n.split(".")[0] == "episodic"}
     return found
 
 
 def wrong_way_imports() -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
+    for folder in FOLDERS:
+        for path in (ROOT / folder).rglob("*.py"):
             if path.name.endswith(("_pb2.py", "_pb2_grpc.py")):
                 continue
             importer = _module_name(path)
@@ -101,6 +111,22 @@ def test_the_list_of_known_wrong_way_imports_only_shrinks() -> None:
 
 def test_the_rule_itself() -> None:
     """The ranking says what the docstring says (a check on the checker)."""
-    assert _layer("episodic.errors")[0] < _layer("episodic.config")[0] < _layer("stream.decode")[0]
-    assert _layer("stream.decode")[0] == _layer("memory.records")[0] and _layer("stream.x")[1] != _layer("memory.x")[1]
-    assert _layer("retrieval.fast")[0] < _layer("reasoning.answer")[0] < _layer("episodic.cli")[0]
+    assert _layer("episodic.errors")[0] < _layer("episodic.config")[0] < _layer("episodic.stream.decode")[0]
+    assert _layer("episodic.stream.decode")[0] == _layer("episodic.memory.records")[0] and _layer("episodic.stream.x")[1] != _layer("episodic.memory.x")[1]
+    assert _layer("episodic.retrieval.fast")[0] < _layer("episodic.reasoning.answer")[0] < _layer("episodic.cli")[0]
+
+
+def test_everything_is_imported_under_one_name() -> None:
+    """The folders install as ``episodic.*`` only (pyproject's package-dir); an import of a bare
+    ``stream`` or ``proto`` would load a second copy of a module, or a stranger's package."""
+    bare = set()
+    for folder in FOLDERS:
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    names = [node.module]
+                bare |= {(str(path.relative_to(ROOT)), n) for n in names if n.split(".")[0] in FOLDERS and n.split(".")[0] != "episodic"}
+    assert not bare, f"import these as episodic.<folder>…: {sorted(bare)}"

@@ -15,9 +15,9 @@ import pytest
 from episodic import samples
 from episodic.config import Settings
 from episodic.pipeline import Components
+from episodic.stream.chunks import Chunker
+from episodic.stream.reconnect import LiveChunks
 from episodic.worker import Worker
-from stream.chunks import Chunker
-from stream.reconnect import LiveChunks
 from tests.cli_runner import run_cli
 from tests.live_http import Act, DroppingServer
 

@@ -5,8 +5,8 @@ import pytest
 from episodic.config import load_settings
 from episodic.errors import ModelError
 from episodic.pipeline import Components
-from reasoning.llama_cpp_llm import LlamaCppLLM, llama_cpp_available
-from reasoning.llm import ChatMessage
+from episodic.reasoning.llama_cpp_llm import LlamaCppLLM, llama_cpp_available
+from episodic.reasoning.llm import ChatMessage
 
 pytestmark = pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-python not built")
 

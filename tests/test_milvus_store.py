@@ -20,8 +20,8 @@ import pytest
 
 from episodic.config import Settings
 from episodic.errors import InputError, StoreError
-from memory.milvus_store import MilvusStore, _truncate_utf8, render_filter
-from memory.records import (
+from episodic.memory.milvus_store import MilvusStore, _truncate_utf8, render_filter
+from episodic.memory.records import (
     EmbeddingEntry,
     FrameObservation,
     ShortTermMemory,
@@ -210,7 +210,7 @@ def test_list_filters_sorting_and_limit(filled) -> None:
 def test_listing_beyond_one_query_page(filled, monkeypatch: pytest.MonkeyPatch) -> None:
     """More rows than one query returns (16384 on Milvus) are read with the query iterator;
     a smaller page makes the real iterator run here without writing 16k rows."""
-    import memory.milvus_store as ms
+    import episodic.memory.milvus_store as ms
 
     store, memories, events = filled
     monkeypatch.setattr(ms, "QUERY_PAGE", 4)
@@ -403,8 +403,8 @@ WRITER = textwrap.dedent(
     sys.path.insert(0, {tests!r})
     from test_milvus_store import make_memory, make_event, TEXT_DIM, FEATURE_DIM, MODELS
     from episodic.config import Settings
-    from memory.milvus_store import MilvusStore
-    from memory.records import StreamInfo
+    from episodic.memory.milvus_store import MilvusStore
+    from episodic.memory.records import StreamInfo
     store = MilvusStore(Settings(data_dir={data!r}))
     store.ensure_schema(TEXT_DIM, FEATURE_DIM, models=MODELS)
     rng = np.random.default_rng(11)

@@ -21,7 +21,7 @@ from PIL import Image, ImageDraw, ImageFont
 from episodic import samples
 from episodic.config import Settings
 from episodic.errors import ModelError
-from memory.imagebind_backend import (
+from episodic.memory.imagebind_backend import (
     AUDIO_MEAN,
     AUDIO_STD,
     CLIP_MEAN,
@@ -33,19 +33,24 @@ from memory.imagebind_backend import (
     imagebind_vision_input,
     kaldi_fbank,
 )
-from memory.interfaces import CrossModalEmbedder, SpeechRecognizer, TextEmbedder, VisualDescriber
-from memory.speech import WhisperRecognizer, loudest_window_dbfs, resample, whisper_device
-from memory.text_embedder import MiniLMEmbedder
-from memory.vision import (
+from episodic.memory.interfaces import (
+    CrossModalEmbedder,
+    SpeechRecognizer,
+    TextEmbedder,
+    VisualDescriber,
+)
+from episodic.memory.speech import WhisperRecognizer, loudest_window_dbfs, resample, whisper_device
+from episodic.memory.text_embedder import MiniLMEmbedder
+from episodic.memory.vision import (
     OfflineVisualDescriber,
     colour_names,
     describe_text,
     fix_ocr_zeros,
     readable_label,
 )
-from reasoning.llm import ChatMessage, LanguageModel
-from reasoning.local_llm import LocalSmolLM
-from reasoning.openai_llm import OpenAICompatibleLLM
+from episodic.reasoning.llm import ChatMessage, LanguageModel
+from episodic.reasoning.local_llm import LocalSmolLM
+from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 from tests.openai_standin import ChatStandIn as _Server
 from tests.openai_standin import chat_reply as _reply
 

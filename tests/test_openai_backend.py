@@ -14,20 +14,20 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-import reasoning.openai_llm as openai_llm
+import episodic.reasoning.openai_llm as openai_llm
 from episodic.config import Settings
 from episodic.errors import ModelError
-from episodic.pipeline import Components
-from memory.interfaces import VisualDescriber
-from memory.vision import OfflineVisualDescriber
-from memory.vlm_describer import (
+from episodic.memory.interfaces import VisualDescriber
+from episodic.memory.vision import OfflineVisualDescriber
+from episodic.memory.vlm_describer import (
     CAPTION_SYSTEM,
     VLMVisualDescriber,
     caption_description,
     encode_jpeg,
 )
-from reasoning.llm import ChatMessage, LanguageModel
-from reasoning.openai_llm import (
+from episodic.pipeline import Components
+from episodic.reasoning.llm import ChatMessage, LanguageModel
+from episodic.reasoning.openai_llm import (
     OpenAICompatibleLLM,
     add_latency_observer,
     remove_latency_observer,
@@ -361,7 +361,7 @@ def test_vlm_describer_falls_back_to_offline_descriptions(
         return (400, error_reply("bad image")) if RED_CAPTION.encode() in body else (status, body)
 
     standin.responder = refuse_red
-    with caplog.at_level(logging.WARNING, logger="memory.vlm_describer"):
+    with caplog.at_level(logging.WARNING, logger="episodic.memory.vlm_describer"):
         obs, feats = vlm.describe(frames, [0.0, 1.0], [True, False])
     assert obs[0].description.startswith(SIGN_CAPTION.rstrip("."))
     assert obs[1].description == ref_obs[1].description and obs[1].description.startswith("a scene")

@@ -15,7 +15,7 @@ import pytest
 
 from episodic import samples
 from episodic.config import load_settings
-from retrieval.option_audio import (
+from episodic.retrieval.option_audio import (
     hear_options,
     number_words,
     scoreable,
@@ -79,7 +79,7 @@ def test_the_option_the_audio_carries_clearly_best_is_heard():
 @pytest.fixture(scope="module")
 def garbled(tmp_path_factory):
     from episodic.pipeline import Components, ingest_file
-    from retrieval.service import MemoryQA
+    from episodic.retrieval.service import MemoryQA
 
     root = tmp_path_factory.mktemp("options")
     components = Components(load_settings(data_dir=root / "data", relisten_score_options=True))
@@ -96,7 +96,7 @@ def garbled(tmp_path_factory):
 
 @pytest.mark.slow
 def test_whisper_hears_which_option_was_said_in_a_garbled_sentence(garbled):
-    from retrieval.relisten import TranscriptScorer, memory_audio
+    from episodic.retrieval.relisten import TranscriptScorer, memory_audio
 
     service, components, memory = garbled
     audio = memory_audio(memory, memory.t_start, memory.t_end, components.snippets.path_for)
@@ -108,7 +108,7 @@ def test_whisper_hears_which_option_was_said_in_a_garbled_sentence(garbled):
 
 @pytest.mark.slow
 def test_a_multiple_choice_question_about_speech_is_answered_with_what_was_heard(garbled):
-    from retrieval.types import AskRequest
+    from episodic.retrieval.types import AskRequest
 
     service, _, _ = garbled
     question = "Which room did they say the flower show is in?"

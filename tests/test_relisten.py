@@ -19,17 +19,17 @@ import pytest
 
 from episodic import samples
 from episodic.config import load_settings
-from memory.records import ShortTermMemory, TranscriptPiece
-from retrieval.detailed import MemoryReader, Unit
-from retrieval.relisten import (
+from episodic.memory.records import ShortTermMemory, TranscriptPiece
+from episodic.retrieval.detailed import MemoryReader, Unit
+from episodic.retrieval.relisten import (
     RelistenReport,
     _span,
     cached_version,
     hot_words,
     record_version,
 )
-from retrieval.service import DeadlineExceeded
-from retrieval.types import AskRequest, Pathway, Scope
+from episodic.retrieval.service import DeadlineExceeded
+from episodic.retrieval.types import AskRequest, Pathway, Scope
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from bench_relisten import holds, overwrite_transcript, speech_memory  # noqa: E402
@@ -93,7 +93,7 @@ def test_versions_and_cache():
 @pytest.fixture(scope="module")
 def garbled(tmp_path_factory):
     from episodic.pipeline import Components, ingest_file
-    from retrieval.service import MemoryQA
+    from episodic.retrieval.service import MemoryQA
 
     root = tmp_path_factory.mktemp("relisten")
     components = Components(load_settings(data_dir=root / "data"))
@@ -205,8 +205,8 @@ def test_relistener_stops_when_the_budget_is_gone(garbled):
 def test_scorer_tokens_match_the_decoder():
     """Words the bundled tokenizer splits oddly (" test" → " " + "test") are scored as the
     single vocabulary entries the decoder writes; an empty text has no score."""
-    from memory.speech import relistening_recognizer
-    from retrieval.relisten import TranscriptScorer
+    from episodic.memory.speech import relistening_recognizer
+    from episodic.retrieval.relisten import TranscriptScorer
 
     rec = relistening_recognizer(load_settings())
     model = rec._load()

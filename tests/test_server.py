@@ -34,13 +34,13 @@ from episodic import api_convert, samples
 from episodic import server as server_mod
 from episodic.config import Settings, load_settings
 from episodic.errors import ConfigError, StoreError
-from proto import generate
-from proto.episodic.v1 import episodic_pb2 as pb
-from proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
+from episodic.proto import generate
+from episodic.proto.episodic.v1 import episodic_pb2 as pb
+from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
 from tests.cli_runner import run_cli
 
-HAS_QA = importlib.util.find_spec("retrieval.service") is not None
-needs_qa = pytest.mark.skipif(not HAS_QA, reason="retrieval.service (MemoryQA) is not there yet")
+HAS_QA = importlib.util.find_spec("episodic.retrieval.service") is not None
+needs_qa = pytest.mark.skipif(not HAS_QA, reason="episodic.retrieval.service (MemoryQA) is not there yet")
 slow = pytest.mark.slow  # the store fixture runs the real models
 
 KEY_A = "kitchen-key-0123456789abcdef"  # sees "kitchen"
@@ -165,7 +165,7 @@ def test_generated_code_is_current(tmp_path):
     committed = generate.PROTO_ROOT / "episodic" / "v1"
     for path in fresh:
         assert path.read_bytes() == (committed / path.name).read_bytes(), (
-            f"{path.name} is stale: run `python -m proto.generate` and commit the result"
+            f"{path.name} is stale: run `python -m episodic.proto.generate` and commit the result"
         )
     assert "from . import episodic_pb2" in (committed / "episodic_pb2_grpc.py").read_text()
 
@@ -497,15 +497,15 @@ def test_servicer_ask_deadline_exceeded_from_memory_qa(monkeypatch):
     """MemoryQA gets the call's deadline as deadline_s, and its DeadlineExceeded becomes
     DEADLINE_EXCEEDED (a stand-in module while retrieval.service does not exist)."""
     if HAS_QA:
-        from retrieval.service import DeadlineExceeded
+        from episodic.retrieval.service import DeadlineExceeded
     else:
-        fake = types.ModuleType("retrieval.service")
+        fake = types.ModuleType("episodic.retrieval.service")
 
         class DeadlineExceeded(Exception):  # noqa: N818 - the contract's name
             pass
 
         fake.DeadlineExceeded = DeadlineExceeded  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "retrieval.service", fake)
+        monkeypatch.setitem(sys.modules, "episodic.retrieval.service", fake)
 
     class SlowQA:
         def ask(self, req: Any) -> Any:
@@ -521,7 +521,7 @@ def test_servicer_ask_deadline_exceeded_from_memory_qa(monkeypatch):
 
 
 def test_ask_refuses_answers_citing_other_streams():
-    from retrieval.types import AskResult, Evidence, Pathway, QueryType
+    from episodic.retrieval.types import AskResult, Evidence, Pathway, QueryType
 
     class LeakyQA:
         def ask(self, req: Any) -> AskResult:
@@ -563,7 +563,7 @@ class ListingStore:
         return sorted(rows, key=lambda e: (e.stream_id, e.t_start, e.id))[:limit]
 
     def list_streams(self) -> list[Any]:
-        from memory.records import StreamInfo
+        from episodic.memory.records import StreamInfo
 
         return [StreamInfo(sid, t_end=t) for sid, t in sorted(self.ends.items())]
 
@@ -573,7 +573,7 @@ def _random_events(seed: int) -> tuple[list[Any], dict[str, float]]:
 
     import numpy as np
 
-    from memory.records import ThetaEvent, event_id
+    from episodic.memory.records import ThetaEvent, event_id
 
     rng = random.Random(seed)
     events, ends = [], {}
@@ -615,7 +615,7 @@ def test_paging_returns_every_event_once_in_order(seed):
 
 
 def test_paging_named_streams_reads_about_a_page_per_page():
-    from memory.records import ThetaEvent, event_id
+    from episodic.memory.records import ThetaEvent, event_id
 
     events = [ThetaEvent(event_id("cam", 8.0 * i), "cam", "m", 8.0 * i, 8.0 * i + 8, "s", None, None) for i in range(5000)]
     store = ListingStore(events, {"cam": 40000.0})
@@ -876,7 +876,7 @@ def test_cli_ask_json_matches_api_convert(monkeypatch, tmp_path):
     from typer.testing import CliRunner
 
     from episodic import cli
-    from retrieval.types import AskResult, Evidence, Pathway, QueryType
+    from episodic.retrieval.types import AskResult, Evidence, Pathway, QueryType
 
     result = AskResult(
         answer="seven",

@@ -12,8 +12,8 @@ import pytest
 
 from episodic.config import Settings
 from episodic.errors import InputError
-from memory.snippet_store import FileSnippetStore
-from stream.media import SnippetFrame
+from episodic.memory.snippet_store import FileSnippetStore
+from episodic.stream.media import SnippetFrame
 
 SR = 16000
 

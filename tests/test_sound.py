@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 
 from episodic import sample_sounds as ss
-from episodic.samples import synthesize
-from memory.records import ShortTermMemory, SoundObservation, TranscriptPiece
-from memory.sound import (
+from episodic.memory.records import ShortTermMemory, SoundObservation, TranscriptPiece
+from episodic.memory.sound import (
     FeatureSoundDescriber,
     SoundDescriber,
     WindowKind,
     merge_windows,
     searchable,
 )
-from retrieval.detailed import units_of
+from episodic.retrieval.detailed import units_of
+from episodic.samples import synthesize
 
 RATE = 16000
 SEEDS = range(2000, 2008)
@@ -149,7 +149,7 @@ def test_merging_windows():
 
 
 def test_sound_units_and_query_cues():
-    from retrieval.query_analysis import SOUND_CUES
+    from episodic.retrieval.query_analysis import SOUND_CUES
 
     memory = ShortTermMemory(
         id="m1", stream_id="hall", t_start=0.0, t_end=10.0, vector=np.zeros(4, np.float32),
@@ -173,8 +173,8 @@ def test_music_stretch_is_stored_found_and_cited(tmp_path):
     entry, and both Search and Ask about music must point there."""
     from episodic.config import load_settings
     from episodic.pipeline import Components, ingest_file
-    from retrieval.service import MemoryQA
-    from retrieval.types import AskRequest, Scope
+    from episodic.retrieval.service import MemoryQA
+    from episodic.retrieval.types import AskRequest, Scope
 
     rate = 48000
     n = 24 * rate

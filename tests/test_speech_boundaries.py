@@ -5,8 +5,8 @@ import pytest
 
 from episodic.config import Settings
 from episodic.samples import synthesize
-from stream.segmentation import BoundaryPlanner, StreamSegmenter
-from stream.speech_activity import split_point_outside_speech
+from episodic.stream.segmentation import BoundaryPlanner, StreamSegmenter
+from episodic.stream.speech_activity import split_point_outside_speech
 
 RATE = 16000
 
@@ -73,7 +73,7 @@ def test_split_point_outside_speech():
 
 
 def test_planner_bends_a_forced_split_and_a_visual_cut_out_of_speech():
-    from stream.media import Boundary
+    from episodic.stream.media import Boundary
 
     speech = [(8.5, 11.5), (16.0, 19.0)]
 

@@ -20,9 +20,9 @@ import pytest
 from episodic import sample_sounds
 from episodic.config import Settings
 from episodic.errors import ConfigError, ModelError
-from memory import whisper_models
-from memory.speech import WhisperRecognizer, parse_temperatures, relistening_recognizer
-from memory.whisper_models import ModelPart, assemble, find_model, locate_base_parts
+from episodic.memory import whisper_models
+from episodic.memory.speech import WhisperRecognizer, parse_temperatures, relistening_recognizer
+from episodic.memory.whisper_models import ModelPart, assemble, find_model, locate_base_parts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from bench_asr import make_clip, normalise, wer  # noqa: E402

@@ -13,11 +13,11 @@ import pytest
 from episodic.config import Settings
 from episodic.errors import InputError, MediaError
 from episodic.samples import Scene, Speech, demo_scenes, make_recording, synthesize
-from stream.boundaries import AudioPauseDetector, VisualBoundaryDetector, energy_db
-from stream.decode import MediaDecoder, probe
-from stream.media import Boundary, SampledFrame, Segment
-from stream.sampling import FrameSampler, SnippetDecimator
-from stream.segmentation import BoundaryPlanner, Span, StreamSegmenter
+from episodic.stream.boundaries import AudioPauseDetector, VisualBoundaryDetector, energy_db
+from episodic.stream.decode import MediaDecoder, probe
+from episodic.stream.media import Boundary, SampledFrame, Segment
+from episodic.stream.sampling import FrameSampler, SnippetDecimator
+from episodic.stream.segmentation import BoundaryPlanner, Span, StreamSegmenter
 
 SETTINGS = Settings()
 RATE = SETTINGS.audio_sample_rate_hz

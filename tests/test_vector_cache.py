@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from episodic.config import Settings
-from memory.milvus_store import MilvusStore, VectorCache
-from retrieval.detailed import MemoryReader, nearest_memory_ids
-from retrieval.types import Scope
+from episodic.memory.milvus_store import MilvusStore, VectorCache
+from episodic.retrieval.detailed import MemoryReader, nearest_memory_ids
+from episodic.retrieval.types import Scope
 from tests.test_milvus_store import (
     FEATURE_DIM,
     MODELS,
@@ -180,7 +180,7 @@ def test_batch_reads_match_single_reads(filled):
 
 def test_large_caches_search_an_ivf_index_that_follows_writes(monkeypatch):
     pytest.importorskip("faiss")
-    import memory.milvus_store as ms
+    import episodic.memory.milvus_store as ms
 
     monkeypatch.setattr(ms, "ANN_MIN_ROWS", 2000)
     rng = np.random.default_rng(5)

@@ -10,18 +10,18 @@ import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
 from episodic.config import Settings
-from episodic.samples import Scene, _font, _SceneRenderer, _texture
-from memory.frame_quality import frame_quality
-from memory.label_hypernyms import PATTERN_CLASSES, HypernymIndex, hypernym_of
-from memory.motion import describe_motion
-from memory.people import PeopleDetector, people_phrase
-from memory.vision import (
+from episodic.memory.frame_quality import frame_quality
+from episodic.memory.label_hypernyms import PATTERN_CLASSES, HypernymIndex, hypernym_of
+from episodic.memory.motion import describe_motion
+from episodic.memory.people import PeopleDetector, people_phrase
+from episodic.memory.vision import (
     OfflineVisualDescriber,
     describe_text,
     imagenet_class_names,
     select_labels,
 )
-from stream.media import SampledFrame
+from episodic.samples import Scene, _font, _SceneRenderer, _texture
+from episodic.stream.media import SampledFrame
 
 SETTINGS = Settings()
 W, H = 640, 360

@@ -31,11 +31,11 @@ from episodic import samples
 from episodic.config import Settings, load_settings
 from episodic.dev_broker import LocalBroker, free_port
 from episodic.pipeline import Checkpoint, Components
+from episodic.proto.episodic.v1 import media_pb2
 from episodic.push import ChunkSender, push_source
+from episodic.stream import kafka_io
+from episodic.stream.chunks import SCHEMA_VERSION, Chunker
 from episodic.worker import Worker
-from proto.episodic.v1 import media_pb2
-from stream import kafka_io
-from stream.chunks import SCHEMA_VERSION, Chunker
 from tests.cli_runner import run_cli, start_cli
 from tests.kafka_fixtures import kafka_test_settings
 
