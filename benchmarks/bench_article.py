@@ -34,11 +34,11 @@ from rich.table import Table  # noqa: E402
 
 from episodic import samples  # noqa: E402
 from episodic.config import load_settings  # noqa: E402
+from episodic.core.article import ArticleRequest, ArticleStyle, Fusion  # noqa: E402
 from episodic.evaluation import evaluate  # noqa: E402
 from episodic.labelled_set import ARTICLE_QUERIES, LabelledSet, build_article_set  # noqa: E402
 from episodic.pipeline import Components, ingest_file  # noqa: E402
-from episodic.reasoning.article_types import ArticleRequest, ArticleStyle, Fusion  # noqa: E402
-from episodic.reasoning.marquis import ArticleService  # noqa: E402
+from episodic.services.articles import ArticleService  # noqa: E402
 
 DISTRACTORS = [
     ("south-bridge-cam", "A bus waited at the south bridge for ten minutes.", "Children walked across the old bridge to school."),

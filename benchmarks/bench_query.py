@@ -64,7 +64,8 @@ from rich.progress import (  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from episodic.config import load_settings  # noqa: E402
-from episodic.memory.records import (  # noqa: E402
+from episodic.core.query import AskRequest, Pathway  # noqa: E402
+from episodic.core.records import (  # noqa: E402
     EmbeddingEntry,
     FrameObservation,
     ShortTermMemory,
@@ -77,8 +78,7 @@ from episodic.memory.records import (  # noqa: E402
     normalise,
 )
 from episodic.pipeline import Components  # noqa: E402
-from episodic.retrieval.service import MemoryQA  # noqa: E402
-from episodic.retrieval.types import AskRequest, Pathway  # noqa: E402
+from episodic.services.qa import MemoryQA  # noqa: E402
 
 DATASET_VERSION = 1  # bump when the generated records change (invalidates cached stores)
 SEED = 20240603

@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from episodic import samples  # noqa: E402
 from episodic.config import load_settings  # noqa: E402
+from episodic.core.records import EmbeddingEntry, TranscriptPiece, event_id  # noqa: E402
 from episodic.memory.consolidation import representative_vector  # noqa: E402
-from episodic.memory.records import EmbeddingEntry, TranscriptPiece, event_id  # noqa: E402
 from episodic.memory.summary_composer import compose_summary  # noqa: E402
 from episodic.retrieval.query_analysis import STOPWORDS  # noqa: E402
 from episodic.retrieval.text_match import canonical_tokens  # noqa: E402
@@ -174,9 +174,9 @@ def make_item(root: Path, index: int, item: Item, voice: tuple[str, int, float])
 
 
 def run(split: str, compare_bias: bool) -> None:
+    from episodic.core.query import AskRequest
     from episodic.pipeline import Components, ingest_file
-    from episodic.retrieval.service import MemoryQA
-    from episodic.retrieval.types import AskRequest
+    from episodic.services.qa import MemoryQA
 
     items = DEV_ITEMS if split == "dev" else HELD_OUT_ITEMS
     voices = DEV_VOICES if split == "dev" else HELD_OUT_VOICES

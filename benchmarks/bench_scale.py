@@ -633,7 +633,7 @@ def build_synthetic_store(ctx: Ctx, size: int) -> tuple[str, dict[str, Any]]:
     """``size`` synthetic events (bench_query.py's generator) written into the Milvus server."""
     import bench_query as bq
 
-    from episodic.memory.records import StreamInfo
+    from episodic.core.records import StreamInfo
     from episodic.pipeline import Components
 
     prefix = unique_prefix(f"scale_syn{size}")

@@ -1,7 +1,8 @@
-"""Composition root: configuration, the ingest pipeline wiring, the CLI."""
+"""episodic: streaming episodic memory for audiovisual streams.
 
-import os as _os
-
-# Milvus Lite's gRPC channel logs keep-alive chatter ("too_many_pings") at error level;
-# it is harmless and would drown the CLI's own messages. Users can still override it.
-_os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+This folder is the composition root (configuration loading, the ingest pipeline's wiring, the
+CLI, the gRPC server, the Kafka worker); the layers it wires install beside it as
+``episodic.core``, ``episodic.stream``, ``episodic.memory``, ``episodic.retrieval``,
+``episodic.reasoning`` and ``episodic.services``. Importing any of them changes nothing in the
+process: process-wide settings are applied by the console entry point (:mod:`episodic.process`).
+"""

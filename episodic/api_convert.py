@@ -1,6 +1,6 @@
 """One shape for answers, articles, moments and records, whoever asks: the gRPC messages and the CLI's
 ``--json`` documents are both made here, from the contract dataclasses of
-:mod:`retrieval.types` and the memory records.
+:mod:`core.query` and the memory records.
 
 Why one module: the CLI answers in-process or through a server (``--server``), and a script
 reading its JSON must not be able to tell which. So the server turns dataclasses into
@@ -12,15 +12,12 @@ limits once for both paths, so a bad question gets the same message in-process a
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from episodic.errors import InputError
-from episodic.memory.records import ShortTermMemory, StreamInfo, ThetaEvent, validate_stream_id
-from episodic.proto.episodic.v1 import episodic_pb2 as pb
-from episodic.reasoning.article_types import (
+from episodic.core import validation
+from episodic.core.article import (
     Article,
     ArticleProgress,
     ArticleRequest,
@@ -33,7 +30,8 @@ from episodic.reasoning.article_types import (
     Sentence,
     Step,
 )
-from episodic.retrieval.types import (
+from episodic.core.errors import InputError
+from episodic.core.query import (
     AskRequest,
     AskResult,
     Evidence,
@@ -42,14 +40,11 @@ from episodic.retrieval.types import (
     QueryType,
     Scope,
 )
+from episodic.core.records import ShortTermMemory, StreamInfo, ThetaEvent
+from episodic.proto.episodic.v1 import episodic_pb2 as pb
 
 # -- request limits (shared by the server and the in-process CLI) ------------------------------
-MAX_QUESTION_CHARS = 4000
-MAX_OPTIONS = 10  # the same limits as retrieval.service, so both paths give the same message
-MAX_OPTION_CHARS = 500
-MAX_STREAM_IDS = 1000
 TOP_K_DEFAULT = 5
-TOP_K_MAX = 100
 
 _PATHWAY_TO_PROTO = {Pathway.FAST: pb.PATHWAY_FAST, Pathway.DETAILED: pb.PATHWAY_DETAILED}
 _PATHWAY_FROM_PROTO = {v: k for k, v in _PATHWAY_TO_PROTO.items()}
@@ -79,58 +74,19 @@ ARTICLE_STYLE_DEFAULT = ArticleStyle.GINGER  # what ARTICLE_STYLE_UNSPECIFIED st
 FUSION_DEFAULT = None  # FUSION_METHOD_UNSPECIFIED: the server's configured article_fusion
 
 
-# -- validation --------------------------------------------------------------------------------
-def check_text(text: Any, what: str, max_chars: int = MAX_QUESTION_CHARS) -> str:
-    """A question or query: a string with something in it, and not a novel."""
-    if not isinstance(text, str) or not text.strip():
-        raise InputError(f"{what} is empty")
-    if len(text) > max_chars:
-        raise InputError(f"{what} has {len(text)} characters; the limit is {max_chars}")
-    if "\x00" in text:
-        raise InputError(f"{what} contains a NUL character")
-    return text
+# -- validation (the kernel's validator, after the proto's conventions) ------------------------
+def _top_k(n: Any) -> int:
+    """0 stands for the default: proto3 cannot tell unset from 0."""
+    return TOP_K_DEFAULT if n == 0 and not isinstance(n, bool) else validation.top_k(n)
 
 
-def check_top_k(top_k: Any) -> int:
-    """1..TOP_K_MAX; 0 stands for the default because proto3 cannot tell unset from 0."""
-    if isinstance(top_k, bool) or not isinstance(top_k, int):
-        raise InputError(f"top_k must be an integer, got {top_k!r}")
-    if top_k == 0:
-        return TOP_K_DEFAULT
-    if not 1 <= top_k <= TOP_K_MAX:
-        raise InputError(f"top_k must be between 1 and {TOP_K_MAX}, got {top_k}")
-    return top_k
+def _max_sub_queries(n: Any) -> int | None:
+    """0 stands for the configured default: proto3 cannot tell unset from 0."""
+    return None if n == 0 and not isinstance(n, bool) else validation.max_sub_queries(n)
 
 
-def check_time_range(t_min: float | None, t_max: float | None) -> tuple[float | None, float | None]:
-    """Finite stream times with t_min <= t_max (either may be unbounded)."""
-    for name, value in (("t_min", t_min), ("t_max", t_max)):
-        if value is not None and not math.isfinite(value):
-            raise InputError(f"{name} must be a finite number of seconds, got {value!r}")
-    if t_min is not None and t_max is not None and t_min > t_max:
-        raise InputError(f"t_min ({t_min:g}) is after t_max ({t_max:g})")
-    return t_min, t_max
-
-
-def check_stream_ids(stream_ids: Iterable[str]) -> tuple[str, ...] | None:
-    """Valid, de-duplicated stream ids in request order; None when none were named."""
-    ids = list(stream_ids)
-    if len(ids) > MAX_STREAM_IDS:
-        raise InputError(f"{len(ids)} stream ids; the limit is {MAX_STREAM_IDS}")
-    if not ids:
-        return None
-    return tuple(dict.fromkeys(validate_stream_id(s) for s in ids))
-
-
-def check_options(options: Sequence[str]) -> tuple[str, ...]:
-    """None (an open question) or 2..MAX_OPTIONS non-empty options."""
-    if len(options) == 1 or len(options) > MAX_OPTIONS:
-        raise InputError(
-            f"a multiple-choice question needs 2 to {MAX_OPTIONS} options, got {len(options)}"
-        )
-    return tuple(
-        check_text(o, f"option {i + 1}", MAX_OPTION_CHARS) for i, o in enumerate(options)
-    )
+def _scope(stream_ids: Iterable[str], t_min: float | None, t_max: float | None) -> Scope:
+    return validation.scope(Scope(stream_ids=validation.stream_ids(stream_ids), t_min=t_min, t_max=t_max))
 
 
 def ask_request(
@@ -143,14 +99,13 @@ def ask_request(
     deadline_s: float | None = None,
 ) -> AskRequest:
     """A validated AskRequest (raises InputError naming the bad field)."""
-    t_min, t_max = check_time_range(t_min, t_max)
-    return AskRequest(
-        question=check_text(question, "question"),
-        options=check_options(options),
-        scope=Scope(stream_ids=check_stream_ids(stream_ids), t_min=t_min, t_max=t_max),
-        top_k=check_top_k(top_k),
+    return validation.ask_request(AskRequest(
+        question=question,
+        options=tuple(options) if not isinstance(options, str) else options,
+        scope=_scope(stream_ids, t_min, t_max),
+        top_k=_top_k(top_k),
         deadline_s=deadline_s,
-    )
+    ))
 
 
 def search_args(
@@ -161,49 +116,7 @@ def search_args(
     top_k: int = 0,
 ) -> tuple[str, Scope, int]:
     """Validated ``(query, scope, top_k)`` for ``MemoryQA.search``."""
-    t_min, t_max = check_time_range(t_min, t_max)
-    return (
-        check_text(query, "query"),
-        Scope(stream_ids=check_stream_ids(stream_ids), t_min=t_min, t_max=t_max),
-        check_top_k(top_k),
-    )
-
-
-def check_style(style: Any) -> ArticleStyle:
-    """An article style by its name ("bullet", "cag", "ginger") or as the enum."""
-    return _check_choice(style, ArticleStyle, "style")
-
-
-def check_fusion(fusion: Any) -> Fusion | None:
-    """A fusion method by its name ("rrf", "wrrf", "max", "mean", "sum") or as the enum;
-    "weighted_rrf" is accepted for "wrrf" because that is the proto's spelling. None or ""
-    leaves the choice to the configured ``article_fusion``."""
-    if fusion is None or fusion == "":
-        return None
-    return _check_choice(fusion, Fusion, "fusion")
-
-
-def _check_choice(value: Any, enum: Any, what: str) -> Any:
-    if isinstance(value, enum):
-        return value
-    if isinstance(value, str):
-        name = value.strip().lower().replace("-", "_")
-        for member in enum:
-            if name in (member.value, member.name.lower()):
-                return member
-    names = ", ".join(m.value for m in enum)
-    raise InputError(f"{what} must be one of {names}, got {value!r}")
-
-
-def check_max_sub_queries(n: Any) -> int | None:
-    """None (the configured default) for 0, because proto3 cannot tell unset from 0; else a
-    positive integer. The upper bound is the article service's own (see
-    :func:`article_request`), so the limit lives in one place."""
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise InputError(f"max_sub_queries must be an integer, got {n!r}")
-    if n < 0:
-        raise InputError(f"max_sub_queries must be 0 (the default) or more, got {n}")
-    return n or None
+    return validation.text(query, "query"), _scope(stream_ids, t_min, t_max), _top_k(top_k)
 
 
 def article_request(
@@ -216,28 +129,18 @@ def article_request(
     max_sub_queries: int = 0,
     deadline_s: float | None = None,
 ) -> ArticleRequest:
-    """A validated ArticleRequest (raises InputError naming the bad field).
-
-    The article service's own checks (:func:`reasoning.marquis.validate_article_request`) run
-    here too where it is installed, so the CLI refuses a bad request before sending it and the
-    message is the same in-process and through a server.
-    """
-    t_min, t_max = check_time_range(t_min, t_max)
-    req = ArticleRequest(
-        request=check_text(request, "request"),
-        style=check_style(style),
-        scope=Scope(stream_ids=check_stream_ids(stream_ids), t_min=t_min, t_max=t_max),
-        fusion=check_fusion(fusion),
-        max_sub_queries=check_max_sub_queries(max_sub_queries),
+    """A validated ArticleRequest (raises InputError naming the bad field): the same checks as
+    the article service's own, so the CLI refuses a bad request before sending it and the
+    message is the same in-process and through a server. "weighted_rrf" (the proto's spelling)
+    is accepted for "wrrf"; None or "" leaves the fusion to the configured ``article_fusion``."""
+    return validation.article_request(ArticleRequest(
+        request=request,
+        style=validation.choice(style, ArticleStyle, "style"),
+        scope=_scope(stream_ids, t_min, t_max),
+        fusion=fusion,
+        max_sub_queries=_max_sub_queries(max_sub_queries),
         deadline_s=deadline_s,
-    )
-    try:
-        from episodic.reasoning.marquis import validate_article_request
-    except ModuleNotFoundError as exc:
-        if exc.name != "episodic.reasoning.marquis":
-            raise
-        return req  # article writing is not installed; whoever runs it will say so
-    return validate_article_request(req)
+    ))
 
 
 # -- requests as messages (the CLI's client side) -----------------------------------------------

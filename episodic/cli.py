@@ -24,8 +24,8 @@ from rich.table import Table
 from typer.core import TyperCommand
 
 from episodic.config import Settings, load_settings
-from episodic.errors import EpisodicError, InputError, StoreError
-from episodic.process import limit_malloc_arenas
+from episodic.core.errors import EpisodicError, InputError, StoreError
+from episodic.process import limit_malloc_arenas, quiet_grpc_logging
 
 app = typer.Typer(
     name="episodic",
@@ -121,7 +121,7 @@ def ingest(
 
     Re-ingesting a recording under the same stream id replaces that stream's records with exactly the same ones (deterministic ids): no duplicates. Records are stored as each memory closes, so an interrupted run keeps what it stored.
     """
-    from episodic.memory.records import stream_id_from_name, validate_stream_id
+    from episodic.core.records import stream_id_from_name, validate_stream_id
     from episodic.stream.decode import is_url, redact
 
     if stream_id is not None and len(files) > 1:
@@ -234,7 +234,7 @@ def events(
     stream_id: StreamOpt = None, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
 ) -> None:
     """List ThetaEvents (one-sentence summaries of consolidated memories)."""
-    from episodic.memory.records import validate_stream_id
+    from episodic.core.records import validate_stream_id
 
     if stream_id is not None:
         validate_stream_id(stream_id)
@@ -276,7 +276,7 @@ def segments(
     stream_id: StreamOpt = None, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
 ) -> None:
     """List ShortTermMemories with their transcript, visual text and snippet URIs."""
-    from episodic.memory.records import validate_stream_id
+    from episodic.core.records import validate_stream_id
 
     if stream_id is not None:
         validate_stream_id(stream_id)
@@ -507,13 +507,8 @@ def _memory_qa(data: Path | None, config: Path | None) -> tuple[Any, Any]:
     """(MemoryQA, Components) for answering in-process; the caller closes the components."""
     settings = _settings(data, config)
     _quiet_libraries()
-    try:
-        from episodic.retrieval.service import MemoryQA
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("episodic.retrieval.service", "retrieval"):
-            raise
-        raise EpisodicError("question answering is not available in this installation") from None
     from episodic.pipeline import Components
+    from episodic.services.qa import MemoryQA
 
     components = Components(settings)
     try:
@@ -731,16 +726,6 @@ class _ArticleProgressView:
         self._current, self._total = p.stage, p.total
 
 
-def _require_marquis() -> None:
-    """Fail with one line, before any model loads, where article writing is not installed."""
-    try:
-        import episodic.reasoning.marquis  # noqa: F401
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("episodic.reasoning.marquis", "reasoning"):
-            raise
-        raise EpisodicError("article writing is not available in this installation") from None
-
-
 @app.command(help=ARTICLE_HELP)
 def article(
     request: Annotated[str, typer.Argument(help="What the article should be about, in words.", show_default=False)],
@@ -768,8 +753,6 @@ def article(
     if json_out and markdown_out:
         raise InputError("--json and --markdown both choose the output: give one of them")
     req = api_convert.article_request(request, style, stream_id or (), t_min, t_max, fusion, max_sub_queries, timeout)
-    if not server:
-        _require_marquis()
     result: Any = None
     started = time.monotonic()
     waiting = f"waiting for {server}" if server else "loading the models"
@@ -785,7 +768,7 @@ def article(
             if result is None:
                 raise EpisodicError(f"{server}: the Article call ended without an article")
         else:
-            from episodic.reasoning.marquis import ArticleService
+            from episodic.services.articles import ArticleService
 
             qa, components = _memory_qa(data, config)
             try:
@@ -888,7 +871,7 @@ def push(
 
     Producer with acks=all and retries; each chunk is numbered, so pushing the same recording again stores nothing twice. A push restarted under the id of a stream that is still open continues it; a push under the id of a stream that has ended and is stored is refused (exit 2) unless --append, which continues it. A live source (RTSP, live HLS, HTTP stream, device) that drops is opened again with backoff (reconnect_* settings) and the gap is recorded; the push gives up, closes the stream and exits 3 when it stays away. Exits non-zero when a chunk is not acknowledged.
     """
-    from episodic.memory.records import validate_stream_id
+    from episodic.core.records import validate_stream_id
 
     validate_stream_id(stream_id)
     settings = _kafka_settings(data, config, bootstrap)
@@ -1117,18 +1100,17 @@ def evaluate(
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from episodic import api_convert
+    from episodic.core import validation
+    from episodic.core.article import ArticleStyle, Fusion
     from episodic.evaluation import evaluate as run_evaluation
     from episodic.labelled_set import build_article_set, load_labelled_set
-    from episodic.reasoning.article_types import Fusion
 
-    chosen_style = api_convert.check_style(style)
-    chosen_fusion = api_convert.check_fusion(fusion)
+    chosen_style = validation.choice(style, ArticleStyle, "style")
+    chosen_fusion = None if not fusion else validation.choice(fusion, Fusion, "fusion")
     if labels is None and not build_sample:
         raise InputError("give a labelled set (LABELS.json) or --build-sample; or a QA set with --qa FILE (--build-qa DIR generates one)")
     label_set = load_labelled_set(labels) if labels is not None else None
-    _require_marquis()
-    from episodic.reasoning.marquis import ArticleService
+    from episodic.services.articles import ArticleService
 
     qa, components = _memory_qa(data, config)
     try:
@@ -1212,8 +1194,8 @@ def _ingested_transcript(memory) -> str:
 def _demo_live(recording: Path, data: Path | None, config: Path | None) -> None:
     """The demo's live path: a local broker, `episodic push`, an `episodic worker` until the
     topic is drained, and a check that it stored what embedded ingest stored."""
+    from episodic.core.errors import ConfigError
     from episodic.dev_broker import LocalBroker, tansu_binary
-    from episodic.errors import ConfigError
 
     try:
         tansu_binary()
@@ -1349,6 +1331,7 @@ def _storage_error(exc: OSError) -> str | None:
 def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
     limit_malloc_arenas()
+    quiet_grpc_logging()
     try:
         app()  # standalone: usage errors and --help are handled (and exit) by click
     except EpisodicError as exc:

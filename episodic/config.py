@@ -16,7 +16,7 @@ from typing import Any
 
 import tomllib
 
-from episodic.errors import ConfigError
+from episodic.core.errors import ConfigError
 
 ENV_PREFIX = "EPISODIC_"
 DEFAULT_DATA_DIR = "./episodic-data"

@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from episodic.errors import BrokerUnavailable, ConfigError
+from episodic.core.errors import BrokerUnavailable, ConfigError
 
 HOST = "127.0.0.1"
 INSTALL_HINT = "install the dev extra: pip install -e .[dev]"

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from episodic.config import Settings
-from episodic.errors import EpisodicError
+from episodic.core.errors import EpisodicError
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 CHECKS = ("config", "store", "snippets", "embedder", "asr", "describer", "llm", "kafka", "server")
@@ -186,7 +186,7 @@ class Doctor:
         return OK, f"{d.model_id}: {text[:80]!r}"
 
     def check_llm(self) -> tuple[str, str]:
-        from episodic.reasoning.llm import ChatMessage
+        from episodic.core.llm import ChatMessage
 
         notes = []
         if self.s.llm == "openai" or self.s.describer == "openai":

@@ -23,8 +23,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from episodic.labelled_set import LabelledQuery, LabelledSet
-from episodic.reasoning.article_types import (
+from episodic.core.article import (
     Article,
     ArticleRequest,
     ArticleStyle,
@@ -33,13 +32,14 @@ from episodic.reasoning.article_types import (
     Grounding,
     Step,
 )
+from episodic.core.query import Scope
+from episodic.labelled_set import LabelledQuery, LabelledSet
 from episodic.reasoning.citation_metrics import citation_precision, citation_validity
 from episodic.reasoning.evidence import source_texts
 from episodic.reasoning.grounding_metrics import embedding_similarity, mtgs, stem
-from episodic.reasoning.marquis import ArticleService
 from episodic.retrieval.detailed import MemoryReader
 from episodic.retrieval.ranking_metrics import mean, ndcg_at_k, recall_at_k
-from episodic.retrieval.types import Scope
+from episodic.services.articles import ArticleService
 
 K = 10
 _QUOTE = re.compile(r"“([^”]+)”")

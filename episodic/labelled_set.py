@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from episodic import samples
-from episodic.errors import InputError
+from episodic.core.errors import InputError
 
 
 @dataclass

@@ -29,7 +29,7 @@ from typing import Any
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from episodic.config import Settings
-from episodic.errors import ConfigError
+from episodic.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -22,18 +22,18 @@ import numpy as np
 
 from episodic import metrics
 from episodic.config import Settings
-from episodic.errors import EpisodicError, InputError, MediaError
-from episodic.memory.consolidation import Consolidator
-from episodic.memory.encoder import PerceptualEncoder, StageTimer
-from episodic.memory.records import (
+from episodic.core.errors import EpisodicError, InputError, MediaError
+from episodic.core.media import MediaInfo, Segment
+from episodic.core.records import (
     ShortTermMemory,
     StreamInfo,
     ThetaEvent,
     segment_id,
     validate_stream_id,
 )
+from episodic.memory.consolidation import Consolidator
+from episodic.memory.encoder import PerceptualEncoder, StageTimer
 from episodic.memory.replay import SemanticReplay
-from episodic.stream.media import MediaInfo, Segment
 from episodic.stream.segmentation import StreamSegmenter
 
 log = logging.getLogger(__name__)

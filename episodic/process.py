@@ -31,3 +31,12 @@ def limit_malloc_arenas(arenas: int = DEFAULT_MALLOC_ARENAS) -> bool:
     if mallopt is None:
         return False
     return bool(mallopt(_M_ARENA_MAX, int(arenas)))
+
+
+def quiet_grpc_logging() -> None:
+    """gRPC's C core logs nothing below errors unless the user asked for it.
+
+    Milvus Lite's gRPC channel logs keep-alive chatter ("too_many_pings") at error level; it is
+    harmless and would drown the CLI's own messages. gRPC reads ``GRPC_VERBOSITY`` when it is
+    first imported, so this runs before anything imports grpc; a value the user exported wins."""
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")

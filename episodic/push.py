@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from episodic.config import Settings
-from episodic.errors import EpisodicError, InputError
-from episodic.memory.records import validate_stream_id
+from episodic.core.errors import EpisodicError, InputError
+from episodic.core.records import validate_stream_id
 from episodic.stream.chunks import Chunker, MediaChunk
 from episodic.stream.decode import redact
 from episodic.stream.reconnect import LiveChunks, Outage
@@ -163,7 +163,7 @@ class ChunkSender:
     sender builds a new producer and sends every chunk not yet acknowledged again, in order,
     for up to ``kafka_delivery_timeout_ms``; chunk numbers make the repeats harmless (the
     worker drops numbers it already has). Any other failure, or running out of time, stops
-    with a one-line :class:`~episodic.errors.KafkaError` naming the chunk.
+    with a one-line :class:`~episodic.core.errors.KafkaError` naming the chunk.
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -201,7 +201,7 @@ class ChunkSender:
         self.close()
 
     def _settle(self, block: bool) -> None:
-        from episodic.errors import KafkaError
+        from episodic.core.errors import KafkaError
         from episodic.stream.kafka_io import delivery_result
 
         give_up_at: float | None = None

@@ -2,7 +2,7 @@
 
 The recordings are ingested in-process exactly as ``episodic ingest`` does (skipped when the
 store already holds the same file, fully ingested, by the same models), and every question goes
-through the same :class:`retrieval.service.MemoryQA` that ``episodic ask`` uses, warmed up
+through the same :class:`services.qa.MemoryQA` that ``episodic ask`` uses, warmed up
 first so latencies are those of a running server, not of loading models.
 
 Figures:
@@ -382,7 +382,7 @@ class QAReport:
 
 # -- running ---------------------------------------------------------------------------------------
 def _scope(scope: QAScope | None) -> Any:
-    from episodic.retrieval.types import Scope
+    from episodic.core.query import Scope
 
     if scope is None:
         return Scope()
@@ -404,7 +404,7 @@ def already_ingested(components: Any, stream_id: str, path: Path, duration_s: fl
 def ingest_recordings(qa_set: QASet, components: Any, reingest: bool = False,
                       on_note: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Ingest every recording of the set that the store does not already hold (see above)."""
-    from episodic.errors import InputError
+    from episodic.core.errors import InputError
     from episodic.pipeline import ingest_file
 
     done: list[dict[str, Any]] = []
@@ -427,7 +427,7 @@ def ingest_recordings(qa_set: QASet, components: Any, reingest: bool = False,
 
 def _ask_once(qa: Any, item: QAItem, mode: str, top_k: int) -> ItemRecord:
     from episodic import api_convert
-    from episodic.errors import EpisodicError
+    from episodic.core.errors import EpisodicError
 
     options = item.options if mode == "choice" else []
     scope = item.scope or QAScope()
@@ -470,7 +470,7 @@ def _ask_once(qa: Any, item: QAItem, mode: str, top_k: int) -> ItemRecord:
 
 
 def _search_once(qa: Any, mq: Any) -> MomentRecord:
-    from episodic.errors import EpisodicError
+    from episodic.core.errors import EpisodicError
 
     started = time.perf_counter()
     try:
@@ -494,7 +494,7 @@ def evaluate_qa(
     on_note: Callable[[str], None] | None = None,
 ) -> QAReport:
     """Ingest (unless already there), then ask every item and run every moment query."""
-    from episodic.retrieval.service import MemoryQA
+    from episodic.services.qa import MemoryQA
 
     ingested = ingest_recordings(qa_set, components, reingest, on_note) if ingest else []
     qa = qa or MemoryQA(components, warm_after_request=False)

@@ -57,7 +57,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from episodic.errors import InputError
+from episodic.core.errors import InputError
 
 FORMAT = "episodic-qa/1"
 SPLITS = ("dev", "heldout")

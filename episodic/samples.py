@@ -31,7 +31,7 @@ import av
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from episodic.errors import EpisodicError
+from episodic.core.errors import EpisodicError
 
 # Background noise level: about −60 dBFS RMS, far below the −40 dBFS pause threshold, so
 # "silence" in a generated recording is detected as silence while the track is never

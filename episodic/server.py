@@ -41,7 +41,6 @@ import os
 import queue
 import signal
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -57,12 +56,12 @@ from grpc_reflection.v1alpha import reflection
 
 from episodic import api_convert, metrics
 from episodic.config import Settings
-from episodic.errors import ConfigError, InputError, ModelError, StoreError
+from episodic.core.article import ArticleProgress
+from episodic.core.errors import ConfigError, DeadlineExceeded, InputError, ModelError, StoreError
+from episodic.core.records import ShortTermMemory, ThetaEvent, validate_stream_id
 from episodic.memory.milvus_filters import check_id
-from episodic.memory.records import ShortTermMemory, ThetaEvent, validate_stream_id
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
-from episodic.reasoning.article_types import ArticleProgress
 
 log = logging.getLogger(__name__)
 
@@ -208,19 +207,12 @@ def load_api_keys(settings: Settings) -> ApiKeys:
 
 
 # -- errors ------------------------------------------------------------------------------------
-def _deadline_error_types() -> tuple[type[BaseException], ...]:
-    """episodic.retrieval.service.DeadlineExceeded once that module is loaded (it is optional here)."""
-    module = sys.modules.get("episodic.retrieval.service")
-    exc = getattr(module, "DeadlineExceeded", None) if module else None
-    return (exc,) if isinstance(exc, type) and issubclass(exc, BaseException) else ()
-
-
 def _status_for(exc: BaseException, method: str, caller: Caller | None) -> tuple[grpc.StatusCode, str]:
     """Map an exception to the status the client sees, logging what the client must not."""
     who = caller.key_id if caller else "-"
     if isinstance(exc, ApiError):
         return exc.code, exc.message
-    if isinstance(exc, _deadline_error_types()):
+    if isinstance(exc, DeadlineExceeded):
         return grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the answer was ready"
     if isinstance(exc, InputError):
         return grpc.StatusCode.INVALID_ARGUMENT, str(exc)
@@ -424,15 +416,8 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         """The MemoryQA, built on first use (it loads models; listing never needs it)."""
         with self._qa_lock:
             if self._qa is None:
-                try:
-                    from episodic.retrieval.service import MemoryQA
-                except ModuleNotFoundError as exc:
-                    if exc.name not in ("episodic.retrieval.service", "retrieval"):
-                        raise
-                    raise ApiError(
-                        grpc.StatusCode.UNIMPLEMENTED,
-                        "question answering is not available on this server",
-                    ) from None
+                from episodic.services.qa import MemoryQA
+
                 self._qa = MemoryQA(self.components)
             return self._qa
 
@@ -441,14 +426,8 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         models and one vector cache for both)."""
         with self._articles_lock:
             if self._articles is None:
-                try:
-                    from episodic.reasoning.marquis import ArticleService
-                except ModuleNotFoundError as exc:
-                    if exc.name not in ("episodic.reasoning.marquis", "reasoning"):
-                        raise
-                    raise ApiError(
-                        grpc.StatusCode.UNIMPLEMENTED, "article writing is not available on this server"
-                    ) from None
+                from episodic.services.articles import ArticleService
+
                 self._articles = ArticleService(self.components, qa=self.qa())
             return self._articles
 

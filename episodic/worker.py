@@ -38,8 +38,8 @@ from typing import Any
 
 from episodic import metrics
 from episodic.config import Settings
-from episodic.errors import EpisodicError
-from episodic.memory.records import StreamInfo
+from episodic.core.errors import EpisodicError
+from episodic.core.records import StreamInfo
 from episodic.pipeline import Checkpoint, Components, StreamRunner, in_stream_numbering, sessions_of
 from episodic.stream.chunks import ChunkError, MediaChunk
 
@@ -403,7 +403,7 @@ class Worker:
 
 
 def _media_of(chunk: MediaChunk) -> Any:
-    from episodic.stream.media import MediaInfo
+    from episodic.core.media import MediaInfo
 
     return MediaInfo(
         source=chunk.source,

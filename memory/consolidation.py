@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from episodic.memory.records import ShortTermMemory, normalise, representative_of
+from episodic.core.records import ShortTermMemory, normalise, representative_of
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

@@ -21,15 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from episodic.config import Settings
-from episodic.memory.interfaces import (
+from episodic.core.interfaces import (
     CrossModalEmbedder,
     SpeechRecognizer,
     TextEmbedder,
     VisualDescriber,
 )
-from episodic.memory.keyframes import ocr_mask, select_keyframes
-from episodic.memory.motion import describe_motion
-from episodic.memory.records import (
+from episodic.core.media import Segment
+from episodic.core.records import (
     EmbeddingEntry,
     ShortTermMemory,
     SoundObservation,
@@ -38,8 +37,9 @@ from episodic.memory.records import (
     normalise,
     representative_of,
 )
+from episodic.memory.keyframes import ocr_mask, select_keyframes
+from episodic.memory.motion import describe_motion
 from episodic.memory.sound import FeatureSoundDescriber, SoundDescriber, searchable
-from episodic.stream.media import Segment
 
 # What stands in for a segment with neither picture nor speech, so it still has a vector
 # (and consecutive empty stretches consolidate into one memory).

@@ -46,7 +46,7 @@ import torch
 import torch.nn.functional as F
 
 from episodic.config import Settings
-from episodic.errors import ModelError
+from episodic.core.errors import ModelError
 
 IMAGEBIND_DIM = 1024
 INSTALL_HINT = (

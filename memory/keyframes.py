@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from skimage.metrics import structural_similarity
 
-from episodic.stream.media import SampledFrame
+from episodic.core.media import SampledFrame
 
 
 def dissimilarity(a: np.ndarray, b: np.ndarray) -> float:

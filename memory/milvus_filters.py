@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from episodic.errors import InputError
-from episodic.memory.records import STREAM_ID_PATTERN, validate_stream_id
+from episodic.core.errors import InputError
+from episodic.core.records import STREAM_ID_PATTERN, validate_stream_id
 
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9._@:+-]{1,256}$")
 MODALITY = re.compile(r"[a-z][a-z0-9_]{0,31}")

@@ -54,15 +54,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from episodic.config import Settings
-from episodic.errors import ConfigError, InputError, StoreError
-from episodic.memory.milvus_filters import MODALITY as _MODALITY
-from episodic.memory.milvus_filters import build_filter as _filter
-from episodic.memory.milvus_filters import check_id as _check_id
-from episodic.memory.milvus_filters import check_stream as _check_stream
-from episodic.memory.milvus_filters import check_time as _check_time
-from episodic.memory.milvus_filters import render_filter
-from episodic.memory.milvus_filters import stream_list as _stream_list
-from episodic.memory.records import (
+from episodic.core.errors import ConfigError, InputError, StoreError
+from episodic.core.records import (
     EmbeddingEntry,
     FrameObservation,
     ShortTermMemory,
@@ -73,6 +66,13 @@ from episodic.memory.records import (
     TranscriptPiece,
     vector_id,
 )
+from episodic.memory.milvus_filters import MODALITY as _MODALITY
+from episodic.memory.milvus_filters import build_filter as _filter
+from episodic.memory.milvus_filters import check_id as _check_id
+from episodic.memory.milvus_filters import check_stream as _check_stream
+from episodic.memory.milvus_filters import check_time as _check_time
+from episodic.memory.milvus_filters import render_filter
+from episodic.memory.milvus_filters import stream_list as _stream_list
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from episodic.errors import ModelError
+from episodic.core.errors import ModelError
 
 log = logging.getLogger(__name__)
 

@@ -18,11 +18,11 @@ import re
 from collections.abc import Callable
 
 from episodic.config import Settings
-from episodic.memory.interfaces import TextEmbedder
-from episodic.memory.records import ShortTermMemory, ThetaEvent, event_id
+from episodic.core.interfaces import TextEmbedder
+from episodic.core.llm import LanguageModel
+from episodic.core.records import ShortTermMemory, ThetaEvent, event_id
+from episodic.memory.replay_prompt import replay_messages
 from episodic.memory.summary_composer import compose_summary
-from episodic.reasoning.llm import LanguageModel
-from episodic.reasoning.prompts import replay_messages
 
 MAX_SUMMARY_CHARS = 600
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.:,]\d+)*")

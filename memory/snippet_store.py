@@ -33,8 +33,8 @@ from typing import IO, Any
 import numpy as np
 
 from episodic.config import Settings
-from episodic.errors import InputError, MediaError
-from episodic.memory.records import STREAM_ID_PATTERN, SnippetRef, validate_stream_id
+from episodic.core.errors import InputError, MediaError
+from episodic.core.records import STREAM_ID_PATTERN, SnippetRef, validate_stream_id
 
 VIDEO_TIME_BASE = Fraction(1, 90000)
 AUDIO_BITRATE = 48_000  # mono speech/ambience; about 21 MB per hour

@@ -4,7 +4,7 @@ Whisper only writes down words; music, an engine or applause left no trace in th
 "what could be heard?" or "when was there music?" could not be answered. This module labels
 short windows of a segment's 16 kHz mono audio from cheap signal features (numpy only, a few
 hundred FFTs of 512 samples per second of audio) and merges consecutive windows of the same
-kind into one :class:`~memory.records.SoundObservation`.
+kind into one :class:`~core.records.SoundObservation`.
 
 Features, per window, from 32 ms frames (16 ms hop):
 
@@ -39,7 +39,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from episodic.memory.records import SoundObservation, TranscriptPiece
+from episodic.core.records import SoundObservation, TranscriptPiece
 
 KINDS = ("speech", "music", "silence", "noise", "engine", "applause")
 SILENCE_DBFS = -40.0  # the rule used by pause detection and ASR gating (memory/speech.py)

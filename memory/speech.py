@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from episodic.config import Settings
-from episodic.errors import ConfigError, ModelError
+from episodic.core.errors import ConfigError, ModelError
+from episodic.core.records import TranscriptPiece
 from episodic.memory import whisper_models
-from episodic.memory.records import TranscriptPiece
 
 WHISPER_SAMPLE_RATE_HZ = 16000
 BUNDLED_MODEL = whisper_models.TINY_EN  # kept for callers of the old name

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from episodic.memory.records import ShortTermMemory
+from episodic.core.records import ShortTermMemory
 
 KEY_SENTENCE_MAX_WORDS = 30  # the quote's budget: the best sentences that fit
 EXTRA_SENTENCE_MIN_INFORMATION = 2.0

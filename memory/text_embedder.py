@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from episodic.config import Settings
-from episodic.errors import ModelError
+from episodic.core.errors import ModelError
 
 MINILM_DIM = 384
 

@@ -45,11 +45,11 @@ import numpy as np
 from PIL import Image
 
 from episodic.config import Settings
-from episodic.errors import ModelError
+from episodic.core.errors import ModelError
+from episodic.core.records import FrameObservation
 from episodic.memory.frame_quality import frame_quality
 from episodic.memory.label_hypernyms import PERSON_WORDS, HypernymIndex
 from episodic.memory.people import PeopleDetector, people_phrase
-from episodic.memory.records import FrameObservation
 
 FEATURE_DIM = 1280
 INPUT_SIZE = 224

@@ -25,10 +25,10 @@ import numpy as np
 from PIL import Image
 
 from episodic.config import Settings
-from episodic.errors import ModelError
-from episodic.memory.records import FrameObservation
+from episodic.core.errors import ModelError
+from episodic.core.llm import ChatMessage, LanguageModel
+from episodic.core.records import FrameObservation
 from episodic.memory.vision import FEATURE_DIM, OfflineVisualDescriber, approx_tokens, as_rgb_uint8
-from episodic.reasoning.llm import ChatMessage, LanguageModel
 
 JPEG_QUALITY = 85
 OCR_COVERED_FRACTION = 0.6  # the caption "has" the on-screen text if it holds this share of its words

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from episodic.errors import ModelError
+from episodic.core.errors import ModelError
 
 log = logging.getLogger(__name__)
 

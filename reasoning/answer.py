@@ -54,8 +54,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from episodic.config import Settings
-from episodic.errors import ModelError
-from episodic.reasoning.llm import ChatMessage, LanguageModel
+from episodic.core.errors import ModelError
+from episodic.core.llm import ChatMessage, LanguageModel
+from episodic.core.query import QueryType
 from episodic.reasoning.prompts import detailed_answer_messages, fast_answer_messages
 from episodic.reasoning.short_answer import best_span
 from episodic.retrieval.detailed import TextScorer, Unit, fuzzy_found, relevant, top_distinct
@@ -69,7 +70,6 @@ from episodic.retrieval.query_analysis import (
     term_set,
 )
 from episodic.retrieval.text_match import homophone_hits, name_words, sounds_alike
-from episodic.retrieval.types import QueryType
 
 log = logging.getLogger(__name__)
 

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from episodic.errors import EpisodicError
-from episodic.reasoning.article_types import ArticleStyle, Claim, Section, Sentence
+from episodic.core.article import ArticleStyle, Claim, Section, Sentence
+from episodic.core.errors import EpisodicError
+from episodic.core.llm import ChatMessage, LanguageModel
 from episodic.reasoning.calibration import SupportScorer
-from episodic.reasoning.llm import ChatMessage, LanguageModel
 from episodic.reasoning.prompts import ARTICLE_SYSTEM, article_user, fluency_user
 from episodic.retrieval.query_analysis import content_terms
 

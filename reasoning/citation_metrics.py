@@ -1,6 +1,6 @@
 """Do an article's citations hold up? Validity, precision and recall of its ``[n]`` markers.
 
-An article (``reasoning.article_types.Article``) is a list of sentences, each citing markers
+An article (``core.article.Article``) is a list of sentences, each citing markers
 ``n``, and a list of ``Citation`` records that resolve a marker to a stored segment. Three
 checks, each returned as a ``CitationScore(value, hits, total)`` so a mean over articles can be
 weighted by ``total`` and an empty article is visible as ``total == 0``:
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from episodic.reasoning.article_types import Citation, Sentence
+from episodic.core.article import Citation, Sentence
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from episodic.reasoning.article_types import Claim
+from episodic.core.article import Claim
+from episodic.core.query import Scope
 from episodic.retrieval.detailed import (
     MemoryReader,
     TextScorer,
@@ -40,7 +41,6 @@ from episodic.retrieval.detailed import (
     units_of,
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, overlap
-from episodic.retrieval.types import Scope
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
 SOURCE_MODALITIES = ("speech", "ocr", "visual")  # what calibration checks claims against

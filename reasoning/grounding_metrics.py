@@ -1,9 +1,9 @@
 """How well a grounded multi-step answer points at the right moments: MTGS and STEM
 (AVHaystacks §4.1 and Algorithm 2).
 
-A grounding is ⟨stream id, start, end⟩ in stream seconds: a ``reasoning.article_types.Grounding``
+A grounding is ⟨stream id, start, end⟩ in stream seconds: a ``core.article.Grounding``
 or any ``(stream_id, t_start, t_end)`` triple. A step is anything with ``.text`` and
-``.groundings`` (``reasoning.article_types.Step``).
+``.groundings`` (``core.article.Step``).
 
 **MTGS** (Matched Temporal Grounding Score). Per stream id present in *both* the ground truth
 and the prediction, IoU = Duration(∪G_v ∩ ∪P_v) / Duration(∪G_v ∪ ∪P_v), where ∪ merges the
@@ -57,7 +57,7 @@ Similarity = Callable[[list[str], list[str]], np.ndarray]
 
 
 class StepLike(Protocol):
-    """What STEM reads from a step: ``reasoning.article_types.Step`` or any look-alike."""
+    """What STEM reads from a step: ``core.article.Step`` or any look-alike."""
 
     text: str
     groundings: Sequence[GroundingLike]

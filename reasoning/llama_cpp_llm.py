@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from episodic.config import Settings
-from episodic.errors import ModelError
-from episodic.reasoning.llm import ChatMessage
+from episodic.core.errors import ModelError
+from episodic.core.llm import ChatMessage
 from episodic.reasoning.local_llm import DEFAULT_MODEL_ID, REPETITION_PENALTY, TOP_P, bundled_gguf
 
 CONTEXT_TOKENS = 4096

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from episodic.config import Settings
-from episodic.errors import ModelError
-from episodic.reasoning.llm import ChatMessage
+from episodic.core.errors import ModelError
+from episodic.core.llm import ChatMessage
 
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CACHE_NAME = "smollm2-135m-instruct"

@@ -42,8 +42,8 @@ from datetime import datetime, timezone
 from typing import Any, Literal, overload
 
 from episodic.config import Settings
-from episodic.errors import ModelError
-from episodic.reasoning.llm import ChatMessage
+from episodic.core.errors import ModelError
+from episodic.core.llm import ChatMessage
 
 MAX_BACKOFF_S = 8.0  # exponential backoff stops growing here
 MAX_RETRY_AFTER_S = 30.0  # a server's Retry-After is honoured up to this long

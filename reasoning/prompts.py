@@ -2,47 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from episodic.reasoning.llm import ChatMessage
-
-REPLAY_SYSTEM = (
-    "You write the log of a video recorder. Given what was seen and heard during one short "
-    "moment of a recording, you reply with exactly one plain English sentence that says what "
-    "happens: who or what is there, what is said or done, and where. Use only the facts you are "
-    "given; never add names, numbers or places that are not in them."
-)
-
-
-def replay_messages(
-    visual: list[str], speech: str, images: Sequence[bytes] = ()
-) -> list[ChatMessage]:
-    """Semantic replay (HippoMM Eq. 6): one sentence from key visual and auditory context.
-    ``images`` (JPEG key frames) go with the final request for a vision-language model;
-    text-only backends ignore them."""
-    seen = "; ".join(visual) if visual else "nothing (no picture)"
-    heard = f'"{speech}"' if speech else "no speech"
-    user = (
-        f"Seen: {seen}\n"
-        f"Heard: {heard}\n"
-        "Write the one-sentence log entry for this moment."
-    )
-    return [
-        ChatMessage("system", REPLAY_SYSTEM),
-        ChatMessage("user", _REPLAY_EXAMPLE_USER),
-        ChatMessage("assistant", _REPLAY_EXAMPLE_REPLY),
-        ChatMessage("user", user, images=tuple(images)),
-    ]
-
-
-# One worked example: small models copy the shape of an answer far better than instructions.
-_REPLAY_EXAMPLE_USER = (
-    'Seen: a scene with a park bench, fountain; colours: green, grey; on-screen text: "CITY PARK"\n'
-    'Heard: "We are meeting Anna at the fountain at noon."\n'
-    "Write the one-sentence log entry for this moment."
-)
-_REPLAY_EXAMPLE_REPLY = "By a fountain in City Park, someone says they are meeting Anna there at noon."
-
+from episodic.core.llm import ChatMessage
 
 # -- question answering (structure after HippoMM Tables 7, 10 and 11) ----------------------
 #
@@ -103,21 +63,6 @@ def detailed_answer_messages(
 # Used only with a capable model (llm = openai, e.g. Qwen2.5 on vLLM): every reply is
 # validated (JSON shape, citation numbers, support of each sentence by the claims it cites)
 # and degrades to the extractive writers when it fails.
-
-DECOMPOSE_SYSTEM = (
-    "You turn a request for a report about recorded video into short search phrases. Each "
-    "phrase asks for one thing that could be seen, heard or read in the recordings, in a few "
-    "words, without instructions about the report itself. Reply with a JSON list of strings "
-    "and nothing else."
-)
-
-
-def decompose_user(request: str, limit: int) -> str:
-    return (
-        f"Request: {request}\n\n"
-        f"Give between 1 and {limit} search phrases, fewer for a simple request. JSON list:"
-    )
-
 
 ARTICLE_SYSTEM = (
     "You write short factual reports from numbered evidence taken from video recordings. "

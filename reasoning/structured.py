@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from episodic.config import Settings
+from episodic.core.query import QueryType, Scope
 from episodic.reasoning.answer import (
     LETTERS,
     MARGIN_FULL,
@@ -56,7 +57,6 @@ from episodic.retrieval.guess_match import (
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap, stem
 from episodic.retrieval.text_match import COMMON_RANK, canonical_tokens, word_rank
-from episodic.retrieval.types import QueryType, Scope
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
 NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence is looked for

@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from episodic.config import Settings
+from episodic.core.query import Scope
 from episodic.retrieval.detailed import MemoryReader, Recall, TextScorer, Unit, units_of
 from episodic.retrieval.query_analysis import QueryAnalysis
-from episodic.retrieval.types import Scope
 
 MODALITY_GROUPS = {"speech": ("speech",), "visual": ("ocr", "visual")}
 W_OWN = 0.25  # weight of the target's own relevance beside its co-occurrence with the cue

@@ -31,16 +31,33 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from episodic.errors import EpisodicError
-from episodic.reasoning.llm import ChatMessage, LanguageModel
-from episodic.reasoning.prompts import DECOMPOSE_SYSTEM, decompose_user
+from episodic.core.errors import EpisodicError
+from episodic.core.llm import ChatMessage, LanguageModel
 from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, stem, tokens
 
 log = logging.getLogger(__name__)
 
 MAX_SUB_QUERY_CHARS = 200
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
+
+
+# The decomposition prompt (MARQUIS, seed 000), for a capable model only; its reply is validated.
+DECOMPOSE_SYSTEM = (
+    "You turn a request for a report about recorded video into short search phrases. Each "
+    "phrase asks for one thing that could be seen, heard or read in the recordings, in a few "
+    "words, without instructions about the report itself. Reply with a JSON list of strings "
+    "and nothing else."
+)
+
+
+def decompose_user(request: str, limit: int) -> str:
+    return (
+        f"Request: {request}\n\n"
+        f"Give between 1 and {limit} search phrases, fewer for a simple request. JSON list:"
+    )
 
 
 # Clauses with at least this many content-word runs also yield the runs as phrases.

@@ -4,7 +4,7 @@ Pieces shared by every query-side stage live here too:
 
 * :class:`Unit` – one piece of evidence text inside a memory (a transcript piece, a key-frame
   description, the on-screen text of a frame, or the memory's ThetaEvent summary) with its
-  times and snippet, i.e. what becomes an :class:`~retrieval.types.Evidence`;
+  times and snippet, i.e. what becomes an :class:`~core.query.Evidence`;
 * :class:`MemoryReader` – reads memories and events once per request;
 * :class:`TextScorer` – ranks units against a question by embedding cosine *and* lexical
   overlap. The cosine finds paraphrases; the lexical part keeps rare exact words (names,
@@ -33,11 +33,11 @@ from functools import cached_property
 import numpy as np
 
 from episodic.config import Settings
-from episodic.memory.interfaces import CrossModalEmbedder, TextEmbedder
-from episodic.memory.records import ShortTermMemory, ThetaEvent, event_id
+from episodic.core.interfaces import CrossModalEmbedder, TextEmbedder
+from episodic.core.query import Evidence, QueryType, Scope
+from episodic.core.records import ShortTermMemory, ThetaEvent, event_id
 from episodic.retrieval.query_analysis import QueryAnalysis, overlap, stem, term_set
 from episodic.retrieval.text_match import fuzzy_hits, name_words
-from episodic.retrieval.types import Evidence, QueryType, Scope
 
 # Hybrid ranking weights: cosine, lexical overlap with the unit itself, and with the unit's
 # surroundings (the rest of its memory and its stream's name: "the sign at the station").

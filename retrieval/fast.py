@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from episodic.config import Settings
-from episodic.memory.records import ThetaEvent
-from episodic.reasoning.answer import Answerer, Draft
+from episodic.core.query import QueryType, Scope
+from episodic.core.records import ThetaEvent
 from episodic.retrieval.detailed import (
     POSITION_WINDOW_S,
     MemoryReader,
@@ -25,7 +25,6 @@ from episodic.retrieval.detailed import (
     stream_terms,
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap
-from episodic.retrieval.types import QueryType, Scope
 
 GIST_CANDIDATES = 64  # summaries considered for a gist question (spread over the recording)
 NEAR_REPEAT = 0.8  # summaries sharing this share of their content words count as one
@@ -99,10 +98,9 @@ def gist_selection(units: list[Unit], spoken: set[str], k: int) -> list[Unit]:
 
 
 class FastRetrieval:
-    def __init__(self, store, scorer: TextScorer, answerer: Answerer, settings: Settings) -> None:
+    def __init__(self, store, scorer: TextScorer, settings: Settings) -> None:
         self.store = store
         self.scorer = scorer
-        self.answerer = answerer
         self.settings = settings
 
     def search(
@@ -128,13 +126,3 @@ class FastRetrieval:
             spoken = {e.memory_id for e, _ in events if e.audio_context}
             ranked = gist_selection(ranked, spoken, k)
         return events, ranked
-
-    def attempt(
-        self,
-        analysis: QueryAnalysis,
-        units: list[Unit],
-        options: tuple[str, ...] = (),
-        answerer: Answerer | None = None,
-    ) -> Draft:
-        """The model's answer from the summaries, with its evidence-capped confidence."""
-        return (answerer or self.answerer).fast_attempt(analysis, units, options)

@@ -35,7 +35,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from episodic.reasoning.article_types import Fusion
+from episodic.core.article import Fusion
 
 DEFAULT_K = 10.0  # MARQUIS: K = 10 beat K = 60 and K = 100 (Table 1)
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from episodic.core.query import Scope
 from episodic.retrieval.detailed import TextScorer, Unit, units_of
 from episodic.retrieval.query_analysis import (
     CUE_WORDS,
@@ -37,7 +38,6 @@ from episodic.retrieval.query_analysis import (
     stem,
     tokens,
 )
-from episodic.retrieval.types import Scope
 
 LO, HI = 0.45, 0.75  # cosine between an option and a guess name: none … full resemblance
 MARGIN = 0.08  # the nearest option must lead the runner-up by this much to take a guess

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from episodic.core.query import QueryType
 from episodic.retrieval.detailed import Recall, Unit
 from episodic.retrieval.query_analysis import QueryAnalysis
-from episodic.retrieval.types import QueryType
 
 
 def said_not_seen(things: Sequence[str], units: Sequence[Unit]) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from episodic.config import Settings
+from episodic.core.query import Moment, Scope
 from episodic.retrieval.detailed import (
     MODALITY_LABEL,
     MemoryReader,
@@ -33,7 +34,6 @@ from episodic.retrieval.guess_match import (
     visual_units,
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, matched_words, term_set
-from episodic.retrieval.types import Moment, Scope
 
 NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join its moment
 EXCERPT_CHARS = 140

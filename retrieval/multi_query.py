@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from episodic.core.query import Scope
 from episodic.retrieval.detailed import (
     MemoryReader,
     TextScorer,
@@ -24,7 +25,6 @@ from episodic.retrieval.detailed import (
 )
 from episodic.retrieval.fusion import fuse
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
-from episodic.retrieval.types import Scope
 
 
 @dataclass

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from episodic.memory.interfaces import TextEmbedder
+from episodic.core.interfaces import TextEmbedder
+from episodic.core.query import QueryType
 from episodic.retrieval.question_shape import QuestionShape, question_shape
 from episodic.retrieval.text_match import alternative_keys, canonical_tokens, name_like, name_words
-from episodic.retrieval.types import QueryType
 
 # -- lexical toolkit -------------------------------------------------------------------------
 

@@ -51,15 +51,16 @@ from typing import Any
 import numpy as np
 
 from episodic.config import Settings
-from episodic.errors import EpisodicError
-from episodic.memory.consolidation import representative_vector
-from episodic.memory.records import (
+from episodic.core.errors import EpisodicError
+from episodic.core.query import QueryType, Scope
+from episodic.core.records import (
     EmbeddingEntry,
     ShortTermMemory,
     SnippetRef,
     TranscriptPiece,
     event_id,
 )
+from episodic.memory.consolidation import representative_vector
 from episodic.memory.summary_composer import compose_summary
 from episodic.retrieval.detailed import (
     MemoryReader,
@@ -71,7 +72,6 @@ from episodic.retrieval.detailed import (
 )
 from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable
 from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
-from episodic.retrieval.types import QueryType, Scope
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import numpy as np
 from skimage.metrics import structural_similarity
 
 from episodic.config import Settings
-from episodic.stream.media import Boundary, SampledFrame
+from episodic.core.media import Boundary, SampledFrame
 
 _ENERGY_FLOOR = 1e-12  # −120 dBFS: digital silence does not produce −log10(0)
 

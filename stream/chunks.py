@@ -37,8 +37,9 @@ from typing import Any
 import av
 
 from episodic.config import Settings
-from episodic.errors import InputError, MediaError
-from episodic.memory.records import validate_stream_id
+from episodic.core.errors import InputError, MediaError
+from episodic.core.media import MediaInfo
+from episodic.core.records import validate_stream_id
 from episodic.stream.decode import (
     DecodedItem,
     MediaDecoder,
@@ -48,7 +49,6 @@ from episodic.stream.decode import (
     codec_name,
     is_url,
 )
-from episodic.stream.media import MediaInfo
 from episodic.stream.sampling import rotation_of
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ timestamps say.
 Failure policy, because real recordings are messy:
 
 * cannot open at all (missing, empty, not media, no audio/video, absurd frame size) →
-  :class:`~episodic.errors.InputError` / :class:`~episodic.errors.MediaError` with a
+  :class:`~episodic.core.errors.InputError` / :class:`~episodic.core.errors.MediaError` with a
   one-line message; PyAV exceptions never escape;
 * one bad packet → skipped and counted (a glitch should not lose a recording);
 * the demuxer gives up mid-way (truncated or corrupt file, dropped connection) or too
@@ -32,8 +32,8 @@ import av
 import numpy as np
 
 from episodic.config import Settings
-from episodic.errors import InputError, MediaError
-from episodic.stream.media import MediaInfo
+from episodic.core.errors import InputError, MediaError
+from episodic.core.media import MediaInfo
 
 DecodedItem = tuple[str, float, Any]  # ("video", t, av.VideoFrame) | ("audio", t, ndarray)
 

@@ -2,8 +2,8 @@
 
 Values are opaque bytes here (serialized ``MediaChunk``/``DeadLetter`` protobufs); keys are
 stream ids, so all chunks of one stream land in one partition and stay in order. Every
-failure a person can act on surfaces as :class:`episodic.errors.KafkaError` (or its
-subclass :class:`~episodic.errors.BrokerUnavailable`) with a one-line message, and every
+failure a person can act on surfaces as :class:`episodic.core.errors.KafkaError` (or its
+subclass :class:`~episodic.core.errors.BrokerUnavailable`) with a one-line message, and every
 wait is bounded by a setting: nothing here hangs on a broker that is down.
 
 Only standard Kafka behaviour is relied on; the tests run against Tansu
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from episodic.config import Settings
-from episodic.errors import BrokerUnavailable, ConfigError, KafkaError
+from episodic.core.errors import BrokerUnavailable, ConfigError, KafkaError
 
 log = logging.getLogger(__name__)
 

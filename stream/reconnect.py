@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from episodic.config import Settings
-from episodic.errors import MediaError
+from episodic.core.errors import MediaError
 from episodic.stream.chunks import Chunker, MediaChunk
 
 log = logging.getLogger(__name__)

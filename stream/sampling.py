@@ -23,7 +23,7 @@ import numpy as np
 from av.video.reformatter import VideoReformatter
 
 from episodic.config import Settings
-from episodic.stream.media import SampledFrame, SnippetFrame
+from episodic.core.media import SampledFrame, SnippetFrame
 
 THUMB_W, THUMB_H = 64, 36
 # Rate-limit comparisons tolerate this much timestamp jitter (seconds), so a 30 fps source

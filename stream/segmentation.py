@@ -6,7 +6,7 @@ Two layers, so the decisions can be tested without any media:
   pauses), how far the stream has been seen ("now") and, at the end, where it ended. It
   decides the segment edges.
 * :class:`StreamSegmenter` owns the sampler, the detectors and the buffers, feeds the
-  planner, and turns the planner's spans into :class:`~stream.media.Segment` objects
+  planner, and turns the planner's spans into :class:`~core.media.Segment` objects
   carrying their sampled frames, snippet frames and audio.
 
 The rules (ours; HippoMM only says "merge short, split long" to hold segments to
@@ -56,8 +56,8 @@ from typing import Any
 import numpy as np
 
 from episodic.config import Settings
+from episodic.core.media import Boundary, SampledFrame, Segment, SnippetFrame
 from episodic.stream.boundaries import AudioPauseDetector, VisualBoundaryDetector
-from episodic.stream.media import Boundary, SampledFrame, Segment, SnippetFrame
 from episodic.stream.sampling import FrameSampler, SnippetDecimator
 from episodic.stream.speech_activity import (
     SileroSpeechActivity,
@@ -312,7 +312,7 @@ class StreamSegmenter:
     stream from 0 to the end of the last media without gaps or overlaps; each carries
     the sampled frames, snippet frames and audio that fall inside it.
 
-    ``has_video`` / ``has_audio`` (from :class:`~stream.media.MediaInfo`) let decisions
+    ``has_video`` / ``has_audio`` (from :class:`~core.media.MediaInfo`) let decisions
     wait for a medium that has not produced data yet; when left ``None`` a medium counts
     once it has been pushed. Buffers hold only the held-back segment and the open one.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from episodic.core.query import QueryType
 from episodic.reasoning.answer import NOTHING_FOUND, homophone_stems
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence import split_sentences as sentences
@@ -15,7 +16,6 @@ from episodic.retrieval.detailed import Unit, fuzzy_found
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of, term_set
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.text_match import canonical_tokens, homophones, sounds_alike
-from episodic.retrieval.types import QueryType
 
 
 def key(text: str) -> list[str]:
@@ -229,7 +229,7 @@ def qa(tmp_path_factory):
     from episodic import samples
     from episodic.config import load_settings
     from episodic.pipeline import Components, ingest_file
-    from episodic.retrieval.service import MemoryQA
+    from episodic.services.qa import MemoryQA
 
     root = tmp_path_factory.mktemp("answering")
     components = Components(load_settings(data_dir=root / "data"))
@@ -245,7 +245,7 @@ def qa(tmp_path_factory):
 
 
 def _ask(qa, question, options=()):
-    from episodic.retrieval.types import AskRequest
+    from episodic.core.query import AskRequest
 
     res, trace = qa.ask_traced(AskRequest(question, options=tuple(options)))
     assert 0.0 <= res.confidence <= 1.0
@@ -386,7 +386,7 @@ class _Store:
 def _memory(stream_id, t0, said=(), sounds=(), dark=False):
     import numpy as np
 
-    from episodic.memory.records import (
+    from episodic.core.records import (
         FrameObservation,
         ShortTermMemory,
         SoundObservation,
@@ -432,7 +432,7 @@ STREAMS = [
 
 
 def test_counting_mentions_in_a_named_stream():
-    from episodic.retrieval.types import Scope
+    from episodic.core.query import Scope
 
     answerer, reader = _structured(STREAMS)
     draft = answerer.count(_shaped("How many times was the lawn mower mentioned in garden-cam?"), (), [], Scope(), reader)
@@ -441,7 +441,7 @@ def test_counting_mentions_in_a_named_stream():
 
 
 def test_sounds_besides_speech_come_from_sound_units():
-    from episodic.retrieval.types import Scope
+    from episodic.core.query import Scope
 
     answerer, reader = _structured(STREAMS)
     draft = answerer.sounds(_shaped("Besides people talking, what could you hear in garden-cam?"), (), Scope(), reader)
@@ -452,7 +452,7 @@ def test_sounds_besides_speech_come_from_sound_units():
 
 
 def test_a_streams_gist_and_people_come_from_its_own_words():
-    from episodic.retrieval.types import Scope
+    from episodic.core.query import Scope
 
     answerer, reader = _structured(STREAMS)
     draft = answerer.gist(_shaped("Name one person who was mentioned in the garden-cam recording."), (), Scope(), reader)
@@ -465,10 +465,10 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
 
 def test_a_streams_gist_chooses_between_given_settings():
     from episodic.config import Settings
+    from episodic.core.query import Scope
     from episodic.memory.text_embedder import MiniLMEmbedder
     from episodic.reasoning.structured import StructuredAnswerer
     from episodic.retrieval.detailed import MemoryReader, TextScorer
-    from episodic.retrieval.types import Scope
 
     store = _Store(STREAMS)
     answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings())

@@ -5,7 +5,7 @@ The conversion, servicer and CLI tests use hand-built Articles and a stand-in Ar
 so they are fast and pin the contract (field for field, status codes, cancellation) whatever
 the pipeline writes. The end-to-end tests reuse tests/test_server.py's store (one generated
 recording ingested as streams "kitchen" and "station") and server, and run the real MARQUIS
-pipeline (reasoning.marquis): the tests that check the server's article share one Article
+pipeline (services.articles): the tests that check the server's article share one Article
 call, and the CLI tests compare their output with it.
 """
 
@@ -14,7 +14,6 @@ call, and the CLI tests compare their output with it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import threading
 import time
@@ -26,9 +25,7 @@ import pytest
 
 from episodic import api_convert
 from episodic import server as server_mod
-from episodic.errors import InputError
-from episodic.proto.episodic.v1 import episodic_pb2 as pb
-from episodic.reasoning.article_types import (
+from episodic.core.article import (
     Article,
     ArticleProgress,
     ArticleRequest,
@@ -41,7 +38,9 @@ from episodic.reasoning.article_types import (
     Sentence,
     Step,
 )
-from episodic.retrieval.types import Scope
+from episodic.core.errors import InputError
+from episodic.core.query import Scope
+from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from tests.cli_runner import run_cli
 from tests.test_server import (  # noqa: F401 - store and server are fixtures
     KEY_A,
@@ -58,8 +57,6 @@ from tests.test_server import (  # noqa: F401 - store and server are fixtures
     store,
 )
 
-HAS_MARQUIS = importlib.util.find_spec("episodic.reasoning.marquis") is not None
-needs_marquis = pytest.mark.skipif(not HAS_MARQUIS, reason="episodic.reasoning.marquis (ArticleService) is not there yet")
 slow = pytest.mark.slow
 Code = grpc.StatusCode
 
@@ -191,10 +188,9 @@ def test_unknown_enum_numbers_are_input_errors():
         api_convert.article_from_proto(pb.ArticleResult(title="t"))  # UNSPECIFIED is never sent
 
 
-@needs_marquis
 def test_the_service_limits_apply_before_sending():
-    """max_sub_queries' upper bound is the service's own; the CLI checks it before a call."""
-    from episodic.reasoning.marquis import MAX_SUB_QUERIES
+    """max_sub_queries' upper bound is the kernel validator's; the CLI checks it before a call."""
+    from episodic.core.validation import MAX_SUB_QUERIES
 
     assert api_convert.article_request("x", max_sub_queries=MAX_SUB_QUERIES).max_sub_queries == MAX_SUB_QUERIES
     with pytest.raises(InputError, match="max_sub_queries"):
@@ -294,7 +290,7 @@ def test_servicer_maps_failures_after_progress(fail, code):
 
 
 def test_servicer_deadline_exceeded_from_the_service():
-    from episodic.retrieval.service import DeadlineExceeded
+    from episodic.core.errors import DeadlineExceeded
 
     servicer = _article_servicer(FakeArticles(fail=DeadlineExceeded("too slow")))
     ctx = FakeContext(remaining=5.0)
@@ -305,18 +301,6 @@ def test_servicer_deadline_exceeded_from_the_service():
     with pytest.raises(FakeContext.Aborted):
         list(servicer.Article(pb.ArticleRequest(request="What happened?"), ctx))
     assert ctx.code == Code.DEADLINE_EXCEEDED
-
-
-def test_servicer_without_marquis_is_unimplemented(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "episodic.reasoning.marquis", None)  # as if it were not installed
-    servicer = _servicer(None)
-    servicer._qa = object()
-    ctx = FakeContext()
-    with pytest.raises(FakeContext.Aborted):
-        list(servicer.Article(pb.ArticleRequest(request="What happened?"), ctx))
-    assert ctx.code == Code.UNIMPLEMENTED
 
 
 class CancellableArticles:
@@ -407,7 +391,7 @@ def test_cli_article_stream_without_an_article_is_an_error(monkeypatch):
     from typer.testing import CliRunner
 
     from episodic import cli
-    from episodic.errors import EpisodicError
+    from episodic.core.errors import EpisodicError
 
     def no_article(*args: Any) -> Iterator[pb.ArticleUpdate]:
         yield pb.ArticleUpdate(progress=pb.ArticleProgress(stage="decompose", done=1, total=1))
@@ -443,13 +427,10 @@ REQUEST = "Write a report on what happened: the apples and the train to Oxford."
 @pytest.fixture(scope="module")
 def article_updates(server) -> list[pb.ArticleUpdate]:
     """The one real Article call the end-to-end tests share (kitchen's key, all its streams)."""
-    if not HAS_MARQUIS:
-        pytest.skip("episodic.reasoning.marquis (ArticleService) is not there yet")
     return list(server.stub.Article(pb.ArticleRequest(request=REQUEST), metadata=md(KEY_A), timeout=300))
 
 
 @slow
-@needs_marquis
 def test_article_streams_progress_then_one_article(article_updates):
     kinds = [u.WhichOneof("update") for u in article_updates]
     assert kinds[0] == "progress" and kinds.count("article") == 1 and kinds[-1] == "article", kinds
@@ -463,7 +444,6 @@ def test_article_streams_progress_then_one_article(article_updates):
 
 
 @slow
-@needs_marquis
 def test_article_citations_resolve_through_get_segment(server, article_updates):
     result = article_updates[-1].article
     assert result.citations, result.markdown
@@ -482,7 +462,6 @@ def test_article_citations_resolve_through_get_segment(server, article_updates):
 
 
 @slow
-@needs_marquis
 def test_article_outside_the_key_scope_is_permission_denied(server):
     for request in (
         pb.ArticleRequest(request=REQUEST, stream_ids=["station"]),
@@ -512,8 +491,6 @@ def test_article_outside_the_key_scope_is_permission_denied(server):
     ids=["empty", "blank", "long", "reversed", "injected-stream", "unknown-style", "too-many-sub-queries"],
 )
 def test_bad_article_request_is_invalid_argument(server, request_):
-    if request_.max_sub_queries and not HAS_MARQUIS:
-        pytest.skip("the upper bound is reasoning.marquis's")
     err = rpc_error(server.stub.Article, request_, metadata=md(KEY_ALL), timeout=30)
     assert err.code() == Code.INVALID_ARGUMENT, err.details()
     assert err.details() and "Traceback" not in err.details()
@@ -521,7 +498,6 @@ def test_bad_article_request_is_invalid_argument(server, request_):
 
 
 @slow
-@needs_marquis
 def test_cli_article_json_in_process_matches_the_server(store, article_updates):
     """`episodic article --json` in-process prints the document the server's article makes
     (the api_convert promise; timings aside, which are measured per run). In this process,
@@ -543,7 +519,6 @@ def test_cli_article_json_in_process_matches_the_server(store, article_updates):
 
 
 @slow
-@needs_marquis
 def test_cli_article_through_the_server(server, article_updates, tmp_path):
     """The real client side: one JSON document on stdout, no display on a piped stderr, the
     server's article; and a scope error is one line with exit code 2."""
@@ -562,7 +537,6 @@ def test_cli_article_through_the_server(server, article_updates, tmp_path):
 
 
 @slow
-@needs_marquis
 def test_article_with_a_deadline_too_short(server):
     """A deadline shorter than the work: DEADLINE_EXCEEDED (or, on a very fast machine, an
     article in time); never another error, and the server keeps serving."""

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from episodic.reasoning.article_types import Citation, Fusion, Grounding, Sentence, Step
+from episodic.core.article import Citation, Fusion, Grounding, Sentence, Step
 from episodic.reasoning.citation_metrics import (
     CitationScore,
     citation_precision,

@@ -15,16 +15,16 @@ import types
 import pytest
 
 from episodic.config import load_settings
-from episodic.errors import InputError
+from episodic.core.article import ArticleRequest, ArticleStyle, Claim, Fusion
+from episodic.core.errors import InputError
+from episodic.core.query import Scope
 from episodic.evaluation import evaluate
 from episodic.labelled_set import ARTICLE_QUERIES, build_article_set, load_labelled_set
 from episodic.pipeline import Components
-from episodic.reasoning.article_types import ArticleRequest, ArticleStyle, Claim, Fusion
-from episodic.reasoning.marquis import ArticleService
 from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 from episodic.retrieval.decomposition import QueryDecomposer, parse_sub_queries, rule_sub_queries
 from episodic.retrieval.detailed import MemoryReader
-from episodic.retrieval.types import Scope
+from episodic.services.articles import ArticleService
 from tests.openai_standin import ChatStandIn, chat_reply
 
 pytestmark = pytest.mark.slow

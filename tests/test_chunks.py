@@ -191,7 +191,7 @@ def test_end_of_stream_marker_may_be_empty():
 
 
 def test_a_gop_longer_than_chunk_max_bytes_is_refused_clearly_when_re_encoding_is_off(recordings):
-    from episodic.errors import MediaError
+    from episodic.core.errors import MediaError
 
     settings = S.replace(chunk_max_bytes=64 * 1024, reencode_long_gop=False)
     with pytest.raises(MediaError, match="keyframes"):
@@ -249,7 +249,7 @@ def test_a_gop_too_big_for_one_chunk_is_re_encoded_with_frequent_keyframes(long_
 def test_embedded_ingest_is_not_bounded_by_the_kafka_chunk_limit(recordings, tmp_path):
     """The same long chunks a push refuses (more than chunk_max_bytes between keyframes) are
     fine for a local file: no Kafka message carries them."""
-    from episodic.errors import MediaError
+    from episodic.core.errors import MediaError
     from episodic.pipeline import ingest_file
 
     settings = load_settings(data_dir=tmp_path / "data", chunk_max_bytes=64 * 1024, chunk_target_s=10.0)

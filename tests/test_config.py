@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from episodic.config import load_settings
-from episodic.errors import ConfigError
+from episodic.core.errors import ConfigError
 
 
 def test_paper_defaults():

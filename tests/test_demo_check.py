@@ -3,7 +3,7 @@
 import numpy as np
 
 from episodic.cli import _ingested_transcript
-from episodic.memory.records import ShortTermMemory, TranscriptPiece
+from episodic.core.records import ShortTermMemory, TranscriptPiece
 
 
 def test_ingested_transcript_prefers_the_ingest_version():

@@ -36,7 +36,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from episodic import server as server_mod
 from episodic.cli import app
 from episodic.config import Settings, load_settings
-from episodic.errors import ConfigError
+from episodic.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"

@@ -20,11 +20,11 @@ import pytest
 
 from episodic import sample_sounds, samples
 from episodic.config import load_settings
-from episodic.memory.records import ShortTermMemory, ThetaEvent
+from episodic.core.query import AskRequest, Scope
+from episodic.core.records import ShortTermMemory, ThetaEvent
 from episodic.memory.summary_composer import grounded_share
 from episodic.pipeline import Components, ingest_file
-from episodic.retrieval.service import MemoryQA
-from episodic.retrieval.types import AskRequest, Scope
+from episodic.services.qa import MemoryQA
 
 pytestmark = pytest.mark.slow
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from episodic.config import Settings
-from episodic.memory.records import FrameObservation, ShortTermMemory
+from episodic.core.query import QueryType, Scope
+from episodic.core.records import FrameObservation, ShortTermMemory
 from episodic.retrieval.detailed import MemoryReader, TextScorer, Unit, units_of
 from episodic.retrieval.guess_match import GUESS_CAP, guess_support, subject_phrase
-from episodic.retrieval.types import QueryType, Scope
 
 OPTIONS = ["a motorcycle", "a clock", "a cat", "a cup of coffee"]
 

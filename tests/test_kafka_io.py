@@ -20,8 +20,8 @@ import pytest
 from kafka import KafkaAdminClient, TopicPartition
 
 from episodic.config import Settings
+from episodic.core.errors import BrokerUnavailable, ConfigError, EpisodicError, KafkaError
 from episodic.dev_broker import LocalBroker, _metadata_probe, free_port
-from episodic.errors import BrokerUnavailable, ConfigError, EpisodicError, KafkaError
 from episodic.proto.episodic.v1 import media_pb2
 from episodic.stream import kafka_io
 from tests.kafka_fixtures import kafka_test_settings

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
-from episodic.errors import InputError
-from episodic.memory.consolidation import Consolidator, cosine
-from episodic.memory.keyframes import ocr_mask, select_keyframes
-from episodic.memory.records import (
+from episodic.core.errors import InputError
+from episodic.core.media import SampledFrame
+from episodic.core.records import (
     EmbeddingEntry,
     ShortTermMemory,
     TranscriptPiece,
@@ -15,8 +14,9 @@ from episodic.memory.records import (
     stream_id_from_name,
     validate_stream_id,
 )
+from episodic.memory.consolidation import Consolidator, cosine
+from episodic.memory.keyframes import ocr_mask, select_keyframes
 from episodic.memory.replay import _unsupported_terms, clean_summary, is_faithful
-from episodic.stream.media import SampledFrame
 
 
 def _mem(t0: float, t1: float, vec, text: str = "") -> ShortTermMemory:
@@ -109,7 +109,7 @@ def test_consolidation_needs_alike_key_frames_when_both_have_them():
 
 
 def test_representative_vector_gives_each_modality_an_equal_say():
-    from episodic.memory.records import representative_of
+    from episodic.core.records import representative_of
 
     frames = [EmbeddingEntry(0, 1, "visual", "a scene", np.array([1.0, 0.0], np.float32))] * 6
     speech = [EmbeddingEntry(0, 1, "speech", "hello", np.array([0.0, 1.0], np.float32))]

@@ -19,9 +19,8 @@ import numpy as np
 import pytest
 
 from episodic.config import Settings
-from episodic.errors import InputError, StoreError
-from episodic.memory.milvus_store import MilvusStore, _truncate_utf8, render_filter
-from episodic.memory.records import (
+from episodic.core.errors import InputError, StoreError
+from episodic.core.records import (
     EmbeddingEntry,
     FrameObservation,
     ShortTermMemory,
@@ -33,6 +32,7 @@ from episodic.memory.records import (
     memory_id,
     normalise,
 )
+from episodic.memory.milvus_store import MilvusStore, _truncate_utf8, render_filter
 from tests.milvus_server_fixtures import unique_prefix
 
 TEXT_DIM = 8
@@ -404,7 +404,7 @@ WRITER = textwrap.dedent(
     from test_milvus_store import make_memory, make_event, TEXT_DIM, FEATURE_DIM, MODELS
     from episodic.config import Settings
     from episodic.memory.milvus_store import MilvusStore
-    from episodic.memory.records import StreamInfo
+    from episodic.core.records import StreamInfo
     store = MilvusStore(Settings(data_dir={data!r}))
     store.ensure_schema(TEXT_DIM, FEATURE_DIM, models=MODELS)
     rng = np.random.default_rng(11)

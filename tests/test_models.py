@@ -20,7 +20,14 @@ from PIL import Image, ImageDraw, ImageFont
 
 from episodic import samples
 from episodic.config import Settings
-from episodic.errors import ModelError
+from episodic.core.errors import ModelError
+from episodic.core.interfaces import (
+    CrossModalEmbedder,
+    SpeechRecognizer,
+    TextEmbedder,
+    VisualDescriber,
+)
+from episodic.core.llm import ChatMessage, LanguageModel
 from episodic.memory.imagebind_backend import (
     AUDIO_MEAN,
     AUDIO_STD,
@@ -33,12 +40,6 @@ from episodic.memory.imagebind_backend import (
     imagebind_vision_input,
     kaldi_fbank,
 )
-from episodic.memory.interfaces import (
-    CrossModalEmbedder,
-    SpeechRecognizer,
-    TextEmbedder,
-    VisualDescriber,
-)
 from episodic.memory.speech import WhisperRecognizer, loudest_window_dbfs, resample, whisper_device
 from episodic.memory.text_embedder import MiniLMEmbedder
 from episodic.memory.vision import (
@@ -48,7 +49,6 @@ from episodic.memory.vision import (
     fix_ocr_zeros,
     readable_label,
 )
-from episodic.reasoning.llm import ChatMessage, LanguageModel
 from episodic.reasoning.local_llm import LocalSmolLM
 from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 from tests.openai_standin import ChatStandIn as _Server

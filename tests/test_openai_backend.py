@@ -16,8 +16,9 @@ from PIL import Image, ImageDraw, ImageFont
 
 import episodic.reasoning.openai_llm as openai_llm
 from episodic.config import Settings
-from episodic.errors import ModelError
-from episodic.memory.interfaces import VisualDescriber
+from episodic.core.errors import ModelError
+from episodic.core.interfaces import VisualDescriber
+from episodic.core.llm import ChatMessage, LanguageModel
 from episodic.memory.vision import OfflineVisualDescriber
 from episodic.memory.vlm_describer import (
     CAPTION_SYSTEM,
@@ -26,7 +27,6 @@ from episodic.memory.vlm_describer import (
     encode_jpeg,
 )
 from episodic.pipeline import Components
-from episodic.reasoning.llm import ChatMessage, LanguageModel
 from episodic.reasoning.openai_llm import (
     OpenAICompatibleLLM,
     add_latency_observer,

@@ -79,7 +79,7 @@ def test_the_option_the_audio_carries_clearly_best_is_heard():
 @pytest.fixture(scope="module")
 def garbled(tmp_path_factory):
     from episodic.pipeline import Components, ingest_file
-    from episodic.retrieval.service import MemoryQA
+    from episodic.services.qa import MemoryQA
 
     root = tmp_path_factory.mktemp("options")
     components = Components(load_settings(data_dir=root / "data", relisten_score_options=True))
@@ -108,7 +108,7 @@ def test_whisper_hears_which_option_was_said_in_a_garbled_sentence(garbled):
 
 @pytest.mark.slow
 def test_a_multiple_choice_question_about_speech_is_answered_with_what_was_heard(garbled):
-    from episodic.retrieval.types import AskRequest
+    from episodic.core.query import AskRequest
 
     service, _, _ = garbled
     question = "Which room did they say the flower show is in?"

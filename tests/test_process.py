@@ -40,3 +40,14 @@ def test_entry_point_applies_it(monkeypatch: pytest.MonkeyPatch) -> None:
         cli.main()
     assert calls == [1]
     assert limit_malloc_arenas.__module__ == "episodic.process"
+
+
+def test_grpc_logging_is_quiet_unless_the_user_asked(monkeypatch):
+    from episodic.process import quiet_grpc_logging
+
+    monkeypatch.delenv("GRPC_VERBOSITY", raising=False)
+    quiet_grpc_logging()
+    assert os.environ["GRPC_VERBOSITY"] == "NONE"
+    monkeypatch.setenv("GRPC_VERBOSITY", "DEBUG")
+    quiet_grpc_logging()
+    assert os.environ["GRPC_VERBOSITY"] == "DEBUG"

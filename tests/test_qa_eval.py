@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from episodic.errors import InputError
+from episodic.core.errors import InputError
 from episodic.qa_evaluation import (
     ItemRecord,
     QAReport,

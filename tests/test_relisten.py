@@ -19,7 +19,9 @@ import pytest
 
 from episodic import samples
 from episodic.config import load_settings
-from episodic.memory.records import ShortTermMemory, TranscriptPiece
+from episodic.core.errors import DeadlineExceeded
+from episodic.core.query import AskRequest, Pathway, Scope
+from episodic.core.records import ShortTermMemory, TranscriptPiece
 from episodic.retrieval.detailed import MemoryReader, Unit
 from episodic.retrieval.relisten import (
     RelistenReport,
@@ -28,8 +30,6 @@ from episodic.retrieval.relisten import (
     hot_words,
     record_version,
 )
-from episodic.retrieval.service import DeadlineExceeded
-from episodic.retrieval.types import AskRequest, Pathway, Scope
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from bench_relisten import holds, overwrite_transcript, speech_memory  # noqa: E402
@@ -93,7 +93,7 @@ def test_versions_and_cache():
 @pytest.fixture(scope="module")
 def garbled(tmp_path_factory):
     from episodic.pipeline import Components, ingest_file
-    from episodic.retrieval.service import MemoryQA
+    from episodic.services.qa import MemoryQA
 
     root = tmp_path_factory.mktemp("relisten")
     components = Components(load_settings(data_dir=root / "data"))

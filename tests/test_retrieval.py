@@ -17,11 +17,11 @@ import pytest
 
 from episodic import samples
 from episodic.config import load_settings
-from episodic.errors import InputError
+from episodic.core.errors import DeadlineExceeded, InputError
+from episodic.core.query import AskRequest, Pathway, QueryType, Scope
 from episodic.pipeline import Components, ingest_file
 from episodic.retrieval.query_analysis import QueryAnalyzer
-from episodic.retrieval.service import DeadlineExceeded, MemoryQA
-from episodic.retrieval.types import AskRequest, Pathway, QueryType, Scope
+from episodic.services.qa import MemoryQA
 
 pytestmark = pytest.mark.slow
 

@@ -2,14 +2,12 @@
 
 One generated recording is ingested twice, as streams "kitchen" and "station", so that two
 API keys scoped to one stream each can be checked for isolation; a third key sees all.
-Ask/Search need the question-answering core (retrieval.service); their tests skip only while
-that module does not exist. Everything else (listing, segments, snippets, keys, TLS, bad
-input, deadlines, error mapping, concurrency, the CLI's client side) runs regardless.
+Besides Ask/Search (through the question-answering service, services.qa): listing, segments,
+snippets, keys, TLS, bad input, deadlines, error mapping, concurrency and the CLI's client side.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -18,7 +16,6 @@ import socket
 import subprocess
 import sys
 import threading
-import types
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,14 +30,12 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from episodic import api_convert, samples
 from episodic import server as server_mod
 from episodic.config import Settings, load_settings
-from episodic.errors import ConfigError, StoreError
+from episodic.core.errors import ConfigError, StoreError
 from episodic.proto import generate
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
 from tests.cli_runner import run_cli
 
-HAS_QA = importlib.util.find_spec("episodic.retrieval.service") is not None
-needs_qa = pytest.mark.skipif(not HAS_QA, reason="episodic.retrieval.service (MemoryQA) is not there yet")
 slow = pytest.mark.slow  # the store fixture runs the real models
 
 KEY_A = "kitchen-key-0123456789abcdef"  # sees "kitchen"
@@ -495,17 +490,8 @@ def test_servicer_refuses_work_after_the_deadline():
 
 def test_servicer_ask_deadline_exceeded_from_memory_qa(monkeypatch):
     """MemoryQA gets the call's deadline as deadline_s, and its DeadlineExceeded becomes
-    DEADLINE_EXCEEDED (a stand-in module while retrieval.service does not exist)."""
-    if HAS_QA:
-        from episodic.retrieval.service import DeadlineExceeded
-    else:
-        fake = types.ModuleType("episodic.retrieval.service")
-
-        class DeadlineExceeded(Exception):  # noqa: N818 - the contract's name
-            pass
-
-        fake.DeadlineExceeded = DeadlineExceeded  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "episodic.retrieval.service", fake)
+    DEADLINE_EXCEEDED."""
+    from episodic.core.errors import DeadlineExceeded
 
     class SlowQA:
         def ask(self, req: Any) -> Any:
@@ -521,7 +507,7 @@ def test_servicer_ask_deadline_exceeded_from_memory_qa(monkeypatch):
 
 
 def test_ask_refuses_answers_citing_other_streams():
-    from episodic.retrieval.types import AskResult, Evidence, Pathway, QueryType
+    from episodic.core.query import AskResult, Evidence, Pathway, QueryType
 
     class LeakyQA:
         def ask(self, req: Any) -> AskResult:
@@ -563,7 +549,7 @@ class ListingStore:
         return sorted(rows, key=lambda e: (e.stream_id, e.t_start, e.id))[:limit]
 
     def list_streams(self) -> list[Any]:
-        from episodic.memory.records import StreamInfo
+        from episodic.core.records import StreamInfo
 
         return [StreamInfo(sid, t_end=t) for sid, t in sorted(self.ends.items())]
 
@@ -573,7 +559,7 @@ def _random_events(seed: int) -> tuple[list[Any], dict[str, float]]:
 
     import numpy as np
 
-    from episodic.memory.records import ThetaEvent, event_id
+    from episodic.core.records import ThetaEvent, event_id
 
     rng = random.Random(seed)
     events, ends = [], {}
@@ -615,7 +601,7 @@ def test_paging_returns_every_event_once_in_order(seed):
 
 
 def test_paging_named_streams_reads_about_a_page_per_page():
-    from episodic.memory.records import ThetaEvent, event_id
+    from episodic.core.records import ThetaEvent, event_id
 
     events = [ThetaEvent(event_id("cam", 8.0 * i), "cam", "m", 8.0 * i, 8.0 * i + 8, "s", None, None) for i in range(5000)]
     store = ListingStore(events, {"cam": 40000.0})
@@ -734,9 +720,8 @@ def test_50_concurrent_clients_list_events(server):
         assert stream == ("kitchen" if key == KEY_A else "station")
 
 
-# -- Ask and Search end to end (need retrieval.service) -------------------------------------------------------
+# -- Ask and Search end to end (need services.qa) -------------------------------------------------------
 @slow
-@needs_qa
 def test_50_concurrent_clients_search(server):
     def client(i: int) -> tuple[str, list[pb.Moment]]:
         key = KEY_A if i % 2 else KEY_B
@@ -752,7 +737,6 @@ def test_50_concurrent_clients_search(server):
 
 
 @slow
-@needs_qa
 def test_concurrent_clients_ask(server):
     """Asks queue for the model (grpc_max_concurrent_asks, 1 here) and for the server's
     threads (grpc_max_workers, 8) but every client gets its own, correct answer from its own
@@ -779,7 +763,6 @@ def test_concurrent_clients_ask(server):
 
 
 @slow
-@needs_qa
 def test_ask_end_to_end(server):
     reply = server.stub.Ask(
         pb.AskRequest(question="What did Tom put in the blue bowl?", top_k=3), metadata=md(KEY_A), timeout=300
@@ -800,7 +783,6 @@ def test_ask_end_to_end(server):
 
 
 @slow
-@needs_qa
 def test_ask_past_its_deadline(server):
     """A deadline shorter than a model call: the server either answers in time from the
     evidence alone (it skips the model near the deadline) or says DEADLINE_EXCEEDED; never
@@ -819,7 +801,6 @@ def test_ask_past_its_deadline(server):
 
 
 @slow
-@needs_qa
 def test_search_end_to_end(server):
     reply = server.stub.Search(pb.SearchRequest(query="train to Oxford", top_k=2), metadata=md(KEY_ALL), timeout=300)
     assert 1 <= len(reply.moments) <= 2
@@ -833,7 +814,6 @@ def test_search_end_to_end(server):
 
 # -- the CLI's client side -----------------------------------------------------------------------------------------
 @slow
-@needs_qa
 def test_cli_ask_and_search_through_the_server(server, tmp_path):
     proc = run_cli("search", "train to Oxford", "--server", server.address, "--api-key", KEY_A,
                    "--top-k", "2", "--json", data=tmp_path)
@@ -876,7 +856,7 @@ def test_cli_ask_json_matches_api_convert(monkeypatch, tmp_path):
     from typer.testing import CliRunner
 
     from episodic import cli
-    from episodic.retrieval.types import AskResult, Evidence, Pathway, QueryType
+    from episodic.core.query import AskResult, Evidence, Pathway, QueryType
 
     result = AskResult(
         answer="seven",
@@ -911,7 +891,6 @@ def test_cli_ask_json_matches_api_convert(monkeypatch, tmp_path):
 
 
 @slow
-@needs_qa
 def test_cli_in_process_and_through_the_server_print_the_same_json(server, store):
     """The promise of api_convert: a script cannot tell whether --server was used."""
     from typer.testing import CliRunner

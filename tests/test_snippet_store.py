@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from episodic.config import Settings
-from episodic.errors import InputError
+from episodic.core.errors import InputError
+from episodic.core.media import SnippetFrame
 from episodic.memory.snippet_store import FileSnippetStore
-from episodic.stream.media import SnippetFrame
 
 SR = 16000
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from episodic import sample_sounds as ss
-from episodic.memory.records import ShortTermMemory, SoundObservation, TranscriptPiece
+from episodic.core.records import ShortTermMemory, SoundObservation, TranscriptPiece
 from episodic.memory.sound import (
     FeatureSoundDescriber,
     SoundDescriber,
@@ -172,9 +172,9 @@ def test_music_stretch_is_stored_found_and_cited(tmp_path):
     Milvus Lite); the music must come back from the store at the right time, with an E_i
     entry, and both Search and Ask about music must point there."""
     from episodic.config import load_settings
+    from episodic.core.query import AskRequest, Scope
     from episodic.pipeline import Components, ingest_file
-    from episodic.retrieval.service import MemoryQA
-    from episodic.retrieval.types import AskRequest, Scope
+    from episodic.services.qa import MemoryQA
 
     rate = 48000
     n = 24 * rate

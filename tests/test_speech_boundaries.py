@@ -73,7 +73,7 @@ def test_split_point_outside_speech():
 
 
 def test_planner_bends_a_forced_split_and_a_visual_cut_out_of_speech():
-    from episodic.stream.media import Boundary
+    from episodic.core.media import Boundary
 
     speech = [(8.5, 11.5), (16.0, 19.0)]
 

@@ -19,7 +19,7 @@ import pytest
 
 from episodic import sample_sounds
 from episodic.config import Settings
-from episodic.errors import ConfigError, ModelError
+from episodic.core.errors import ConfigError, ModelError
 from episodic.memory import whisper_models
 from episodic.memory.speech import WhisperRecognizer, parse_temperatures, relistening_recognizer
 from episodic.memory.whisper_models import ModelPart, assemble, find_model, locate_base_parts

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from episodic.config import Settings
-from episodic.errors import InputError, MediaError
+from episodic.core.errors import InputError, MediaError
+from episodic.core.media import Boundary, SampledFrame, Segment
 from episodic.samples import Scene, Speech, demo_scenes, make_recording, synthesize
 from episodic.stream.boundaries import AudioPauseDetector, VisualBoundaryDetector, energy_db
 from episodic.stream.decode import MediaDecoder, probe
-from episodic.stream.media import Boundary, SampledFrame, Segment
 from episodic.stream.sampling import FrameSampler, SnippetDecimator
 from episodic.stream.segmentation import BoundaryPlanner, Span, StreamSegmenter
 

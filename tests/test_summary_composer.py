@@ -3,7 +3,7 @@
 import numpy as np
 
 from episodic.config import Settings
-from episodic.memory.records import (
+from episodic.core.records import (
     FrameObservation,
     ShortTermMemory,
     SoundObservation,

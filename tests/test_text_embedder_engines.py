@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from episodic.config import Settings
-from episodic.errors import ModelError
+from episodic.core.errors import ModelError
 from episodic.memory.text_embedder import MiniLMEmbedder
 
 TEXTS = [

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from episodic.config import Settings
+from episodic.core.query import Scope
 from episodic.memory.milvus_store import MilvusStore, VectorCache
 from episodic.retrieval.detailed import MemoryReader, nearest_memory_ids
-from episodic.retrieval.types import Scope
 from tests.test_milvus_store import (
     FEATURE_DIM,
     MODELS,

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
 from episodic.config import Settings
+from episodic.core.media import SampledFrame
 from episodic.memory.frame_quality import frame_quality
 from episodic.memory.label_hypernyms import PATTERN_CLASSES, HypernymIndex, hypernym_of
 from episodic.memory.motion import describe_motion
@@ -21,7 +22,6 @@ from episodic.memory.vision import (
     select_labels,
 )
 from episodic.samples import Scene, _font, _SceneRenderer, _texture
-from episodic.stream.media import SampledFrame
 
 SETTINGS = Settings()
 W, H = 640, 360

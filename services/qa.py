@@ -11,7 +11,7 @@ Ask follows HippoMM's retrieval (C.2):
 4. **adaptive reasoning** – synthesis over the detailed evidence, reconciled with the fast
    answer; a multiple-choice question always gets exactly one option.
 
-Every request is validated first (clear :class:`~episodic.errors.InputError` messages), and
+Every request is validated first (clear :class:`~episodic.core.errors.InputError` messages), and
 ``deadline_s`` is checked between stages: a request that runs out of time raises
 :class:`DeadlineExceeded` instead of answering late. Streams that do not exist simply hold no
 evidence, so the answer is "I found nothing about that in memory" with confidence 0.
@@ -20,17 +20,15 @@ evidence, so the answer is "I found nothing about that in memory" with confidenc
 from __future__ import annotations
 
 import contextlib
-import math
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from episodic.errors import EpisodicError, InputError
-from episodic.memory.records import validate_stream_id
+from episodic.core import validation
+from episodic.core.deadline import Deadline
+from episodic.core.errors import EpisodicError
+from episodic.core.query import AskRequest, AskResult, Moment, Pathway, QueryType, Scope
 from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.structured import StructuredAnswerer, asks_pictured, option_streams
@@ -42,143 +40,10 @@ from episodic.retrieval.moments import MomentSearch
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
-from episodic.retrieval.types import AskRequest, AskResult, Moment, Pathway, QueryType, Scope
 
-MAX_QUESTION_CHARS = 4000
-MAX_OPTIONS = 10
-MAX_OPTION_CHARS = 500
-MAX_TOP_K = 100
 # A free-text answer this unsupported (every evidence signal near zero) is reported as
 # "nothing found": quoting the least-bad memory would read as an answer.
 NOTHING_BELOW = 0.05
-
-
-class DeadlineExceeded(EpisodicError, TimeoutError):
-    """The request's ``deadline_s`` ran out before an answer was ready."""
-
-    exit_code = 6
-
-
-# -- validation ----------------------------------------------------------------------------
-def _finite(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InputError(f"{what} must be a number, got {value!r}")
-    f = float(value)
-    if not math.isfinite(f):
-        raise InputError(f"{what} must be finite, got {value!r}")
-    return f
-
-
-def validate_text(text: Any, what: str = "question") -> str:
-    if not isinstance(text, str):
-        raise InputError(f"the {what} must be text, got {type(text).__name__}")
-    stripped = " ".join(text.split())
-    if not stripped:
-        raise InputError(f"the {what} is empty")
-    if len(text) > MAX_QUESTION_CHARS:
-        raise InputError(
-            f"the {what} is {len(text)} characters long; at most {MAX_QUESTION_CHARS} are allowed"
-        )
-    return stripped
-
-
-def validate_top_k(top_k: Any) -> int:
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= MAX_TOP_K:
-        raise InputError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
-    return int(top_k)
-
-
-def validate_scope(scope: Any) -> Scope:
-    if scope is None:
-        return Scope()
-    if not isinstance(scope, Scope):
-        raise InputError(f"scope must be a Scope, got {type(scope).__name__}")
-    ids = scope.stream_ids
-    if ids is not None:
-        if isinstance(ids, str) or not isinstance(ids, (tuple, list, set, frozenset)):
-            raise InputError("scope.stream_ids must be a list of stream ids (or None for all)")
-        ids = tuple(sorted({validate_stream_id(s) for s in ids}))
-    t_min = None if scope.t_min is None else _finite(scope.t_min, "scope t_min")
-    t_max = None if scope.t_max is None else _finite(scope.t_max, "scope t_max")
-    if t_min is not None and t_max is not None and t_min > t_max:
-        raise InputError(f"the time range is reversed: t_min {t_min:g} s is after t_max {t_max:g} s")
-    return Scope(stream_ids=ids, t_min=t_min, t_max=t_max)
-
-
-def validate_options(options: Any) -> tuple[str, ...]:
-    if options is None:
-        return ()
-    if isinstance(options, str) or not isinstance(options, (tuple, list)):
-        raise InputError("options must be a list of texts")
-    if len(options) == 1 or len(options) > MAX_OPTIONS:
-        raise InputError(
-            f"a multiple-choice question needs 2 to {MAX_OPTIONS} options, got {len(options)}"
-        )
-    out = []
-    for i, o in enumerate(options):
-        if not isinstance(o, str) or not o.strip():
-            raise InputError(f"option {i + 1} is empty")
-        if len(o) > MAX_OPTION_CHARS:
-            raise InputError(
-                f"option {i + 1} is {len(o)} characters long; at most {MAX_OPTION_CHARS} are allowed"
-            )
-        out.append(" ".join(o.split()))
-    return tuple(out)
-
-
-def validate_request(req: Any) -> AskRequest:
-    """A clean copy of ``req`` or an InputError saying exactly what is wrong."""
-    if not isinstance(req, AskRequest):
-        raise InputError(f"expected an AskRequest, got {type(req).__name__}")
-    deadline = req.deadline_s
-    if deadline is not None:
-        deadline = _finite(deadline, "deadline_s")
-    return AskRequest(
-        question=validate_text(req.question),
-        options=validate_options(req.options),
-        scope=validate_scope(req.scope),
-        top_k=validate_top_k(req.top_k),
-        deadline_s=deadline,
-    )
-
-
-# -- timing --------------------------------------------------------------------------------
-class _Clock:
-    """Stage timings and the deadline."""
-
-    def __init__(self, deadline_s: float | None) -> None:
-        self.started = time.perf_counter()
-        self.deadline_s = deadline_s
-        self.timings: dict[str, float] = {}
-
-    def remaining(self) -> float | None:
-        """Seconds left before the deadline (None when there is none)."""
-        if self.deadline_s is None:
-            return None
-        return self.deadline_s - (time.perf_counter() - self.started)
-
-    def check(self, next_stage: str) -> None:
-        if self.deadline_s is None:
-            return
-        elapsed = time.perf_counter() - self.started
-        if elapsed >= self.deadline_s:
-            raise DeadlineExceeded(
-                f"deadline of {self.deadline_s:g} s exceeded before {next_stage} "
-                f"({elapsed:.3f} s elapsed)"
-            )
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        self.check(name)
-        t = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[name] = round((time.perf_counter() - t) * 1000.0, 2)
-
-    def finish(self) -> dict[str, float]:
-        self.timings["total"] = round((time.perf_counter() - self.started) * 1000.0, 2)
-        return self.timings
 
 
 @dataclass
@@ -206,7 +71,7 @@ class MemoryQA:
         self.analyzer = QueryAnalyzer(components.embedder)
         self.answerer = Answerer(lambda: self.c.llm, self.scorer, self.settings)
         store = components.store
-        self.fast = FastRetrieval(store, self.scorer, self.answerer, self.settings)
+        self.fast = FastRetrieval(store, self.scorer, self.settings)
         self.detailed = DetailedRecall(store, self.scorer, self.settings)
         self.association = CrossModalAssociation(store, self.scorer, self.settings)
         self.moments = MomentSearch(store, self.scorer, self.settings)
@@ -251,8 +116,8 @@ class MemoryQA:
                 self.warm_store(background=True)
 
     def ask_traced(self, req: AskRequest) -> tuple[AskResult, Trace]:
-        req = validate_request(req)
-        clock = _Clock(req.deadline_s)
+        req = validation.ask_request(req)
+        clock = Deadline(req.deadline_s)
         s = self.settings
         with clock.stage("analysis"):
             q_vec, analysis = self._analyse(req.question)
@@ -275,7 +140,7 @@ class MemoryQA:
         answerer = self.answerer.for_request(clock.remaining)
         if summaries:
             with clock.stage("fast_answer"):
-                fast = self.fast.attempt(analysis, summaries, req.options, answerer)
+                fast = answerer.fast_attempt(analysis, summaries, req.options)
         else:
             fast = Draft(answer="", confidence=0.0, caps={"evidence": 0.0})
         trace = Trace(analysis=analysis, fast=fast)
@@ -358,10 +223,10 @@ class MemoryQA:
         self, query: str, scope: Scope | None = None, top_k: int = 10, deadline_s: float | None = None
     ) -> list[Moment]:
         """Moments matching ``query``, best first (see :mod:`retrieval.moments`)."""
-        text = validate_text(query, "query")
-        scope = validate_scope(scope)
-        top_k = validate_top_k(top_k)
-        clock = _Clock(None if deadline_s is None else _finite(deadline_s, "deadline_s"))
+        text = validation.text(query, "query")
+        scope = validation.scope(scope)
+        top_k = validation.top_k(top_k)
+        clock = Deadline(validation.deadline(deadline_s))
         with clock.stage("analysis"):
             q_vec, analysis = self._analyse(text)
         with clock.stage("search"):

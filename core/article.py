@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from episodic.retrieval.types import Scope
+from episodic.core.query import Scope
 
 
 class ArticleStyle(str, Enum):

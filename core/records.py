@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from episodic.errors import InputError
+from episodic.core.errors import InputError
 
 STREAM_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 

@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
 
-from episodic.errors import InputError
-from episodic.reasoning.article_types import (
+from episodic.core import validation
+from episodic.core.article import (
     Article,
     ArticleProgress,
     ArticleRequest,
-    ArticleStyle,
     Citation,
     Claim,
     Fusion,
@@ -40,48 +38,16 @@ from episodic.reasoning.article_types import (
     Sentence,
     Step,
 )
+from episodic.core.deadline import Deadline
 from episodic.reasoning.article_writers import ArticleWriter, Prose
 from episodic.reasoning.calibration import EvidenceSupport
 from episodic.reasoning.evidence import EvidenceExtractor, notes_of, source_texts
 from episodic.retrieval.decomposition import QueryDecomposer, strip_instructions
 from episodic.retrieval.detailed import MemoryReader
 from episodic.retrieval.multi_query import MultiQueryRetriever
-from episodic.retrieval.service import MemoryQA, _Clock, validate_scope, validate_text
+from episodic.services.qa import MemoryQA
 
-MAX_SUB_QUERIES = 50
 Progress = Callable[[ArticleProgress], None]
-
-
-def validate_article_request(req: Any) -> ArticleRequest:
-    """A clean copy of ``req`` or an InputError that says what is wrong."""
-    if not isinstance(req, ArticleRequest):
-        raise InputError(f"expected an ArticleRequest, got {type(req).__name__}")
-    try:
-        style = ArticleStyle(req.style)
-    except ValueError:
-        raise InputError(
-            f"unknown article style {req.style!r}; use one of: {', '.join(s.value for s in ArticleStyle)}"
-        ) from None
-    try:
-        fusion = None if req.fusion is None else Fusion(req.fusion)
-    except ValueError:
-        raise InputError(f"unknown fusion {req.fusion!r}; use one of: {', '.join(f.value for f in Fusion)}") from None
-    n = req.max_sub_queries
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SUB_QUERIES):
-        raise InputError(f"max_sub_queries must be an integer from 1 to {MAX_SUB_QUERIES}, got {n!r}")
-    deadline = req.deadline_s
-    if deadline is not None:
-        if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or deadline != deadline:
-            raise InputError(f"deadline_s must be a number, got {deadline!r}")
-        deadline = float(deadline)
-    return ArticleRequest(
-        request=validate_text(req.request, "request"),
-        style=style,
-        scope=validate_scope(req.scope),
-        fusion=fusion,
-        max_sub_queries=n,
-        deadline_s=deadline,
-    )
 
 
 def _title(request: str) -> str:
@@ -110,9 +76,9 @@ class ArticleService:
         return Prose((lambda: self.c.llm) if use else None, self.support, self.settings)
 
     def write(self, req: ArticleRequest, progress: Progress | None = None) -> Article:
-        req = validate_article_request(req)
+        req = validation.article_request(req)
         s = self.settings
-        clock = _Clock(req.deadline_s)
+        clock = Deadline(req.deadline_s)
 
         def report(stage: str, done: int, total: int, message: str = "") -> None:
             if progress is not None:

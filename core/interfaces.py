@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from episodic.memory.records import (
+from episodic.core.records import (
     FrameObservation,
     ShortTermMemory,
     SnippetRef,

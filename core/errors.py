@@ -51,3 +51,9 @@ class BrokerUnavailable(KafkaError):
     (not running, wrong address, firewall, TLS/SASL mismatch). Exit code 7."""
 
     exit_code = 7
+
+
+class DeadlineExceeded(EpisodicError, TimeoutError):
+    """A call's ``deadline_s`` ran out before its answer was ready."""
+
+    exit_code = 6
