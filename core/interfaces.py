@@ -6,8 +6,8 @@ call from one thread at a time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -65,23 +65,138 @@ class VisualDescriber(Protocol):
         ...
 
 
-@runtime_checkable
-class MemoryStore(Protocol):
-    def ensure_schema(self, text_dim: int, feature_dim: int, models: dict[str, str] | None = None) -> None: ...
+# -- the memory store ----------------------------------------------------------------------
+# Three roles, so a component can say which one it needs: ingest writes, the query side reads
+# and searches. ``MemoryStore`` is all three plus the lifecycle; Milvus (Lite or server) and the
+# in-memory store implement it, and tests/test_store_conformance.py holds both to it.
+#
+# Common rules: stream times are seconds; a time filter [t_min, t_max] keeps records that
+# overlap it; ``stream_ids`` is one id, several, or None for every stream (an empty list matches
+# nothing); scores are cosine similarities, best first; bad input raises InputError and an
+# unreachable backend StoreError.
 
-    def upsert_memories(self, memories: Sequence[ShortTermMemory]) -> None: ...
+
+@runtime_checkable
+class RecordWriter(Protocol):
+    """What ingest (the pipeline, the Kafka worker, re-listening) writes."""
+
+    def ensure_schema(self, text_dim: int, feature_dim: int, models: dict[str, str] | None = None) -> None:
+        """Create the collections, or check that existing ones were made with the same
+        dimensions and models (a mismatch raises StoreError saying how to fix it)."""
+        ...
+
+    def upsert_memories(self, memories: Sequence[ShortTermMemory]) -> None:
+        """Write memories with their E_i and frame features; a re-upsert replaces them exactly."""
+        ...
 
     def upsert_events(self, events: Sequence[ThetaEvent]) -> None: ...
 
     def upsert_stream(self, info: StreamInfo) -> None: ...
 
-    def list_events(self, stream_id: str | None = None, limit: int = 10000) -> list[ThetaEvent]: ...
+    def delete_stream_records_except(self, stream_id: str, keep_memory_ids: set[str]) -> int:
+        """Delete the stream's memories (with their events, E_i and frames) not in
+        ``keep_memory_ids``; returns the number of records deleted."""
+        ...
 
-    def list_memories(self, stream_id: str | None = None, limit: int = 10000) -> list[ShortTermMemory]: ...
+    def delete_stream(self, stream_id: str) -> int:
+        """Remove every record of a stream, its StreamInfo included."""
+        ...
 
-    def list_streams(self) -> list[StreamInfo]: ...
 
-    def delete_stream_records_except(self, stream_id: str, keep_memory_ids: set[str]) -> int: ...
+@runtime_checkable
+class RecordReader(Protocol):
+    """Keyed reads and listings."""
+
+    def list_events(
+        self, stream_id: str | Iterable[str] | None = None, t_min: float | None = None,
+        t_max: float | None = None, limit: int = 10000, with_vectors: bool = True,
+    ) -> list[ThetaEvent]:
+        """Events overlapping [t_min, t_max], sorted by (stream_id, t_start)."""
+        ...
+
+    def list_memories(
+        self, stream_id: str | Iterable[str] | None = None, t_min: float | None = None,
+        t_max: float | None = None, limit: int = 10000, with_vectors: bool = False,
+    ) -> list[ShortTermMemory]:
+        """Memories overlapping [t_min, t_max], sorted by (stream_id, t_start); with
+        ``with_vectors`` also their E_i and frame features."""
+        ...
+
+    def get_memory(self, memory_id: str, with_vectors: bool = True) -> ShortTermMemory | None: ...
+
+    def get_memories(self, memory_ids: Iterable[str], with_vectors: bool = True) -> dict[str, ShortTermMemory]:
+        """By id in one read; ids not stored are absent from the result."""
+        ...
+
+    def get_event(self, event_id: str) -> ThetaEvent | None: ...
+
+    def get_events(self, event_ids: Iterable[str]) -> dict[str, ThetaEvent]: ...
+
+    def get_stream(self, stream_id: str) -> StreamInfo | None: ...
+
+    def list_streams(self) -> list[StreamInfo]:
+        """Every stream, sorted by id."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """Records per kind: memories, events, vectors (E_i), frames, streams."""
+        ...
+
+
+@runtime_checkable
+class RecordSearch(Protocol):
+    """Nearest-neighbour search (cosine, best first) with stream and time filters."""
+
+    def search_events(
+        self, vector: Any, top_k: int = 10, stream_ids: str | Iterable[str] | None = None,
+        t_min: float | None = None, t_max: float | None = None,
+    ) -> list[tuple[ThetaEvent, float]]:
+        """Events by their summary embedding."""
+        ...
+
+    def search_memories(
+        self, vector: Any, top_k: int = 10, stream_ids: str | Iterable[str] | None = None,
+        t_min: float | None = None, t_max: float | None = None, with_vectors: bool = False,
+    ) -> list[tuple[ShortTermMemory, float]]:
+        """Memories by their v_i."""
+        ...
+
+    def search_vectors(
+        self, vector: Any, top_k: int = 10, stream_ids: str | Iterable[str] | None = None,
+        t_min: float | None = None, t_max: float | None = None, modality: str | None = None,
+    ) -> list[tuple[dict[str, Any], float]]:
+        """E_i rows as dicts: id, memory_id, stream_id, t_start, t_end, modality, text, vector."""
+        ...
+
+    def search_memory_ids(
+        self, vector: Any, source: str, top_k: int = 10, stream_ids: str | Iterable[str] | None = None,
+        t_min: float | None = None, t_max: float | None = None, modality: str | None = None,
+    ) -> list[tuple[str, float]]:
+        """(memory id, score) of the nearest rows of ``source`` ("events", "memories",
+        "vectors"), without reading the records."""
+        ...
+
+    def search_frames(
+        self, vector: Any, top_k: int = 10, stream_ids: str | Iterable[str] | None = None,
+        t_min: float | None = None, t_max: float | None = None,
+    ) -> list[tuple[dict[str, Any], float]]:
+        """Frame features (query by example): dicts with id, memory_id, stream_id, t, vector."""
+        ...
+
+
+@runtime_checkable
+class QueryStore(RecordReader, RecordSearch, Protocol):
+    """What the query side needs: reads and searches, never writes."""
+
+
+@runtime_checkable
+class MemoryStore(RecordWriter, RecordReader, RecordSearch, Protocol):
+    """The whole store, with its lifecycle."""
+
+    def enable_vector_cache(self, background: bool = False) -> bool:
+        """Keep search vectors in process memory where the backend profits (Milvus Lite);
+        False where it does not apply."""
+        ...
 
     def flush(self) -> None: ...
 

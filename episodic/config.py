@@ -29,6 +29,9 @@ class Settings:
 
     # -- where things live -------------------------------------------------------------
     data_dir: Path = Path(DEFAULT_DATA_DIR)
+    # milvus: Milvus Lite (a file) or a server, see milvus_uri; memory: in this process only,
+    # nothing kept when it exits (tests, embedding episodic in a program)
+    store: str = "milvus"
     milvus_uri: str = ""  # "" → Milvus Lite file <data_dir>/milvus.db; or http://host:19530
     milvus_token: str = ""
     collection_prefix: str = "episodic_"
@@ -459,6 +462,8 @@ def validate(s: Settings) -> Settings:
         problems.append("visual_fallback_sim is a cosine in [-1, 1]")
     if s.association_window_s < 0:
         problems.append("association_window_s must be >= 0")
+    if s.store not in ("milvus", "memory"):
+        problems.append("store must be milvus or memory")
     if s.article_decomposer not in ("auto", "rules", "llm"):
         problems.append("article_decomposer must be auto, rules or llm")
     if s.article_writer_llm not in ("auto", "always", "never"):

@@ -23,6 +23,7 @@ import numpy as np
 from episodic import metrics
 from episodic.config import Settings
 from episodic.core.errors import EpisodicError, InputError, MediaError
+from episodic.core.interfaces import MemoryStore
 from episodic.core.media import MediaInfo, Segment
 from episodic.core.records import (
     ShortTermMemory,
@@ -101,7 +102,11 @@ class Components:
         return LocalSmolLM(self.settings)
 
     @cached_property
-    def store(self):
+    def store(self) -> MemoryStore:
+        if self.settings.store == "memory":
+            from episodic.memory.in_memory_store import InMemoryStore
+
+            return InMemoryStore()
         from episodic.memory.milvus_store import MilvusStore
 
         return MilvusStore(self.settings)

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from episodic.config import Settings
+from episodic.core.interfaces import QueryStore
 from episodic.core.query import QueryType, Scope
 from episodic.reasoning.answer import (
     LETTERS,
@@ -167,7 +168,7 @@ def asks_pictured(analysis: QueryAnalysis) -> bool:
 
 
 class StructuredAnswerer:
-    def __init__(self, store, scorer: TextScorer, settings: Settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: Settings) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings

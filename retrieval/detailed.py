@@ -33,7 +33,7 @@ from functools import cached_property
 import numpy as np
 
 from episodic.config import Settings
-from episodic.core.interfaces import CrossModalEmbedder, TextEmbedder
+from episodic.core.interfaces import CrossModalEmbedder, QueryStore, TextEmbedder
 from episodic.core.query import Evidence, QueryType, Scope
 from episodic.core.records import ShortTermMemory, ThetaEvent, event_id
 from episodic.retrieval.query_analysis import QueryAnalysis, overlap, stem, term_set
@@ -263,7 +263,7 @@ def units_of(
 class MemoryReader:
     """Reads memories (with E_i) and events by id, each at most once per request."""
 
-    def __init__(self, store) -> None:
+    def __init__(self, store: QueryStore) -> None:
         self.store = store
         self._memories: dict[str, ShortTermMemory | None] = {}
         self._events: dict[str, ThetaEvent | None] = {}
@@ -277,18 +277,13 @@ class MemoryReader:
     def prefetch(self, memory_ids: Iterable[str], events: bool = True) -> None:
         """Read the memories not read yet (with E_i) and, with ``events``, their events, in
         one batch each instead of one round trip per record (a search opens ~25 memories:
-        ~75 store calls one by one, 3 in a batch). Stores without batch reads are read
-        lazily, one record at a time, as before."""
-        get_memories = getattr(self.store, "get_memories", None)
-        if get_memories is None:
-            return
+        ~75 store calls one by one, 3 in a batch)."""
         missing = [m for m in dict.fromkeys(memory_ids) if m not in self._memories]
         if missing:
-            found = get_memories(missing, with_vectors=True)
+            found = self.store.get_memories(missing, with_vectors=True)
             for mid in missing:
                 self._memories[mid] = found.get(mid)
-        get_events = getattr(self.store, "get_events", None)
-        if not events or get_events is None:
+        if not events:
             return
         wanted: dict[str, str] = {}  # event id → memory id
         for mid in dict.fromkeys(memory_ids):
@@ -296,7 +291,7 @@ class MemoryReader:
             if m is not None and m.id not in self._events:
                 wanted[event_id(m.stream_id, m.t_start)] = m.id
         if wanted:
-            found_events = get_events(list(wanted))
+            found_events = self.store.get_events(list(wanted))
             for eid, mid in wanted.items():
                 self._events[mid] = found_events.get(eid)
 
@@ -461,7 +456,7 @@ def _window(scope: Scope, end: float | None) -> tuple[float, float] | None:
     return lo, hi
 
 
-def position_memory_ids(store, scope: Scope, analysis: QueryAnalysis, reader: MemoryReader) -> list[str]:
+def position_memory_ids(store: QueryStore, scope: Scope, analysis: QueryAnalysis, reader: MemoryReader) -> list[str]:
     """Memories at the end (or start) of each stream in scope, for "what was said last"."""
     if analysis.position is None:
         return []
@@ -505,18 +500,11 @@ def nearest_memory_ids(
     store, q_vec: np.ndarray, source: str, top_k: int, scope: Scope, modality: str | None = None
 ) -> list[tuple[str, float]]:
     """(memory id, cosine) of the nearest rows of ``source`` ("vectors", "memories",
-    "events"), without reading the records where the store can (``search_memory_ids``)."""
-    args = _scope_args(scope)
-    if hasattr(store, "search_memory_ids"):
-        return store.search_memory_ids(q_vec, source, top_k=top_k, modality=modality, **args)
-    if source == "vectors":
-        return [(h["memory_id"], sc) for h, sc in store.search_vectors(q_vec, top_k=top_k, modality=modality, **args)]
-    if source == "memories":
-        return [(m.id, sc) for m, sc in store.search_memories(q_vec, top_k=top_k, **args)]
-    return [(e.memory_id, sc) for e, sc in store.search_events(q_vec, top_k=top_k, **args)]
+    "events"), without reading the records."""
+    return store.search_memory_ids(q_vec, source, top_k=top_k, modality=modality, **_scope_args(scope))
 
 
-def semantic_candidates(store, q_vec: np.ndarray, scope: Scope, settings: Settings, k: int) -> list[str]:
+def semantic_candidates(store: QueryStore, q_vec: np.ndarray, scope: Scope, settings: Settings, k: int) -> list[str]:
     """Memory ids worth reading for text search, best first: the memories owning the nearest
     fine-grained vectors, the nearest memories by v_k and the nearest summaries."""
     ids = [m for m, _ in nearest_memory_ids(store, q_vec, "vectors", max(settings.search_candidates, k), scope)]
@@ -529,7 +517,7 @@ class DetailedRecall:
     """Ψ_detailed for VIDEO, AUDIO and SUMMARY questions (cross-modal ones go to
     :mod:`retrieval.association`)."""
 
-    def __init__(self, store, scorer: TextScorer, settings: Settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: Settings) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from episodic.config import Settings
+from episodic.core.interfaces import QueryStore
 from episodic.core.query import QueryType, Scope
 from episodic.core.records import ThetaEvent
 from episodic.retrieval.detailed import (
@@ -57,7 +58,7 @@ def summary_units(events: list[tuple[ThetaEvent, float]], reader: MemoryReader) 
     return out
 
 
-def position_events(store, scope: Scope, analysis: QueryAnalysis, reader: MemoryReader) -> list[ThetaEvent]:
+def position_events(store: QueryStore, scope: Scope, analysis: QueryAnalysis, reader: MemoryReader) -> list[ThetaEvent]:
     """The events at the end (or start) of each stream in scope, for "what happened last"."""
     if analysis.position is None:
         return []
@@ -98,7 +99,7 @@ def gist_selection(units: list[Unit], spoken: set[str], k: int) -> list[Unit]:
 
 
 class FastRetrieval:
-    def __init__(self, store, scorer: TextScorer, settings: Settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: Settings) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from episodic.core.interfaces import QueryStore
 from episodic.core.query import Scope
 from episodic.retrieval.detailed import TextScorer, Unit, units_of
 from episodic.retrieval.query_analysis import (
@@ -113,7 +114,7 @@ def about_pictures(analysis: QueryAnalysis) -> bool:
     )
 
 
-def visual_units(store, stream_ids: Sequence[str], scope: Scope, reuse_vectors: bool = True) -> list[Unit]:
+def visual_units(store: QueryStore, stream_ids: Sequence[str], scope: Scope, reuse_vectors: bool = True) -> list[Unit]:
     """The key-frame units (with their guesses) of the given streams inside the scope's time
     range, from at most ``MAX_MEMORIES`` memories: a scan, for questions no text search can
     reach (nothing was said or written about the picture)."""

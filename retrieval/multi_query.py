@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from episodic.core.interfaces import QueryStore
 from episodic.core.query import Scope
 from episodic.retrieval.detailed import (
     MemoryReader,
@@ -45,7 +46,7 @@ class FusedRanking:
 
 
 class MultiQueryRetriever:
-    def __init__(self, store, scorer: TextScorer, analyzer: QueryAnalyzer, settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, analyzer: QueryAnalyzer, settings) -> None:
         self.store = store
         self.scorer = scorer
         self.analyzer = analyzer

@@ -52,6 +52,7 @@ import numpy as np
 
 from episodic.config import Settings
 from episodic.core.errors import EpisodicError
+from episodic.core.interfaces import CrossModalEmbedder
 from episodic.core.query import QueryType, Scope
 from episodic.core.records import (
     EmbeddingEntry,
@@ -752,7 +753,7 @@ class Relistener:
         ]
 
     def _cross_modal(self) -> bool:
-        return hasattr(self.c.embedder, "embed_images") and hasattr(self.c.embedder, "embed_audio")
+        return isinstance(self.c.embedder, CrossModalEmbedder)
 
     @staticmethod
     def _apply(

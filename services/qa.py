@@ -92,15 +92,13 @@ class MemoryQA:
     def warm_store(self, background: bool = True) -> None:
         """Have the store search from an in-process vector cache where it offers one
         (Milvus Lite searches walk every row in Python: ≈ 0.45 s per search at 100k events;
-        see :class:`memory.milvus_store.VectorCache`). Started in the background after the
+        see :class:`memory.vector_cache.VectorCache`). Started in the background after the
         first request, so a one-shot CLI question never waits for it, and a server is fast
         from then on; :meth:`prepare` loads it up front."""
         if self._store_warm:
             return
         self._store_warm = True
-        enable = getattr(self.c.store, "enable_vector_cache", None)
-        if enable is not None:
-            enable(background=background)
+        self.c.store.enable_vector_cache(background=background)
 
     def _analyse(self, text: str) -> tuple[np.ndarray, QueryAnalysis]:
         q_vec = np.asarray(self.c.embedder.embed_texts([text])[0], dtype=np.float32)

@@ -9,7 +9,8 @@ import pytest
 
 from episodic.config import Settings
 from episodic.core.query import Scope
-from episodic.memory.milvus_store import MilvusStore, VectorCache
+from episodic.memory.milvus_store import MilvusStore
+from episodic.memory.vector_cache import VectorCache
 from episodic.retrieval.detailed import MemoryReader, nearest_memory_ids
 from tests.test_milvus_store import (
     FEATURE_DIM,
@@ -180,9 +181,9 @@ def test_batch_reads_match_single_reads(filled):
 
 def test_large_caches_search_an_ivf_index_that_follows_writes(monkeypatch):
     pytest.importorskip("faiss")
-    import episodic.memory.milvus_store as ms
+    import episodic.memory.vector_cache as vc
 
-    monkeypatch.setattr(ms, "ANN_MIN_ROWS", 2000)
+    monkeypatch.setattr(vc, "ANN_MIN_ROWS", 2000)
     rng = np.random.default_rng(5)
     vecs = rng.standard_normal((4000, 16)).astype(np.float32)
     c = VectorCache(16, has_memory_id=True, has_modality=False)

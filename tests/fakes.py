@@ -1,0 +1,56 @@
+"""Test doubles for the model Protocols, so the query side has unit tests that run in seconds.
+
+They stand in for models only (the store is the real in-memory store): a bag-of-words hashing
+embedder, which puts texts that share words close together, and a language model that replies
+from a script. Neither is good at anything but being fast and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from episodic.core.llm import ChatMessage
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class HashEmbedder:
+    """TextEmbedder: each word (and its first five letters, so "leaves" meets "leave") adds
+    to one of ``dim`` hashed coordinates; rows are L2-normalised."""
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.model_id = f"hash-bow-{dim}"
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                for token in {word, word[:5]}:
+                    out[row, zlib.crc32(token.encode()) % self.dim] += 1.0
+            norm = float(np.linalg.norm(out[row]))
+            if norm == 0:
+                out[row, 0] = 1.0
+            else:
+                out[row] /= norm
+        return out
+
+
+@dataclass
+class ScriptedLLM:
+    """LanguageModel: replies with ``reply(messages)`` (default: "not stated") and records
+    every call."""
+
+    reply: Callable[[list[ChatMessage]], str] = lambda _messages: "not stated"
+    model_id: str = "scripted"
+    calls: list[list[ChatMessage]] = field(default_factory=list)
+
+    def generate(self, messages: list[ChatMessage], *, max_tokens: int = 256, temperature: float = 0.0,
+                 seed: int | None = None) -> str:
+        self.calls.append(list(messages))
+        return self.reply(messages)

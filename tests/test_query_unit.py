@@ -1,0 +1,111 @@
+"""The query side in seconds: MemoryQA over the in-memory store with fake models.
+
+The real models run in the slow tests (test_retrieval.py, test_answering.py); these check the
+service's own logic (validation, scope, pathways, options, deadlines, moment search) with a
+hashing embedder and a scripted language model (tests/fakes.py), so they run in the unit tier.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from episodic.config import Settings
+from episodic.core.errors import DeadlineExceeded, InputError
+from episodic.core.query import AskRequest, Pathway, Scope
+from episodic.core.records import (
+    EmbeddingEntry,
+    ShortTermMemory,
+    ThetaEvent,
+    TranscriptPiece,
+    event_id,
+    memory_id,
+)
+from episodic.memory.in_memory_store import InMemoryStore
+from episodic.pipeline import Components
+from episodic.services.qa import MemoryQA
+from tests.fakes import HashEmbedder, ScriptedLLM
+
+SAID = {
+    ("kitchen", 0.0): "The train to Oxford leaves at twenty past eleven from platform four.",
+    ("kitchen", 10.0): "We had a picnic in the park near the river with sandwiches.",
+    ("garage", 0.0): "The red car needs new tyres before Friday morning.",
+    ("garage", 10.0): "Someone is sweeping the floor of the workshop.",
+}
+
+
+def _memory(embedder: HashEmbedder, stream_id: str, t0: float, text: str) -> tuple[ShortTermMemory, ThetaEvent]:
+    vec = embedder.embed_texts([text])[0]
+    mid = memory_id(stream_id, t0)
+    m = ShortTermMemory(
+        id=mid, stream_id=stream_id, t_start=t0, t_end=t0 + 8.0, vector=vec,
+        embeddings=[EmbeddingEntry(t0 + 0.5, t0 + 7.5, "speech", text, vec)],
+        transcript=[TranscriptPiece(t0 + 0.5, t0 + 7.5, text)],
+    )
+    e = ThetaEvent(event_id(stream_id, t0), stream_id, mid, t0, t0 + 8.0, text, vec, vec, audio_context=[text])
+    return m, e
+
+
+@pytest.fixture()
+def qa(tmp_path: Path) -> MemoryQA:
+    settings = Settings(data_dir=tmp_path, store="memory", relisten_max_memories=0)
+    components = Components(settings)
+    embedder = HashEmbedder()
+    components.embedder = embedder  # cached properties: the fakes stand in for the models
+    components.llm = ScriptedLLM()
+    store = components.store
+    assert isinstance(store, InMemoryStore)
+    store.ensure_schema(embedder.dim, 4, models={"embedder": embedder.model_id})
+    pairs = [_memory(embedder, s, t, text) for (s, t), text in SAID.items()]
+    store.upsert_memories([m for m, _ in pairs])
+    store.upsert_events([e for _, e in pairs])
+    return MemoryQA(components, warm_after_request=False)
+
+
+def test_the_answer_rests_on_the_memory_that_holds_it(qa: MemoryQA) -> None:
+    result = qa.ask(AskRequest("When does the train to Oxford leave?"))
+    assert result.evidence and result.evidence[0].segment_id == memory_id("kitchen", 0.0)
+    assert "eleven" in result.answer.lower()
+
+
+def test_scope_keeps_other_streams_out(qa: MemoryQA) -> None:
+    result = qa.ask(AskRequest("When does the train to Oxford leave?", scope=Scope(stream_ids=("garage",))))
+    assert all(ev.stream_id == "garage" for ev in result.evidence)
+    assert "eleven" not in result.answer.lower()
+
+
+def test_multiple_choice_gets_exactly_one_given_option(qa: MemoryQA) -> None:
+    options = ("Before Friday morning", "Next winter", "Never")
+    result = qa.ask(AskRequest("When does the red car need new tyres?", options=options))
+    assert result.choice_index == 0 and result.answer.endswith(options[0])
+    assert result.pathway in (Pathway.FAST, Pathway.DETAILED)
+
+
+def test_a_stream_that_does_not_exist_holds_nothing(qa: MemoryQA) -> None:
+    result = qa.ask(AskRequest("When does the train leave?", scope=Scope(stream_ids=("attic",))))
+    assert result.evidence == [] and result.confidence == 0.0
+
+
+def test_moment_search_ranks_the_moment_first(qa: MemoryQA) -> None:
+    moments = qa.search("picnic in the park by the river", top_k=3)
+    assert moments[0].stream_id == "kitchen" and moments[0].t_start == pytest.approx(10.0, abs=1.0)
+    only = qa.search("picnic in the park by the river", Scope(stream_ids=("garage",)), top_k=3)
+    assert all(m.stream_id == "garage" for m in only)
+
+
+def test_deadline_and_bad_requests(qa: MemoryQA) -> None:
+    with pytest.raises(DeadlineExceeded):
+        qa.ask(AskRequest("When does the train leave?", deadline_s=1e-9))
+    for bad in (
+        AskRequest(""),
+        AskRequest("x" * 5000),
+        AskRequest("What?", options=("only one",)),
+        AskRequest("What?", scope=Scope(t_min=5.0, t_max=1.0)),
+        AskRequest("What?", top_k=0),
+        AskRequest("What?", scope=Scope(stream_ids=('a" or 1==1',))),
+    ):
+        with pytest.raises(InputError):
+            qa.ask(bad)
+    assert np.isfinite(qa.ask(AskRequest("What happened?")).confidence)
