@@ -6,11 +6,13 @@ call from one thread at a time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from episodic.core.article import Article, ArticleProgress, ArticleRequest
+from episodic.core.query import AskRequest, AskResult, Moment, Scope
 from episodic.core.records import (
     FrameObservation,
     ShortTermMemory,
@@ -212,3 +214,23 @@ class SnippetStore(Protocol):
     def open(self, uri: str): ...
 
     def delete_stream(self, stream_id: str, keep_uris: set[str]) -> int: ...
+
+
+# -- the memory as a service -----------------------------------------------------------------
+@runtime_checkable
+class MemoryService(Protocol):
+    """Questions, moment search and articles, answered in this process
+    (services.local.LocalMemoryService) or by a server (episodic.client.Client): the same
+    requests, the same typed results, the same errors (InputError, DeadlineExceeded …)."""
+
+    def ask(self, req: AskRequest) -> AskResult: ...
+
+    def search(
+        self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None
+    ) -> list[Moment]: ...
+
+    def write_article(
+        self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None
+    ) -> Article: ...
+
+    def close(self) -> None: ...

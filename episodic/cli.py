@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -397,24 +397,6 @@ TimeoutOpt = Annotated[
     float, typer.Option("--timeout", help="Give up after this many seconds (the call's deadline).", min=0.001)
 ]
 
-_REMOTE_EXIT_CODES = {
-    "INVALID_ARGUMENT": 2,
-    "UNAUTHENTICATED": 2,
-    "PERMISSION_DENIED": 2,
-    "NOT_FOUND": 2,
-    "UNAVAILABLE": 4,
-    "DEADLINE_EXCEEDED": 6,
-}
-
-
-class RemoteCallError(EpisodicError):
-    """A call to an `episodic serve` failed: the gRPC status and the server's message."""
-
-    def __init__(self, server: str, code: str, details: str) -> None:
-        super().__init__(f"{server}: {code}: {details}")
-        self.exit_code = _REMOTE_EXIT_CODES.get(code, 1)
-
-
 class _GreedyChoices(TyperCommand):
     """Lets ``--choices A B C`` take every following word up to the next option, as people
     write it; click options take a fixed number of values, so the words are rewritten to
@@ -443,79 +425,22 @@ class _GreedyChoices(TyperCommand):
         return super().parse_args(ctx, out)
 
 
-def _channel(server: str, ca_cert: Path | None) -> Any:
-    """A gRPC channel to an `episodic serve` (TLS when ``ca_cert`` is given)."""
-    import grpc
-
-    host, sep, port = server.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise InputError(f"--server must be host:port, got {server!r}")
-    options = [("grpc.max_receive_message_length", 16 * 1024 * 1024)]
-    if ca_cert is not None:
-        try:
-            root = ca_cert.read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read --ca-cert {ca_cert}: {exc.strerror or exc}") from None
-        return grpc.secure_channel(server, grpc.ssl_channel_credentials(root), options=options)
-    return grpc.insecure_channel(server, options=options)
-
-
-def _metadata(api_key: str | None) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {api_key}"),) if api_key else ()
-
-
-def _call_server(
-    server: str, method: str, request: Any, api_key: str | None, ca_cert: Path | None, timeout: float
+def _service(
+    server: str | None, api_key: str | None, ca_cert: Path | None, timeout: float,
+    data: Path | None, config: Path | None,
 ) -> Any:
-    """One unary call to an `episodic serve`; gRPC failures become a one-line RemoteCallError."""
-    import grpc
+    """The memory as a MemoryService: an `episodic serve` at ``server``, or this process over
+    ``--data`` (models loaded here). Both take the same requests and give the same results."""
+    if server:
+        from episodic.client import Client
 
-    from episodic.proto.episodic.v1 import episodic_pb2_grpc
-
-    with _channel(server, ca_cert) as channel:
-        stub = episodic_pb2_grpc.EpisodicMemoryStub(channel)
-        try:
-            return getattr(stub, method)(request, timeout=timeout, metadata=_metadata(api_key))
-        except grpc.RpcError as exc:
-            code = exc.code().name if exc.code() is not None else "UNKNOWN"
-            raise RemoteCallError(server, code, exc.details() or "no details") from None
-
-
-def _stream_server(
-    server: str, method: str, request: Any, api_key: str | None, ca_cert: Path | None, timeout: float
-) -> Iterator[Any]:
-    """The messages of one server-streaming call, as they arrive; a failure (also one after
-    some messages) becomes a one-line RemoteCallError. Leaving the loop early cancels the
-    call, so the server stops working for nobody."""
-    import grpc
-
-    from episodic.proto.episodic.v1 import episodic_pb2_grpc
-
-    with _channel(server, ca_cert) as channel:
-        stub = episodic_pb2_grpc.EpisodicMemoryStub(channel)
-        call = getattr(stub, method)(request, timeout=timeout, metadata=_metadata(api_key))
-        try:
-            yield from call
-        except grpc.RpcError as exc:
-            code = exc.code().name if exc.code() is not None else "UNKNOWN"
-            raise RemoteCallError(server, code, exc.details() or "no details") from None
-        finally:
-            call.cancel()  # a no-op once the call has ended
-
-
-def _memory_qa(data: Path | None, config: Path | None) -> tuple[Any, Any]:
-    """(MemoryQA, Components) for answering in-process; the caller closes the components."""
+        return Client(server, api_key, ca_cert, timeout_s=timeout)
     settings = _settings(data, config)
     _quiet_libraries()
     from episodic.pipeline import Components
-    from episodic.services.qa import MemoryQA
+    from episodic.services.local import LocalMemoryService
 
-    components = Components(settings)
-    try:
-        return MemoryQA(components, warm_after_request=False), components
-    except BaseException:
-        components.close()
-        raise
+    return LocalMemoryService(Components(settings))
 
 
 @app.command()
@@ -571,15 +496,8 @@ def ask(
     from episodic import api_convert
 
     req = api_convert.ask_request(question, choices or (), stream_id or (), t_min, t_max, top_k, timeout)
-    if server:
-        reply = _call_server(server, "Ask", api_convert.ask_request_to_proto(req), api_key, ca_cert, timeout)
-        result = api_convert.ask_result_from_proto(reply)
-    else:
-        qa, components = _memory_qa(data, config)
-        try:
-            result = qa.ask(req)  # DeadlineExceeded is an EpisodicError: one line, exit 6
-        finally:
-            components.close()
+    with _service(server, api_key, ca_cert, timeout, data, config) as memory:
+        result = memory.ask(req)  # DeadlineExceeded is an EpisodicError: one line, exit 6
     if json_out:
         _print_json(api_convert.ask_result_to_dict(result))
         return
@@ -618,15 +536,8 @@ def search(
     from episodic import api_convert
 
     text, scope, k = api_convert.search_args(query, stream_id or (), t_min, t_max, top_k)
-    if server:
-        reply = _call_server(server, "Search", api_convert.search_request_to_proto(text, scope, k), api_key, ca_cert, timeout)
-        moments = [api_convert.moment_from_proto(m) for m in reply.moments]
-    else:
-        qa, components = _memory_qa(data, config)
-        try:
-            moments = qa.search(text, scope, k, deadline_s=timeout)
-        finally:
-            components.close()
+    with _service(server, api_key, ca_cert, timeout, data, config) as memory:
+        moments = memory.search(text, scope, k, deadline_s=timeout)
     if json_out:
         _print_json(api_convert.search_result_to_dict(moments))
         return
@@ -753,30 +664,12 @@ def article(
     if json_out and markdown_out:
         raise InputError("--json and --markdown both choose the output: give one of them")
     req = api_convert.article_request(request, style, stream_id or (), t_min, t_max, fusion, max_sub_queries, timeout)
-    result: Any = None
     started = time.monotonic()
     waiting = f"waiting for {server}" if server else "loading the models"
-    with _ArticleProgressView(err, enabled=err.is_terminal or not json_out, waiting=waiting) as view:
-        if server:
-            msg = api_convert.article_request_to_proto(req)
-            for update in _stream_server(server, "Article", msg, api_key, ca_cert, timeout):
-                kind = update.WhichOneof("update")
-                if kind == "progress":
-                    view.update(api_convert.article_progress_from_proto(update.progress))
-                elif kind == "article":
-                    result = api_convert.article_from_proto(update.article)
-            if result is None:
-                raise EpisodicError(f"{server}: the Article call ended without an article")
-        else:
-            from episodic.services.articles import ArticleService
-
-            qa, components = _memory_qa(data, config)
-            try:
-                # over the in-process MemoryQA: one set of models for both. DeadlineExceeded and
-                # InputError are EpisodicErrors: one line, their exit code
-                result = ArticleService(components, qa=qa).write(req, progress=view.update)
-            finally:
-                components.close()
+    with _ArticleProgressView(err, enabled=err.is_terminal or not json_out, waiting=waiting) as view, \
+            _service(server, api_key, ca_cert, timeout, data, config) as memory:
+        # DeadlineExceeded, InputError and a failed call are EpisodicErrors: one line, their exit code
+        result = memory.write_article(req, progress=view.update)
     if json_out:
         _print_json(api_convert.article_to_dict(result))
         return
@@ -1112,13 +1005,14 @@ def evaluate(
     label_set = load_labelled_set(labels) if labels is not None else None
     from episodic.services.articles import ArticleService
 
-    qa, components = _memory_qa(data, config)
+    local = _service(None, None, None, 0.0, data, config)
+    components = local.components
     try:
         if build_sample:
             with err.status("generating and ingesting the sample recordings …"):
                 sample = build_article_set(Path(components.settings.data_dir) / "sample-recordings", components)
             label_set = label_set or sample
-        service = ArticleService(components, qa=qa)
+        service = ArticleService(components, qa=local.qa)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err,
                       disable=json_out and not err.is_terminal) as bar:
             task = bar.add_task("evaluating", total=len(label_set.queries))
@@ -1130,7 +1024,7 @@ def evaluate(
                                     on_query=on_query)
             bar.update(task, completed=len(label_set.queries))
     finally:
-        components.close()
+        local.close()
     if json_out:
         _print_json(report.to_dict())
         return

@@ -354,8 +354,8 @@ def test_cancelling_the_call_stops_the_work(how):
 
 # -- the CLI, with a stand-in server --------------------------------------------------------------------
 def _fake_stream(article: Article, sent: list[Any]) -> Any:
-    def stream(address: str, method: str, request: Any, *rest: Any) -> Iterator[pb.ArticleUpdate]:
-        sent.append((address, method, request))
+    def stream(client: Any, method: str, request: Any, *rest: Any) -> Iterator[pb.ArticleUpdate]:
+        sent.append((client.server, method, request))
         yield pb.ArticleUpdate(progress=api_convert.article_progress_to_proto(ArticleProgress("retrieve", 1, 2)))
         yield pb.ArticleUpdate(article=api_convert.article_to_proto(article))
 
@@ -366,10 +366,11 @@ def test_cli_article_through_a_server(monkeypatch):
     from typer.testing import CliRunner
 
     from episodic import cli
+    from episodic.client import Client
 
     article = _article()
     sent: list[Any] = []
-    monkeypatch.setattr(cli, "_stream_server", _fake_stream(article, sent))
+    monkeypatch.setattr(Client, "_stream", _fake_stream(article, sent))
     args = ["article", "What happened?", "--style", "cag", "--fusion", "wrrf", "--stream-id", "kitchen",
             "--t-max", "12", "--max-sub-queries", "3", "--server", "host:1"]
     out = CliRunner().invoke(cli.app, [*args, "--json"])
@@ -391,12 +392,13 @@ def test_cli_article_stream_without_an_article_is_an_error(monkeypatch):
     from typer.testing import CliRunner
 
     from episodic import cli
+    from episodic.client import Client
     from episodic.core.errors import EpisodicError
 
     def no_article(*args: Any) -> Iterator[pb.ArticleUpdate]:
         yield pb.ArticleUpdate(progress=pb.ArticleProgress(stage="decompose", done=1, total=1))
 
-    monkeypatch.setattr(cli, "_stream_server", no_article)
+    monkeypatch.setattr(Client, "_stream", no_article)
     out = CliRunner().invoke(cli.app, ["article", "What happened?", "--server", "host:1", "--json"])
     assert isinstance(out.exception, EpisodicError) and "without an article" in str(out.exception)
 

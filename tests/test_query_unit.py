@@ -109,3 +109,21 @@ def test_deadline_and_bad_requests(qa: MemoryQA) -> None:
         with pytest.raises(InputError):
             qa.ask(bad)
     assert np.isfinite(qa.ask(AskRequest("What happened?")).confidence)
+
+
+def test_local_and_remote_services_share_one_interface(qa: MemoryQA, tmp_path: Path) -> None:
+    from episodic.client import Client
+    from episodic.core.interfaces import MemoryService
+    from episodic.services.local import LocalMemoryService
+
+    with LocalMemoryService(qa.c) as local:
+        assert isinstance(local, MemoryService)
+        assert local.ask(AskRequest("When does the train to Oxford leave?")).evidence[0].stream_id == "kitchen"
+        assert local.search("picnic by the river", top_k=2)[0].stream_id == "kitchen"
+    client = Client("127.0.0.1:9")  # nothing is called yet: no server needed
+    assert isinstance(client, MemoryService)
+    client.close()
+    with pytest.raises(InputError, match="host:port"):
+        Client("no-port")
+    with pytest.raises(InputError, match="ca-cert"):
+        Client("127.0.0.1:9", ca_cert=tmp_path / "missing.pem")

@@ -871,11 +871,13 @@ def test_cli_ask_json_matches_api_convert(monkeypatch, tmp_path):
     )
     sent: list[Any] = []
 
-    def fake_call(server: str, method: str, request: Any, *rest: Any) -> Any:
-        sent.append((server, method, request))
+    def fake_call(client: Any, method: str, request: Any, *rest: Any) -> Any:
+        sent.append((client.server, method, request))
         return api_convert.ask_result_to_proto(result)
 
-    monkeypatch.setattr(cli, "_call_server", fake_call)
+    from episodic.client import Client
+
+    monkeypatch.setattr(Client, "_unary", fake_call)
     out = CliRunner().invoke(
         cli.app,
         ["ask", "Which platform?", "--choices", "3", "7", "9", "--stream-id", "kitchen", "--stream-id", "station",

@@ -1,0 +1,146 @@
+"""A Python client of `episodic serve`: the same typed results as answering in-process.
+
+``Client`` implements :class:`~episodic.core.interfaces.MemoryService` over gRPC, as
+:class:`~episodic.services.local.LocalMemoryService` does in-process, so a caller (the CLI among
+them) has one code path for both and cannot tell which one answered::
+
+    with Client("127.0.0.1:50051", api_key="…") as memory:
+        print(memory.ask(AskRequest("When does the train leave?")).answer)
+
+A failed call raises :class:`RemoteCallError` with the gRPC status and the server's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from episodic import api_convert
+from episodic.core.article import Article, ArticleProgress, ArticleRequest
+from episodic.core.errors import EpisodicError, InputError
+from episodic.core.query import AskRequest, AskResult, Moment, Scope
+
+MAX_RECEIVE_BYTES = 16 * 1024 * 1024
+DEFAULT_TIMEOUT_S = 300.0
+# how a failed call's status maps to the CLI's exit codes (the same as local errors')
+REMOTE_EXIT_CODES = {
+    "INVALID_ARGUMENT": 2,
+    "UNAUTHENTICATED": 2,
+    "PERMISSION_DENIED": 2,
+    "NOT_FOUND": 2,
+    "UNAVAILABLE": 4,
+    "DEADLINE_EXCEEDED": 6,
+}
+
+
+class RemoteCallError(EpisodicError):
+    """A call to an `episodic serve` failed: the gRPC status and the server's message."""
+
+    def __init__(self, server: str, code: str, details: str) -> None:
+        super().__init__(f"{server}: {code}: {details}")
+        self.code = code
+        self.exit_code = REMOTE_EXIT_CODES.get(code, 1)
+
+
+def open_channel(server: str, ca_cert: Path | None = None) -> Any:
+    """A gRPC channel to ``host:port`` (TLS when ``ca_cert``, the server's CA, is given)."""
+    import grpc
+
+    host, sep, port = server.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise InputError(f"--server must be host:port, got {server!r}")
+    options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
+    if ca_cert is not None:
+        try:
+            root = Path(ca_cert).read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read --ca-cert {ca_cert}: {exc.strerror or exc}") from None
+        return grpc.secure_channel(server, grpc.ssl_channel_credentials(root), options=options)
+    return grpc.insecure_channel(server, options=options)
+
+
+class Client:
+    """Ask, Search and Article on an `episodic serve` at ``server`` (host:port)."""
+
+    def __init__(
+        self, server: str, api_key: str | None = None, ca_cert: Path | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.server = server
+        self.timeout_s = timeout_s
+        self._metadata = (("authorization", f"Bearer {api_key}"),) if api_key else ()
+        self._ca_cert = ca_cert
+        self._channel: Any = None
+        open_channel(server, ca_cert).close()  # a bad address or CA file fails here, at once
+
+    def _stub(self) -> Any:
+        from episodic.proto.episodic.v1 import episodic_pb2_grpc
+
+        if self._channel is None:
+            self._channel = open_channel(self.server, self._ca_cert)
+        return episodic_pb2_grpc.EpisodicMemoryStub(self._channel)
+
+    def _failed(self, exc: Any) -> RemoteCallError:
+        code = exc.code().name if exc.code() is not None else "UNKNOWN"
+        return RemoteCallError(self.server, code, exc.details() or "no details")
+
+    def _unary(self, method: str, request: Any, timeout_s: float) -> Any:
+        """One unary call; a gRPC failure becomes a one-line RemoteCallError."""
+        import grpc
+
+        try:
+            return getattr(self._stub(), method)(request, timeout=timeout_s, metadata=self._metadata)
+        except grpc.RpcError as exc:
+            raise self._failed(exc) from None
+
+    def _stream(self, method: str, request: Any, timeout_s: float) -> Iterator[Any]:
+        """The messages of one server-streaming call as they arrive; a failure (also after some
+        messages) becomes a RemoteCallError. Leaving the loop early cancels the call, so the
+        server stops working for nobody."""
+        import grpc
+
+        call = getattr(self._stub(), method)(request, timeout=timeout_s, metadata=self._metadata)
+        try:
+            yield from call
+        except grpc.RpcError as exc:
+            raise self._failed(exc) from None
+        finally:
+            call.cancel()  # a no-op once the call has ended
+
+    # -- MemoryService ---------------------------------------------------------------------
+    def ask(self, req: AskRequest) -> AskResult:
+        reply = self._unary("Ask", api_convert.ask_request_to_proto(req), req.deadline_s or self.timeout_s)
+        return api_convert.ask_result_from_proto(reply)
+
+    def search(
+        self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None
+    ) -> list[Moment]:
+        msg = api_convert.search_request_to_proto(query, scope or Scope(), top_k)
+        reply = self._unary("Search", msg, deadline_s or self.timeout_s)
+        return [api_convert.moment_from_proto(m) for m in reply.moments]
+
+    def write_article(
+        self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None
+    ) -> Article:
+        result = None
+        for update in self._stream("Article", api_convert.article_request_to_proto(req), req.deadline_s or self.timeout_s):
+            kind = update.WhichOneof("update")
+            if kind == "progress" and progress is not None:
+                progress(api_convert.article_progress_from_proto(update.progress))
+            elif kind == "article":
+                result = api_convert.article_from_proto(update.article)
+        if result is None:
+            raise EpisodicError(f"{self.server}: the Article call ended without an article")
+        return result
+
+    def close(self) -> None:
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

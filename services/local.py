@@ -1,0 +1,51 @@
+"""The memory answered in this process: :class:`~episodic.core.interfaces.MemoryService` over
+the configured components (the composition root builds them and hands them in)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from episodic.core.article import Article, ArticleProgress, ArticleRequest
+from episodic.core.query import AskRequest, AskResult, Moment, Scope
+from episodic.services.qa import MemoryQA
+
+
+class LocalMemoryService:
+    """Ask, Search and Article over ``components``; closing the service closes them.
+
+    ``warm_after_request=False`` (the default here) suits one-shot use such as a CLI question:
+    the store's vector cache would load in the background only to be dropped at exit."""
+
+    def __init__(self, components: Any, warm_after_request: bool = False) -> None:
+        self.components = components
+        try:
+            self.qa = MemoryQA(components, warm_after_request=warm_after_request)
+        except BaseException:
+            components.close()
+            raise
+
+    def ask(self, req: AskRequest) -> AskResult:
+        return self.qa.ask(req)
+
+    def search(
+        self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None
+    ) -> list[Moment]:
+        return self.qa.search(query, scope, top_k, deadline_s=deadline_s)
+
+    def write_article(
+        self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None
+    ) -> Article:
+        from episodic.services.articles import ArticleService
+
+        # over the same MemoryQA: one set of models and one vector cache for both
+        return ArticleService(self.components, qa=self.qa).write(req, progress=progress)
+
+    def close(self) -> None:
+        self.components.close()
+
+    def __enter__(self) -> LocalMemoryService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
