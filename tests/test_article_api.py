@@ -24,7 +24,7 @@ import grpc
 import pytest
 
 from episodic import api_convert
-from episodic import server as server_mod
+from episodic import servicer as servicer_mod
 from episodic.core.article import (
     Article,
     ArticleProgress,
@@ -215,13 +215,13 @@ class FakeArticles:
         return self.article
 
 
-def _article_servicer(articles: Any) -> server_mod.EpisodicServicer:
+def _article_servicer(articles: Any) -> servicer_mod.EpisodicServicer:
     servicer = _servicer(None)
     servicer._articles = articles
     return servicer
 
 
-def _free(servicer: server_mod.EpisodicServicer) -> bool:
+def _free(servicer: servicer_mod.EpisodicServicer) -> bool:
     """The model semaphore is free again (waiting a moment for the worker to let go)."""
     if servicer._asks.acquire(timeout=5):
         servicer._asks.release()
@@ -348,7 +348,7 @@ def test_cancelling_the_call_stops_the_work(how):
         stream.close()
     work.go.set()
     assert work.finished.wait(10)
-    assert isinstance(work.stopped, server_mod.ArticleCancelled)
+    assert isinstance(work.stopped, servicer_mod.ArticleCancelled)
     assert _free(servicer)
 
 

@@ -34,6 +34,7 @@ import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from episodic import server as server_mod
+from episodic import server_auth
 from episodic.cli import app
 from episodic.config import Settings, load_settings
 from episodic.core.errors import ConfigError
@@ -365,7 +366,7 @@ def test_example_api_keys_parse_with_the_server_loader(tmp_path):
     keys_file = tmp_path / "api_keys.toml"
     keys_file.write_text(_example_secret()["api_keys.toml"])
     keys_file.chmod(0o600)
-    assert len(server_mod.ApiKeys.from_file(keys_file)) >= 1
+    assert len(server_auth.ApiKeys.from_file(keys_file)) >= 1
 
 
 def test_image_exposes_the_configured_ports():

@@ -27,8 +27,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from episodic import api_convert, samples
+from episodic import api_convert, samples, server_auth, server_paging
 from episodic import server as server_mod
+from episodic import servicer as servicer_mod
 from episodic.config import Settings, load_settings
 from episodic.core.errors import ConfigError, StoreError
 from episodic.proto import generate
@@ -261,7 +262,7 @@ def test_download_snippet_bytes_equal_the_file(server, store, monkeypatch):
     assert b"".join(c.data for c in chunks) == expected
     assert all(len(c.data) <= 1024 * 1024 for c in chunks)
     # small chunks: offsets and sizes line up, metadata on every chunk
-    monkeypatch.setattr(server_mod, "CHUNK_BYTES", 10_000)
+    monkeypatch.setattr(servicer_mod, "CHUNK_BYTES", 10_000)
     chunks = list(server.stub.DownloadSnippet(pb.DownloadSnippetRequest(segment_id=SEG_K0), metadata=md(KEY_A)))
     assert len(chunks) == -(-len(expected) // 10_000)
     assert b"".join(c.data for c in chunks) == expected
@@ -454,9 +455,9 @@ class FakeComponents:
         self.snippets = None
 
 
-def _servicer(store: Any) -> server_mod.EpisodicServicer:
-    keys = server_mod.ApiKeys({KEY_ALL: ["*"], KEY_A: ["kitchen"]})
-    return server_mod.EpisodicServicer(FakeComponents(store), keys)
+def _servicer(store: Any) -> servicer_mod.EpisodicServicer:
+    keys = server_auth.ApiKeys({KEY_ALL: ["*"], KEY_A: ["kitchen"]})
+    return servicer_mod.EpisodicServicer(FakeComponents(store), keys)
 
 
 @pytest.mark.parametrize(
@@ -592,11 +593,11 @@ def test_paging_returns_every_event_once_in_order(seed):
         size = rng.choice([1, 3, 10, 100])
         got, after = [], None
         for _ in range(len(expected) + 2):
-            page = server_mod.page_events(store, streams, t_min, t_max, after, size + 1)
+            page = server_paging.page_events(store, streams, t_min, t_max, after, size + 1)
             got += page[:size]
             if len(page) <= size:
                 break
-            after = server_mod._event_key(page[size - 1])
+            after = server_paging._event_key(page[size - 1])
         assert [e.id for e in got] == [e.id for e in expected], (streams, t_min, t_max, size)
 
 
@@ -605,8 +606,8 @@ def test_paging_named_streams_reads_about_a_page_per_page():
 
     events = [ThetaEvent(event_id("cam", 8.0 * i), "cam", "m", 8.0 * i, 8.0 * i + 8, "s", None, None) for i in range(5000)]
     store = ListingStore(events, {"cam": 40000.0})
-    after = server_mod._event_key(events[2999])
-    page = server_mod.page_events(store, ("cam",), None, None, after, 101)
+    after = server_paging._event_key(events[2999])
+    page = server_paging.page_events(store, ("cam",), None, None, after, 101)
     assert [e.id for e in page] == [e.id for e in events[3000:3101]]
     assert store.rows_read < 400  # not the 5000 a full read would take
 
@@ -626,14 +627,14 @@ def test_bad_api_keys_file_is_a_config_error(tmp_path, content, needle):
     path = tmp_path / "keys.toml"
     path.write_text(content)
     with pytest.raises(ConfigError, match=needle):
-        server_mod.ApiKeys.from_file(path)
+        server_auth.ApiKeys.from_file(path)
 
 
 def test_api_keys_json_and_table_forms(tmp_path):
     (tmp_path / "k.json").write_text(json.dumps({KEY_A: ["kitchen"]}))
     (tmp_path / "k.toml").write_text(f'[api_keys]\n"{KEY_A}" = ["kitchen"]\n')
     for name in ("k.json", "k.toml"):
-        keys = server_mod.ApiKeys.from_file(tmp_path / name)
+        keys = server_auth.ApiKeys.from_file(tmp_path / name)
         caller = keys.authenticate(md(KEY_A))
         assert caller.streams == frozenset({"kitchen"}) and KEY_A not in caller.key_id
 
@@ -933,3 +934,33 @@ def test_serve_prints_its_address_and_stops_on_sigterm(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_servicer_lists_events_by_page_within_the_key(tmp_path):
+    """ListEvents through the servicer over the in-memory store (no models, no server): pages
+    of the caller's streams only, a token that continues where the last page ended, and the
+    same validation as everywhere else."""
+    from episodic.memory.in_memory_store import InMemoryStore
+    from tests.test_store_conformance import FEATURE_DIM, MODELS, TEXT_DIM, fill
+
+    store = InMemoryStore()
+    store.ensure_schema(TEXT_DIM, FEATURE_DIM, models=MODELS)
+    fill(store)  # streams a (6 events) and b (3)
+    keys = server_auth.ApiKeys({KEY_ALL: ["*"], KEY_A: ["a"]})
+    servicer = servicer_mod.EpisodicServicer(FakeComponents(store), keys)
+    seen: list[str] = []
+    token = ""
+    while True:
+        reply = servicer.ListEvents(pb.ListEventsRequest(page_size=4, page_token=token), FakeContext(KEY_A))
+        seen += [e.stream_id for e in reply.events]
+        token = reply.next_page_token
+        if not token:
+            break
+    assert seen == ["a"] * 6
+    reply = servicer.ListEvents(pb.ListEventsRequest(t_min=15.0, t_max=32.0), FakeContext(KEY_ALL))
+    assert [(e.stream_id, e.t_start) for e in reply.events] == [("a", 10.0), ("a", 20.0), ("a", 30.0), ("b", 15.0), ("b", 25.0)]
+    for bad in (pb.ListEventsRequest(t_min=10, t_max=2), pb.ListEventsRequest(stream_ids=['a" or 1==1'])):
+        ctx = FakeContext(KEY_ALL)
+        with pytest.raises(FakeContext.Aborted):
+            servicer.ListEvents(bad, ctx)
+        assert ctx.code == grpc.StatusCode.INVALID_ARGUMENT
