@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from episodic.cli import _ingested_transcript
+from episodic.cli_tools import _ingested_transcript
 from episodic.core.records import ShortTermMemory, TranscriptPiece
 
 
