@@ -20,7 +20,6 @@ import os
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -61,33 +60,38 @@ def free_port(host: str = HOST) -> int:
         return int(s.getsockname()[1])
 
 
-def _metadata_probe(host: str, port: int, timeout_s: float = 1.0) -> bool:
-    """True when something at host:port answers a Kafka Metadata (v1) request."""
-    client_id = b"episodic-probe"
-    correlation_id = 7
-    # request header v1: api_key=3 (Metadata), api_version=1, correlation id, client id;
-    # body v1: topics = null (all topics)
-    body = struct.pack(">hhih", 3, 1, correlation_id, len(client_id)) + client_id + struct.pack(">i", -1)
+def _accepts(host: str, port: int, timeout_s: float) -> bool:
     try:
-        with socket.create_connection((host, port), timeout=timeout_s) as s:
-            s.sendall(struct.pack(">i", len(body)) + body)
-            head = _recv_exact(s, 8)
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
     except OSError:
         return False
-    if head is None:
+
+
+def broker_ready(host: str, port: int, timeout_s: float = 1.0) -> bool:
+    """True when a Kafka broker at host:port answers a metadata request (kafka-python's admin
+    client: the same library and protocol versions the producer and the worker use). A port
+    that refuses connections is answered first, quietly: the client would log each refusal."""
+    if not _accepts(host, port, timeout_s):
         return False
-    size, got_id = struct.unpack(">ii", head)
-    return size >= 4 and got_id == correlation_id
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError as ClientError
 
-
-def _recv_exact(s: socket.socket, n: int) -> bytes | None:
-    buf = b""
-    while len(buf) < n:
-        part = s.recv(n - len(buf))
-        if not part:
-            return None
-        buf += part
-    return buf
+    timeout_ms = max(1, int(timeout_s * 1000))
+    try:
+        admin = KafkaAdminClient(
+            bootstrap_servers=f"{host}:{port}", client_id="episodic-probe",
+            request_timeout_ms=timeout_ms, bootstrap_timeout_ms=timeout_ms,
+        )
+    except (ClientError, OSError, ValueError):
+        return False
+    try:
+        admin.list_topics()
+        return True
+    except (ClientError, OSError):
+        return False
+    finally:
+        admin.close()
 
 
 class LocalBroker:
@@ -145,7 +149,7 @@ class LocalBroker:
         with self._lock:
             if self.running:
                 return self
-            if _metadata_probe(self.host, self.port, 0.5):
+            if broker_ready(self.host, self.port, 0.5):
                 raise BrokerUnavailable(f"port {self.port} on {self.host} is already taken by another broker")
             url = f"tcp://{self.host}:{self.port}"
             cmd = [
@@ -175,7 +179,7 @@ class LocalBroker:
                 raise BrokerUnavailable(
                     f"Tansu exited at start (code {self._proc.returncode}) on {self.bootstrap}: {tail}"
                 )
-            if _metadata_probe(self.host, self.port, 0.5):
+            if broker_ready(self.host, self.port, 0.5):
                 return self
             if time.monotonic() > deadline:
                 self._terminate()

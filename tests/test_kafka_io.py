@@ -21,7 +21,7 @@ from kafka import KafkaAdminClient, TopicPartition
 
 from episodic.config import Settings
 from episodic.core.errors import BrokerUnavailable, ConfigError, EpisodicError, KafkaError
-from episodic.dev_broker import LocalBroker, _metadata_probe, free_port
+from episodic.dev_broker import LocalBroker, broker_ready, free_port
 from episodic.proto.episodic.v1 import media_pb2
 from episodic.stream import kafka_io
 from tests.kafka_fixtures import kafka_test_settings
@@ -362,7 +362,7 @@ def test_run_broker_serves_until_ctrl_c() -> None:
         match = re.search(r"pid (\d+)", line)
         assert match
         tansu_pid = int(match.group(1))
-        assert _metadata_probe("127.0.0.1", port)
+        assert broker_ready("127.0.0.1", port)
         proc.send_signal(signal.SIGINT)
         try:
             assert proc.wait(60) == 0  # Tansu gets SIGINT, then SIGKILL after 5 s; a loaded machine adds more
