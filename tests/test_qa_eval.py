@@ -226,7 +226,8 @@ def test_loader_reads_files_and_round_trips(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_generated_set_is_consistent_with_its_script(tmp_path: Path) -> None:
-    from episodic.qa_generator import VOICES, build_qa_set
+    from episodic.qa_content import VOICES
+    from episodic.qa_generator import build_qa_set
 
     qa = build_qa_set(tmp_path, "heldout", seed=3, streams=2, minutes=0.4)
     again = load_qa_set(tmp_path / "qa.json")
