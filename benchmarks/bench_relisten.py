@@ -250,7 +250,9 @@ def run(split: str, compare_bias: bool) -> None:
 
 def compare_biases(relistener, components, rows) -> None:
     """Transcribe each item's stored audio once per bias mode; score and check answer words."""
-    from episodic.retrieval.relisten import TranscriptScorer, hot_words, memory_audio
+    from episodic.retrieval.listen_targets import hot_words
+    from episodic.retrieval.snippet_audio import memory_audio
+    from episodic.retrieval.transcript_scorer import TranscriptScorer
 
     rec = relistener.recognizer()
     scorer = TranscriptScorer(relistener._whisper())

@@ -128,7 +128,7 @@ def hear_options(score, encoded, sentence: str, question: str, options: Sequence
                  language: str = "en", before: str = "", after: str = "") -> OptionHearing:
     """Score every option in the likely slots of ``sentence`` against the audio.
 
-    ``score(encoded, texts, language)`` is :meth:`retrieval.relisten.TranscriptScorer.score`;
+    ``score(encoded, texts, language)`` is :meth:`retrieval.transcript_scorer.TranscriptScorer.score`;
     ``encoded`` the audio's encoder output. ``before``/``after``: what the audio says around
     the sentence (the neighbouring transcript pieces it also holds), so the whole audio is
     aligned to a whole text and the sentence's own estimated times cannot cut the answer off."""

@@ -41,7 +41,6 @@ fails a request: a missing snippet or a model error leaves the old transcript in
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -53,11 +52,10 @@ import numpy as np
 from episodic.config import Settings
 from episodic.core.errors import EpisodicError
 from episodic.core.interfaces import CrossModalEmbedder
-from episodic.core.query import QueryType, Scope
+from episodic.core.query import Scope
 from episodic.core.records import (
     EmbeddingEntry,
     ShortTermMemory,
-    SnippetRef,
     TranscriptPiece,
     event_id,
 )
@@ -71,17 +69,23 @@ from episodic.retrieval.detailed import (
     relevant,
     units_of,
 )
+from episodic.retrieval.listen_targets import (
+    _inside,
+    _same_words,
+    _span,
+    _words_added,
+    about_speech,
+    hot_words,
+)
 from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable
-from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
+from episodic.retrieval.query_analysis import QueryAnalysis
+from episodic.retrieval.snippet_audio import SAMPLE_RATE_HZ, memory_audio, speech_around
+from episodic.retrieval.transcript_scorer import TranscriptScorer
+from episodic.retrieval.transcript_versions import _hot_key, cached_version, record_version
 
 log = logging.getLogger(__name__)
 
-SAMPLE_RATE_HZ = 16000  # what Whisper listens at
-MAX_HOTWORDS = 30  # Whisper's prompt holds ~220 tokens; hot words beyond this add nothing
-PAD_S = 0.3  # audio kept on each side of the pieces being re-transcribed
 UNITS_CONSIDERED = 8  # how deep into the ranked evidence memories are picked from
-HISTORY_MAX = 8  # transcript versions kept per memory (the ingest one always stays)
-LOGPROB_FLOOR = 1e-10
 # Where the old transcript has nothing here, the new one must at least be this sure (Whisper's
 # own threshold for a decoded window it believes).
 NEW_ONLY_MIN_SCORE = -1.0
@@ -92,25 +96,6 @@ INITIAL_RELISTEN_S = 3.0
 INITIAL_LOAD_S = 4.0
 OPTION_HEARING_S = 1.5  # scoring the options against one sentence's audio needs about this
 
-# GPT-2 style pre-tokens (Whisper's tokenizer): contractions, a space + letters, a space +
-# digits, a space + other symbols, runs of spaces
-_PRETOKEN = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+")
-
-
-def _byte_chars() -> list[str]:
-    """Byte-level BPE's printable stand-in for every byte (GPT-2's ``bytes_to_unicode``)."""
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    table = {b: chr(b) for b in keep}
-    extra = 0
-    for b in range(256):
-        if b not in table:
-            table[b] = chr(256 + extra)
-            extra += 1
-    return [table[b] for b in range(256)]
-
-
-_BYTE_CHARS = _byte_chars()
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]|\d+(?:[:.,]\d+)*")
 
 
 # -- records -------------------------------------------------------------------------------
@@ -148,260 +133,6 @@ class RelistenReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# -- what to listen for ---------------------------------------------------------------------
-def hot_words(question: str, options: Sequence[str] = (), limit: int = MAX_HOTWORDS) -> list[str]:
-    """The content words of the question and its options, as written, without repeats:
-    names, numbers and nouns a recogniser should be ready to hear ("fire", "alarm", "2:30").
-    Function words and words about modality ("say", "hear", "screen") are left out."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for text in (question, *options):
-        for word in _WORD.findall(text or ""):
-            low = word.lower().strip("'")
-            if low in seen or low in STOPWORDS or low in CUE_WORDS:
-                continue
-            if len(low) < 2 and not low.isdigit():
-                continue
-            seen.add(low)
-            out.append(word)
-            if len(out) >= limit:
-                return out
-    return out
-
-
-def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: Settings) -> bool:
-    """Whether the question is one that what was said can answer: an audio (or audio+video)
-    question that is not about written text or a non-speech sound, a question whose first
-    preferred evidence is speech, or one whose best relevant evidence is a transcript."""
-    if analysis.asks_text and analysis.query_type is not QueryType.AUDIO:
-        return False
-    if analysis.query_type in (QueryType.AUDIO, QueryType.VIDEO_AUDIO):
-        top = next((u for u in units if relevant(u, settings, analysis)), None)
-        return not (analysis.asks_sound and top is not None and top.modality == "sound")
-    if analysis.preferred_modalities[:1] == ("speech",):
-        return True
-    top = next((u for u in units if relevant(u, settings, analysis)), None)
-    return top is not None and top.modality == "speech"
-
-
-def _span(memory: ShortTermMemory, units: Sequence[Unit], max_s: float) -> tuple[float, float]:
-    """The stream time range of ``memory`` to re-transcribe: all of it when it is short enough,
-    else the transcript pieces the question matched (``units``, best first) padded a little,
-    grown piece by piece while it stays within ``max_s``."""
-    lo, hi = memory.t_start, memory.t_end
-    if hi - lo <= max_s:
-        return lo, hi
-    chosen = [u for u in units if u.modality == "speech"] or list(units)
-    if not chosen:
-        return lo, lo + max_s
-    a = max(lo, chosen[0].t_start - PAD_S)
-    b = min(hi, chosen[0].t_end + PAD_S)
-    if b - a > max_s:  # one very long piece: its start, where the sentence begins
-        return a, a + max_s
-    for u in chosen[1:]:
-        na, nb = min(a, max(lo, u.t_start - PAD_S)), max(b, min(hi, u.t_end + PAD_S))
-        if nb - na <= max_s:
-            a, b = na, nb
-    return a, b
-
-
-def _same_words(a: str, b: str) -> bool:
-    """The same words, ignoring case and punctuation."""
-    return re.findall(r"[a-z0-9']+", a.lower()) == re.findall(r"[a-z0-9']+", b.lower())
-
-
-def _words_added(old_text: str, new_text: str, words: Sequence[str]) -> set[str]:
-    """The question's words that the new transcript has and the old one lacks."""
-    old = {w.lower() for w in _WORD.findall(old_text)}
-    new = {w.lower() for w in _WORD.findall(new_text)}
-    return {w.lower() for w in words} & (new - old)
-
-
-def _inside(t_start: float, t_end: float, span: tuple[float, float]) -> bool:
-    mid = (t_start + t_end) / 2.0
-    return span[0] <= mid <= span[1]
-
-
-# -- audio from the snippets -----------------------------------------------------------------
-def decode_audio(path: str, t_offset: float, t_start: float, t_end: float) -> np.ndarray:
-    """Mono 16 kHz float32 audio of the file at ``path`` for stream times [t_start, t_end],
-    where the file's time 0 is stream time ``t_offset`` (a snippet's ``t_start``). Samples are
-    placed by their timestamps, so encoder priming and gaps do not shift the words; what the
-    file does not cover stays silent."""
-    import av
-
-    n = max(0, int(round((t_end - t_start) * SAMPLE_RATE_HZ)))
-    out = np.zeros(n, dtype=np.float32)
-    if n == 0:
-        return out
-    with av.open(path) as container:
-        if not container.streams.audio:
-            return out
-        stream = container.streams.audio[0]
-        resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE_HZ)
-        anchor: float | None = None  # file time of resampled sample 0
-        emitted = 0
-
-        def place(frames: list[Any]) -> None:
-            nonlocal emitted
-            for fr in frames:
-                x = np.asarray(fr.to_ndarray(), dtype=np.float32).reshape(-1)
-                t0 = t_offset + (anchor or 0.0) + emitted / SAMPLE_RATE_HZ
-                emitted += x.size
-                i0 = int(round((t0 - t_start) * SAMPLE_RATE_HZ))
-                a, b = max(0, i0), min(n, i0 + x.size)
-                if b > a:
-                    out[a:b] = x[a - i0 : b - i0]
-
-        for frame in container.decode(stream):
-            if anchor is None:
-                anchor = float(frame.pts * frame.time_base) if frame.pts is not None else 0.0
-            if t_offset + (anchor or 0.0) + emitted / SAMPLE_RATE_HZ > t_end:
-                break
-            place(resampler.resample(frame))
-        place(resampler.resample(None))
-    return out
-
-
-CONTEXT_MAX_S = 28.0  # Whisper hears 30 s at once: the sentence and its neighbours within that
-
-
-def speech_around(memory: ShortTermMemory, sentence: Unit) -> tuple[str, str, float, float]:
-    """The transcript pieces said just before and after ``sentence`` in its memory (as far as
-    one Whisper window of ``CONTEXT_MAX_S`` holds them, nearest first) and the audio span
-    that covers them all: (text before, text after, t_start, t_end)."""
-    pieces = sorted(memory.transcript, key=lambda p: p.t_start)
-    t0, t1 = sentence.t_start, sentence.t_end
-    before: list[str] = []
-    after: list[str] = []
-    earlier = [p for p in pieces if p.t_end <= sentence.t_start + 1e-3 and p.text.strip() != sentence.text]
-    later = [p for p in pieces if p.t_start >= sentence.t_end - 1e-3 and p.text.strip() != sentence.text]
-    while earlier or later:
-        grew = False
-        if earlier and max(t1, earlier[-1].t_end) - earlier[-1].t_start + 2 * PAD_S <= CONTEXT_MAX_S:
-            p = earlier.pop()
-            before.insert(0, p.text.strip())
-            t0 = min(t0, p.t_start)
-            grew = True
-        if later and later[0].t_end - t0 + 2 * PAD_S <= CONTEXT_MAX_S:
-            p = later.pop(0)
-            after.append(p.text.strip())
-            t1 = max(t1, p.t_end)
-            grew = True
-        if not grew:
-            break
-    return " ".join(before), " ".join(after), max(memory.t_start, t0 - PAD_S), min(memory.t_end, t1 + PAD_S)
-
-
-def memory_audio(
-    memory: ShortTermMemory, t_start: float, t_end: float, path_for: Callable[[str], Any]
-) -> np.ndarray:
-    """The memory's audio for [t_start, t_end] from every snippet that overlaps it
-    (consolidated memories have one snippet per merged segment). ``path_for`` turns a snippet
-    URI into a local path and refuses anything outside the snippet directory."""
-    n = max(0, int(round((t_end - t_start) * SAMPLE_RATE_HZ)))
-    out = np.zeros(n, dtype=np.float32)
-    refs: list[SnippetRef] = sorted(memory.snippets, key=lambda r: r.t_start)
-    for ref in refs:
-        a, b = max(t_start, ref.t_start), min(t_end, ref.t_end)
-        if b <= a:
-            continue
-        part = decode_audio(str(path_for(ref.uri)), ref.t_start, a, b)
-        i0 = int(round((a - t_start) * SAMPLE_RATE_HZ))
-        m = min(part.size, n - i0)
-        if m > 0:
-            out[i0 : i0 + m] = part[:m]
-    return out
-
-
-# -- scoring a text against the audio --------------------------------------------------------
-class TranscriptScorer:
-    """Mean token log-probability of a text given the audio, by forced alignment with a
-    Whisper model (CTranslate2's ``align``: the decoder is fed the text after the start
-    tokens, with no prompt). Scoring the old and the new transcript with the same model on the
-    same audio is a fair comparison whatever model made either of them."""
-
-    def __init__(self, whisper_model: Any) -> None:
-        self.model = whisper_model  # a faster_whisper.WhisperModel
-
-    def encode(self, audio: np.ndarray) -> tuple[Any, int]:
-        from faster_whisper.audio import pad_or_trim
-
-        fe = self.model.feature_extractor
-        features = fe(audio)[..., :-1]
-        num_frames = int(min(features.shape[-1], fe.nb_max_frames))
-        return self.model.encode(pad_or_trim(features[..., : fe.nb_max_frames])), max(1, num_frames)
-
-    def token_ids(self, text: str) -> list[int]:
-        """Whisper's tokens for ``text`` as the decoder itself would write them: each word
-        (with its leading space) as one vocabulary entry where the vocabulary has it, else as
-        the tokenizer splits it. The merges shipped with some bundled tokenizers miss common
-        words (" test" came out as " " + "test", a sequence the model never writes and scores
-        near zero), which would make a correct transcript look unlikely."""
-        hf = self.model.hf_tokenizer
-        ids: list[int] = []
-        for piece in _PRETOKEN.findall(text):
-            whole = hf.token_to_id("".join(_BYTE_CHARS[b] for b in piece.encode("utf-8")))
-            if whole is not None:
-                ids.append(int(whole))
-            else:
-                ids.extend(hf.encode(piece, add_special_tokens=False).ids)
-        return ids
-
-    def score(self, encoded: tuple[Any, int], texts: Sequence[str], language: str = "en") -> list[float | None]:
-        """One score per text (None for an empty one)."""
-        from faster_whisper.tokenizer import Tokenizer
-
-        encoder_output, num_frames = encoded
-        multilingual = bool(getattr(self.model.model, "is_multilingual", False))
-        tok = Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe",
-                        language=(language or "en") if multilingual else None)
-        out: list[float | None] = []
-        for text in texts:
-            clean = " ".join(text.split())
-            ids = [t for t in self.token_ids(" " + clean) if t < tok.eot] if clean else []
-            if not ids:
-                out.append(None)
-                continue
-            result = self.model.model.align(
-                encoder_output, list(tok.sot_sequence), [ids], num_frames
-            )[0]
-            probs = np.clip(np.asarray(result.text_token_probs, dtype=np.float64), LOGPROB_FLOOR, 1.0)
-            out.append(float(np.mean(np.log(probs))) if probs.size else None)
-        return out
-
-
-# -- versions in the memory's metadata -------------------------------------------------------
-def _hot_key(words: Sequence[str]) -> list[str]:
-    return sorted({w.lower() for w in words})
-
-
-def cached_version(memory: ShortTermMemory, model: str, words: Sequence[str]) -> dict[str, Any] | None:
-    """A version already made by ``model`` with (at least) these hot words, if any."""
-    wanted = set(_hot_key(words))
-    for v in memory.metadata.get("transcripts") or []:
-        if v.get("source") == "relisten" and v.get("model") == model and wanted <= set(v.get("hotwords") or []):
-            return v
-    return None
-
-
-def record_version(memory: ShortTermMemory, entry: dict[str, Any], ingest: dict[str, Any]) -> int:
-    """Append ``entry`` to ``memory.metadata["transcripts"]`` (with the ingest transcript as
-    version 1 the first time) and return its version number; the oldest re-listened versions
-    are dropped beyond HISTORY_MAX."""
-    history: list[dict[str, Any]] = list(memory.metadata.get("transcripts") or [])
-    if not history:
-        history.append({"version": 1, **ingest})
-    version = max(int(v.get("version", 0)) for v in history) + 1
-    history.append({"version": version, **entry})
-    if len(history) > HISTORY_MAX:
-        history = history[:1] + history[-(HISTORY_MAX - 1):]
-    memory.metadata["transcripts"] = history
-    if entry.get("adopted"):
-        memory.metadata["transcript_version"] = version
-    return version
 
 
 # -- the stage --------------------------------------------------------------------------------

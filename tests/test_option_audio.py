@@ -96,7 +96,8 @@ def garbled(tmp_path_factory):
 
 @pytest.mark.slow
 def test_whisper_hears_which_option_was_said_in_a_garbled_sentence(garbled):
-    from episodic.retrieval.relisten import TranscriptScorer, memory_audio
+    from episodic.retrieval.snippet_audio import memory_audio
+    from episodic.retrieval.transcript_scorer import TranscriptScorer
 
     service, components, memory = garbled
     audio = memory_audio(memory, memory.t_start, memory.t_end, components.snippets.path_for)

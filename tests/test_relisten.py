@@ -23,13 +23,9 @@ from episodic.core.errors import DeadlineExceeded
 from episodic.core.query import AskRequest, Pathway, Scope
 from episodic.core.records import ShortTermMemory, TranscriptPiece
 from episodic.retrieval.detailed import MemoryReader, Unit
-from episodic.retrieval.relisten import (
-    RelistenReport,
-    _span,
-    cached_version,
-    hot_words,
-    record_version,
-)
+from episodic.retrieval.listen_targets import _span, hot_words
+from episodic.retrieval.relisten import RelistenReport
+from episodic.retrieval.transcript_versions import cached_version, record_version
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from bench_relisten import holds, overwrite_transcript, speech_memory  # noqa: E402
@@ -206,7 +202,7 @@ def test_scorer_tokens_match_the_decoder():
     """Words the bundled tokenizer splits oddly (" test" → " " + "test") are scored as the
     single vocabulary entries the decoder writes; an empty text has no score."""
     from episodic.memory.speech import relistening_recognizer
-    from episodic.retrieval.relisten import TranscriptScorer
+    from episodic.retrieval.transcript_scorer import TranscriptScorer
 
     rec = relistening_recognizer(load_settings())
     model = rec._load()

@@ -1,0 +1,98 @@
+"""What to listen for when listening again: the question's words to bias the recogniser with,
+whether a question is about speech at all, and which stretch of a memory to hear."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from episodic.config import Settings
+from episodic.core.query import QueryType
+from episodic.core.records import (
+    ShortTermMemory,
+)
+from episodic.retrieval.detailed import (
+    Unit,
+    relevant,
+)
+from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
+from episodic.retrieval.snippet_audio import PAD_S
+
+MAX_HOTWORDS = 30  # Whisper's prompt holds ~220 tokens; hot words beyond this add nothing
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]|\d+(?:[:.,]\d+)*")
+
+
+# -- what to listen for ---------------------------------------------------------------------
+def hot_words(question: str, options: Sequence[str] = (), limit: int = MAX_HOTWORDS) -> list[str]:
+    """The content words of the question and its options, as written, without repeats:
+    names, numbers and nouns a recogniser should be ready to hear ("fire", "alarm", "2:30").
+    Function words and words about modality ("say", "hear", "screen") are left out."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for text in (question, *options):
+        for word in _WORD.findall(text or ""):
+            low = word.lower().strip("'")
+            if low in seen or low in STOPWORDS or low in CUE_WORDS:
+                continue
+            if len(low) < 2 and not low.isdigit():
+                continue
+            seen.add(low)
+            out.append(word)
+            if len(out) >= limit:
+                return out
+    return out
+
+
+def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: Settings) -> bool:
+    """Whether the question is one that what was said can answer: an audio (or audio+video)
+    question that is not about written text or a non-speech sound, a question whose first
+    preferred evidence is speech, or one whose best relevant evidence is a transcript."""
+    if analysis.asks_text and analysis.query_type is not QueryType.AUDIO:
+        return False
+    if analysis.query_type in (QueryType.AUDIO, QueryType.VIDEO_AUDIO):
+        top = next((u for u in units if relevant(u, settings, analysis)), None)
+        return not (analysis.asks_sound and top is not None and top.modality == "sound")
+    if analysis.preferred_modalities[:1] == ("speech",):
+        return True
+    top = next((u for u in units if relevant(u, settings, analysis)), None)
+    return top is not None and top.modality == "speech"
+
+
+def _span(memory: ShortTermMemory, units: Sequence[Unit], max_s: float) -> tuple[float, float]:
+    """The stream time range of ``memory`` to re-transcribe: all of it when it is short enough,
+    else the transcript pieces the question matched (``units``, best first) padded a little,
+    grown piece by piece while it stays within ``max_s``."""
+    lo, hi = memory.t_start, memory.t_end
+    if hi - lo <= max_s:
+        return lo, hi
+    chosen = [u for u in units if u.modality == "speech"] or list(units)
+    if not chosen:
+        return lo, lo + max_s
+    a = max(lo, chosen[0].t_start - PAD_S)
+    b = min(hi, chosen[0].t_end + PAD_S)
+    if b - a > max_s:  # one very long piece: its start, where the sentence begins
+        return a, a + max_s
+    for u in chosen[1:]:
+        na, nb = min(a, max(lo, u.t_start - PAD_S)), max(b, min(hi, u.t_end + PAD_S))
+        if nb - na <= max_s:
+            a, b = na, nb
+    return a, b
+
+
+def _same_words(a: str, b: str) -> bool:
+    """The same words, ignoring case and punctuation."""
+    return re.findall(r"[a-z0-9']+", a.lower()) == re.findall(r"[a-z0-9']+", b.lower())
+
+
+def _words_added(old_text: str, new_text: str, words: Sequence[str]) -> set[str]:
+    """The question's words that the new transcript has and the old one lacks."""
+    old = {w.lower() for w in _WORD.findall(old_text)}
+    new = {w.lower() for w in _WORD.findall(new_text)}
+    return {w.lower() for w in words} & (new - old)
+
+
+def _inside(t_start: float, t_end: float, span: tuple[float, float]) -> bool:
+    mid = (t_start + t_end) / 2.0
+    return span[0] <= mid <= span[1]
+
+
