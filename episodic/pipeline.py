@@ -361,7 +361,7 @@ class StreamRunner:
     consolidation): the point a restarted worker resumes from, bit for bit.
 
     :meth:`feed` drops chunks it has already seen (a duplicate delivery, a producer retry)
-    and notes gaps; a :class:`~stream.chunks.ChunkError` from a corrupt chunk propagates
+    and notes gaps; a :class:`~stream.media_chunk.ChunkError` from a corrupt chunk propagates
     before any of its media is used, so the caller can dead-letter it and go on.
 
     A push session (``session_id``) is part of a chunk's identity: a producer that restarts
@@ -382,7 +382,7 @@ class StreamRunner:
         resume: Checkpoint | None = None,
         previous: StreamInfo | None = None,
     ) -> None:
-        from episodic.stream.chunks import ChunkDecoder
+        from episodic.stream.chunk_decoder import ChunkDecoder
 
         self.stream_id = validate_stream_id(stream_id)
         self.c = components

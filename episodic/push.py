@@ -26,8 +26,9 @@ from typing import Any
 from episodic.config import Settings
 from episodic.core.errors import EpisodicError, InputError
 from episodic.core.records import validate_stream_id
-from episodic.stream.chunks import Chunker, MediaChunk
+from episodic.stream.chunks import Chunker
 from episodic.stream.decode import redact
+from episodic.stream.media_chunk import MediaChunk
 from episodic.stream.reconnect import LiveChunks, Outage
 
 log = logging.getLogger(__name__)

@@ -41,7 +41,7 @@ from episodic.config import Settings
 from episodic.core.errors import EpisodicError
 from episodic.core.records import StreamInfo
 from episodic.pipeline import Checkpoint, Components, StreamRunner, in_stream_numbering, sessions_of
-from episodic.stream.chunks import ChunkError, MediaChunk
+from episodic.stream.media_chunk import ChunkError, MediaChunk
 
 log = logging.getLogger(__name__)
 

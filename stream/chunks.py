@@ -6,7 +6,7 @@ carry), starting at a video keyframe, with a few audio packets of pre-roll from 
 its start. Embedded ingest uses exactly the same chunks, so ``episodic ingest`` and
 ``episodic push`` + ``episodic worker`` run the same code and store the same records.
 
-Why chunks decode on their own: every chunk gets fresh decoders (:class:`ChunkDecoder`).
+Why chunks decode on their own: every chunk gets fresh decoders (:class:`~episodic.stream.chunk_decoder.ChunkDecoder`).
 Video starts at a keyframe; audio codecs carry state from one packet to the next (the MDCT
 overlap of AAC, the bit reservoir of MP3), which the pre-roll packets rebuild before the
 chunk's own audio starts. The decoded pre-roll is dropped. So a worker that starts, restarts
@@ -37,24 +37,20 @@ from typing import Any
 import av
 
 from episodic.config import Settings
-from episodic.core.errors import InputError, MediaError
+from episodic.core.errors import MediaError
 from episodic.core.media import MediaInfo
 from episodic.core.records import validate_stream_id
 from episodic.stream.decode import (
-    DecodedItem,
     MediaDecoder,
-    _DecodeState,
     _one_line,
-    _Refused,
     codec_name,
     is_url,
 )
+from episodic.stream.media_chunk import MediaChunk
 from episodic.stream.sampling import rotation_of
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-CONTAINERS = ("mpegts", "matroska")
 # Codecs FFmpeg's MPEG-TS muxer carries; anything else goes into Matroska.
 TS_VIDEO = frozenset({"h264", "hevc", "mpeg1video", "mpeg2video"})
 TS_AUDIO = frozenset({"aac", "mp3", "mp2", "ac3", "eac3"})
@@ -67,160 +63,12 @@ PREROLL_PACKET_BYTES = 2048  # an audio packet's size at most, counted for the p
 # (MPEG-TS: ~210-300 bytes a packet and 188/184 for transport headers; Matroska: ~8-10 bytes).
 MUX_OVERHEAD = {"mpegts": (320, 188 / 184), "matroska": (32, 1.0)}
 _EPS = 1e-6
-# A chunk whose payload_t0 puts its media further than this off its t_start (video keyframe)
-# or t_end (audio-only) is aligned to the payload's own timestamps and warned about: under
-# one frame at 60 fps, far above the rounding of our own chunks (microseconds).
-ALIGN_TOLERANCE_S = 0.012
 
 
 # Embedded ingest never sends chunks through Kafka, so a camera's long GOP (x264's default 250
 # frames, 10 s at 25 fps: tens of MB at 4K) is no reason to refuse a local file; this only
 # bounds the memory one keyframe-to-keyframe stretch may take.
 LOCAL_CHUNK_MAX_BYTES = 512 * 1024 * 1024
-
-
-class ChunkError(MediaError):
-    """A chunk that cannot be used (corrupt payload, impossible fields): dead-letter it."""
-
-
-@dataclass
-class MediaChunk:
-    """One chunk of one stream (see ``proto/episodic/v1/media.proto`` for each field)."""
-
-    stream_id: str
-    seq: int
-    t_start: float
-    t_end: float
-    container: str = ""
-    video_codec: str = ""
-    audio_codec: str = ""
-    payload: bytes = field(default=b"", repr=False)
-    payload_t0: float = 0.0
-    keyframe: bool = True
-    end_of_stream: bool = False
-    source: str = ""
-    duration_s: float = 0.0
-    produced_at_ms: int = 0
-    session_id: str = ""
-    width: int = 0
-    height: int = 0
-    append: bool = False  # this session continues a stream that has ended
-    gap_before_s: float = 0.0  # the live source was unreachable this long before this chunk
-
-    @property
-    def has_video(self) -> bool:
-        return bool(self.video_codec)
-
-    @property
-    def has_audio(self) -> bool:
-        return bool(self.audio_codec)
-
-    # -- wire format -------------------------------------------------------------------
-    def to_bytes(self) -> bytes:
-        from episodic.proto.episodic.v1 import media_pb2
-
-        return media_pb2.MediaChunk(
-            schema_version=SCHEMA_VERSION,
-            stream_id=self.stream_id,
-            seq=self.seq,
-            t_start=self.t_start,
-            t_end=self.t_end,
-            container=self.container,
-            video_codec=self.video_codec,
-            audio_codec=self.audio_codec,
-            payload=self.payload,
-            payload_t0=self.payload_t0,
-            keyframe=self.keyframe,
-            end_of_stream=self.end_of_stream,
-            source=self.source,
-            duration_s=self.duration_s,
-            produced_at_ms=self.produced_at_ms,
-            session_id=self.session_id,
-            width=self.width,
-            height=self.height,
-            append=self.append,
-            gap_before_s=self.gap_before_s,
-        ).SerializeToString()
-
-    @classmethod
-    def from_bytes(cls, data: Any, settings: Settings | None = None) -> MediaChunk:
-        """Parse and check a message; anything malformed is a :class:`ChunkError` that says
-        what is wrong (the worker dead-letters it)."""
-        from google.protobuf.message import DecodeError
-
-        from episodic.proto.episodic.v1 import media_pb2
-
-        s = settings or Settings()
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise ChunkError(f"a chunk message must be bytes, got {type(data).__name__}")
-        if len(data) > s.kafka_max_message_bytes:
-            raise ChunkError(f"message of {len(data)} bytes exceeds kafka_max_message_bytes")
-        msg = media_pb2.MediaChunk()
-        try:
-            msg.ParseFromString(bytes(data))
-        except (DecodeError, ValueError) as exc:
-            raise ChunkError(f"not a MediaChunk message ({_one_line(exc)})") from None
-        chunk = cls(
-            stream_id=msg.stream_id,
-            seq=msg.seq,
-            t_start=msg.t_start,
-            t_end=msg.t_end,
-            container=msg.container,
-            video_codec=msg.video_codec,
-            audio_codec=msg.audio_codec,
-            payload=msg.payload,
-            payload_t0=msg.payload_t0,
-            keyframe=msg.keyframe,
-            end_of_stream=msg.end_of_stream,
-            source=msg.source,
-            duration_s=msg.duration_s,
-            produced_at_ms=msg.produced_at_ms,
-            session_id=msg.session_id,
-            width=msg.width,
-            height=msg.height,
-            append=msg.append,
-            gap_before_s=msg.gap_before_s,
-        )
-        if msg.schema_version != SCHEMA_VERSION:
-            raise ChunkError(f"unsupported MediaChunk schema_version {msg.schema_version} (this worker reads {SCHEMA_VERSION})")
-        chunk.check(s)
-        return chunk
-
-    def check(self, settings: Settings) -> None:
-        """Field sanity: a message that passes can be decoded without surprises."""
-        try:
-            validate_stream_id(self.stream_id)
-        except InputError as exc:
-            raise ChunkError(str(exc)) from None
-        for name in ("t_start", "t_end", "payload_t0", "duration_s", "gap_before_s"):
-            if not math.isfinite(getattr(self, name)):
-                raise ChunkError(f"chunk {self.seq} of {self.stream_id}: {name} is not finite")
-        if not 0 <= self.gap_before_s <= self.t_start:
-            raise ChunkError(
-                f"chunk {self.seq} of {self.stream_id}: gap_before_s={self.gap_before_s} is not "
-                f"within 0..t_start"
-            )
-        if not 0 <= self.t_start <= self.t_end <= settings.max_stream_duration_s:
-            raise ChunkError(
-                f"chunk {self.seq} of {self.stream_id}: times [{self.t_start}, {self.t_end}) are "
-                f"not within 0..max_stream_duration_s"
-            )
-        if self.payload:
-            if self.container not in CONTAINERS:
-                raise ChunkError(f"chunk {self.seq} of {self.stream_id}: unknown container {self.container!r}")
-            if not (self.video_codec or self.audio_codec):
-                raise ChunkError(f"chunk {self.seq} of {self.stream_id}: names no video or audio codec")
-        elif not self.end_of_stream:
-            raise ChunkError(f"chunk {self.seq} of {self.stream_id}: empty payload")
-        if len(self.payload) > settings.chunk_max_bytes:
-            raise ChunkError(
-                f"chunk {self.seq} of {self.stream_id}: payload of {len(self.payload)} bytes exceeds "
-                f"chunk_max_bytes={settings.chunk_max_bytes}"
-            )
-        if self.width * self.height > settings.max_frame_pixels:
-            raise ChunkError(
-                f"chunk {self.seq} of {self.stream_id}: {self.width}x{self.height} frames exceed max_frame_pixels"
-            )
 
 
 # -- making chunks ------------------------------------------------------------------------
@@ -655,180 +503,3 @@ class Chunker:
         return buf.getvalue(), t0
 
 
-# -- decoding chunks ----------------------------------------------------------------------
-class ChunkDecoder:
-    """Decode the chunks of one stream, in order, into ``MediaDecoder``-style items.
-
-    Decoders are fresh for every chunk (see the module docstring); what carries over between
-    chunks is the timestamp repair and the audio resampler (:class:`_DecodeState`), so the
-    items are continuous. :meth:`flush` ends a run of chunks (end of stream, a checkpoint)
-    and returns what the state still holds.
-    """
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._state: _DecodeState | None = None
-        self.bad_packets = 0
-        self.realigned_chunks = 0  # chunks whose payload_t0 was off (see _misalignment)
-        self._warned_offset = False
-        self._last_offset = 0.0
-        self.warnings: list[str] = []
-        # above this frame rate non-reference frames are skipped (twice what is kept)
-        self.high_fps = 2.0 * max(settings.sample_fps_max, settings.snippet_fps)
-
-    def decode(self, chunk: MediaChunk) -> list[DecodedItem]:
-        """All items of one chunk (a list: a corrupt chunk fails before anything is used)."""
-        if not chunk.payload:
-            return []
-        where = f"chunk {chunk.seq} of {chunk.stream_id}"
-        try:
-            container = av.open(io.BytesIO(chunk.payload), mode="r", format=chunk.container)
-        except (av.FFmpegError, OSError, ValueError) as exc:
-            raise ChunkError(f"{where}: cannot open its {chunk.container} payload ({_one_line(exc)})") from None
-        try:
-            return self._decode(container, chunk, where)
-        finally:
-            container.close()
-
-    def _decode(self, container: Any, chunk: MediaChunk, where: str) -> list[DecodedItem]:
-        videos = [s for s in container.streams.video if s.codec_context is not None]
-        audios = [s for s in container.streams.audio if s.codec_context is not None]
-        v = videos[0] if videos and chunk.has_video else None
-        a = audios[0] if audios and chunk.has_audio else None
-        if v is None and a is None:
-            raise ChunkError(f"{where}: its payload holds no {'/'.join(filter(None, (chunk.video_codec, chunk.audio_codec)))} stream")
-        for st in (v, a):
-            if st is not None:
-                st.codec_context.thread_type = "AUTO"
-        if v is not None and float(v.average_rate or v.guessed_rate or 0) > self.high_fps:
-            # 50/60 fps: frames nothing references are never sampled more densely than
-            # sample_fps_max / snippet_fps allow, so they are not decoded at all
-            v.codec_context.skip_frame = "NONREF"
-        packets = []
-        try:
-            for p in container.demux([s for s in (v, a) if s is not None]):
-                if p.size and (p.pts is not None or p.dts is not None):
-                    packets.append(p)
-        except (av.FFmpegError, OSError, EOFError, ValueError) as exc:
-            if not packets:
-                raise ChunkError(f"{where}: unreadable payload ({_one_line(exc)})") from None
-            self.warnings.append(f"{where}: payload ends early ({_one_line(exc)}); kept {len(packets)} packets")
-        if not packets:
-            raise ChunkError(f"{where}: its payload holds no packets")
-        stamped = [p for p in packets if p.pts is not None]
-        shift_s = (min(float(p.pts * p.time_base) for p in stamped) - chunk.payload_t0) if stamped else 0.0
-        shift_s += self._misalignment(chunk, stamped, v, a, shift_s)
-        if self._state is None:
-            fps = float(v.average_rate or v.guessed_rate or 0) if v is not None else 0.0
-            self._state = _DecodeState(self.settings, 0.0, fps)
-        state = self._state
-        items: list[DecodedItem] = []
-        decoded_any = False
-        skip_before = chunk.t_start - _EPS if chunk.seq > 0 else -math.inf
-
-        def take(frame: Any, is_audio: bool) -> None:
-            if is_audio and frame.pts is not None:
-                t = float(frame.pts * frame.time_base)
-                if t < skip_before:
-                    return  # pre-roll: it primed the decoder; the previous chunk has this audio
-                if chunk.seq == 0 and t + frame.samples / (frame.sample_rate or 1) <= _EPS:
-                    return  # encoder priming before stream time 0 (MP4 players skip it too)
-            items.extend(state.convert(frame, is_audio))
-
-        try:
-            for p in packets:
-                ticks = round(shift_s / p.time_base)
-                if p.pts is not None:
-                    p.pts -= ticks
-                if p.dts is not None:
-                    p.dts -= ticks
-                is_audio = p.stream is a
-                try:
-                    frames = p.decode()
-                except (av.FFmpegError, ValueError):
-                    self.bad_packets += 1
-                    continue
-                for frame in frames:
-                    decoded_any = True
-                    if frame.time_base is None:
-                        frame.time_base = p.time_base
-                    take(frame, is_audio)
-            for st in (v, a):
-                if st is None:
-                    continue
-                try:
-                    for frame in st.codec_context.decode(None):
-                        decoded_any = True
-                        if frame.time_base is None:  # FLAC's last frame, flushed, has none
-                            frame.time_base = st.time_base
-                        take(frame, st is a)
-                except (av.FFmpegError, ValueError):
-                    pass
-        except _Refused as exc:
-            raise ChunkError(f"{where}: {exc}") from None
-        if not decoded_any:
-            raise ChunkError(f"{where}: none of its {len(packets)} packets decode")
-        return items
-
-    def _misalignment(self, chunk: MediaChunk, stamped: list[Any], v: Any, a: Any, shift_s: float) -> float:
-        """How far the producer's ``payload_t0`` puts this chunk off its own ``t_start``/``t_end``
-        (seconds; 0 when within :data:`ALIGN_TOLERANCE_S` or when nothing can tell).
-
-        The payload's own timestamps are the reference. A chunk with video starts at a keyframe,
-        so that keyframe belongs at ``t_start``; an audio-only chunk's last packet ends where the
-        next chunk starts, at ``t_end`` (its start holds pre-roll, so the start cannot tell). A
-        wrong ``payload_t0`` otherwise shifts every frame and sample of the chunk, and audio
-        pushed before ``t_start`` would be dropped as pre-roll: the caller aligns to the payload
-        and the stream is warned about once (``warnings`` and the log)."""
-        if chunk.seq == 0 or chunk.gap_before_s > 0 or not stamped:
-            self._last_offset = 0.0
-            return 0.0  # the first chunk (of a stream, or after a live source came back) sets the origin
-        off = self._measured_offset(chunk, stamped, v, a, shift_s)
-        if off is None:  # this chunk cannot tell: a producer's error is the same chunk after chunk
-            off = self._last_offset
-        elif abs(off) <= ALIGN_TOLERANCE_S:
-            off = 0.0
-        self._last_offset = off
-        if not off:
-            return 0.0
-        if not self._warned_offset:
-            self._warned_offset = True
-            said = (
-                f"{chunk.stream_id}: chunk {chunk.seq}'s payload_t0 puts its media {off * 1000:+.0f} ms "
-                f"off its t_start/t_end; aligned to the payload's own timestamps (warned once per "
-                "stream: fix the producer, see payload_t0 in proto/episodic/v1/media.proto)"
-            )
-            self.warnings.append(said)
-            log.warning("%s", said)
-        self.realigned_chunks += 1
-        return off
-
-    @staticmethod
-    def _measured_offset(chunk: MediaChunk, stamped: list[Any], v: Any, a: Any, shift_s: float) -> float | None:
-        """Where the payload's timestamps put the chunk's anchor, minus where the chunk says it
-        is; None when the chunk has no anchor (no keyframe, the last audio-only chunk)."""
-        if v is not None:
-            key = next((p for p in stamped if p.stream is v and p.is_keyframe), None) if chunk.keyframe else None
-            return None if key is None else float(key.pts * key.time_base) - shift_s - chunk.t_start
-        if a is None or chunk.end_of_stream:
-            return None
-        last = max((p for p in stamped if p.stream is a), key=lambda p: p.pts, default=None)
-        if last is None or not last.duration:
-            return None
-        off = float((last.pts + last.duration) * last.time_base) - shift_s - chunk.t_end
-        return 0.0 if abs(off) <= float(last.duration * last.time_base) / 2 else off  # packet boundaries
-
-    def flush(self) -> list[DecodedItem]:
-        """End of a run of chunks: the items the state still holds; the next chunk starts afresh."""
-        state, self._state = self._state, None
-        if state is None:
-            return []
-        items = list(state.flush_video()) + list(state.flush_audio())
-        if state.bad_audio_frames:
-            self.warnings.append(f"dropped {state.bad_audio_frames} damaged audio frame(s)")
-        if state.retimed_frames or state.clock_resets:
-            self.warnings.append(
-                f"repaired {state.retimed_frames} corrupt video timestamp(s)"
-                + (f" and {state.clock_resets} clock reset(s)" if state.clock_resets else "")
-            )
-        return items

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 from episodic.config import Settings
 from episodic.core.errors import MediaError
-from episodic.stream.chunks import Chunker, MediaChunk
+from episodic.stream.chunks import Chunker
+from episodic.stream.media_chunk import MediaChunk
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,10 @@ import pytest
 from episodic import samples
 from episodic.config import Settings, load_settings
 from episodic.pipeline import Checkpoint, Components, StreamRunner
-from episodic.stream.chunks import ChunkDecoder, Chunker, ChunkError, MediaChunk
+from episodic.stream.chunk_decoder import ChunkDecoder
+from episodic.stream.chunks import Chunker
 from episodic.stream.decode import MediaDecoder
+from episodic.stream.media_chunk import ChunkError, MediaChunk
 
 S = Settings()
 

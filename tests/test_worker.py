@@ -34,7 +34,8 @@ from episodic.pipeline import Checkpoint, Components
 from episodic.proto.episodic.v1 import media_pb2
 from episodic.push import ChunkSender, push_source
 from episodic.stream import kafka_io
-from episodic.stream.chunks import SCHEMA_VERSION, Chunker
+from episodic.stream.chunks import Chunker
+from episodic.stream.media_chunk import SCHEMA_VERSION
 from episodic.worker import Worker
 from tests.cli_runner import run_cli, start_cli
 from tests.kafka_fixtures import kafka_test_settings
