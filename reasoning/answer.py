@@ -45,8 +45,6 @@ supports better (the detailed one when tied, as the paper prioritises detailed a
 from __future__ import annotations
 
 import logging
-import math
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +55,17 @@ from episodic.config import Settings
 from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage, LanguageModel
 from episodic.core.query import QueryType
+from episodic.reasoning.evidence_fit import (
+    KEY_NAME_MISSING,
+    OBJECT_MISSING,
+    _ramp,
+    homophone_stems,
+    key_coverage,
+    modality_fit,
+    object_coverage,
+    ocr_similarity,
+)
+from episodic.reasoning.model_reply import LETTERS, ParsedReply, parse_reply
 from episodic.reasoning.prompts import detailed_answer_messages, fast_answer_messages
 from episodic.reasoning.short_answer import best_span
 from episodic.retrieval.detailed import TextScorer, Unit, fuzzy_found, relevant, top_distinct
@@ -66,15 +75,13 @@ from episodic.retrieval.query_analysis import (
     content_terms,
     overlap,
     satisfies_kind,
-    stem,
-    term_set,
 )
-from episodic.retrieval.text_match import homophone_hits, name_words, sounds_alike
 
 log = logging.getLogger(__name__)
 
 NOTHING_FOUND = "I found nothing about that in memory."
-LETTERS = "ABCDEFGHIJ"
+# an option word found only as a homophone ("blue" written "blew") counts this much of a match
+HOMOPHONE_CREDIT = 0.5
 LLM_VOTE = 0.1  # the model's letter: a tie-breaker, about a third of a clear lexical match
 AUDIO_VOTE = 2.0  # the option the audio carried clearly best: above any written evidence
 AUDIO_SUPPORT = 0.6  # …and the support it brings (forced alignment, 6 of 7 right on dev sentences)
@@ -83,113 +90,12 @@ KIND_CAP = 0.5
 GROUNDED = 0.75  # a model answer with fewer of its new words in the evidence is not used
 EXTRACT_GIST_UNITS = 5
 WELL_PLACED = 3  # a model answer must rest on one of the top evidence units
-HEDGED_CAP = 0.5
-OCR_CONTEXT_WEIGHT = 0.75
 INITIAL_MODEL_SECONDS = 0.5  # a short SmolLM2 reply on llama.cpp; refined by a moving average
 MODEL_TIME_MARGIN = 1.5  # skip the model when less than this many typical calls' time is left
-OCR_NO_TERMS_SUPPORT = 0.5
 FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail question
-KEY_NAME_MISSING = 0.0  # a name the question asks about ("Oxford") is nowhere in the evidence
-KEY_RARE_MISSING = 0.3  # …a rare word is missing (it may be paraphrased)
-OFF_MODALITY_CAP = 0.6  # "what was said" answered from a picture description or a summary
-LABEL_FOR_SPEECH_CAP = 0.1  # an ImageNet label string is never what someone said
 QUOTE_CAP = 0.7  # a detail question answered by a whole quote, no focused phrase found
 NO_OPTION_SUPPORT = 0.15  # multiple choice where no option is supported: still one, at most this
 EMBEDDING_ONLY_CAP = 0.35  # an option none of whose own words is in the evidence: resemblance only
-OBJECT_MISSING = 0.0  # a thing the question is about ("the umbrella") is nowhere in the evidence
-OBJECT_ELSEWHERE = 0.2  # …it is in the evidence, but not where the answer comes from
-
-_ABSTAIN = re.compile(
-    r"\b(not stated|not mentioned|not given|not provided|not specified|not clear|no information|"
-    r"unknown|cannot (be )?(determined|answered|tell)|can't tell|do not know|don't know|"
-    r"does not (say|mention|contain|tell)|do not (say|mention|contain|tell)|none)\b",
-    re.I,
-)
-# words a model wraps around "I can't tell" ("the notes do not say"): no content of their own
-_ABSTAIN_FILLER = {
-    stem(w)
-    for w in (
-        "note", "notes", "entry", "entries", "log", "logs", "text", "context", "information",
-        "info", "answer", "question", "provided", "given", "summary", "summaries", "recording",
-        "sorry",
-    )
-}
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_CONFIDENCE = re.compile(r"confidence\s*[:=]?\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)", re.I)
-_PREFIX = re.compile(
-    r"^\s*(?:[-*•]\s*)?(?:(?:short\s+)?answer|final answer|the answer is|answer is|reply)\s*[:\-]?\s*",
-    re.I,
-)
-
-
-@dataclass
-class ParsedReply:
-    answer: str  # cleaned; "" when the model abstained or said nothing usable
-    confidence: float | None  # what it reported, in [0, 1]; None when it reported none
-    abstained: bool
-    letter: int | None  # the option it picked (0-based), when options were given
-
-
-def parse_reply(text: str, n_options: int = 0, options: Sequence[str] = ()) -> ParsedReply:
-    """Read a model reply; never raises. Malformed or empty replies come back as abstentions
-    so the caller falls back to extractive answers and retrieval evidence."""
-    raw = text if isinstance(text, str) else ""
-    raw = _CONTROL.sub("", raw)
-    confidence: float | None = None
-    m = _CONFIDENCE.search(raw)
-    if m:
-        try:
-            value = float(m.group(1))
-            if m.group(2) == "%" or value > 1.0:
-                value /= 100.0
-            if math.isfinite(value):
-                confidence = min(1.0, max(0.0, value))
-        except ValueError:
-            confidence = None
-        raw = raw[: m.start()] + raw[m.end() :]
-    lines = [ln.strip() for ln in raw.splitlines() if ln.strip()]
-    # "The answer is: X" on a later line is the model's own conclusion: prefer it.
-    chosen = next((ln for ln in reversed(lines) if re.match(r"^\s*the answer is\b", ln, re.I)), None)
-    answer = chosen or (lines[0] if lines else "")
-    answer = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", answer)
-    answer = _PREFIX.sub("", answer)
-    answer = answer.strip().strip("\"'“”‘’").strip()
-    answer = re.sub(r"\s+", " ", answer)[:500]
-
-    letter = _parse_letter(raw, answer, n_options, options) if n_options else None
-    hedged = bool(_ABSTAIN.search(answer))
-    leftover = set(content_terms(_ABSTAIN.sub("", answer))) - _ABSTAIN_FILLER
-    abstained = not re.search(r"\w", answer) or (hedged and not leftover)
-    if abstained:
-        answer = ""
-    elif hedged:
-        confidence = min(confidence if confidence is not None else 1.0, HEDGED_CAP)
-    return ParsedReply(answer=answer, confidence=confidence, abstained=abstained, letter=letter)
-
-
-def _parse_letter(raw: str, answer: str, n: int, options: Sequence[str]) -> int | None:
-    letters = LETTERS[:n]
-    patterns = (
-        rf"^\s*\(?([{letters}])\)?\s*(?:[.):]|$)",
-        rf"\b(?:answer|option|choice)\s*(?:is\s*)?[:\-]?\s*\(?([{letters}])\b",
-        rf"^\s*\(?([{letters}])\)?\s",
-    )
-    for pat in patterns:
-        m = re.search(pat, answer) or re.search(pat, raw, re.M)
-        if m:
-            return letters.index(m.group(1))
-    # no letter: maybe it wrote an option out
-    if options and answer:
-        said = term_set(answer)
-        best, best_share = None, 0.0
-        for i, o in enumerate(options):
-            share = overlap(content_terms(o), said) if content_terms(o) else 0.0
-            if share > best_share:
-                best, best_share = i, share
-        if best is not None and best_share >= 0.99:
-            return best
-    return None
-
 
 @dataclass
 class Draft:
@@ -207,22 +113,6 @@ class Draft:
     @property
     def found(self) -> bool:
         return self.source != "none"
-
-
-def _ramp(x: float, lo: float, hi: float) -> float:
-    if not math.isfinite(x):
-        return 0.0
-    return min(1.0, max(0.0, (x - lo) / (hi - lo)))
-
-
-def ocr_similarity(unit: Unit, analysis: QueryAnalysis) -> float:
-    """A bare "PLATFORM 7" resembles no question. When on-screen text is what is asked for,
-    the question's words around it ("…at the station") stand in for the cosine, at 3/4
-    weight; a question with no content words at all ("what does the first slide say?") gives
-    any on-screen text half support (position cues have already ranked them)."""
-    if not analysis.terms:
-        return OCR_NO_TERMS_SUPPORT
-    return OCR_CONTEXT_WEIGHT * unit.lex_context
 
 
 def _quote(unit: Unit) -> str:
@@ -253,77 +143,6 @@ def _cited(short: str, unit: Unit) -> str:
 def _span_of(answer: str) -> str:
     """The short phrase of a cited answer ("Milo (heard: …)" → "Milo")."""
     return answer.split(" (", 1)[0].strip()
-
-
-def key_coverage(analysis: QueryAnalysis, units: Sequence[Unit]) -> float:
-    """How far the question's names and rare words are found anywhere in ``units`` (exactly
-    or tolerantly): 1 when all are, KEY_NAME_MISSING when a name is missing, else
-    KEY_RARE_MISSING when a rare word is."""
-    if not analysis.key_terms:
-        return 1.0
-    found: set[str] = set()
-    for u in units:
-        found |= u.support_terms
-        if u.text:
-            found |= fuzzy_found(analysis.question, analysis.key_terms, u.text, found)
-    missing = [w for t, w in analysis.key_terms.items() if t not in found]
-    if not missing:
-        return 1.0
-    return KEY_NAME_MISSING if any(w[:1].isupper() for w in missing) else KEY_RARE_MISSING
-
-
-# What an option word found only as a homophone in the evidence ("blue" written "blew") counts
-# for, against 1 for the word itself: enough to choose between options nothing else separates.
-HOMOPHONE_CREDIT = 0.5
-
-
-def homophone_stems(option: str, distinct: Sequence[str], text: str, found: set[str]) -> set[str]:
-    """The ``distinct`` stems of ``option`` not in ``found`` whose word ``text`` holds as a
-    homophone."""
-    missing = {t for t in distinct if t not in found}
-    if not missing:
-        return set()
-    words = [w for w, _ in name_words(option) if stem(w) in missing]
-    return {stem(w) for w in homophone_hits(words, text)}
-
-
-def holds_loosely(term: str, haystack: set[str]) -> bool:
-    """``term`` (a stem) is in ``haystack`` exactly or as a word a recogniser could have
-    misheard it as ("caretak" heard as "caremak"). Looser than key-term matching on purpose:
-    here a match only keeps an answer from being refused."""
-    return term in haystack or any(sounds_alike(term, h) for h in haystack if h[:1] == term[:1])
-
-
-def object_coverage(analysis: QueryAnalysis, support: Unit | None, pool: Sequence[Unit]) -> float:
-    """Whether the things the question is about (``analysis.object_terms``: "umbrella",
-    "snow") are where the answer comes from: 1 when every one is in ``support``, its memory or
-    its stream name; OBJECT_ELSEWHERE when one is only elsewhere in ``pool``; OBJECT_MISSING
-    when one is in none of the evidence (the memory holds nothing about it)."""
-    wanted = getattr(analysis, "object_terms", None) or []
-    if not wanted:
-        return 1.0
-    here = support.support_terms if support is not None else set()
-    missing = [t for t in wanted if not holds_loosely(t, here)]
-    if not missing:
-        return 1.0
-    everywhere: set[str] = set()
-    for u in pool:
-        everywhere |= u.support_terms
-    if all(holds_loosely(t, everywhere) for t in missing):
-        return OBJECT_ELSEWHERE
-    return OBJECT_MISSING
-
-
-def modality_fit(analysis: QueryAnalysis, unit: Unit) -> float:
-    """1 when ``unit`` is evidence of the kind the question asks about; an ImageNet label
-    for a question about speech scores almost nothing, a summary or other modality less."""
-    if analysis.query_type is not QueryType.AUDIO:
-        return 1.0
-    if unit.modality in ("speech", "sound"):
-        return 1.0
-    if unit.modality == "visual":
-        return LABEL_FOR_SPEECH_CAP
-    return OFF_MODALITY_CAP
 
 
 class Answerer:

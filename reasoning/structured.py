@@ -31,15 +31,10 @@ import numpy as np
 from episodic.config import Settings
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import QueryType, Scope
-from episodic.reasoning.answer import (
-    LETTERS,
-    MARGIN_FULL,
-    NO_OPTION_SUPPORT,
-    Draft,
-    holds_loosely,
-    key_coverage,
-)
+from episodic.reasoning.answer import MARGIN_FULL, NO_OPTION_SUPPORT, Draft
 from episodic.reasoning.evidence import split_sentences
+from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
+from episodic.reasoning.model_reply import LETTERS
 from episodic.retrieval.detailed import (
     MemoryReader,
     TextScorer,
@@ -436,7 +431,7 @@ class StructuredAnswerer:
     def count(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
               scope: Scope, reader: MemoryReader) -> Draft | None:
         """Distinct moments whose text mentions the thing asked about: each sentence of speech
-        that mentions it (a misheard word counts, see :func:`reasoning.answer.holds_loosely`), and
+        that mentions it (a misheard word counts, see :func:`reasoning.evidence_fit.holds_loosely`), and
         time-separated appearances elsewhere. A stream named in the question ("… in
         library-cam") is read whole; otherwise the moments near the thing are searched."""
         if not analysis.shape.counts:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from episodic.core.query import QueryType
-from episodic.reasoning.answer import NOTHING_FOUND, homophone_stems
+from episodic.reasoning.answer import NOTHING_FOUND
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence import split_sentences as sentences
+from episodic.reasoning.evidence_fit import homophone_stems
 from episodic.reasoning.short_answer import span_in
 from episodic.reasoning.structured import option_streams
 from episodic.retrieval.detailed import Unit, fuzzy_found
@@ -320,7 +321,7 @@ def _with_objects(question: str, qtype: QueryType = QueryType.AUDIO) -> QueryAna
 
 
 def test_an_answer_about_another_thing_is_refused():
-    from episodic.reasoning.answer import OBJECT_ELSEWHERE, OBJECT_MISSING, object_coverage
+    from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE, OBJECT_MISSING, object_coverage
 
     net = _unit("Tom is repairing the fishing net.")
     a = _with_objects("Who is repairing the umbrella?")

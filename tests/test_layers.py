@@ -129,3 +129,25 @@ def test_everything_is_imported_under_one_name() -> None:
         if imported.split(".")[0] in FOLDERS and imported.split(".")[0] != "episodic"
     }
     assert not bare, f"import these as episodic.<folder>…: {sorted(bare)}"
+
+
+def test_every_name_imported_from_the_project_exists() -> None:
+    """An import inside a function runs only when the function does: after code moves between
+    modules, ``from episodic.x import moved_name`` there would fail in front of a user. Every
+    ``from episodic… import name`` in the project must name something the module has."""
+    import importlib
+
+    missing = []
+    for importer, path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("episodic")):
+                continue
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                if alias.name == "*" or hasattr(module, alias.name):
+                    continue
+                try:
+                    importlib.import_module(f"{node.module}.{alias.name}")
+                except ImportError:
+                    missing.append((importer, node.module, alias.name))
+    assert not missing, f"imports of names that do not exist: {missing}"

@@ -270,7 +270,7 @@ def test_tight_deadline_answers_in_time_or_raises(qa):
     ],
 )
 def test_parse_reply(reply, answer, confidence, abstained, letter):
-    from episodic.reasoning.answer import parse_reply
+    from episodic.reasoning.model_reply import parse_reply
 
     options = ("the printer", "the back door", "the coffee machine", "the lift")
     parsed = parse_reply(reply, len(options), options)
@@ -281,7 +281,7 @@ def test_parse_reply(reply, answer, confidence, abstained, letter):
 
 
 def test_parse_reply_never_raises():
-    from episodic.reasoning.answer import parse_reply
+    from episodic.reasoning.model_reply import parse_reply
 
     for junk in (None, 42, "CONFIDENCE: 1e999", "CONFIDENCE: nan", "A" * 10000, "\n\n\n", "Z."):
         parsed = parse_reply(junk, 3, ("a", "b", "c"))  # type: ignore[arg-type]

@@ -1,0 +1,115 @@
+"""How well evidence fits a question: key names and objects covered, on-screen text matched,
+the modality asked about, homophones of an option's words (signals the answerer's confidence
+rests on)."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+
+from episodic.core.query import QueryType
+from episodic.retrieval.detailed import Unit, fuzzy_found
+from episodic.retrieval.query_analysis import (
+    QueryAnalysis,
+    stem,
+)
+from episodic.retrieval.text_match import homophone_hits, name_words, sounds_alike
+
+KEY_NAME_MISSING = 0.0  # a name the question asks about ("Oxford") is nowhere in the evidence
+KEY_RARE_MISSING = 0.3  # …a rare word is missing (it may be paraphrased)
+LABEL_FOR_SPEECH_CAP = 0.1  # an ImageNet label string is never what someone said
+OBJECT_ELSEWHERE = 0.2  # …it is in the evidence, but not where the answer comes from
+OBJECT_MISSING = 0.0  # a thing the question is about ("the umbrella") is nowhere in the evidence
+OCR_CONTEXT_WEIGHT = 0.75
+OCR_NO_TERMS_SUPPORT = 0.5
+OFF_MODALITY_CAP = 0.6  # "what was said" answered from a picture description or a summary
+
+log = logging.getLogger(__name__)
+
+def _ramp(x: float, lo: float, hi: float) -> float:
+    if not math.isfinite(x):
+        return 0.0
+    return min(1.0, max(0.0, (x - lo) / (hi - lo)))
+
+
+def ocr_similarity(unit: Unit, analysis: QueryAnalysis) -> float:
+    """A bare "PLATFORM 7" resembles no question. When on-screen text is what is asked for,
+    the question's words around it ("…at the station") stand in for the cosine, at 3/4
+    weight; a question with no content words at all ("what does the first slide say?") gives
+    any on-screen text half support (position cues have already ranked them)."""
+    if not analysis.terms:
+        return OCR_NO_TERMS_SUPPORT
+    return OCR_CONTEXT_WEIGHT * unit.lex_context
+
+
+def key_coverage(analysis: QueryAnalysis, units: Sequence[Unit]) -> float:
+    """How far the question's names and rare words are found anywhere in ``units`` (exactly
+    or tolerantly): 1 when all are, KEY_NAME_MISSING when a name is missing, else
+    KEY_RARE_MISSING when a rare word is."""
+    if not analysis.key_terms:
+        return 1.0
+    found: set[str] = set()
+    for u in units:
+        found |= u.support_terms
+        if u.text:
+            found |= fuzzy_found(analysis.question, analysis.key_terms, u.text, found)
+    missing = [w for t, w in analysis.key_terms.items() if t not in found]
+    if not missing:
+        return 1.0
+    return KEY_NAME_MISSING if any(w[:1].isupper() for w in missing) else KEY_RARE_MISSING
+
+
+# What an option word found only as a homophone in the evidence ("blue" written "blew") counts
+# for, against 1 for the word itself: enough to choose between options nothing else separates.
+
+
+def homophone_stems(option: str, distinct: Sequence[str], text: str, found: set[str]) -> set[str]:
+    """The ``distinct`` stems of ``option`` not in ``found`` whose word ``text`` holds as a
+    homophone."""
+    missing = {t for t in distinct if t not in found}
+    if not missing:
+        return set()
+    words = [w for w, _ in name_words(option) if stem(w) in missing]
+    return {stem(w) for w in homophone_hits(words, text)}
+
+
+def holds_loosely(term: str, haystack: set[str]) -> bool:
+    """``term`` (a stem) is in ``haystack`` exactly or as a word a recogniser could have
+    misheard it as ("caretak" heard as "caremak"). Looser than key-term matching on purpose:
+    here a match only keeps an answer from being refused."""
+    return term in haystack or any(sounds_alike(term, h) for h in haystack if h[:1] == term[:1])
+
+
+def object_coverage(analysis: QueryAnalysis, support: Unit | None, pool: Sequence[Unit]) -> float:
+    """Whether the things the question is about (``analysis.object_terms``: "umbrella",
+    "snow") are where the answer comes from: 1 when every one is in ``support``, its memory or
+    its stream name; OBJECT_ELSEWHERE when one is only elsewhere in ``pool``; OBJECT_MISSING
+    when one is in none of the evidence (the memory holds nothing about it)."""
+    wanted = getattr(analysis, "object_terms", None) or []
+    if not wanted:
+        return 1.0
+    here = support.support_terms if support is not None else set()
+    missing = [t for t in wanted if not holds_loosely(t, here)]
+    if not missing:
+        return 1.0
+    everywhere: set[str] = set()
+    for u in pool:
+        everywhere |= u.support_terms
+    if all(holds_loosely(t, everywhere) for t in missing):
+        return OBJECT_ELSEWHERE
+    return OBJECT_MISSING
+
+
+def modality_fit(analysis: QueryAnalysis, unit: Unit) -> float:
+    """1 when ``unit`` is evidence of the kind the question asks about; an ImageNet label
+    for a question about speech scores almost nothing, a summary or other modality less."""
+    if analysis.query_type is not QueryType.AUDIO:
+        return 1.0
+    if unit.modality in ("speech", "sound"):
+        return 1.0
+    if unit.modality == "visual":
+        return LABEL_FOR_SPEECH_CAP
+    return OFF_MODALITY_CAP
+
+
