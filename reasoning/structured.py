@@ -22,7 +22,6 @@ path then answers.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
@@ -35,6 +34,12 @@ from episodic.reasoning.answer import MARGIN_FULL, NO_OPTION_SUPPORT, Draft
 from episodic.reasoning.evidence import split_sentences
 from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.model_reply import LETTERS
+from episodic.reasoning.stream_gist import (
+    TOPIC_CONFIDENCE,
+    people_answer,
+    topic_answer,
+    topic_words,
+)
 from episodic.retrieval.detailed import (
     MemoryReader,
     TextScorer,
@@ -52,7 +57,7 @@ from episodic.retrieval.guess_match import (
     visual_units,
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap, stem
-from episodic.retrieval.text_match import COMMON_RANK, canonical_tokens, word_rank
+from episodic.retrieval.text_match import canonical_tokens
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
 NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence is looked for
@@ -60,29 +65,14 @@ ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
 COS_LO, COS_HI = 0.2, 0.65  # option/anchor cosine → match, ramped
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z0-9\"'])")
-STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "he", "she", "and", "but",
-                        "oh", "okay", "ok", "yes", "no", "so", "well", "now", "then", "there", "here",
-                        "what", "let", "lets", "please", "thank", "thanks", "hello", "hi", "welcome"})
 GENERIC_STREAM_WORDS = frozenset({"cam", "camera", "stream", "feed", "video", "recording", "clip", "the", "a"})
 COUNT_GAP_S = 3.0  # appearances closer than this are one moment
 UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what was heard
 SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
-TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
-TOPIC_CONFIDENCE = 0.5
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
-PEOPLE_CONFIDENCE = 0.6
-NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
-_CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
-_SUBJECT = re.compile(r" [a-z]")  # "Maria painted": a capitalised word followed by its verb
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
 _ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
 _DARK = re.compile(r"\b(?:dark|black|blank|nothing (?:was )?(?:visible|shown|on screen))\b", re.I)
-
-
-def _rarity(word: str) -> float:
-    """1 for a word outside the common-word list, less the more frequent it is."""
-    rank = word_rank(word)
-    return 1.0 if rank is None else min(1.0, rank / (COMMON_RANK / 2))
 
 
 def _ramp(x: float, lo: float = COS_LO, hi: float = COS_HI) -> float:
@@ -585,53 +575,16 @@ class StructuredAnswerer:
         if not own:
             return None
         if kind == "people":
-            return self._people(named, own)
+            return people_answer(named, own)
         if options:
             return self._topic_choice(named, own, texts, options)
-        return self._topic(named, own, texts)
-
-    @staticmethod
-    def _people(stream_id: str, units: Sequence[Unit]) -> Draft | None:
-        """The capitalised word most likely to be a name: rare in English (a capital at a
-        sentence's start proves nothing for an everyday word), not part of a hyphenated word,
-        better still the subject of its clause ("Maria painted …")."""
-        votes: dict[str, float] = {}
-        where: dict[str, Unit] = {}
-        for u in units:
-            if u.modality != "speech":
-                continue
-            for m in _CAPITALISED.finditer(u.text):
-                w = m.group(1).lower()
-                if len(w) < 3 or w in STOP_NAMES:
-                    continue
-                weight = _rarity(w)
-                if _SUBJECT.match(u.text, m.end()):
-                    weight *= 1.5
-                votes[w] = votes.get(w, 0.0) + weight
-                where.setdefault(w, u)
-        best = max(votes, key=lambda w: (votes[w], w)) if votes else ""
-        if not best or votes[best] < NAME_MIN_VOTES:
-            # only everyday words were capitalised: no name was heard, say so
-            return Draft(answer="", confidence=0.0, source="none", caps={"route": 5.0, "names": 0.0})
-        unit = where[best]
-        return Draft(answer=f'{best.capitalize()} (heard: "{unit.text.strip()}", {unit.cite()})',
-                     confidence=PEOPLE_CONFIDENCE, support=[unit], source="gist",
-                     caps={"route": 5.0, "span": 1.0, "votes": round(votes[best], 2)})
-
-    @staticmethod
-    def _topic(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]]) -> Draft | None:
-        words, support = StructuredAnswerer._topic_words(stream_id, own, texts, TOPIC_WORDS)
-        if not words:
-            return None
-        return Draft(answer=f"{', '.join(words)} (most said or shown in {stream_id})",
-                     confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",
-                     caps={"route": 6.0, "span": 1.0})
+        return topic_answer(named, own, texts)
 
     def _topic_choice(self, stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
                       options: Sequence[str]) -> Draft | None:
         """"What is X mostly about: A, B or C?": the option nearest (MiniLM cosine) to the
         stream's most characteristic words."""
-        words, support = self._topic_words(stream_id, own, texts, TOPIC_WORDS_FOR_CHOICE)
+        words, support = topic_words(stream_id, own, texts, TOPIC_WORDS_FOR_CHOICE)
         if not words:
             return None
         vecs = self.scorer.embed([", ".join(words)] + list(options))
@@ -642,40 +595,6 @@ class StructuredAnswerer:
                              {"route": 6.0, "topic_words": float(len(words))})
         draft.source = "gist"
         return draft
-
-    @staticmethod
-    def _topic_words(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
-                     n_words: int) -> tuple[list[str], list[Unit]]:
-        """The stream's ``n_words`` most characteristic words and up to three units holding them."""
-        def counts(units: Sequence[Unit]) -> dict[str, int]:
-            c: dict[str, int] = {}
-            for u in units:
-                for t in content_terms(u.text):
-                    if not t[:1].isdigit() and len(t) >= 3:
-                        c[t] = c.get(t, 0) + 1
-            return c
-
-        mine = counts(own)
-        others = [counts(v) for sid, v in texts.items() if sid != stream_id]
-        surface: dict[str, str] = {}
-        for u in own:
-            for w in re.findall(r"[A-Za-z]+", u.text):
-                surface.setdefault(stem(w.lower()), w.lower())
-        scored = []
-        for t, n in mine.items():
-            elsewhere = sum(1 for o in others if t in o)
-            word = surface.get(t, t)
-            if len(word) < 4:
-                continue
-            # an everyday word ("long") says little, a word no dictionary knows is often a
-            # misrecognition: the middle of the frequency range carries a topic
-            rank = word_rank(word)
-            weight = 0.5 if rank is None else math.log(rank + 2) / math.log(COMMON_RANK)
-            scored.append((n * weight / (1.0 + elsewhere), n, t))
-        scored.sort(key=lambda x: (-x[0], -x[1], x[2]))
-        words = [surface.get(t, t) for _, _, t in scored[:n_words]]
-        support = [u for u in own if any(t in u.terms for _, _, t in scored[:n_words])][:3]
-        return words, support
 
     def answer(self, analysis: QueryAnalysis, q_vec: np.ndarray, options: Sequence[str],
                recall: Sequence[Unit], scope: Scope, reader: MemoryReader) -> Draft | None:

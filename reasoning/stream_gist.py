@@ -1,0 +1,102 @@
+"""A stream's gist from its own words: who is named in it, and what it is mostly about (the
+words it says or shows more than the other streams do)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from episodic.reasoning.answer import Draft
+from episodic.retrieval.detailed import (
+    Unit,
+)
+from episodic.retrieval.query_analysis import content_terms, stem
+from episodic.retrieval.text_match import COMMON_RANK, word_rank
+
+STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "he", "she", "and", "but",
+                        "oh", "okay", "ok", "yes", "no", "so", "well", "now", "then", "there", "here",
+                        "what", "let", "lets", "please", "thank", "thanks", "hello", "hi", "welcome"})
+TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
+TOPIC_CONFIDENCE = 0.5
+PEOPLE_CONFIDENCE = 0.6
+NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
+_CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
+_SUBJECT = re.compile(r" [a-z]")  # "Maria painted": a capitalised word followed by its verb
+
+
+def _rarity(word: str) -> float:
+    """1 for a word outside the common-word list, less the more frequent it is."""
+    rank = word_rank(word)
+    return 1.0 if rank is None else min(1.0, rank / (COMMON_RANK / 2))
+
+
+def topic_words(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
+                 n_words: int) -> tuple[list[str], list[Unit]]:
+    """The stream's ``n_words`` most characteristic words and up to three units holding them."""
+    def counts(units: Sequence[Unit]) -> dict[str, int]:
+        c: dict[str, int] = {}
+        for u in units:
+            for t in content_terms(u.text):
+                if not t[:1].isdigit() and len(t) >= 3:
+                    c[t] = c.get(t, 0) + 1
+        return c
+
+    mine = counts(own)
+    others = [counts(v) for sid, v in texts.items() if sid != stream_id]
+    surface: dict[str, str] = {}
+    for u in own:
+        for w in re.findall(r"[A-Za-z]+", u.text):
+            surface.setdefault(stem(w.lower()), w.lower())
+    scored = []
+    for t, n in mine.items():
+        elsewhere = sum(1 for o in others if t in o)
+        word = surface.get(t, t)
+        if len(word) < 4:
+            continue
+        # an everyday word ("long") says little, a word no dictionary knows is often a
+        # misrecognition: the middle of the frequency range carries a topic
+        rank = word_rank(word)
+        weight = 0.5 if rank is None else math.log(rank + 2) / math.log(COMMON_RANK)
+        scored.append((n * weight / (1.0 + elsewhere), n, t))
+    scored.sort(key=lambda x: (-x[0], -x[1], x[2]))
+    words = [surface.get(t, t) for _, _, t in scored[:n_words]]
+    support = [u for u in own if any(t in u.terms for _, _, t in scored[:n_words])][:3]
+    return words, support
+
+
+def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]]) -> Draft | None:
+    words, support = topic_words(stream_id, own, texts, TOPIC_WORDS)
+    if not words:
+        return None
+    return Draft(answer=f"{', '.join(words)} (most said or shown in {stream_id})",
+                 confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",
+                 caps={"route": 6.0, "span": 1.0})
+
+
+def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
+    """The capitalised word most likely to be a name: rare in English (a capital at a
+    sentence's start proves nothing for an everyday word), not part of a hyphenated word,
+    better still the subject of its clause ("Maria painted …")."""
+    votes: dict[str, float] = {}
+    where: dict[str, Unit] = {}
+    for u in units:
+        if u.modality != "speech":
+            continue
+        for m in _CAPITALISED.finditer(u.text):
+            w = m.group(1).lower()
+            if len(w) < 3 or w in STOP_NAMES:
+                continue
+            weight = _rarity(w)
+            if _SUBJECT.match(u.text, m.end()):
+                weight *= 1.5
+            votes[w] = votes.get(w, 0.0) + weight
+            where.setdefault(w, u)
+    best = max(votes, key=lambda w: (votes[w], w)) if votes else ""
+    if not best or votes[best] < NAME_MIN_VOTES:
+        # only everyday words were capitalised: no name was heard, say so
+        return Draft(answer="", confidence=0.0, source="none", caps={"route": 5.0, "names": 0.0})
+    unit = where[best]
+    return Draft(answer=f'{best.capitalize()} (heard: "{unit.text.strip()}", {unit.cite()})',
+                 confidence=PEOPLE_CONFIDENCE, support=[unit], source="gist",
+                 caps={"route": 5.0, "span": 1.0, "votes": round(votes[best], 2)})
