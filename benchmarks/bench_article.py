@@ -33,11 +33,12 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from episodic import samples  # noqa: E402
+from episodic.components import Components
 from episodic.config import load_settings  # noqa: E402
 from episodic.core.article import ArticleRequest, ArticleStyle, Fusion  # noqa: E402
 from episodic.evaluation import evaluate  # noqa: E402
 from episodic.labelled_set import ARTICLE_QUERIES, LabelledSet, build_article_set  # noqa: E402
-from episodic.pipeline import Components, ingest_file  # noqa: E402
+from episodic.pipeline import ingest_file  # noqa: E402
 from episodic.services.articles import ArticleService  # noqa: E402
 
 DISTRACTORS = [

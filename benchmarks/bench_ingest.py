@@ -28,10 +28,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from episodic import samples  # noqa: E402
+from episodic.components import Components
 from episodic.config import load_settings  # noqa: E402
 from episodic.memory.replay import summariser_mode  # noqa: E402
 from episodic.memory.summary_composer import grounded_share  # noqa: E402
-from episodic.pipeline import Components, ingest_file  # noqa: E402
+from episodic.pipeline import ingest_file  # noqa: E402
 
 SENTENCES = [
     "The red bicycle is parked next to the bakery on the corner.",

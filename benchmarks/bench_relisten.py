@@ -174,8 +174,9 @@ def make_item(root: Path, index: int, item: Item, voice: tuple[str, int, float])
 
 
 def run(split: str, compare_bias: bool) -> None:
+    from episodic.components import Components
     from episodic.core.query import AskRequest
-    from episodic.pipeline import Components, ingest_file
+    from episodic.pipeline import ingest_file
     from episodic.services.qa import MemoryQA
 
     items = DEV_ITEMS if split == "dev" else HELD_OUT_ITEMS

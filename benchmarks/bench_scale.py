@@ -313,7 +313,7 @@ def unique_prefix(name: str) -> str:
 def create_schema(ctx: Ctx, prefix: str) -> None:
     """The collections of a fresh prefix, made here once (dimensions are constants; no model
     loads), so processes started together never race to create them."""
-    from episodic.pipeline import Components
+    from episodic.components import Components
 
     c = Components(ctx.settings(prefix, ctx.work / "schema"))
     try:
@@ -633,8 +633,8 @@ def build_synthetic_store(ctx: Ctx, size: int) -> tuple[str, dict[str, Any]]:
     """``size`` synthetic events (bench_query.py's generator) written into the Milvus server."""
     import bench_query as bq
 
+    from episodic.components import Components
     from episodic.core.records import StreamInfo
-    from episodic.pipeline import Components
 
     prefix = unique_prefix(f"scale_syn{size}")
     settings = ctx.settings(prefix, ctx.work / "synthetic")

@@ -96,7 +96,7 @@ def _service(
         return Client(server, api_key, ca_cert, timeout_s=timeout)
     settings = _settings(data, config)
     _quiet_libraries()
-    from episodic.pipeline import Components
+    from episodic.components import Components
     from episodic.services.local import LocalMemoryService
 
     return LocalMemoryService(Components(settings))

@@ -98,7 +98,8 @@ def ingest(
         jobs.append((source, sid, shown))
     settings = _settings(data, config)
     _quiet_libraries()
-    from episodic.pipeline import Components, IngestInterrupted, ingest_file
+    from episodic.components import Components
+    from episodic.pipeline import IngestInterrupted, ingest_file
     from episodic.progress import IngestProgress
 
     components = Components(settings)

@@ -62,7 +62,7 @@ def _evaluate_qa(
         qa_set = qa_set.only_split(split)
     settings = _settings(data, config)
     _quiet_libraries()
-    from episodic.pipeline import Components
+    from episodic.components import Components
     from episodic.qa_evaluation import evaluate_qa, report_tables
 
     components = Components(settings)
@@ -307,7 +307,7 @@ def prepare(data: DataOpt = None, config: ConfigOpt = None) -> None:
     """Load every configured model once (and build any model cache), so the first ingest starts at full speed."""
     settings = _settings(data, config)
     _quiet_libraries()
-    from episodic.pipeline import Components
+    from episodic.components import Components
 
     c = Components(settings)
     for name in ("embedder", "asr", "describer", "llm"):

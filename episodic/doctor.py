@@ -58,7 +58,7 @@ class Doctor:
                  kafka_timeout_s: float = 5.0) -> None:
         self.s = settings
         if components is None:
-            from episodic.pipeline import Components
+            from episodic.components import Components
 
             components = Components(settings)
         self.c = components

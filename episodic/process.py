@@ -40,3 +40,12 @@ def quiet_grpc_logging() -> None:
     harmless and would drown the CLI's own messages. gRPC reads ``GRPC_VERBOSITY`` when it is
     first imported, so this runs before anything imports grpc; a value the user exported wins."""
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+
+def offline_model_hubs() -> None:
+    """Model libraries never reach for a model hub: every model ships in a Python package or a
+    configured folder, and a hub lookup on a machine without internet only waits for a timeout.
+    Values the user exported win."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -115,7 +115,7 @@ def create_server(settings: Settings, components: Any = None) -> ServerHandle:
         )
     credentials = _server_credentials(settings)
     if components is None:
-        from episodic.pipeline import Components
+        from episodic.components import Components
 
         components = Components(settings)
     # Open the stores now: a locked or unreachable store fails here, at start, with its own
@@ -195,7 +195,7 @@ def serve(
     the main thread (Python delivers signals there); elsewhere pass ``stop``."""
     own_components = components is None
     if own_components:
-        from episodic.pipeline import Components
+        from episodic.components import Components
 
         components = Components(settings)
     try:

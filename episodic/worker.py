@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from episodic import metrics
+from episodic.components import Components
 from episodic.config import Settings
 from episodic.core.errors import EpisodicError
 from episodic.core.records import StreamInfo
-from episodic.pipeline import Checkpoint, Components, StreamRunner, in_stream_numbering, sessions_of
+from episodic.pipeline import Checkpoint, StreamRunner, in_stream_numbering, sessions_of
 from episodic.stream.media_chunk import ChunkError, MediaChunk
 
 log = logging.getLogger(__name__)

@@ -228,8 +228,9 @@ RECORDINGS = {
 @pytest.fixture(scope="module")
 def qa(tmp_path_factory):
     from episodic import samples
+    from episodic.components import Components
     from episodic.config import load_settings
-    from episodic.pipeline import Components, ingest_file
+    from episodic.pipeline import ingest_file
     from episodic.services.qa import MemoryQA
 
     root = tmp_path_factory.mktemp("answering")

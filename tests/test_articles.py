@@ -14,13 +14,13 @@ import types
 
 import pytest
 
+from episodic.components import Components
 from episodic.config import load_settings
 from episodic.core.article import ArticleRequest, ArticleStyle, Claim, Fusion
 from episodic.core.errors import InputError
 from episodic.core.query import Scope
 from episodic.evaluation import evaluate
 from episodic.labelled_set import ARTICLE_QUERIES, build_article_set, load_labelled_set
-from episodic.pipeline import Components
 from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 from episodic.retrieval.decomposition import QueryDecomposer, parse_sub_queries, rule_sub_queries
 from episodic.retrieval.detailed import MemoryReader

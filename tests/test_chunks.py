@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from episodic import samples
+from episodic.components import Components
 from episodic.config import Settings, load_settings
-from episodic.pipeline import Checkpoint, Components, StreamRunner
+from episodic.pipeline import Checkpoint, StreamRunner
 from episodic.stream.chunk_decoder import ChunkDecoder
 from episodic.stream.chunks import Chunker
 from episodic.stream.decode import MediaDecoder

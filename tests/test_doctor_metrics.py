@@ -20,11 +20,11 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from episodic import server as server_mod
+from episodic.components import Components
 from episodic.config import Settings
 from episodic.dev_broker import free_port
 from episodic.doctor import FAIL, OK, SKIP, WARN, Doctor
 from episodic.memory.milvus_store import MilvusStore
-from episodic.pipeline import Components
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
 from episodic.stream import kafka_io

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from episodic import samples
-from episodic.pipeline import Components, ingest_file
+from episodic.components import Components
+from episodic.pipeline import ingest_file
 from episodic.worker import Worker
 
 PRODUCER = Path(__file__).resolve().parents[1] / "deploy" / "examples" / "ffmpeg_producer.py"

@@ -19,11 +19,12 @@ import numpy as np
 import pytest
 
 from episodic import sample_sounds, samples
+from episodic.components import Components
 from episodic.config import load_settings
 from episodic.core.query import AskRequest, Scope
 from episodic.core.records import ShortTermMemory, ThetaEvent
 from episodic.memory.summary_composer import grounded_share
-from episodic.pipeline import Components, ingest_file
+from episodic.pipeline import ingest_file
 from episodic.services.qa import MemoryQA
 
 pytestmark = pytest.mark.slow

@@ -96,8 +96,9 @@ def _encode(path: Path, vcodec: str, size=(320, 240), seconds: float = 2.0, rota
 
 
 def _ingest(path: Path, data: Path):
+    from episodic.components import Components
     from episodic.config import load_settings
-    from episodic.pipeline import Components, ingest_file
+    from episodic.pipeline import ingest_file
 
     components = Components(load_settings(data_dir=data))
     try:

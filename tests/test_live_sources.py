@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from episodic import samples
+from episodic.components import Components
 from episodic.config import Settings
-from episodic.pipeline import Components
 from episodic.stream.chunks import Chunker
 from episodic.stream.reconnect import LiveChunks
 from episodic.worker import Worker

@@ -2,10 +2,10 @@
 
 import pytest
 
+from episodic.components import Components
 from episodic.config import load_settings
 from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage
-from episodic.pipeline import Components
 from episodic.reasoning.llama_cpp_llm import LlamaCppLLM, llama_cpp_available
 
 pytestmark = pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-python not built")

@@ -15,6 +15,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 import episodic.reasoning.openai_llm as openai_llm
+from episodic.components import Components
 from episodic.config import Settings
 from episodic.core.errors import ModelError
 from episodic.core.interfaces import VisualDescriber
@@ -26,7 +27,6 @@ from episodic.memory.vlm_describer import (
     caption_description,
     encode_jpeg,
 )
-from episodic.pipeline import Components
 from episodic.reasoning.openai_llm import (
     OpenAICompatibleLLM,
     add_latency_observer,

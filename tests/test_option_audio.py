@@ -78,7 +78,8 @@ def test_the_option_the_audio_carries_clearly_best_is_heard():
 
 @pytest.fixture(scope="module")
 def garbled(tmp_path_factory):
-    from episodic.pipeline import Components, ingest_file
+    from episodic.components import Components
+    from episodic.pipeline import ingest_file
     from episodic.services.qa import MemoryQA
 
     root = tmp_path_factory.mktemp("options")

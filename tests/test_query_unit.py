@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from episodic.components import Components
 from episodic.config import Settings
 from episodic.core.errors import DeadlineExceeded, InputError
 from episodic.core.query import AskRequest, Pathway, Scope
@@ -24,7 +25,6 @@ from episodic.core.records import (
     memory_id,
 )
 from episodic.memory.in_memory_store import InMemoryStore
-from episodic.pipeline import Components
 from episodic.services.qa import MemoryQA
 from tests.fakes import HashEmbedder, ScriptedLLM
 

@@ -88,7 +88,8 @@ def test_versions_and_cache():
 # -- end to end ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def garbled(tmp_path_factory):
-    from episodic.pipeline import Components, ingest_file
+    from episodic.components import Components
+    from episodic.pipeline import ingest_file
     from episodic.services.qa import MemoryQA
 
     root = tmp_path_factory.mktemp("relisten")

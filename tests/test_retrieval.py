@@ -16,10 +16,11 @@ import time
 import pytest
 
 from episodic import samples
+from episodic.components import Components
 from episodic.config import load_settings
 from episodic.core.errors import DeadlineExceeded, InputError
 from episodic.core.query import AskRequest, Pathway, QueryType, Scope
-from episodic.pipeline import Components, ingest_file
+from episodic.pipeline import ingest_file
 from episodic.retrieval.query_analysis import QueryAnalyzer
 from episodic.services.qa import MemoryQA
 

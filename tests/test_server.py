@@ -85,7 +85,8 @@ class Server:
 # -- fixtures ------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Iterator[Store]:
-    from episodic.pipeline import Components, ingest_file
+    from episodic.components import Components
+    from episodic.pipeline import ingest_file
 
     tmp = tmp_path_factory.mktemp("grpc-store")
     recording = tmp / "kitchen.mp4"

@@ -171,9 +171,10 @@ def test_music_stretch_is_stored_found_and_cited(tmp_path):
     """A 24 s recording: speech, 10 s of music, speech. Ingested for real (Whisper, MiniLM,
     Milvus Lite); the music must come back from the store at the right time, with an E_i
     entry, and both Search and Ask about music must point there."""
+    from episodic.components import Components
     from episodic.config import load_settings
     from episodic.core.query import AskRequest, Scope
-    from episodic.pipeline import Components, ingest_file
+    from episodic.pipeline import ingest_file
     from episodic.services.qa import MemoryQA
 
     rate = 48000

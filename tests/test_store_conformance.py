@@ -387,9 +387,9 @@ def test_returned_records_are_copies(filled) -> None:
 
 
 def test_the_store_is_a_configuration_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from episodic.components import Components
     from episodic.config import load_settings
     from episodic.core.errors import ConfigError
-    from episodic.pipeline import Components
 
     monkeypatch.setenv("EPISODIC_STORE", "memory")
     components = Components(load_settings(data_dir=tmp_path))

@@ -28,9 +28,10 @@ import pytest
 from kafka.partitioner.default import murmur2
 
 from episodic import samples
+from episodic.components import Components
 from episodic.config import Settings, load_settings
 from episodic.dev_broker import LocalBroker, free_port
-from episodic.pipeline import Checkpoint, Components
+from episodic.pipeline import Checkpoint
 from episodic.proto.episodic.v1 import media_pb2
 from episodic.push import ChunkSender, push_source
 from episodic.stream import kafka_io
