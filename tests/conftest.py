@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from episodic.process import offline_model_hubs
 from tests.kafka_fixtures import kafka_broker, kafka_settings  # noqa: F401
 from tests.milvus_server_fixtures import milvus_server  # noqa: F401
 
@@ -21,3 +22,6 @@ def _no_real_time_scheduling_left_behind():
     if after != before:
         os.sched_setscheduler(0, before[0], os.sched_param(before[1]))
         pytest.fail(f"this test left the process on CPU scheduling {after} (was {before})")
+
+# models load from packages and folders only, also in tests that build one without Components
+offline_model_hubs()
