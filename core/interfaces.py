@@ -70,7 +70,7 @@ class VisualDescriber(Protocol):
 # -- the memory store ----------------------------------------------------------------------
 # Three roles, so a component can say which one it needs: ingest writes, the query side reads
 # and searches. ``MemoryStore`` is all three plus the lifecycle; Milvus (Lite or server) and the
-# in-memory store implement it, and tests/test_store_conformance.py holds both to it.
+# in-memory store implement it, and tests/integration/test_store_conformance.py holds both to it.
 #
 # Common rules: stream times are seconds; a time filter [t_min, t_max] keeps records that
 # overlap it; ``stream_ids`` is one id, several, or None for every stream (an empty list matches

@@ -4,7 +4,7 @@ without a database.
 For tests of the query side that should run in seconds, and for embedding episodic in a
 program that keeps nothing on disk. It searches through the same
 :class:`~episodic.memory.vector_cache.VectorCache` as Milvus Lite's cache, so ranking and
-filters agree with Milvus; ``tests/test_store_conformance.py`` holds both to one contract.
+filters agree with Milvus; ``tests/integration/test_store_conformance.py`` holds both to one contract.
 Records are copied in and out, so changing a returned record never changes the store.
 Nothing survives the process.
 """

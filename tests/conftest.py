@@ -1,12 +1,26 @@
 """Shared fixtures."""
 
 import os
+from pathlib import Path
 
 import pytest
 
 from episodic.process import offline_model_hubs
 from tests.kafka_fixtures import kafka_broker, kafka_settings  # noqa: F401
 from tests.milvus_server_fixtures import milvus_server  # noqa: F401
+
+
+def pytest_collection_modifyitems(config, items):
+    """The test tiers follow the folders: tests/unit (fast checks of logic, parsing and the
+    services over fakes and the in-memory store; ``-m "unit and not slow"`` runs in seconds) and
+    tests/integration (real models, Milvus, Kafka, FFmpeg, servers on loopback). ``slow`` marks what runs real models over generated
+    recordings, in either folder."""
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        if "unit" in parts:
+            item.add_marker(pytest.mark.unit)
+        elif "integration" in parts:
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(autouse=True)

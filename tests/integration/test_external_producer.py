@@ -18,7 +18,7 @@ from episodic.components import Components
 from episodic.pipeline import ingest_file
 from episodic.worker import Worker
 
-PRODUCER = Path(__file__).resolve().parents[1] / "deploy" / "examples" / "ffmpeg_producer.py"
+PRODUCER = Path(__file__).resolve().parents[2] / "deploy" / "examples" / "ffmpeg_producer.py"
 
 pytestmark = pytest.mark.slow
 

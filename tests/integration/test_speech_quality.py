@@ -24,7 +24,7 @@ from episodic.memory import whisper_models
 from episodic.memory.speech import WhisperRecognizer, parse_temperatures, relistening_recognizer
 from episodic.memory.whisper_models import ModelPart, assemble, find_model, locate_base_parts
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from bench_asr import make_clip, normalise, wer  # noqa: E402
 
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng")

@@ -25,11 +25,11 @@ from episodic.core.records import (
     StreamInfo,
 )
 from episodic.memory.milvus_store import MilvusStore, _truncate_utf8, render_filter
-from tests import test_store_conformance as contract
+from tests.integration import test_store_conformance as contract
+from tests.integration.test_store_conformance import INJECTIONS
 from tests.milvus_server_fixtures import unique_prefix
-from tests.test_store_conformance import (
+from tests.store_fixtures import (
     FEATURE_DIM,
-    INJECTIONS,
     MODELS,
     TEXT_DIM,
     assert_memory_equal,
@@ -38,7 +38,7 @@ from tests.test_store_conformance import (
     make_memory,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def child_env() -> dict[str, str]:

@@ -942,7 +942,7 @@ def test_servicer_lists_events_by_page_within_the_key(tmp_path):
     of the caller's streams only, a token that continues where the last page ended, and the
     same validation as everywhere else."""
     from episodic.memory.in_memory_store import InMemoryStore
-    from tests.test_store_conformance import FEATURE_DIM, MODELS, TEXT_DIM, fill
+    from tests.store_fixtures import FEATURE_DIM, MODELS, TEXT_DIM, fill
 
     store = InMemoryStore()
     store.ensure_schema(TEXT_DIM, FEATURE_DIM, models=MODELS)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # repository folder -> the installed package it maps to (pyproject's package-dir)
 FOLDERS = {
     "proto": "episodic.proto",

@@ -24,7 +24,7 @@ from episodic.retrieval.option_audio import (
     words_of,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from bench_relisten import overwrite_transcript, speech_memory  # noqa: E402
 
 SENTENCE = "The flower show is in room three twelve."

@@ -12,7 +12,7 @@ from episodic.core.query import Scope
 from episodic.memory.milvus_store import MilvusStore
 from episodic.memory.vector_cache import VectorCache
 from episodic.retrieval.detailed import MemoryReader, nearest_memory_ids
-from tests.test_milvus_store import (
+from tests.integration.test_milvus_store import (
     FEATURE_DIM,
     MODELS,
     TEXT_DIM,
