@@ -195,6 +195,14 @@ class QueryStore(RecordReader, RecordSearch, Protocol):
 class MemoryStore(RecordWriter, RecordReader, RecordSearch, Protocol):
     """The whole store, with its lifecycle."""
 
+    def describe(self) -> str:
+        """What and where the store is, for people ("Milvus Lite 2.5 at /data/milvus.db")."""
+        ...
+
+    def schema_info(self) -> dict[str, Any] | None:
+        """The dimensions and model ids the store was built with; None before ensure_schema."""
+        ...
+
     def enable_vector_cache(self, background: bool = False) -> bool:
         """Keep search vectors in process memory where the backend profits (Milvus Lite);
         False where it does not apply."""

@@ -98,7 +98,7 @@ class Doctor:
     # -- the checks --------------------------------------------------------------------------
     def check_config(self) -> tuple[str, str]:
         s = self.s
-        store = s.milvus_uri or f"Milvus Lite at {s.resolved_milvus_uri}"
+        store = "in memory (nothing kept)" if s.store == "memory" else (s.milvus_uri or f"Milvus Lite at {s.resolved_milvus_uri}")
         llm = f"openai {s.openai_model} at {s.openai_base_url}" if s.llm == "openai" else "local"
         detail = (f"store {store}; embedder {s.embedder}; asr {s.whisper_model}; describer "
                   f"{s.describer}; llm {llm}; device {s.device}")
@@ -108,15 +108,16 @@ class Doctor:
         return OK, detail
 
     def check_store(self) -> tuple[str, str]:
+        from episodic.memory.milvus_store import MilvusStore
+
         store = self.c.store
-        version = getattr(store, "server_version", "") or "unknown"
-        kind = "Milvus Lite" if getattr(store, "is_lite", False) else "Milvus server"
         info = store.schema_info()
         counts = store.counts()
-        where = f"{kind} {version} at {store.uri}"
-        m = _version_tuple(version)
-        if not getattr(store, "is_lite", True) and m is not None and m < MIN_MILVUS:
-            return FAIL, f"{where}: Milvus {version} is older than 2.3, which episodic needs"
+        where = store.describe()
+        if isinstance(store, MilvusStore) and not store.is_lite:
+            m = _version_tuple(store.server_version)
+            if m is not None and m < MIN_MILVUS:
+                return FAIL, f"{where}: Milvus {store.server_version} is older than 2.3, which episodic needs"
         if not info:
             return OK, f"{where}: reachable, empty (collections are created on first ingest)"
         problems = []

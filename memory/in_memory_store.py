@@ -71,9 +71,6 @@ def _overlaps(t0: float, t1: float, t_min: float | None, t_max: float | None) ->
 class InMemoryStore:
     """Memories, events and streams in dicts; vectors in :class:`VectorCache` matrices."""
 
-    is_lite = False
-    uri = "memory:"
-
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._text_dim: int | None = None
@@ -110,6 +107,9 @@ class InMemoryStore:
                 }
             self._text_dim, self._feature_dim = text_dim, feature_dim
             self._models.update(models)
+
+    def describe(self) -> str:
+        return "in-memory store (this process only: nothing is kept after it)"
 
     def schema_info(self) -> dict[str, Any] | None:
         if self._text_dim is None:

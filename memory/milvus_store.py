@@ -614,6 +614,10 @@ class MilvusStore(MilvusSchema, MilvusRows, MilvusSearch):
             out[collection] = int(rows[0]["count(*)"]) if rows else 0
         return out
 
+    def describe(self) -> str:
+        kind = "Milvus Lite" if self.is_lite else "Milvus server"
+        return f"{kind} {self.server_version or 'unknown'} at {self.uri}"
+
     # -- lifecycle -------------------------------------------------------------------------
     def flush(self) -> None:
         """Seal written data into segments (end of a run, Milvus Lite); not needed for crash

@@ -236,6 +236,10 @@ def test_delete_stream_records_except(filled) -> None:
 
 def test_both_backends_satisfy_the_protocols(bare) -> None:
     assert isinstance(bare, MemoryStore) and isinstance(bare, QueryStore)
+    assert bare.describe() and bare.schema_info() is None
+    bare.ensure_schema(TEXT_DIM, FEATURE_DIM, models=MODELS)
+    info = bare.schema_info()
+    assert (info["text_dim"], info["feature_dim"], info["models"]) == (TEXT_DIM, FEATURE_DIM, MODELS)
 
 
 def test_dimension_and_model_guards(store) -> None:
