@@ -46,14 +46,15 @@ def _numpy_number(value: Any) -> bool:
 def text(value: Any, what: str = "question", max_chars: int = MAX_QUESTION_CHARS) -> str:
     """A question, query or option: text with something in it, not a novel, no NUL; runs of
     whitespace become one space."""
+    name = what if what[-1:].isdigit() else f"the {what}"  # "option 2", "the question"
     if not isinstance(value, str):
-        raise InputError(f"the {what} must be text, got {type(value).__name__}")
+        raise InputError(f"{name} must be text, got {type(value).__name__}")
     if not value.strip():
-        raise InputError(f"the {what} is empty")
+        raise InputError(f"{name} is empty")
     if len(value) > max_chars:
-        raise InputError(f"the {what} is {len(value)} characters long; at most {max_chars} are allowed")
+        raise InputError(f"{name} is {len(value)} characters long; at most {max_chars} are allowed")
     if "\x00" in value:
-        raise InputError(f"the {what} contains a NUL character")
+        raise InputError(f"{name} contains a NUL character")
     return " ".join(value.split())
 
 
