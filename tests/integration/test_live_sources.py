@@ -142,7 +142,7 @@ def test_push_of_a_dropping_source_stores_one_stream_with_the_gap_and_exits_3_wh
 
 # -- a real RTSP camera (GStreamer's RTSP server, from Debian) --------------------------------
 SYSTEM_PYTHON = "/usr/bin/python3"
-RTSP_SERVER = Path(__file__).with_name("rtsp_server.py")
+RTSP_SERVER = Path(__file__).resolve().parents[1] / "rtsp_server.py"
 
 
 def _has_rtsp_server() -> bool:

@@ -159,8 +159,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     import numpy as np
-    sys.path.insert(0, {tests!r})
-    from test_milvus_store import make_memory, make_event, TEXT_DIM, FEATURE_DIM, MODELS
+    from tests.store_fixtures import make_memory, make_event, TEXT_DIM, FEATURE_DIM, MODELS
     from episodic.config import Settings
     from episodic.memory.milvus_store import MilvusStore
     from episodic.core.records import StreamInfo
@@ -180,7 +179,7 @@ WRITER = textwrap.dedent(
 
 
 def _start_writer(data: Path) -> subprocess.Popen[str]:
-    code = WRITER.format(tests=str(Path(__file__).parent), data=str(data))
+    code = WRITER.format(data=str(data))
     return subprocess.Popen(
         [sys.executable, "-c", code],
         stdin=subprocess.PIPE,
