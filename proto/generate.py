@@ -1,7 +1,7 @@
 """Regenerate the Python code for the gRPC API: ``python -m episodic.proto.generate``.
 
 The generated modules are committed (so installing the package needs no protoc), and
-``tests/unit/test_server.py`` regenerates them into a temporary directory and checks that the
+``tests/unit/episodic/test_server.py`` regenerates them into a temporary directory and checks that the
 result is byte-identical: an edit of a ``.proto`` file without regenerating fails the suite.
 
 protoc runs with ``-I proto`` so the descriptors are registered under their canonical names

@@ -5,7 +5,7 @@ written in another form than the one heard.
 
 Each recording is generated here (≤ 8 s), ingested once with the default models into one
 Milvus Lite store, and its records are read back from the store, so what is checked is what a
-later question would see. Re-listening under a deadline is covered in tests/unit/test_relisten.py.
+later question would see. Re-listening under a deadline is covered in tests/unit/retrieval/test_relisten.py.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from episodic.reasoning import confidence
 from episodic.reasoning.confidence import FEATURES, calibrate, features
 
 _spec = importlib.util.spec_from_file_location(
-    "fit_calibration", Path(__file__).resolve().parents[2] / "benchmarks" / "fit_calibration.py"
+    "fit_calibration", Path(__file__).resolve().parents[3] / "benchmarks" / "fit_calibration.py"
 )
 fit_calibration = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fit_calibration)

@@ -27,7 +27,7 @@ from episodic.retrieval.listen_targets import _span, hot_words
 from episodic.retrieval.relisten import RelistenReport
 from episodic.retrieval.transcript_versions import cached_version, record_version
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from bench_relisten import holds, overwrite_transcript, speech_memory  # noqa: E402
 
 SENTENCE = "The fire alarm test is scheduled for half past two."

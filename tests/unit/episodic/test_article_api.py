@@ -3,7 +3,7 @@
 
 The conversion, servicer and CLI tests use hand-built Articles and a stand-in ArticleService,
 so they are fast and pin the contract (field for field, status codes, cancellation) whatever
-the pipeline writes. The end-to-end tests reuse tests/unit/test_server.py's store (one generated
+the pipeline writes. The end-to-end tests reuse tests/unit/episodic/test_server.py's store (one generated
 recording ingested as streams "kitchen" and "station") and server, and run the real MARQUIS
 pipeline (services.articles): the tests that check the server's article share one Article
 call, and the CLI tests compare their output with it.
@@ -42,7 +42,7 @@ from episodic.core.errors import InputError
 from episodic.core.query import Scope
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from tests.cli_runner import run_cli
-from tests.unit.test_server import (  # noqa: F401 - store and server are fixtures
+from tests.unit.episodic.test_server import (  # noqa: F401 - store and server are fixtures
     KEY_A,
     KEY_ALL,
     SEG_K0,

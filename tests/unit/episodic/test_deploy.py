@@ -39,7 +39,7 @@ from episodic.cli import app
 from episodic.config import Settings, load_settings
 from episodic.core.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 DOCKERFILE = ROOT / "Dockerfile"
