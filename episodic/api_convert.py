@@ -86,7 +86,9 @@ def _max_sub_queries(n: Any) -> int | None:
 
 
 def _scope(stream_ids: Iterable[str], t_min: float | None, t_max: float | None) -> Scope:
-    return validation.scope(Scope(stream_ids=validation.stream_ids(stream_ids), t_min=t_min, t_max=t_max))
+    """The request's scope, unchecked: the kernel validator checks the whole request once."""
+    ids = stream_ids if isinstance(stream_ids, str) else tuple(stream_ids) or None  # a str: refused there
+    return Scope(stream_ids=ids, t_min=t_min, t_max=t_max)
 
 
 def ask_request(
@@ -116,7 +118,7 @@ def search_args(
     top_k: int = 0,
 ) -> tuple[str, Scope, int]:
     """Validated ``(query, scope, top_k)`` for ``MemoryQA.search``."""
-    return validation.text(query, "query"), _scope(stream_ids, t_min, t_max), _top_k(top_k)
+    return validation.text(query, "query"), validation.scope(_scope(stream_ids, t_min, t_max)), _top_k(top_k)
 
 
 def article_request(

@@ -43,20 +43,29 @@ class RemoteCallError(EpisodicError):
         self.exit_code = REMOTE_EXIT_CODES.get(code, 1)
 
 
-def open_channel(server: str, ca_cert: Path | None = None) -> Any:
-    """A gRPC channel to ``host:port`` (TLS when ``ca_cert``, the server's CA, is given)."""
-    import grpc
-
+def _check_server(server: str) -> str:
     host, sep, port = server.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise InputError(f"--server must be host:port, got {server!r}")
+    return server
+
+
+def _read_ca(ca_cert: Path | None) -> bytes | None:
+    if ca_cert is None:
+        return None
+    try:
+        return Path(ca_cert).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read --ca-cert {ca_cert}: {exc.strerror or exc}") from None
+
+
+def open_channel(server: str, ca_root: bytes | None = None) -> Any:
+    """A gRPC channel to ``host:port`` (TLS when ``ca_root``, the server's CA in PEM, is given)."""
+    import grpc
+
     options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
-    if ca_cert is not None:
-        try:
-            root = Path(ca_cert).read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read --ca-cert {ca_cert}: {exc.strerror or exc}") from None
-        return grpc.secure_channel(server, grpc.ssl_channel_credentials(root), options=options)
+    if ca_root is not None:
+        return grpc.secure_channel(server, grpc.ssl_channel_credentials(ca_root), options=options)
     return grpc.insecure_channel(server, options=options)
 
 
@@ -67,18 +76,17 @@ class Client:
         self, server: str, api_key: str | None = None, ca_cert: Path | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        self.server = server
+        self.server = _check_server(server)  # a bad address or CA file fails here, at once
         self.timeout_s = timeout_s
         self._metadata = (("authorization", f"Bearer {api_key}"),) if api_key else ()
-        self._ca_cert = ca_cert
+        self._ca_root = _read_ca(ca_cert)
         self._channel: Any = None
-        open_channel(server, ca_cert).close()  # a bad address or CA file fails here, at once
 
     def _stub(self) -> Any:
         from episodic.proto.episodic.v1 import episodic_pb2_grpc
 
         if self._channel is None:
-            self._channel = open_channel(self.server, self._ca_cert)
+            self._channel = open_channel(self.server, self._ca_root)
         return episodic_pb2_grpc.EpisodicMemoryStub(self._channel)
 
     def _failed(self, exc: Any) -> RemoteCallError:

@@ -20,42 +20,25 @@ import numpy as np
 
 from episodic.core.errors import InputError, StoreError
 from episodic.core.records import ShortTermMemory, StreamInfo, ThetaEvent, vector_id
-from episodic.memory.milvus_filters import MODALITY, check_id, check_stream, check_time, stream_list
+from episodic.memory.milvus_codecs import _check_dim, _check_limit, _check_top_k, _vector
+from episodic.memory.milvus_filters import (
+    MODALITY,
+    check_id,
+    check_range,
+    check_stream,
+    check_time,
+    stream_list,
+)
 from episodic.memory.vector_cache import VectorCache
 
-MAX_TOP_K = 16384  # the same bound as Milvus's
-DIM_RANGE = (2, 32768)
-VECTOR_MODEL_ROLES = ("embedder", "describer")  # a change makes stored vectors incomparable
 SEARCH_SOURCES = ("events", "memories", "vectors")
 SCHEMA_VERSION = 1  # the record layout's version, as Milvus's meta record states it
+VECTOR_MODEL_ROLES = ("embedder", "describer")  # a change makes stored vectors incomparable
 
 
-def _dim(value: Any, what: str) -> int:
-    lo, hi = DIM_RANGE
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise InputError(f"{what} must be an integer in [{lo}, {hi}], got {value!r}")
-    return int(value)
-
-
-def _vector(value: Any, dim: int, what: str) -> np.ndarray:
-    arr = np.asarray(value, dtype=np.float32).reshape(-1)
-    if arr.shape[0] != dim:
-        raise InputError(f"{what} has {arr.shape[0]} dimensions; the store expects {dim}")
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"{what} contains NaN or infinity")
-    return arr
-
-
-def _top_k(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_TOP_K:
-        raise InputError(f"top_k must be an integer in [1, {MAX_TOP_K}], got {value!r}")
-    return int(value)
-
-
-def _limit(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise InputError(f"limit must be a non-negative integer, got {value!r}")
-    return int(value)
+def _array(value: Any, dim: int, what: str) -> np.ndarray:
+    """A finite float32 vector of ``dim`` dimensions (the same check as a Milvus row's)."""
+    return np.asarray(_vector(value, dim, what), dtype=np.float32)
 
 
 def _modality(value: Any) -> str:
@@ -85,7 +68,7 @@ class InMemoryStore:
 
     # -- schema ----------------------------------------------------------------------------
     def ensure_schema(self, text_dim: int, feature_dim: int, models: dict[str, str] | None = None) -> None:
-        text_dim, feature_dim = _dim(text_dim, "text_dim"), _dim(feature_dim, "feature_dim")
+        text_dim, feature_dim = _check_dim(text_dim, "text_dim"), _check_dim(feature_dim, "feature_dim")
         models = {str(k): str(v) for k, v in (models or {}).items()}
         with self._lock:
             for what, old, new in (("vectors", self._text_dim, text_dim), ("frame features", self._feature_dim, feature_dim)):
@@ -146,7 +129,7 @@ class InMemoryStore:
         sid = check_stream(m.stream_id)
         check_time(m.t_start, f"{mid}: t_start")
         check_time(m.t_end, f"{mid}: t_end")
-        _vector(m.vector, self._text_dim, f"memory {mid} vector")
+        _array(m.vector, self._text_dim, f"memory {mid} vector")
         vec_rows = []
         for i, e in enumerate(m.embeddings):
             modality = _modality(str(e.modality))
@@ -154,7 +137,7 @@ class InMemoryStore:
             vec_rows.append({
                 "id": check_id(vid, "vector id"), "memory_id": mid, "stream_id": sid, "ord": i,
                 "t_start": check_time(e.t_start, f"{vid}: t_start"), "t_end": check_time(e.t_end, f"{vid}: t_end"),
-                "modality": modality, "text": str(e.text), "vector": _vector(e.vector, self._text_dim, f"embedding {vid}"),
+                "modality": modality, "text": str(e.text), "vector": _array(e.vector, self._text_dim, f"embedding {vid}"),
             })
         frame_rows = []
         for i, (t, feat) in enumerate(m.frame_features):
@@ -162,7 +145,7 @@ class InMemoryStore:
             tt = check_time(t, f"{fid}: t")
             frame_rows.append({
                 "id": fid, "memory_id": mid, "stream_id": sid, "ord": i, "t_start": tt, "t_end": tt,
-                "vector": _vector(feat, self._feature_dim, f"frame feature {fid}"),
+                "vector": _array(feat, self._feature_dim, f"frame feature {fid}"),
             })
         return vec_rows, frame_rows
 
@@ -188,7 +171,7 @@ class InMemoryStore:
             check_stream(e.stream_id)
             check_time(e.t_start, f"{e.id}: t_start")
             check_time(e.t_end, f"{e.id}: t_end")
-            _vector(e.summary_vector, self._text_dim, f"event {e.id} summary vector")
+            _array(e.summary_vector, self._text_dim, f"event {e.id} summary vector")
         with self._lock:
             for e in events:
                 self._events[e.id] = copy.deepcopy(e)
@@ -236,8 +219,8 @@ class InMemoryStore:
         self, stream_id: str | Iterable[str] | None = None, t_min: float | None = None,
         t_max: float | None = None, limit: int = 10000, with_vectors: bool = True,
     ) -> list[ThetaEvent]:
-        limit, sids = _limit(limit), stream_list(stream_id)
-        lo, hi = self._range(t_min, t_max)
+        limit, sids = _check_limit(limit), stream_list(stream_id)
+        lo, hi = check_range(t_min, t_max)
         with self._lock:
             found = [e for e in self._events.values() if (sids is None or e.stream_id in sids) and _overlaps(e.t_start, e.t_end, lo, hi)]
         found.sort(key=lambda e: (e.stream_id, e.t_start, e.id))
@@ -247,20 +230,12 @@ class InMemoryStore:
         self, stream_id: str | Iterable[str] | None = None, t_min: float | None = None,
         t_max: float | None = None, limit: int = 10000, with_vectors: bool = False,
     ) -> list[ShortTermMemory]:
-        limit, sids = _limit(limit), stream_list(stream_id)
-        lo, hi = self._range(t_min, t_max)
+        limit, sids = _check_limit(limit), stream_list(stream_id)
+        lo, hi = check_range(t_min, t_max)
         with self._lock:
             found = [m for m in self._memories.values() if (sids is None or m.stream_id in sids) and _overlaps(m.t_start, m.t_end, lo, hi)]
         found.sort(key=lambda m: (m.stream_id, m.t_start, m.id))
         return [self._memory_out(m, with_vectors) for m in found[:limit]]
-
-    @staticmethod
-    def _range(t_min: Any, t_max: Any) -> tuple[float | None, float | None]:
-        lo = None if t_min is None else check_time(t_min, "t_min")
-        hi = None if t_max is None else check_time(t_max, "t_max")
-        if lo is not None and hi is not None and lo > hi:
-            raise InputError(f"the time range is reversed: t_min ({lo:g}) is after t_max ({hi:g})")
-        return lo, hi
 
     @staticmethod
     def _memory_out(m: ShortTermMemory, with_vectors: bool) -> ShortTermMemory:
@@ -316,14 +291,14 @@ class InMemoryStore:
     ) -> list[tuple[str, str, float]]:
         """(row id, memory id, cosine) from one collection, best first."""
         sids = stream_list(stream_ids)
-        top_k = _top_k(top_k)
-        lo, hi = self._range(t_min, t_max)
+        _check_top_k(top_k)
+        lo, hi = check_range(t_min, t_max)
         if modality is not None:
             _modality(modality)
         if sids == [] or self._text_dim is None:
             return []
         dim = self._feature_dim if collection == "frames" else self._text_dim
-        q = _vector(vector, dim, "query vector")
+        q = _array(vector, dim, "query vector")
         return self._caches[collection].search(q, top_k, sids, lo, hi, modality)
 
     def search_events(

@@ -129,3 +129,16 @@ def _chunks(seq: Sequence[T], size: int = BATCH_ROWS) -> Iterator[Sequence[T]]:
 
 def _reraise(exc: BaseException) -> None:
     raise exc
+
+
+def _check_limit(limit: Any) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+        raise InputError(f"limit must be a non-negative integer, got {limit!r}")
+    return int(limit)
+
+
+def _check_dim(dim: Any, what: str) -> int:
+    """A vector dimension the store accepts (Milvus's range)."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or not 2 <= dim <= 32768:
+        raise InputError(f"{what} must be an integer in [2, 32768], got {dim!r}")
+    return int(dim)

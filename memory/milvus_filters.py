@@ -98,6 +98,15 @@ def stream_list(stream_ids: str | Iterable[str] | None) -> list[str] | None:
     return sorted({check_stream(s) for s in stream_ids})
 
 
+def check_range(t_min: Any, t_max: Any) -> tuple[float | None, float | None]:
+    """Finite bounds of a time window (either may be open) with t_min <= t_max."""
+    lo = None if t_min is None else check_time(t_min, "t_min")
+    hi = None if t_max is None else check_time(t_max, "t_max")
+    if lo is not None and hi is not None and lo > hi:
+        raise InputError(f"t_min ({t_min}) is after t_max ({t_max})")
+    return lo, hi
+
+
 def build_filter(
     stream_ids: list[str] | None,
     t_min: float | None,
@@ -110,14 +119,13 @@ def build_filter(
     if stream_ids is not None:
         clauses.append("stream_id in {sids}")
         params["sids"] = stream_ids
-    if t_min is not None:
+    lo, hi = check_range(t_min, t_max)
+    if lo is not None:
         clauses.append("t_end >= {tmin}")
-        params["tmin"] = check_time(t_min, "t_min")
-    if t_max is not None:
+        params["tmin"] = lo
+    if hi is not None:
         clauses.append("t_start <= {tmax}")
-        params["tmax"] = check_time(t_max, "t_max")
-    if t_min is not None and t_max is not None and params["tmin"] > params["tmax"]:
-        raise InputError(f"t_min ({t_min}) is after t_max ({t_max})")
+        params["tmax"] = hi
     if extra is not None:
         clauses.append(extra[0])
         params.update(extra[1])

@@ -10,9 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from episodic.core.errors import InputError, StoreError
+from episodic.core.errors import StoreError
 from episodic.memory.milvus_codecs import (
     ID_MAX,
     MODALITY_MAX,
@@ -22,6 +20,7 @@ from episodic.memory.milvus_codecs import (
     STREAM_ID_MAX,
     SUMMARY_MAX_BYTES,
     TEXT_MAX_BYTES,
+    _check_dim,
     _jsonable,
     _reraise,
 )
@@ -256,10 +255,7 @@ class MilvusSchema:
         record), so a store from before the meta record, or a half-created one, is judged by
         what it really holds.
         """
-        for what, dim in (("text_dim", text_dim), ("feature_dim", feature_dim)):
-            if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or not 2 <= dim <= 32768:
-                raise InputError(f"{what} must be an integer in [2, 32768], got {dim!r}")
-        text_dim, feature_dim = int(text_dim), int(feature_dim)
+        text_dim, feature_dim = _check_dim(text_dim, "text_dim"), _check_dim(feature_dim, "feature_dim")
         models = {str(k): str(v) for k, v in (models or {}).items()}
         meta = self._read_meta() or {}
         old_models: dict[str, str] = dict(meta.get("models") or {})

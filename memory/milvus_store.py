@@ -61,6 +61,7 @@ from episodic.memory.milvus_codecs import (
     PLACEHOLDER_VECTOR,
     SOURCE_MAX_BYTES,
     T,
+    _check_limit,
     _chunks,
     _f32,
     _json_field,
@@ -461,12 +462,6 @@ class MilvusStore(MilvusSchema, MilvusRows, MilvusSearch):
         return removed
 
     # -- reads -----------------------------------------------------------------------------
-    @staticmethod
-    def _check_limit(limit: Any) -> int:
-        if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
-            raise InputError(f"limit must be a non-negative integer, got {limit!r}")
-        return int(limit)
-
     def list_events(
         self,
         stream_id: str | None = None,
@@ -480,7 +475,7 @@ class MilvusStore(MilvusSchema, MilvusRows, MilvusSearch):
         ``with_vectors=False`` leaves ``summary_vector`` and ``vector`` empty: listings for
         people read about half as much (10k events: ≈ 2 s instead of ≈ 4 s on Milvus Lite).
         """
-        limit = self._check_limit(limit)
+        limit = _check_limit(limit)
         sids = _stream_list(stream_id)
         expr = _filter(sids, t_min, t_max)
         fields = ["*"] if with_vectors else [f for f in EVENT_FIELDS if f not in ("vector", "memory_vector")]
@@ -500,7 +495,7 @@ class MilvusStore(MilvusSchema, MilvusRows, MilvusSearch):
     ) -> list[ShortTermMemory]:
         """Memories overlapping [t_min, t_max], sorted by (stream_id, t_start); with
         ``with_vectors`` also E_i and the frame features (one more query per 512 memories)."""
-        limit = self._check_limit(limit)
+        limit = _check_limit(limit)
         sids = _stream_list(stream_id)
         expr = _filter(sids, t_min, t_max)
         rows = self._cached_listing(MEMORIES, sids, t_min, t_max, ["*"])
