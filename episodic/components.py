@@ -8,7 +8,7 @@ from functools import cached_property
 from episodic import metrics
 from episodic.config import Settings
 from episodic.core.interfaces import MemoryStore
-from episodic.process import offline_model_hubs
+from episodic.process import offline_model_hubs, quiet_grpc_logging
 
 
 class Components:
@@ -17,6 +17,7 @@ class Components:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         offline_model_hubs()  # before any model library is imported by a property below
+        quiet_grpc_logging()  # before the store's client imports grpc (Milvus Lite's keep-alive chatter)
 
     @cached_property
     def embedder(self):
