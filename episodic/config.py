@@ -69,6 +69,9 @@ class Settings:
     # OCR runs on every distinct key frame up to this many (dark or flat ones are skipped)
     ocr_max_frames_per_segment: int = 4
     ocr_min_confidence: float = 0.6
+    # The classifier also looks at the middle of each key frame (this share of its width and
+    # height) and averages both views: things filmed rarely fill the frame. 0 or 1 = off.
+    visual_centre_crop: float = 0.8
     visual_labels_top_k: int = 3  # at most this many plain words ("a cat") per key frame
     # A plain word is said when the summed probability of its ImageNet classes reaches this
     # (thresholds chosen on the dev part of benchmarks/bench_vision.py)
@@ -458,6 +461,8 @@ def validate(s: Settings) -> Settings:
         problems.append("fast_confidence_tau is a confidence in [0, 1]")
     if not -1 <= s.support_cos_min < s.support_cos_full <= 1:
         problems.append("need -1 <= support_cos_min < support_cos_full <= 1")
+    if not 0 <= s.visual_centre_crop <= 1:
+        problems.append("visual_centre_crop is a share of the frame in [0, 1] (0 = off)")
     if not -1 <= s.visual_fallback_sim <= 1:
         problems.append("visual_fallback_sim is a cosine in [-1, 1]")
     if s.association_window_s < 0:

@@ -36,6 +36,10 @@ from episodic.stream.segmentation import StreamSegmenter
 
 log = logging.getLogger(__name__)
 
+# How much later than ``checkpoint_interval_s`` a checkpoint may come to avoid cutting an
+# utterance (a share of the interval: 60 s → at most 90 s between restart points).
+CHECKPOINT_SPEECH_DEFER = 0.5
+
 
 
 @dataclass
@@ -259,7 +263,8 @@ class StreamRunner:
 
     Used by embedded ingest and by the Kafka worker alike. Every ``checkpoint_interval_s``
     of stream time, at the first chunk that starts at a keyframe where the open segment is
-    already a legal length, the runner closes the open segment, stores everything, records a
+    already a legal length and nobody is mid-sentence (up to ``CHECKPOINT_SPEECH_DEFER``
+    later), the runner closes the open segment, stores everything, records a
     :class:`Checkpoint` with the stream and starts afresh (decoder state, segmenter,
     consolidation): the point a restarted worker resumes from, bit for bit.
 
@@ -401,12 +406,20 @@ class StreamRunner:
 
     def _checkpoint_due(self, chunk: Any) -> bool:
         s = self.s
-        return (
+        since = chunk.t_start - self.checkpoint.t_s
+        if not (
             chunk.seq > self.checkpoint.seq
             and (chunk.keyframe or not chunk.has_video)
-            and chunk.t_start - self.checkpoint.t_s >= s.checkpoint_interval_s
+            and since >= s.checkpoint_interval_s
             and chunk.t_start - self.ingestor.segmenter.open_since >= s.segment_min_s
-        )
+        ):
+            return False
+        # A restart closes the open segment at this chunk's start whatever is being said there;
+        # while someone is mid-sentence wait for a later keyframe (bounded, so talk radio or a
+        # music bed the detector takes for speech still gets its checkpoints).
+        if since < s.checkpoint_interval_s * (1 + CHECKPOINT_SPEECH_DEFER):
+            return not self.ingestor.segmenter.speaking_at(chunk.t_start)
+        return True
 
     def _close_run(self) -> float:
         """Store everything of the current run; returns where its last segment ends."""

@@ -10,7 +10,7 @@ asks for (:mod:`retrieval.question_shape`):
 * ``time`` – a time or number key ("8:15", "11:20", "8") with its words as written;
 * ``number`` – a number with the noun after it ("20 minutes", "three green apples");
 * ``colour`` – a colour word with the noun after it;
-* ``place`` – "to/from/at/in/near (the) X" after the question's words;
+* ``place`` – "to/from/at/in/by/on/under… (the) X" after the question's words;
 * ``any`` – the longest run of words the question does not already hold (for "What did
   Tom put in the bowl?" over "Tom put three green apples in the blue bowl." → "three green
   apples").
@@ -30,6 +30,7 @@ from episodic.retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnal
 from episodic.retrieval.text_match import canonical_tokens
 
 MAX_WORDS = 8
+RELEVANT_SHARE = 0.5  # of the best unit's rank score: below it a unit is about something else
 # the composed summary's own labels (memory/summary_composer.py): never an answer themselves
 _TEMPLATE = re.compile(r"\b(?:Someone says|On screen|Seen|Heard)\s*:?\s*")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’.:,][A-Za-z0-9]+)*")
@@ -38,7 +39,9 @@ _INTRO = re.compile(
     r"((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*)"
 )
 _PLACE = re.compile(
-    r"\b(?:to|from|at|in|near|into|towards|for)\s+((?:the\s+)?[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,3})"
+    r"\b(?:to|from|at|in|near|into|towards|for|by|on|onto|under|behind|beside|inside|outside|"
+    r"next to|across|along|above|below|beneath|over)\s+"
+    r"((?:the\s+)?[A-Za-z][\w'-]*(?:\s+[A-Za-z0-9][\w'-]*){0,3})"
 )
 _GLUE = {"of", "and", "the", "a", "an", "in", "on", "at", "to", "for", "with"}
 _SPAN_MODALITIES = {
@@ -182,8 +185,13 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
 
 def best_span(units: Sequence[Unit], analysis: QueryAnalysis, look: int = 6) -> Span | None:
     """The short answer from the best ``look`` units: the first (in rank order) holding a span
-    of the asked kind; a unit of the modality the question is about goes first."""
+    of the asked kind; a unit of the modality the question is about goes first. Units scored
+    below ``RELEVANT_SHARE`` of the best are not looked in ("Where did Lucas put the anchor?"
+    is not answered "room 316" from a sentence about a ferry)."""
     pool = list(units[:look])
+    top = max((u.score for u in pool), default=0.0)
+    if top > 0:  # a phrase of the asked kind in a sentence about something else is no answer
+        pool = [u for u in pool if u.score >= top * RELEVANT_SHARE]
     preferred = set(analysis.preferred_modalities)
     pool.sort(key=lambda u: u.modality not in preferred)  # stable: rank order within each
     for unit in pool:

@@ -484,6 +484,17 @@ class StreamSegmenter:
             self._emitted_until = span.t_end
         return out
 
+    def speaking_at(self, t: float, lookback_s: float = 1.5, tolerance_s: float = 0.25) -> bool:
+        """Whether an utterance is still going on at ``t`` (the end of the audio pushed so far).
+
+        The voice-activity detector runs over the last ``lookback_s`` of buffered audio; speech
+        that reaches within ``tolerance_s`` of ``t`` counts as going on. False without audio or
+        without a detector: then nothing better than the caller's own choice is known.
+        """
+        if self.vad is None:
+            return False
+        return any(b >= t - tolerance_s for _, b in self._speech_in(t - lookback_s, t))
+
     def _speech_in(self, t_start: float, t_end: float) -> list[tuple[float, float]]:
         """Speech intervals in the buffered audio of [t_start, t_end) (none without audio)."""
         if self.vad is None or not self._audio:

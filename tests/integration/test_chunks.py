@@ -381,3 +381,33 @@ def test_a_restarted_push_continues_its_stream_and_a_resumed_runner_numbers_it_t
     assert _records(crashed.store, "cam-s") == expected
     whole.close()
     crashed.close()
+
+
+@pytest.mark.slow
+def test_checkpoints_wait_for_a_pause_in_speech(tmp_path):
+    """A restart point closes the open segment at a chunk's start; one that would fall inside
+    a sentence waits for a later keyframe, so the sentence stays in one memory."""
+    path = tmp_path / "talk.mp4"
+    scenes = [samples.Scene(12, seed=3), samples.Scene(12, seed=4, tint=(200, 60, 60))]
+    sentence = "The ferry to the island leaves from the second pier at a quarter past nine tonight."
+    speech = [samples.Speech(8.2, sentence)]  # spoken across t = 10 s, the checkpoint interval
+    samples.make_recording(path, scenes, speech)
+    settings = load_settings(data_dir=tmp_path / "d", checkpoint_interval_s=10.0)
+    chunks = _chunks(path, settings, "cam-t")
+    components = Components(settings)
+    components.ensure_schema()
+    runner = StreamRunner("cam-t", components)
+    restarts = []
+    for c in chunks:
+        before = runner.checkpoint.seq
+        runner.feed(c)
+        if runner.checkpoint.seq != before and not runner.ended:
+            restarts.append(runner.checkpoint.t_s)
+    assert runner.ended
+    memories, _ = _records(components.store, "cam-t")
+    holding = [m for m in memories if "ferry" in m[3].lower() or "island" in m[3].lower()]
+    assert len(holding) == 1, memories  # the sentence was not cut in two memories
+    _, t0, t1, text, *_ = holding[0]
+    assert "ferry" in text.lower() and "tonight" in text.lower(), text
+    assert restarts and all(not (t0 < r < t1) for r in restarts), (restarts, t0, t1)
+    assert restarts[0] > 10.0 + 1e-6, restarts  # it did wait: 10 s fell inside the sentence

@@ -248,3 +248,22 @@ def test_guesses_are_kept_apart_from_what_is_said(describer: OfflineVisualDescri
         if g not in {lbl for lbl, _ in obs[0].labels}:
             assert g not in obs[0].description, (g, obs[0].description)
     assert obs[1].quality == "dark" and obs[1].guesses == []
+
+
+def test_a_picture_amid_clutter_is_recognised_by_its_centre(describer: OfflineVisualDescriber) -> None:
+    """A photo at 65 % of a busy frame (a poster on a wall, a screen in a shop): the whole frame
+    squeezed to 224×224 spreads the classifier's belief over the clutter; averaging it with a
+    look at the centre raises the right word (0.25 → 0.54 when this was written)."""
+    photo = Image.fromarray(_photo("coffee", 1.0)).resize((int(W * 0.65), int(H * 0.65)))
+    frame = Image.fromarray(_texture(4242, (60, 160, 120), W, H))
+    frame.paste(photo, ((W - photo.width) // 2, (H - photo.height) // 2))
+    pixels = np.asarray(frame)
+    index = HypernymIndex(imagenet_class_names())
+    cup = index.words.index("a cup")
+    whole = OfflineVisualDescriber(replace(SETTINGS, visual_centre_crop=0.0))
+    p_whole, _ = whole.classify([pixels])
+    p_both, feats = describer.classify([pixels])
+    g_whole, g_both = index.group_probs(p_whole)[0], index.group_probs(p_both)[0]
+    assert g_both[cup] > g_whole[cup] + 0.15, (g_whole[cup], g_both[cup])
+    assert feats.shape == (1, 1280)
+    assert abs(float(p_both.sum()) - 1.0) < 1e-3

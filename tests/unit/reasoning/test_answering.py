@@ -11,7 +11,7 @@ from episodic.reasoning.answer import NOTHING_FOUND
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence import split_sentences as sentences
 from episodic.reasoning.evidence_fit import homophone_stems
-from episodic.reasoning.short_answer import span_in
+from episodic.reasoning.short_answer import best_span, span_in
 from episodic.reasoning.structured import option_streams
 from episodic.retrieval.detailed import Unit, fuzzy_found
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of, term_set
@@ -181,11 +181,26 @@ def _unit(text: str, modality: str = "speech", t: float = 0.0) -> Unit:
         ("When are they starting the science fair?", "We will start the science fair at 920.", "speech", "9:20"),
         ("When is the clinic opening?", "Room 312 is opening at 1145 today.", "speech", "11:45"),
         ("How many chairs are in room 312?", "Room 312 has 40 chairs.", "speech", "40 chairs"),
+        ("Where did Lucas put the anchor?", "Lucas put the anchor by the slipway.", "speech", "the slipway"),
+        ("Where is the key?", "The key is under the blue mat.", "speech", "the blue mat"),
     ],
 )
 def test_short_answer_spans(question, text, modality, expected):
     span = span_in(_unit(text, modality), _analysis(question))
     assert span is not None and span.text == expected, span
+
+
+def test_a_short_answer_comes_from_a_sentence_about_the_question():
+    """The best-matching sentence holds no phrase of the asked kind that the extractor knows;
+    a place in a sentence about something else ranked far below is still no answer."""
+    question = _analysis("Where did Lucas put the anchor?")
+    about = _unit("Lucas put the anchor down again.")
+    other = _unit("The ferry crossing is in room 316.", t=10.0)
+    about.score, other.score = 0.88, 0.12
+    assert best_span([about, other], question) is None
+    other.score = 0.6  # comparable relevance: the place is a fair answer
+    span = best_span([about, other], question)
+    assert span is not None and span.text == "room 316"
 
 
 def test_a_label_string_is_not_a_name():

@@ -90,3 +90,20 @@ def test_planner_bends_a_forced_split_and_a_visual_cut_out_of_speech():
     q = BoundaryPlanner(Settings())
     q.add(Boundary(t=17.0, kind="visual", score=0.9))
     assert [s.t_end for s in q.advance(30.0) + q.finish(30.0)][:2] == [10.0, 17.0]
+
+
+def test_speaking_at_tells_a_sentence_going_on_from_a_pause():
+    """What a checkpoint asks before it closes the open segment at a chunk's start."""
+    audio, extents = _noisy_track(8.0, [(1.0, "Two riders are not wearing helmets this morning.")])
+    a, b = extents[0]
+    seg = StreamSegmenter(Settings(), has_video=False, has_audio=True)
+
+    def fed_until(t: float) -> StreamSegmenter:
+        s = StreamSegmenter(Settings(), has_video=False, has_audio=True)
+        s.push_audio(0.0, audio[: int(t * RATE)])
+        return s
+
+    assert fed_until((a + b) / 2).speaking_at((a + b) / 2)  # mid-sentence
+    assert not fed_until(b + 0.8).speaking_at(b + 0.8)  # after it, in the room noise
+    assert not fed_until(a - 0.5).speaking_at(a - 0.5)  # before it
+    assert not seg.speaking_at(1.0)  # nothing pushed yet
