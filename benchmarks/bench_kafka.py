@@ -77,7 +77,7 @@ class Probe:
 
 
 def _env(s: Settings, data: Path) -> dict[str, str]:
-    keys = [f for f in vars(s) if f.startswith("kafka_")]
+    keys = [f for f in s.flat() if f.startswith("kafka_")]
     return {**os.environ, "EPISODIC_DATA": str(data), **{f"EPISODIC_{k.upper()}": str(getattr(s, k)) for k in keys}}
 
 

@@ -189,7 +189,7 @@ def worker(
     from episodic.stream import kafka_io
     from episodic.worker import run_worker
 
-    kafka_io.ensure_topics(settings)
+    kafka_io.ensure_topics(settings.kafka)
     err.print(f"worker in group {settings.kafka_group_id!r} on {settings.kafka_bootstrap_servers} topic {settings.kafka_topic}; Ctrl-C or SIGTERM stops", highlight=False)
     stats = run_worker(settings, idle_exit_s=exit_when_idle)
     err.print(

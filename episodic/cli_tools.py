@@ -321,15 +321,8 @@ def prepare(data: DataOpt = None, config: ConfigOpt = None) -> None:
 @commands.command("config")
 def show_config(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Show the effective settings (defaults → file → EPISODIC_* environment)."""
-    import dataclasses
-
     settings = _settings(data, config)
-    values = {
-        f.name: (str(v) if isinstance(v, Path) else v)
-        for f in dataclasses.fields(settings)
-        if f.name != "extra"
-        for v in [getattr(settings, f.name)]
-    }
+    values = {k: (str(v) if isinstance(v, Path) else v) for k, v in settings.flat().items()}
     if "openai_api_key" in values and values["openai_api_key"]:
         values["openai_api_key"] = "***"
     if values.get("milvus_token"):

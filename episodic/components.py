@@ -24,10 +24,10 @@ class Components:
         if self.settings.embedder == "imagebind":
             from episodic.memory.imagebind_backend import ImageBindEmbedder
 
-            return metrics.instrument(ImageBindEmbedder(self.settings), "embedder")
+            return metrics.instrument(ImageBindEmbedder(self.settings.models), "embedder")
         from episodic.memory.text_embedder import MiniLMEmbedder
 
-        return metrics.instrument(MiniLMEmbedder(self.settings), "embedder")
+        return metrics.instrument(MiniLMEmbedder(self.settings.models), "embedder")
 
     @cached_property
     def asr(self):
@@ -45,7 +45,7 @@ class Components:
 
             # A client of its own (clients of one server share its concurrency limit), so
             # caption time counts as describer time in the metrics, not as answering.
-            vlm = OpenAICompatibleLLM(self.settings)
+            vlm = OpenAICompatibleLLM(self.settings.models)
             return metrics.instrument(
                 VLMVisualDescriber(self.settings, vlm, OfflineVisualDescriber(self.settings)),
                 "describer",
@@ -60,15 +60,15 @@ class Components:
         if self.settings.llm == "openai":
             from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 
-            return OpenAICompatibleLLM(self.settings)
+            return OpenAICompatibleLLM(self.settings.models)
         from episodic.reasoning.llama_cpp_llm import LlamaCppLLM, llama_cpp_available
         from episodic.reasoning.local_llm import LocalSmolLM
 
         engine = self.settings.local_llm_engine
         if engine == "llama-cpp" or (engine == "auto" and llama_cpp_available()):
-            return LlamaCppLLM(self.settings)
+            return LlamaCppLLM(self.settings.models)
 
-        return LocalSmolLM(self.settings)
+        return LocalSmolLM(self.settings.models)
 
     @cached_property
     def store(self) -> MemoryStore:

@@ -232,7 +232,7 @@ class Doctor:
         from episodic.stream.kafka_io import topic_partitions
 
         try:
-            topics = topic_partitions(self.s, timeout_s=self.kafka_timeout_s)
+            topics = topic_partitions(self.s.kafka, timeout_s=self.kafka_timeout_s)
         except EpisodicError as exc:
             # the embedded default never needs Kafka; only push/worker/replay do
             return WARN, f"{exc} (needed by push, replay and worker only)"

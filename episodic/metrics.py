@@ -28,7 +28,7 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
-from episodic.config import Settings
+from episodic.config import MetricsSettings
 from episodic.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,7 @@ class MetricsEndpoint:
         self.server.server_close()
 
 
-def start_metrics_server(settings: Settings) -> MetricsEndpoint | None:
+def start_metrics_server(settings: MetricsSettings) -> MetricsEndpoint | None:
     """Serve ``/metrics`` on ``metrics_host:metrics_port``; None when the port is 0 (off)."""
     if not settings.metrics_port:
         return None

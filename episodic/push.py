@@ -106,7 +106,7 @@ def push_source(
         if on_note is not None:
             on_note(note)
 
-    chunks = LiveChunks(open_chunker, settings, on_outage=outage)
+    chunks = LiveChunks(open_chunker, settings.reconnect, on_outage=outage)
     chunks.open()  # the source first: a missing or unreadable one fails before anything talks to Kafka
     own = sender is None
     try:
@@ -171,8 +171,8 @@ class ChunkSender:
         from episodic.stream import kafka_io
 
         self.settings = settings
-        kafka_io.ensure_topics(settings)
-        self.producer = kafka_io.ChunkProducer(settings)
+        kafka_io.ensure_topics(settings.kafka)
+        self.producer = kafka_io.ChunkProducer(settings.kafka)
         self.pending: list[_Sent] = []
         self.rebuilds = 0
 
@@ -210,7 +210,7 @@ class ChunkSender:
             sent = self.pending[0]
             what = f"chunk {sent.chunk.seq} of {sent.chunk.stream_id}"
             try:
-                delivery_result(sent.future, what, self.settings)
+                delivery_result(sent.future, what, self.settings.kafka)
             except KafkaError:
                 cause = type(getattr(sent.future, "exception", None)).__name__
                 if cause not in _REBUILD_ERRORS:
@@ -234,8 +234,8 @@ class ChunkSender:
         )
         self.producer.close(timeout=0)
         # both wait up to kafka_request_timeout_ms for a broker that is still coming back
-        kafka_io.ensure_topics(self.settings)  # a broker without durable state lost them too
-        self.producer = kafka_io.ChunkProducer(self.settings)
+        kafka_io.ensure_topics(self.settings.kafka)  # a broker without durable state lost them too
+        self.producer = kafka_io.ChunkProducer(self.settings.kafka)
         for sent in self.pending:
             sent.future = self._produce(sent.chunk, sent.value)
         self.producer.flush()

@@ -168,6 +168,9 @@ def build_server(settings: Settings, components: Any = None) -> grpc.Server:
     return create_server(settings, components).server
 
 
+WARM_UP_JOIN_S = 120.0  # the longest a stop waits for a warm-up still loading models
+
+
 def _warm_up(handle: ServerHandle) -> None:
     """Load the embedder, the language model and the store's vector cache, then report
     ``episodic.v1.EpisodicMemory`` SERVING. Calls are answered meanwhile (they load what
@@ -211,21 +214,28 @@ def serve(
             for sig in (signal.SIGTERM, signal.SIGINT):
                 previous[sig] = signal.signal(sig, on_signal)
         endpoint = None
+        warming: threading.Thread | None = None
         try:
-            endpoint = metrics.start_metrics_server(settings)
+            endpoint = metrics.start_metrics_server(settings.metrics)
             if settings.serve_warm_up:
                 # ready (for load balancers) only once the models and caches are loaded
                 handle.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
             handle.server.start()
             if settings.serve_warm_up:
-                threading.Thread(target=_warm_up, args=(handle,), daemon=True,
-                                 name="episodic-warm-up").start()
+                warming = threading.Thread(target=_warm_up, args=(handle,), daemon=True,
+                                           name="episodic-warm-up")
+                warming.start()
             if on_ready is not None:
                 on_ready(handle)
             while not stop.wait(0.5):
                 pass
         finally:
             handle.stop(settings.grpc_grace_s)
+            if warming is not None and warming.is_alive():
+                # a process that exits while a model loads in native code aborts (SIGABRT):
+                # a stop during warm-up waits for the load to finish
+                log.info("waiting for the warm-up to finish before exiting")
+                warming.join(WARM_UP_JOIN_S)
             if endpoint is not None:
                 endpoint.close()
             for sig, handler in previous.items():

@@ -84,10 +84,10 @@ class Worker:
         self.c = components
         self.s: Settings = components.settings
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
-        self.consumer = consumer or kafka_io.make_consumer(self.s)
+        self.consumer = consumer or kafka_io.make_consumer(self.s.kafka)
         self._own_producer = producer is None
-        self.producer = producer or kafka_io.ChunkProducer(self.s)
-        self.dead_letters = kafka_io.DeadLetterWriter(self.producer, self.s)
+        self.producer = producer or kafka_io.ChunkProducer(self.s.kafka)
+        self.dead_letters = kafka_io.DeadLetterWriter(self.producer, self.s.kafka)
         self.streams: dict[str, _Stream] = {}
         self.next_offsets: dict[Any, int] = {}  # partition → offset after the last handled record
         self.committed: dict[Any, int] = {}
@@ -351,7 +351,7 @@ class Worker:
         self.dead_letters.flush()
         # the offset is committed past this record only once its dead letter is stored;
         # a KafkaError here stops the worker, and its replacement dead-letters it again
-        delivery_result(future, f"the dead letter for {tp.topic}[{tp.partition}]@{record.offset}", self.s)
+        delivery_result(future, f"the dead letter for {tp.topic}[{tp.partition}]@{record.offset}", self.s.kafka)
         self.stats.dead_lettered += 1
 
     # -- offsets ---------------------------------------------------------------------------
@@ -423,7 +423,7 @@ def run_worker(settings: Settings, idle_exit_s: float | None = None) -> WorkerSt
     """The ``episodic worker`` command: run until SIGTERM/SIGINT (or idle), then leave cleanly."""
     import signal
 
-    endpoint = metrics.start_metrics_server(settings)
+    endpoint = metrics.start_metrics_server(settings.metrics)
     components = Components(settings)
     worker = Worker(components)
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}

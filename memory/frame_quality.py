@@ -10,7 +10,7 @@ statistics of a small grey copy tell those frames apart from pictures with conte
 * **blurred**: low variance of the Laplacian, the usual focus measure, on a fixed-width
   copy so the figure does not depend on the frame's resolution.
 
-The thresholds live in ``Settings`` (``frame_*``) and were chosen on the development part of
+The thresholds live in the vision settings (``frame_*``) and were chosen on the development part of
 benchmarks/bench_vision.py.
 """
 
@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
+
+from episodic.config import VisionSettings
 
 QUALITY_WIDTH = 320  # statistics are taken on a grey copy this wide
 EDGE_STEP = 0.08  # a luminance step (0..1) between neighbours that counts as an edge
@@ -87,7 +89,7 @@ def judge(
     return ""
 
 
-def frame_quality(frame_rgb: np.ndarray, settings) -> str:  # settings: episodic.config.Settings
+def frame_quality(frame_rgb: np.ndarray, settings: VisionSettings) -> str:
     """The gate with the thresholds from ``settings``."""
     return judge(
         quality_stats(frame_rgb),

@@ -45,7 +45,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from episodic.config import Settings
+from episodic.config import ModelSettings
 from episodic.core.errors import ModelError
 
 IMAGEBIND_DIM = 1024
@@ -271,7 +271,7 @@ class ImageBindEmbedder:
     model_id = "imagebind_huge"
     dim = IMAGEBIND_DIM
 
-    def __init__(self, settings: Settings, batch_size: int = 16) -> None:
+    def __init__(self, settings: ModelSettings, batch_size: int = 16) -> None:
         self.settings = settings
         self.batch_size = max(1, batch_size)
         if importlib.util.find_spec("imagebind") is None:

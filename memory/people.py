@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from episodic.config import VisionSettings
 from episodic.core.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ class PeopleDetector:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings) -> PeopleDetector:  # episodic.config.Settings
+    def from_settings(cls, settings: VisionSettings) -> PeopleDetector:
         return cls(
             settings.face_min_neighbors,
             settings.face_min_size_frac,

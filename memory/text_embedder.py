@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from episodic.config import Settings
+from episodic.config import ModelSettings
 from episodic.core.errors import ModelError
 
 MINILM_DIM = 384
@@ -32,7 +32,7 @@ class MiniLMEmbedder:
     model_id = "all-MiniLM-L6-v2"
     dim = MINILM_DIM
 
-    def __init__(self, settings: Settings, batch_size: int = 64) -> None:
+    def __init__(self, settings: ModelSettings, batch_size: int = 64) -> None:
         self.settings = settings
         self.batch_size = batch_size
         self._model: Any = None

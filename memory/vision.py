@@ -447,7 +447,7 @@ class OfflineVisualDescriber:
         self._net: Any = None
         self._names: list[str] = []
         self._index: HypernymIndex | None = None
-        self._people = PeopleDetector.from_settings(settings)
+        self._people = PeopleDetector.from_settings(settings.vision)
         self._ocr: Any = None
         self._lock = threading.Lock()
 
@@ -581,7 +581,7 @@ class OfflineVisualDescriber:
         frames = [as_rgb_uint8(f) for f in frames_rgb]
         probs, feats = self.classify(frames)
         assert self._index is not None
-        quality = [frame_quality(f, s) for f in frames]
+        quality = [frame_quality(f, s.vision) for f in frames]
         visible = [q not in ("dark", "flat") for q in quality]
         seen = [
             self._people.detect(f) if s.people_detection and visible[i] else None

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from episodic.config import Settings
+from episodic.config import RetrievalSettings
 from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage, LanguageModel
 from episodic.core.query import QueryType
@@ -152,7 +152,7 @@ class Answerer:
         self,
         llm_factory: Callable[[], LanguageModel],
         scorer: TextScorer,
-        settings: Settings,
+        settings: RetrievalSettings,
         time_left: Callable[[], float | None] | None = None,
     ) -> None:
         self._llm_factory = llm_factory

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from episodic.config import Settings
 from episodic.core.article import Claim
 from episodic.core.query import Scope
 from episodic.retrieval.detailed import (
@@ -106,7 +107,7 @@ def source_texts(segment_id: str, reader: MemoryReader) -> list[str]:
 
 
 class EvidenceExtractor:
-    def __init__(self, scorer: TextScorer, settings) -> None:
+    def __init__(self, scorer: TextScorer, settings: Settings) -> None:
         self.scorer = scorer
         self.settings = settings
 
@@ -125,7 +126,7 @@ class EvidenceExtractor:
             for u in self.scorer.rank(analysis, vec, list(notes)):
                 lex = overlap(analysis.terms, u.terms | stream_terms(u.stream_id)) if analysis.terms else 0.0
                 score = (W_COS * max(u.cos, 0.0) + W_LEX * lex) * MODALITY_WEIGHT.get(u.modality, 0.6)
-                if not relevant(u, s, analysis) or score < s.article_claim_min_score:
+                if not relevant(u, s.retrieval, analysis) or score < s.article_claim_min_score:
                     continue
                 i = index[id(u)]
                 if score > best.get(i, (-1.0, ""))[0]:

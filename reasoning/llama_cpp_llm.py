@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from episodic.config import Settings
+from episodic.config import ModelSettings
 from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage
 from episodic.reasoning.local_llm import DEFAULT_MODEL_ID, REPETITION_PENALTY, TOP_P, bundled_gguf
@@ -30,7 +30,7 @@ def llama_cpp_available() -> bool:
 class LlamaCppLLM:
     """A GGUF chat model through llama-cpp-python; implements LanguageModel."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: ModelSettings) -> None:
         self.settings = settings
         spec = settings.llm_model_path.strip()
         if spec and not spec.lower().endswith(".gguf"):

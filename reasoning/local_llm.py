@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from episodic.config import Settings
+from episodic.config import ModelSettings
 from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage
 
@@ -172,7 +172,7 @@ def convert_gguf(gguf: Path, target: Path) -> Path:
 class LocalSmolLM:
     """SmolLM2-135M-Instruct (or another small causal LM) on the CPU; implements LanguageModel."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: ModelSettings) -> None:
         self.settings = settings
         spec = settings.llm_model_path.strip()
         self._source = Path(spec).expanduser() if spec else None

@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, Literal, overload
 
-from episodic.config import Settings
+from episodic.config import ModelSettings
 from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage
 
@@ -186,7 +186,7 @@ class OpenAICompatibleLLM:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: ModelSettings,
         *,
         timeout_s: float | None = None,
         retries: int | None = None,

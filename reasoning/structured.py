@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from episodic.config import Settings
+from episodic.config import RetrievalSettings
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import QueryType, Scope
 from episodic.reasoning.answer import MARGIN_FULL, NO_OPTION_SUPPORT, Draft
@@ -153,7 +153,7 @@ def asks_pictured(analysis: QueryAnalysis) -> bool:
 
 
 class StructuredAnswerer:
-    def __init__(self, store: QueryStore, scorer: TextScorer, settings: Settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from episodic.config import Settings
+from episodic.config import RetrievalSettings
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import Scope
 from episodic.retrieval.detailed import MemoryReader, Recall, TextScorer, Unit, units_of
@@ -41,7 +41,7 @@ def _span_share(unit: Unit, t0: float, t1: float) -> float:
 class CrossModalAssociation:
     """Ψ_detailed for VIDEO+AUDIO questions."""
 
-    def __init__(self, store: QueryStore, scorer: TextScorer, settings: Settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings

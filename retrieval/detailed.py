@@ -32,7 +32,7 @@ from functools import cached_property
 
 import numpy as np
 
-from episodic.config import Settings
+from episodic.config import RetrievalSettings
 from episodic.core.interfaces import CrossModalEmbedder, QueryStore, TextEmbedder
 from episodic.core.query import Evidence, QueryType, Scope
 from episodic.core.records import ShortTermMemory, ThetaEvent, event_id
@@ -427,7 +427,7 @@ class TextScorer:
         return sorted(units, key=lambda u: (-u.score, u.stream_id, u.t_start))
 
 
-def relevant(unit: Unit, settings: Settings, analysis: QueryAnalysis) -> bool:
+def relevant(unit: Unit, settings: RetrievalSettings, analysis: QueryAnalysis) -> bool:
     """Whether a unit bears on the question at all: a cosine above the no-support floor, or
     some of the question's content words in it or around it."""
     if not analysis.terms and analysis.query_type is QueryType.SUMMARY:
@@ -504,7 +504,7 @@ def nearest_memory_ids(
     return store.search_memory_ids(q_vec, source, top_k=top_k, modality=modality, **_scope_args(scope))
 
 
-def semantic_candidates(store: QueryStore, q_vec: np.ndarray, scope: Scope, settings: Settings, k: int) -> list[str]:
+def semantic_candidates(store: QueryStore, q_vec: np.ndarray, scope: Scope, settings: RetrievalSettings, k: int) -> list[str]:
     """Memory ids worth reading for text search, best first: the memories owning the nearest
     fine-grained vectors, the nearest memories by v_k and the nearest summaries."""
     ids = [m for m, _ in nearest_memory_ids(store, q_vec, "vectors", max(settings.search_candidates, k), scope)]
@@ -517,7 +517,7 @@ class DetailedRecall:
     """Ψ_detailed for VIDEO, AUDIO and SUMMARY questions (cross-modal ones go to
     :mod:`retrieval.association`)."""
 
-    def __init__(self, store: QueryStore, scorer: TextScorer, settings: Settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings
@@ -561,7 +561,7 @@ class DetailedRecall:
 
 
 def modality_first(
-    units: list[Unit], modalities: Sequence[str], settings: Settings, analysis: QueryAnalysis
+    units: list[Unit], modalities: Sequence[str], settings: RetrievalSettings, analysis: QueryAnalysis
 ) -> list[Unit]:
     """The relevant units of ``modalities`` first (in rank order), then the rest.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from episodic.config import Settings
+from episodic.config import RetrievalSettings
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import QueryType, Scope
 from episodic.core.records import ThetaEvent
@@ -99,7 +99,7 @@ def gist_selection(units: list[Unit], spoken: set[str], k: int) -> list[Unit]:
 
 
 class FastRetrieval:
-    def __init__(self, store: QueryStore, scorer: TextScorer, settings: Settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings

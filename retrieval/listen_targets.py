@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from episodic.config import Settings
+from episodic.config import RetrievalSettings
 from episodic.core.query import QueryType
 from episodic.core.records import (
     ShortTermMemory,
@@ -43,7 +43,7 @@ def hot_words(question: str, options: Sequence[str] = (), limit: int = MAX_HOTWO
     return out
 
 
-def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: Settings) -> bool:
+def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: RetrievalSettings) -> bool:
     """Whether the question is one that what was said can answer: an audio (or audio+video)
     question that is not about written text or a non-speech sound, a question whose first
     preferred evidence is speech, or one whose best relevant evidence is a transcript."""

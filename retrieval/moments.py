@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from episodic.config import Settings
+from episodic.config import RetrievalSettings
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import Moment, Scope
 from episodic.retrieval.detailed import (
@@ -96,7 +96,7 @@ def merge_memory_hits(units: list[Unit], terms: list[str], window_s: float) -> M
 
 
 class MomentSearch:
-    def __init__(self, store: QueryStore, scorer: TextScorer, settings: Settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from episodic.config import RetrievalSettings
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import Scope
 from episodic.retrieval.detailed import (
@@ -46,7 +47,7 @@ class FusedRanking:
 
 
 class MultiQueryRetriever:
-    def __init__(self, store: QueryStore, scorer: TextScorer, analyzer: QueryAnalyzer, settings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, analyzer: QueryAnalyzer, settings: RetrievalSettings) -> None:
         self.store = store
         self.scorer = scorer
         self.analyzer = analyzer

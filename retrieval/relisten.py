@@ -216,7 +216,7 @@ class Relistener:
         if s.relisten_max_memories <= 0:
             report.reason = "off"
             return
-        if not recall.units or not about_speech(analysis, recall.units, s):
+        if not recall.units or not about_speech(analysis, recall.units, s.retrieval):
             report.reason = "not about speech"
             return
         budget = self._budget(remaining)
@@ -274,7 +274,7 @@ class Relistener:
         if not s.relisten_score_options or not scoreable(options):
             out.reason = "off" if not s.relisten_score_options else "options too long"
             return out
-        if not recall.units or not about_speech(analysis, recall.units, s):
+        if not recall.units or not about_speech(analysis, recall.units, s.retrieval):
             out.reason = "not about speech"
             return out
         budget = self._budget(remaining)
@@ -321,7 +321,7 @@ class Relistener:
         order: list[str] = []
         by_memory: dict[str, list[Unit]] = {}
         for u in units[:UNITS_CONSIDERED]:
-            if not relevant(u, s, analysis):
+            if not relevant(u, s.retrieval, analysis):
                 continue
             if u.memory_id not in by_memory:
                 order.append(u.memory_id)

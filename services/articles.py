@@ -66,7 +66,7 @@ class ArticleService:
         self.settings = settings or components.settings
         s = self.settings
         self.decomposer = QueryDecomposer(lambda: self.c.llm, s)
-        self.retriever = MultiQueryRetriever(components.store, self.qa.scorer, self.qa.analyzer, s)
+        self.retriever = MultiQueryRetriever(components.store, self.qa.scorer, self.qa.analyzer, s.retrieval)
         self.extractor = EvidenceExtractor(self.qa.scorer, s)
         self.support = EvidenceSupport(self.qa.scorer.embed)
 

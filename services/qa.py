@@ -69,13 +69,13 @@ class MemoryQA:
         self.settings = components.settings
         self.scorer = TextScorer(components.embedder)
         self.analyzer = QueryAnalyzer(components.embedder)
-        self.answerer = Answerer(lambda: self.c.llm, self.scorer, self.settings)
+        self.answerer = Answerer(lambda: self.c.llm, self.scorer, self.settings.retrieval)
         store = components.store
-        self.fast = FastRetrieval(store, self.scorer, self.settings)
-        self.detailed = DetailedRecall(store, self.scorer, self.settings)
-        self.association = CrossModalAssociation(store, self.scorer, self.settings)
-        self.moments = MomentSearch(store, self.scorer, self.settings)
-        self.structured = StructuredAnswerer(store, self.scorer, self.settings)
+        self.fast = FastRetrieval(store, self.scorer, self.settings.retrieval)
+        self.detailed = DetailedRecall(store, self.scorer, self.settings.retrieval)
+        self.association = CrossModalAssociation(store, self.scorer, self.settings.retrieval)
+        self.moments = MomentSearch(store, self.scorer, self.settings.retrieval)
+        self.structured = StructuredAnswerer(store, self.scorer, self.settings.retrieval)
         self.relisten = Relistener(components, self.settings)
         self._store_warm = False
 
@@ -199,7 +199,7 @@ class MemoryQA:
             kept = [
                 u
                 for i, u in enumerate(final.support)
-                if u.modality != "memory" and (i == 0 or relevant(u, s, analysis))
+                if u.modality != "memory" and (i == 0 or relevant(u, s.retrieval, analysis))
             ]
             evidence = [u.evidence() for u in kept[: req.top_k]]
         trace.notes["caps"] = dict(final.caps)

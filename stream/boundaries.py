@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from skimage.metrics import structural_similarity
 
-from episodic.config import Settings
+from episodic.config import SegmentationSettings
 from episodic.core.media import Boundary, SampledFrame
 
 _ENERGY_FLOOR = 1e-12  # −120 dBFS: digital silence does not produce −log10(0)
@@ -96,7 +96,7 @@ def aligned_ssim_distance(a: np.ndarray, b: np.ndarray, max_shift: float = 0.25)
 class VisualBoundaryDetector:
     """Proposes a visual cut when consecutive sampled frames stop resembling each other."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: SegmentationSettings) -> None:
         self.threshold = settings.ssim_boundary
         self.prev: SampledFrame | None = None
         self.last_score = 0.0
@@ -126,8 +126,8 @@ class AudioPauseDetector:
     pushed timestamps ends the current run at the last sample seen and restarts the grid.
     """
 
-    def __init__(self, settings: Settings) -> None:
-        self.rate = settings.audio_sample_rate_hz
+    def __init__(self, settings: SegmentationSettings, rate_hz: int = 16000) -> None:
+        self.rate = int(rate_hz)
         self.window_n = max(1, round(settings.audio_window_s * self.rate))
         self.threshold = settings.audio_neglog_energy_boundary
         self.min_pause_s = settings.audio_pause_min_s

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from episodic.config import Settings
+from episodic.config import KafkaSettings
 from episodic.core.errors import BrokerUnavailable, ConfigError, KafkaError
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ _SECRET_KEYS = frozenset({"sasl_plain_password", "ssl_password"})
 
 
 # -- configuration -------------------------------------------------------------------------------
-def client_config(settings: Settings) -> dict[str, Any]:
+def client_config(settings: KafkaSettings) -> dict[str, Any]:
     """Connection settings shared by producers, consumers and admin clients: bootstrap
     servers, client id, request timeout and, where the protocol uses them, SASL and SSL keys.
 
@@ -67,7 +67,7 @@ def redacted(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return {k: ("***" if k in _SECRET_KEYS and v else v) for k, v in cfg.items()}
 
 
-def _servers(settings: Settings) -> str:
+def _servers(settings: KafkaSettings) -> str:
     return settings.kafka_bootstrap_servers
 
 
@@ -77,7 +77,7 @@ def _one_line(exc: BaseException | str, limit: int = 240) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _translate(exc: Exception, what: str, settings: Settings, wait_s: float | None = None) -> KafkaError:
+def _translate(exc: Exception, what: str, settings: KafkaSettings, wait_s: float | None = None) -> KafkaError:
     """A kafka-python exception as a one-line :class:`KafkaError` that names the thing
     that failed (``what``) and the setting to look at."""
     from kafka import errors as E
@@ -115,7 +115,7 @@ def _kafka_errors() -> tuple[type[Exception], ...]:
 
 
 # -- topics --------------------------------------------------------------------------------------
-def ensure_topics(settings: Settings, timeout_s: float = 15.0) -> int:
+def ensure_topics(settings: KafkaSettings, timeout_s: float = 15.0) -> int:
     """Create ``kafka_topic`` and ``kafka_dlq_topic`` (each ``kafka_partitions`` ×
     ``kafka_replication_factor``) when missing; existing topics are kept as they are. Returns the
     partition count of the media topic. New topics get ``max.message.bytes`` =
@@ -161,7 +161,7 @@ def ensure_topics(settings: Settings, timeout_s: float = 15.0) -> int:
     return count
 
 
-def topic_partitions(settings: Settings, timeout_s: float = 5.0) -> dict[str, int | None]:
+def topic_partitions(settings: KafkaSettings, timeout_s: float = 5.0) -> dict[str, int | None]:
     """Partition counts of ``kafka_topic`` and ``kafka_dlq_topic`` (None: the topic does not
     exist yet), read without creating anything: what ``episodic doctor`` reports.
 
@@ -180,7 +180,7 @@ def topic_partitions(settings: Settings, timeout_s: float = 5.0) -> dict[str, in
         admin.close()
 
 
-def _admin(settings: Settings, timeout_s: float, what: str) -> Any:
+def _admin(settings: KafkaSettings, timeout_s: float, what: str) -> Any:
     """An admin client whose bootstrap and requests are bounded by ``timeout_s``."""
     from kafka import KafkaAdminClient
 
@@ -210,7 +210,7 @@ class ChunkProducer:
     kafka-python's future; :func:`delivery_result` waits for it with a clear error.
     """
 
-    def __init__(self, settings: Settings, topic: str | None = None) -> None:
+    def __init__(self, settings: KafkaSettings, topic: str | None = None) -> None:
         from kafka import KafkaProducer
 
         self.settings = settings
@@ -294,7 +294,7 @@ class ChunkProducer:
         self.close()
 
 
-def delivery_result(future: Any, what: str, settings: Settings, timeout: float | None = None) -> Any:
+def delivery_result(future: Any, what: str, settings: KafkaSettings, timeout: float | None = None) -> Any:
     """Wait for a send future; returns kafka-python's ``RecordMetadata`` (topic, partition,
     offset) or raises a one-line :class:`KafkaError` naming ``what``."""
     wait = timeout if timeout is not None else settings.kafka_delivery_timeout_ms / 1000 + 5
@@ -313,7 +313,7 @@ def delivery_result(future: Any, what: str, settings: Settings, timeout: float |
 
 # -- consuming -----------------------------------------------------------------------------------
 def make_consumer(
-    settings: Settings, topics: Iterable[str] | None = None, group_id: str | None = None
+    settings: KafkaSettings, topics: Iterable[str] | None = None, group_id: str | None = None
 ) -> Any:
     """A group member with manual commits (see :func:`commit_offsets`), reading from the
     earliest offset when its group has none committed. With ``topics`` it is subscribed
@@ -380,7 +380,7 @@ class DeadLetterWriter:
     """Writes ``DeadLetter`` messages (proto/episodic/v1/media.proto) to ``kafka_dlq_topic``,
     keyed like the original message."""
 
-    def __init__(self, producer: ChunkProducer, settings: Settings) -> None:
+    def __init__(self, producer: ChunkProducer, settings: KafkaSettings) -> None:
         self.producer = producer
         self.settings = settings
         self.topic = settings.kafka_dlq_topic

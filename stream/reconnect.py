@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from episodic.config import Settings
+from episodic.config import ReconnectSettings
 from episodic.core.errors import MediaError
 from episodic.stream.chunks import Chunker
 from episodic.stream.media_chunk import MediaChunk
@@ -70,7 +70,7 @@ class LiveChunks:
     def __init__(
         self,
         open_chunker: OpenChunker,
-        settings: Settings,
+        settings: ReconnectSettings,
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,

@@ -22,7 +22,7 @@ import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 
-from episodic.config import Settings
+from episodic.config import SamplingSettings, SnippetSettings
 from episodic.core.media import SampledFrame, SnippetFrame
 
 THUMB_W, THUMB_H = 64, 36
@@ -91,7 +91,7 @@ class FrameSampler:
     always sampled.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: SamplingSettings) -> None:
         self.settings = settings
         self.min_gap_s = 1.0 / settings.sample_fps_max
         self.max_gap_s = 1.0 / settings.sample_fps_min
@@ -160,7 +160,7 @@ class SnippetDecimator:
     "every n-th frame", so variable-frame-rate phone video decimates evenly too.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: SnippetSettings) -> None:
         self.settings = settings
         self.step_s = 1.0 / settings.snippet_fps if settings.snippet_fps > 0 else 0.0
         self.next_t: float | None = None

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from episodic.config import Settings
+from episodic.config import SegmentationSettings, Settings
 from episodic.core.media import Boundary, SampledFrame, Segment, SnippetFrame
 from episodic.stream.boundaries import AudioPauseDetector, VisualBoundaryDetector
 from episodic.stream.sampling import FrameSampler, SnippetDecimator
@@ -99,7 +99,7 @@ class BoundaryPlanner:
 
     def __init__(
         self,
-        settings: Settings | None = None,
+        settings: SegmentationSettings | None = None,
         *,
         min_s: float | None = None,
         max_s: float | None = None,
@@ -107,7 +107,7 @@ class BoundaryPlanner:
         speech: SpeechLookup | None = None,
         bend_s: float | None = None,
     ) -> None:
-        s = settings or Settings()
+        s = settings or SegmentationSettings()
         self.min_s = float(s.segment_min_s if min_s is None else min_s)
         self.max_s = float(s.segment_max_s if max_s is None else max_s)
         if not 0 < self.min_s <= self.max_s:
@@ -330,15 +330,15 @@ class StreamSegmenter:
     ) -> None:
         self.settings = s = settings or Settings()
         self.rate = s.audio_sample_rate_hz
-        self.sampler = FrameSampler(s)
-        self.decimator = SnippetDecimator(s)
-        self.visual = VisualBoundaryDetector(s)
-        self.pauses = AudioPauseDetector(s)
+        self.sampler = FrameSampler(s.sampling)
+        self.decimator = SnippetDecimator(s.snippets)
+        self.visual = VisualBoundaryDetector(s.segmentation)
+        self.pauses = AudioPauseDetector(s.segmentation, s.audio_sample_rate_hz)
         self.vad: SpeechActivity | None = (
             SileroSpeechActivity() if s.segment_speech_bend_s > 0 and has_audio is not False else None
         )
         self.planner = BoundaryPlanner(
-            s, start_s=start_s, speech=self._speech_in if self.vad is not None else None
+            s.segmentation, start_s=start_s, speech=self._speech_in if self.vad is not None else None
         )
         self.has_video = has_video
         self.has_audio = has_audio

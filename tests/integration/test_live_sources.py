@@ -107,7 +107,7 @@ def test_push_of_a_dropping_source_stores_one_stream_with_the_gap_and_exits_3_wh
     stores one stream with both recordings in order, the gap listed, and no memory across it."""
     first, second = recordings
     s = kafka_settings.replace(data_dir=tmp_path / "data", **QUICK)
-    env = {f"EPISODIC_{k.upper()}": str(getattr(s, k)) for k in vars(s) if k.startswith(("kafka_", "reconnect_"))}
+    env = {f"EPISODIC_{k.upper()}": str(getattr(s, k)) for k in s.flat() if k.startswith(("kafka_", "reconnect_"))}
     with DroppingServer([Act(first, 0.6, away_s=1.0), Act(second, 1.0)]) as server:
         out = run_cli("push", server.url, "--stream-id", "cam-live", "--json", data=s.data_dir, env=env, check=False)
     assert out.returncode == 3, out.stderr

@@ -3,8 +3,6 @@ motion, and descriptions that lead with evidence (issue 12, item 4)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
@@ -103,7 +101,7 @@ def _probs(spec: dict[int, float]) -> np.ndarray:
 
 
 def test_summed_probabilities_and_agreement_across_key_frames(index: HypernymIndex) -> None:
-    s = replace(SETTINGS, visual_label_min_prob=0.6, visual_label_strong_prob=0.9,
+    s = SETTINGS.replace(visual_label_min_prob=0.6, visual_label_strong_prob=0.9,
                 visual_label_agree_prob=0.5, visual_label_similar_cos=0.6,
                 visual_label_specific_prob=0.8)
     # five cat classes at 0.15 each: no single class is sure, the word "a cat" is (0.75)
@@ -260,7 +258,7 @@ def test_a_picture_amid_clutter_is_recognised_by_its_centre(describer: OfflineVi
     pixels = np.asarray(frame)
     index = HypernymIndex(imagenet_class_names())
     cup = index.words.index("a cup")
-    whole = OfflineVisualDescriber(replace(SETTINGS, visual_centre_crop=0.0))
+    whole = OfflineVisualDescriber(SETTINGS.replace(visual_centre_crop=0.0))
     p_whole, _ = whole.classify([pixels])
     p_both, feats = describer.classify([pixels])
     g_whole, g_both = index.group_probs(p_whole)[0], index.group_probs(p_both)[0]

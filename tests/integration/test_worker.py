@@ -49,7 +49,7 @@ LONG = "cam-long"
 
 def _kafka_env(s: Settings) -> dict[str, str]:
     """The settings a CLI child needs to reach this test's broker, topics and group."""
-    keys = [f for f in vars(s) if f.startswith("kafka_")] + ["checkpoint_interval_s"]
+    keys = [f for f in s.flat() if f.startswith("kafka_")] + ["checkpoint_interval_s"]
     return {f"EPISODIC_{k.upper()}": str(getattr(s, k)) for k in keys}
 
 

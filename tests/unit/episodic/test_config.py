@@ -52,3 +52,39 @@ def test_unknown_key_and_bad_toml(tmp_path: Path):
         load_settings(config_file=cfg, env={})
     with pytest.raises(ConfigError, match="not found"):
         load_settings(config_file=tmp_path / "missing.toml", env={})
+
+
+def test_keys_are_filed_under_sections_and_read_flat_or_by_section():
+    from dataclasses import fields
+
+    from episodic.config import FIELD_SECTION, SECTIONS, Settings
+    from episodic.config.serving import RetrievalSettings
+    from episodic.config.transport import KafkaSettings
+
+    every = [f.name for cls in SECTIONS.values() for f in fields(cls)]
+    assert len(every) == len(set(every)) == len(FIELD_SECTION)  # flat keys stay unique
+    s = Settings(segment_min_s=6.0, kafka_topic="t1")
+    assert s.segmentation.segment_min_s == s.segment_min_s == 6.0
+    assert isinstance(s.kafka, KafkaSettings) and s.kafka.kafka_topic == "t1"
+    assert isinstance(s.retrieval, RetrievalSettings) and not hasattr(s.retrieval, "kafka_topic")
+    assert set(s.flat()) == set(FIELD_SECTION)
+    t = s.replace(kafka=KafkaSettings(kafka_topic="t2"), segment_max_s=12.0)
+    assert (t.kafka_topic, t.segment_max_s, t.segment_min_s) == ("t2", 12.0, 6.0)
+    assert s.kafka_topic == "t1"  # the original is untouched
+    with pytest.raises(TypeError, match="unknown setting"):
+        Settings(segment_min=5)
+    with pytest.raises(AttributeError, match="no setting"):
+        _ = s.segment_minimum_s
+
+
+def test_each_section_checks_its_own_values_and_validate_relates_them():
+    from episodic.config import Settings, validate
+    from episodic.config.transport import ReconnectSettings
+
+    assert ReconnectSettings(reconnect_first_delay_s=0).problems()  # its own check
+    assert ReconnectSettings().problems() == []
+    with pytest.raises(ConfigError, match="reconnect delays"):
+        validate(Settings(reconnect_first_delay_s=0))
+    with pytest.raises(ConfigError, match="checkpoint_interval_s must be >= segment_max_s"):
+        validate(Settings(checkpoint_interval_s=8.0))  # chunks against segmentation
+    assert validate(Settings()) == Settings()

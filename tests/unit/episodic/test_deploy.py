@@ -12,7 +12,6 @@ deploy/setup.sh installs. No network, no Docker.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import os
 import re
@@ -36,7 +35,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from episodic import server as server_mod
 from episodic import server_auth
 from episodic.cli import app
-from episodic.config import Settings, load_settings
+from episodic.config import FIELD_SECTION, Settings, load_settings
 from episodic.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -48,8 +47,8 @@ PROMETHEUS = DEPLOY / "prometheus.yml"
 SETUP_SH = DEPLOY / "setup.sh"
 
 PROJECT_IMAGE = "episodic"
-SETTING_NAMES = {f.name for f in dataclasses.fields(Settings) if f.name != "extra"}
-# read by load_settings itself rather than by a field (see episodic/config.py)
+SETTING_NAMES = set(FIELD_SECTION)
+# read by load_settings itself rather than by a field (see episodic/config/__init__.py)
 SPECIAL_ENV = {"EPISODIC_DATA", "EPISODIC_CONFIG"}
 ENV_TO_FIELD = {"EPISODIC_" + name.upper(): name for name in SETTING_NAMES}
 DEFAULTS = Settings()

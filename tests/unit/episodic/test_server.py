@@ -937,6 +937,28 @@ def test_serve_prints_its_address_and_stops_on_sigterm(tmp_path):
             proc.wait()
 
 
+def test_serve_stopped_while_it_warms_up_exits_cleanly(tmp_path):
+    """SIGTERM right after start, while the models still load in a background thread: the
+    process used to die with SIGABRT (a model loading in native code at interpreter exit);
+    the stop now waits for the warm-up and exits 0."""
+    import signal
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EPISODIC_")}
+    env["EPISODIC_GRPC_GRACE_S"] = "1"
+    proc = subprocess.Popen(
+        [*_cli(), "serve", "--port", "0", "--data", str(tmp_path / "data")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        assert proc.stdout.readline().startswith("listening on 127.0.0.1:")
+        proc.send_signal(signal.SIGTERM)  # the warm-up has only just begun
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_servicer_lists_events_by_page_within_the_key(tmp_path):
     """ListEvents through the servicer over the in-memory store (no models, no server): pages
     of the caller's streams only, a token that continues where the last page ended, and the

@@ -91,7 +91,7 @@ def test_an_option_heard_as_its_homophone_is_chosen_over_options_never_heard(mon
     from episodic.reasoning.answer import Answerer
     from episodic.retrieval.detailed import TextScorer
 
-    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings())
+    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
     question = "Which colour is the watering can that Priya painted?"
     units = [_unit("Pre-appainted that wandering can blew."), _unit("Everyone seems to be in a good mood.", t=9.0)]
     for u in units:
@@ -428,7 +428,7 @@ def _structured(memories):
 
     store = _Store(memories)
     scorer = SimpleNamespace(reuse_visual_vectors=False)  # the free-form answers embed nothing
-    return StructuredAnswerer(store, scorer=scorer, settings=Settings()), MemoryReader(store)
+    return StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval), MemoryReader(store)
 
 
 def _shaped(question: str) -> QueryAnalysis:
@@ -488,7 +488,7 @@ def test_a_streams_gist_chooses_between_given_settings():
     from episodic.retrieval.detailed import MemoryReader, TextScorer
 
     store = _Store(STREAMS)
-    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings())
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
     q = "What is going on in the garden-cam recording, overall?"
     options = ["a ferry port", "gardening: plants and a lawn mower", "a hospital ward"]
     draft = answerer.gist(_shaped(q), options, Scope(), MemoryReader(store))

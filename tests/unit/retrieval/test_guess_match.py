@@ -102,7 +102,7 @@ def test_which_of_these_was_pictured_in_a_named_stream(scorer: TextScorer) -> No
     from episodic.reasoning.structured import StructuredAnswerer
 
     store = _Store(MEMORIES)
-    answerer, reader = StructuredAnswerer(store, scorer, Settings()), MemoryReader(store)
+    answerer, reader = StructuredAnswerer(store, scorer, Settings().retrieval), MemoryReader(store)
     q = "Which of these was shown on screen in market-cam?"
     draft = answerer.pictured(_analysis(q), ["a cat", "a motorcycle", "an astronaut"], Scope(), reader)
     assert draft is not None and draft.choice_index == 1, draft
@@ -121,7 +121,7 @@ def test_which_camera_showed_it_falls_back_to_guesses(scorer: TextScorer) -> Non
     from episodic.reasoning.structured import StructuredAnswerer
 
     store = _Store(MEMORIES)
-    answerer = StructuredAnswerer(store, scorer, Settings())
+    answerer = StructuredAnswerer(store, scorer, Settings().retrieval)
     guessed = answerer._stream_guesses(_analysis("In which recording did a motorcycle appear on screen?"),
                                        ["school-cam", "market-cam"], Scope())
     assert guessed is not None
@@ -136,7 +136,7 @@ def test_an_open_question_about_the_picture_is_not_answered_from_guesses(scorer:
     from episodic.reasoning.structured import StructuredAnswerer, asks_pictured
 
     store = _Store(MEMORIES)
-    answerer, reader = StructuredAnswerer(store, scorer, Settings()), MemoryReader(store)
+    answerer, reader = StructuredAnswerer(store, scorer, Settings().retrieval), MemoryReader(store)
     q = "What did the photo that appeared in market-cam show?"
     assert asks_pictured(_analysis(q))
     assert answerer.pictured(_analysis(q), [], Scope(), reader) is None  # textures guess as surely
@@ -194,7 +194,7 @@ def test_search_finds_a_picture_only_the_guesses_point_to(scorer: TextScorer) ->
     from episodic.retrieval.moments import MomentSearch
 
     store = _Store(MEMORIES)
-    search = MomentSearch(store, scorer, Settings())
+    search = MomentSearch(store, scorer, Settings().retrieval)
     reader = MemoryReader(store)
     streams = ["market-cam", "school-cam"]
     phrase = search._picture_subject(_analysis("a picture of a motorcycle"), streams)

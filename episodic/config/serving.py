@@ -1,0 +1,189 @@
+"""Sections for answering: retrieval and answering, articles, the gRPC server and metrics.
+
+See :mod:`episodic.config` for how the flat keys are filed under sections.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """Fast and detailed retrieval, answering and listening again (C.2, E.4)."""
+
+    fast_top_k: int = 5  # ThetaEvent summaries handed to fast retrieval (ours; the paper gives none)
+    fast_confidence_tau: float = 0.75  # τ: below this the fast answer escalates to detailed recall
+    # Retrieval evidence caps the fast (and detailed) confidence: a supporting text whose cosine
+    # to the question is at or below support_cos_min gives no support, at or above
+    # support_cos_full full support, linearly in between (ours; tuned for all-MiniLM-L6-v2).
+    support_cos_min: float = 0.2
+    support_cos_full: float = 0.5
+    recall_top_k: int = 5  # k of feature search and of the cross-modal association seeds
+    visual_fallback_sim: float = 0.4  # best visual feature similarity below this → text search
+    association_window_s: float = 2.0  # δ: seed windows are widened by this on each side
+    # Fine-grained hits re-ranked per query, and memories opened for that (ours).
+    search_candidates: int = 40
+    search_max_memories: int = 24
+    answer_max_tokens: int = 64
+    answer_temperature: float = 0.0  # greedy: the same question over the same memory, the same answer
+    answer_seed: int = 0
+    # Evidence text handed to the model per call; a 135M model answers worse from long contexts
+    # and prompt processing dominates its latency (the paper allows GPT-4o 120k tokens).
+    answer_context_chars: int = 1200
+    # Listening again at question time (retrieval/relisten.py): the top memories of a question
+    # about speech are re-transcribed from their snippets by the strongest recogniser (beam
+    # search, the question's words as hot words) and the better transcript is kept; 0 = off.
+    relisten_max_memories: int = 2
+    relisten_max_audio_s: float = 12.0  # audio re-transcribed per memory (at most one 30 s window)
+    # the whole stage's time limit: a memory whose estimated cost does not fit is not started
+    # (one 10 s memory with Whisper base and beam 5 took 1.7-2.7 s on 2 cores)
+    relisten_budget_s: float = 3.0
+    relisten_beam_size: int = 5
+    relisten_bias: str = "prompt"  # prompt (question + options as preceding text) | hotwords | none
+    relisten_reserve_s: float = 1.5  # of a request's deadline, kept for answering afterwards
+    # the new transcript must beat the old by this mean token log-probability (same model scores both)
+    relisten_min_gain: float = 0.05
+    # ... or within this much below it when it adds words of the question (mean token log-prob)
+    relisten_hint_tolerance: float = 0.3
+    # Multiple choice about speech with short options: each option is put into the recalled
+    # sentence and scored against its audio (retrieval/option_audio.py). Off by default: in the
+    # service it cost one held-out answer and gained none on dev (the sentence's audio span is
+    # estimated, and may cut off the answer's words); true = on
+    relisten_score_options: bool = False
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if not 0 <= s.fast_confidence_tau <= 1:
+            problems.append("fast_confidence_tau is a confidence in [0, 1]")
+        if not -1 <= s.support_cos_min < s.support_cos_full <= 1:
+            problems.append("need -1 <= support_cos_min < support_cos_full <= 1")
+        if not -1 <= s.visual_fallback_sim <= 1:
+            problems.append("visual_fallback_sim is a cosine in [-1, 1]")
+        if s.association_window_s < 0:
+            problems.append("association_window_s must be >= 0")
+        if not 0 <= s.relisten_max_memories <= 10:
+            problems.append("relisten_max_memories must be in 0..10")
+        if not 1.0 <= s.relisten_max_audio_s <= 30.0:
+            problems.append("relisten_max_audio_s must be in 1..30 seconds (one Whisper window)")
+        if s.relisten_budget_s < 0:
+            problems.append("relisten_budget_s must be >= 0")
+        if s.relisten_beam_size < 1 or s.relisten_reserve_s < 0:
+            problems.append("relisten_beam_size must be >= 1 and relisten_reserve_s >= 0")
+        if s.relisten_bias not in ("prompt", "hotwords", "none"):
+            problems.append("relisten_bias must be prompt, hotwords or none")
+        for name in ("fast_top_k", "recall_top_k", "search_candidates", "search_max_memories",
+                     "answer_max_tokens", "answer_context_chars"):
+            if getattr(s, name) < 1:
+                problems.append(f"{name} must be >= 1")
+        return problems
+
+
+@dataclass(frozen=True)
+class ArticleSettings:
+    """Multi-video articles (MARQUIS, seed 000)."""
+
+    # Sub-queries a request is decomposed into: the paper averages 22.6 (1–25) for long
+    # analyst requests; short requests get fewer (as many as they have distinct facets).
+    article_max_sub_queries: int = 25
+    article_decomposer: str = "auto"  # auto | rules | llm (auto: llm only with llm = openai)
+    article_fusion: str = "rrf"  # rrf | wrrf | max | mean | sum (MARQUIS Table 1/2: RRF K=10 best)
+    article_rrf_k: float = 10.0
+    article_per_query_k: int = 20  # depth of each sub-query's ranked segment list
+    article_max_segments: int = 12  # fused segments whose evidence is extracted
+    # a note is a claim when its hybrid score for some sub-query reaches this (cos 0.45 alone)
+    article_claim_min_score: float = 0.25
+    article_support_min: float = 0.5  # calibration: claims with lower support are dropped
+    article_max_claims: int = 24  # claims an article is written from, most relevant first
+    article_min_claims: int = 2  # fewer calibrated claims → the article says evidence is thin
+    article_top_clusters: int = 5  # GINGER: clusters summarised (MARQUIS Table 5: top 5)
+    article_cluster_cos: float = 0.55  # GINGER: claims at least this similar share a facet
+    article_claims_per_cluster: int = 3
+    article_writer_llm: str = "auto"  # auto | always | never (auto: only with llm = openai)
+    article_max_tokens: int = 768
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if s.article_writer_llm not in ("auto", "always", "never"):
+            problems.append("article_writer_llm must be auto, always or never")
+        if s.article_fusion not in ("rrf", "wrrf", "max", "mean", "sum"):
+            problems.append("article_fusion must be rrf, wrrf, max, mean or sum")
+        if s.article_decomposer not in ("auto", "rules", "llm"):
+            problems.append("article_decomposer must be auto, rules or llm")
+        if not 0 < s.article_rrf_k <= 10000:
+            problems.append("article_rrf_k must be in (0, 10000]")
+        if not 0 <= s.article_support_min <= 1:
+            problems.append("article_support_min is a probability in [0, 1]")
+        if not -1 <= s.article_cluster_cos <= 1:
+            problems.append("article_cluster_cos is a cosine in [-1, 1]")
+        if not 1 <= s.article_max_sub_queries <= 50:
+            problems.append("article_max_sub_queries must be in 1..50")
+        for name in ("article_per_query_k", "article_max_segments", "article_max_claims",
+                     "article_top_clusters", "article_claims_per_cluster", "article_max_tokens"):
+            if getattr(s, name) < 1:
+                problems.append(f"{name} must be >= 1")
+        if s.article_min_claims < 0:
+            problems.append("article_min_claims must be >= 0")
+        return problems
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The gRPC query server (episodic serve)."""
+
+    grpc_host: str = "127.0.0.1"  # loopback unless API keys are configured (see api_keys_file)
+    grpc_port: int = 50051  # 0 → any free port (printed at start)
+    grpc_max_workers: int = 8  # threads serving calls concurrently
+    grpc_max_concurrent_rpcs: int = 256  # calls in flight or queued; more get RESOURCE_EXHAUSTED
+    # Ask runs the language model, which holds a CPU (or GPU) fully and whose engines are not
+    # all thread-safe: at most this many answers are computed at once, the rest wait in line
+    # (within their deadline).
+    grpc_max_concurrent_asks: int = 1
+    grpc_max_receive_bytes: int = 1024 * 1024  # largest request message accepted
+    # Load models and the vector cache at start; episodic.v1.EpisodicMemory reports
+    # NOT_SERVING on the health service until done (readiness probes), "" reports SERVING.
+    serve_warm_up: bool = True
+    grpc_grace_s: float = 5.0  # on SIGTERM/SIGINT, calls in flight get this long to finish
+    tls_cert_path: str = ""  # PEM certificate chain; with tls_key_path → the server speaks TLS
+    tls_key_path: str = ""  # PEM private key
+    # TOML (or .json) file mapping each API key to the stream ids it may see, or ["*"] for
+    # all: `"<key>" = ["cam1", "cam2"]`. "" → no keys: anyone may call, loopback only.
+    api_keys_file: str = ""
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if not 0 <= s.grpc_port <= 65535:
+            problems.append("grpc_port must be in 0..65535 (0 = any free port)")
+        if s.grpc_max_workers < 1 or s.grpc_max_concurrent_asks < 1:
+            problems.append("grpc_max_workers and grpc_max_concurrent_asks must be >= 1")
+        if s.grpc_max_concurrent_rpcs < s.grpc_max_workers:
+            problems.append("grpc_max_concurrent_rpcs must be >= grpc_max_workers")
+        if not 4096 <= s.grpc_max_receive_bytes <= 64 * 1024 * 1024:
+            problems.append("grpc_max_receive_bytes must be in 4096..67108864")
+        if s.grpc_grace_s < 0:
+            problems.append("grpc_grace_s must be >= 0")
+        if bool(s.tls_cert_path) != bool(s.tls_key_path):
+            problems.append("tls_cert_path and tls_key_path go together: set both or neither")
+        return problems
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    """The Prometheus endpoint of serve and worker."""
+
+    metrics_port: int = 0  # 0 → no metrics endpoint; deployments set e.g. 9464
+    metrics_host: str = "127.0.0.1"  # 0.0.0.0 inside a container so the scraper can reach it
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if not 0 <= s.metrics_port <= 65535:
+            problems.append("metrics_port must be in 0..65535 (0 = off)")
+        return problems
