@@ -908,17 +908,22 @@ def test_cli_in_process_and_through_the_server_print_the_same_json(server, store
     assert json.loads(local.stdout) == json.loads(remote.stdout)
 
 
+def _serve_process(tmp_path) -> subprocess.Popen:
+    """`episodic serve` on an empty store in a child process, any free port, 1 s grace."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EPISODIC_")}
+    env["EPISODIC_GRPC_GRACE_S"] = "1"
+    return subprocess.Popen(
+        [*_cli(), "serve", "--port", "0", "--data", str(tmp_path / "data")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+
+
 def test_serve_prints_its_address_and_stops_on_sigterm(tmp_path):
     """`episodic serve` on an empty store: it says where it listens, answers health checks and
     calls, and exits 0 on SIGTERM after a graceful stop."""
     import signal
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EPISODIC_")}
-    env["EPISODIC_GRPC_GRACE_S"] = "1"
-    proc = subprocess.Popen(
-        [*_cli(), "serve", "--port", "0", "--data", str(tmp_path / "data")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )
+    proc = _serve_process(tmp_path)
     try:
         line = proc.stdout.readline()  # blocks until the server is up (or the process died)
         assert line.startswith("listening on 127.0.0.1:"), (line, proc.stderr.read() if proc.poll() is not None else "")
@@ -943,12 +948,7 @@ def test_serve_stopped_while_it_warms_up_exits_cleanly(tmp_path):
     the stop now waits for the warm-up and exits 0."""
     import signal
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EPISODIC_")}
-    env["EPISODIC_GRPC_GRACE_S"] = "1"
-    proc = subprocess.Popen(
-        [*_cli(), "serve", "--port", "0", "--data", str(tmp_path / "data")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )
+    proc = _serve_process(tmp_path)
     try:
         assert proc.stdout.readline().startswith("listening on 127.0.0.1:")
         proc.send_signal(signal.SIGTERM)  # the warm-up has only just begun
