@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from pathlib import PurePosixPath
 from typing import Any
 
 from episodic.core import validation
@@ -40,7 +39,6 @@ from episodic.core.query import (
     QueryType,
     Scope,
 )
-from episodic.core.records import ShortTermMemory, StreamInfo, ThetaEvent
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 
 # -- request limits (shared by the server and the in-process CLI) ------------------------------
@@ -55,7 +53,6 @@ _QUERY_TYPE_TO_PROTO = {
     QueryType.SUMMARY: pb.QUERY_TYPE_SUMMARY,
 }
 _QUERY_TYPE_FROM_PROTO = {v: k for k, v in _QUERY_TYPE_TO_PROTO.items()}
-_CONTENT_TYPES = {".mp4": "video/mp4", ".m4a": "audio/mp4"}
 _STYLE_TO_PROTO = {
     ArticleStyle.BULLET: pb.ARTICLE_STYLE_BULLET,
     ArticleStyle.CAG: pb.ARTICLE_STYLE_CAG,
@@ -504,109 +501,3 @@ def moment_to_dict(m: Moment) -> dict[str, Any]:
 def search_result_to_dict(moments: Sequence[Moment]) -> dict[str, Any]:
     """The ``episodic search --json`` document."""
     return {"moments": [moment_to_dict(m) for m in moments]}
-
-
-# -- stored records ------------------------------------------------------------------------------
-def snippet_content_type(uri: str) -> str:
-    """The media type the snippet store writes for this file name (see snippet_store)."""
-    return _CONTENT_TYPES.get(PurePosixPath(uri).suffix.lower(), "application/octet-stream")
-
-
-def event_to_proto(e: ThetaEvent) -> pb.Event:
-    return pb.Event(
-        id=e.id,
-        stream_id=e.stream_id,
-        segment_id=e.memory_id,
-        t_start=e.t_start,
-        t_end=e.t_end,
-        summary=e.summary,
-    )
-
-
-def event_to_dict(e: pb.Event) -> dict[str, Any]:
-    return {
-        "id": e.id,
-        "stream_id": e.stream_id,
-        "segment_id": e.segment_id,
-        "t_start": round(e.t_start, 3),
-        "t_end": round(e.t_end, 3),
-        "summary": e.summary,
-    }
-
-
-def segment_to_proto(m: ShortTermMemory) -> pb.Segment:
-    models = m.metadata.get("models") or {}
-    return pb.Segment(
-        id=m.id,
-        stream_id=m.stream_id,
-        t_start=m.t_start,
-        t_end=m.t_end,
-        transcript=m.transcript_text,
-        transcript_pieces=[
-            pb.TranscriptPiece(t_start=p.t_start, t_end=p.t_end, text=p.text) for p in m.transcript
-        ],
-        visual_text=m.visual_text,
-        ocr_text=m.ocr_text,
-        snippets=[
-            pb.Snippet(
-                index=i,
-                uri=s.uri,
-                t_start=s.t_start,
-                t_end=s.t_end,
-                content_type=snippet_content_type(s.uri),
-            )
-            for i, s in enumerate(m.snippets)
-        ],
-        keyframe_times=list(m.keyframe_times),
-        models={str(k): str(v) for k, v in models.items()} if isinstance(models, dict) else {},
-    )
-
-
-def segment_to_dict(s: pb.Segment) -> dict[str, Any]:
-    return {
-        "id": s.id,
-        "stream_id": s.stream_id,
-        "t_start": round(s.t_start, 3),
-        "t_end": round(s.t_end, 3),
-        "transcript": s.transcript,
-        "transcript_pieces": [
-            {"t_start": round(p.t_start, 3), "t_end": round(p.t_end, 3), "text": p.text}
-            for p in s.transcript_pieces
-        ],
-        "visual_text": s.visual_text,
-        "ocr_text": s.ocr_text,
-        "snippets": [
-            {
-                "index": sn.index,
-                "uri": sn.uri,
-                "t_start": round(sn.t_start, 3),
-                "t_end": round(sn.t_end, 3),
-                "content_type": sn.content_type,
-            }
-            for sn in s.snippets
-        ],
-        "keyframe_times": [round(t, 3) for t in s.keyframe_times],
-        "models": dict(sorted(s.models.items())),
-    }
-
-
-def stream_to_proto(s: StreamInfo) -> pb.Stream:
-    return pb.Stream(
-        stream_id=s.stream_id,
-        source=s.source,
-        t_end=s.t_end,
-        segments=s.memories,
-        events=s.events,
-        updated_at=s.updated_at,
-    )
-
-
-def stream_to_dict(s: pb.Stream) -> dict[str, Any]:
-    return {
-        "stream_id": s.stream_id,
-        "source": s.source,
-        "t_end": round(s.t_end, 3),
-        "segments": s.segments,
-        "events": s.events,
-        "updated_at": s.updated_at,
-    }

@@ -200,21 +200,9 @@ def events(
         finally:
             store.close()
     if json_out:
-        _print_json(
-            {
-                "events": [
-                    {
-                        "id": e.id,
-                        "stream_id": e.stream_id,
-                        "t_start": round(e.t_start, 3),
-                        "t_end": round(e.t_end, 3),
-                        "summary": e.summary,
-                        "memory_id": e.memory_id,
-                    }
-                    for e in rows
-                ]
-            }
-        )
+        from episodic import api_records
+
+        _print_json(api_records.events_document(rows))
         return
     if not rows:
         err.print("no events" + (f" for stream {stream_id!r}" if stream_id else "") + " in this store")
@@ -242,29 +230,9 @@ def segments(
         finally:
             store.close()
     if json_out:
-        _print_json(
-            {
-                "segments": [
-                    {
-                        "id": m.id,
-                        "stream_id": m.stream_id,
-                        "t_start": round(m.t_start, 3),
-                        "t_end": round(m.t_end, 3),
-                        "transcript": m.transcript_text,
-                        "visual_text": m.visual_text,
-                        "ocr_text": m.ocr_text,
-                        "keyframe_times": [round(t, 3) for t in m.keyframe_times],
-                        "snippet_uris": [sn.uri for sn in m.snippets],
-                        "snippets": [
-                            {"uri": sn.uri, "t_start": round(sn.t_start, 3), "t_end": round(sn.t_end, 3)}
-                            for sn in m.snippets
-                        ],
-                        "models": m.metadata.get("models", {}),
-                    }
-                    for m in rows
-                ]
-            }
-        )
+        from episodic import api_records
+
+        _print_json(api_records.segments_document(rows))
         return
     if not rows:
         err.print("no segments" + (f" for stream {stream_id!r}" if stream_id else "") + " in this store")
@@ -293,23 +261,9 @@ def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = 
         finally:
             store.close()
     if json_out:
-        _print_json(
-            {
-                "streams": [
-                    {
-                        "stream_id": s.stream_id,
-                        "source": s.source,
-                        "t_end": round(s.t_end, 3),
-                        "memories": s.memories,
-                        "events": s.events,
-                        "updated_at": s.updated_at,
-                        "complete": s.metadata.get("complete"),
-                        "gaps": s.metadata.get("gaps", []),  # where a live source was away
-                    }
-                    for s in rows
-                ]
-            }
-        )
+        from episodic import api_records
+
+        _print_json(api_records.streams_document(rows))
         return
     if not rows:
         err.print("no streams in this store yet: run `episodic ingest FILE`")

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from episodic import api_convert, metrics
+from episodic import api_convert, api_records, metrics
 from episodic.core import validation
 from episodic.core.article import ArticleProgress
 from episodic.core.errors import DeadlineExceeded, InputError, ModelError, StoreError
@@ -261,11 +261,11 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
             raise RuntimeError("page_events returned events outside the caller's streams")
         page, more = visible[:page_size], len(visible) > page_size
         token = _encode_token(_event_key(page[-1]), fingerprint) if more else ""
-        return pb.ListEventsResponse(events=[api_convert.event_to_proto(e) for e in page], next_page_token=token)
+        return pb.ListEventsResponse(events=[api_records.event_to_proto(e) for e in page], next_page_token=token)
 
     @_unary
     def GetSegment(self, request: pb.GetSegmentRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.Segment:  # noqa: N802
-        return api_convert.segment_to_proto(self._segment(request.id, caller))
+        return api_records.segment_to_proto(self._segment(request.id, caller))
 
     @_streaming
     def DownloadSnippet(self, request: pb.DownloadSnippetRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> Iterator[pb.SnippetChunk]:  # noqa: N802
@@ -283,7 +283,7 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         except InputError as exc:  # the record points at a missing or foreign file
             log.warning("DownloadSnippet (key %s): %s", caller.key_id, exc)
             raise ApiError(grpc.StatusCode.NOT_FOUND, f"the snippet file of segment {memory.id!r} is missing") from None
-        content_type = api_convert.snippet_content_type(uri)
+        content_type = api_records.snippet_content_type(uri)
         with f:
             total = os.fstat(f.fileno()).st_size
             offset = 0
@@ -301,7 +301,7 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
     @_unary
     def ListStreams(self, request: pb.ListStreamsRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.ListStreamsResponse:  # noqa: N802
         streams = [s for s in self.components.store.list_streams() if caller.may_see(s.stream_id)]
-        return pb.ListStreamsResponse(streams=[api_convert.stream_to_proto(s) for s in streams])
+        return pb.ListStreamsResponse(streams=[api_records.stream_to_proto(s) for s in streams])
 
 
 class ArticleCancelled(Exception):  # noqa: N818 - it is a signal, not an error

@@ -57,7 +57,7 @@ def test_ingest_reports_and_lists(store):
     assert job["realtime_factor"] > 0
     streams = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
     assert [s["stream_id"] for s in streams] == ["cam1"]
-    assert streams[0]["memories"] == job["memories"]
+    assert streams[0]["segments"] == job["memories"]  # the stream listing counts stored segments
     events = json.loads(run_cli("events", "--json", data=data).stdout)["events"]
     assert len(events) == job["events"]
     assert all(e["summary"].strip() and e["stream_id"] == "cam1" for e in events)
@@ -107,9 +107,9 @@ def test_transcripts_hold_the_spoken_words(store):
 def test_snippets_decode_and_cover_their_segments(store):
     data, _ = store
     for m in _segments(data):
-        assert m["snippet_uris"], m
+        assert m["snippets"], m
         covered = 0.0
-        for uri in m["snippet_uris"]:
+        for uri in (sn["uri"] for sn in m["snippets"]):
             path = Path(uri.removeprefix("file://"))
             assert path.is_file() and data in path.parents
             with av.open(str(path)) as c:

@@ -192,10 +192,10 @@ def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again
     assert "listed as incomplete" in stderr and "run the same ingest again" in stderr, stderr
     (listed,) = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
     assert listed["stream_id"] == "long" and listed["complete"] is False
-    assert 0 < listed["t_end"] < 130 and listed["memories"] >= 1
+    assert 0 < listed["t_end"] < 130 and listed["segments"] >= 1
     # no snippet file that no stored memory refers to
     segments = json.loads(run_cli("segments", "--json", data=data).stdout)["segments"]
-    refs = {uri.rsplit("/", 1)[-1] for s in segments for uri in s["snippet_uris"]}
+    refs = {sn["uri"].rsplit("/", 1)[-1] for s in segments for sn in s["snippets"]}
     assert {p.name for p in snippets.rglob("*.mp4")} <= refs
     table = run_cli("streams", data=data).stdout
     assert "(incomplete)" in table
@@ -255,7 +255,7 @@ def test_1080p60_with_a_phone_length_gop_ingests_in_bounded_memory(tmp_path):
     (job,) = json.loads(stdout)["ingested"]
     assert abs(job["stream_s"] - 6.0) < 0.2
     segments = json.loads(run_cli("segments", "--json", data=data).stdout)["segments"]
-    uri = segments[0]["snippet_uris"][0]
+    uri = segments[0]["snippets"][0]["uri"]
     with av.open(uri.removeprefix("file://")) as c:
         v = c.streams.video[0]
         n = sum(1 for _ in c.decode(v))

@@ -137,7 +137,9 @@ def test_push_of_a_dropping_source_stores_one_stream_with_the_gap_and_exits_3_wh
     finally:
         components.close()
     listed = json.loads(run_cli("streams", "--json", data=s.data_dir).stdout)["streams"]
-    assert [x["gaps"] for x in listed if x["stream_id"] == "cam-live"] == [gaps]
+    assert [[[g["t_start"], g["t_end"]] for g in x["gaps"]] for x in listed if x["stream_id"] == "cam-live"] == [
+        [[round(a, 3), round(b, 3)] for a, b in gaps]
+    ]
 
 
 # -- a real RTSP camera (GStreamer's RTSP server, from Debian) --------------------------------

@@ -284,20 +284,32 @@ class ListStreamsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class Stream(_message.Message):
-    __slots__ = ("stream_id", "source", "t_end", "segments", "events", "updated_at")
+    __slots__ = ("stream_id", "source", "t_end", "segments", "events", "updated_at", "complete", "gaps")
     STREAM_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     T_END_FIELD_NUMBER: _ClassVar[int]
     SEGMENTS_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    GAPS_FIELD_NUMBER: _ClassVar[int]
     stream_id: str
     source: str
     t_end: float
     segments: int
     events: int
     updated_at: float
-    def __init__(self, stream_id: _Optional[str] = ..., source: _Optional[str] = ..., t_end: _Optional[float] = ..., segments: _Optional[int] = ..., events: _Optional[int] = ..., updated_at: _Optional[float] = ...) -> None: ...
+    complete: bool
+    gaps: _containers.RepeatedCompositeFieldContainer[Gap]
+    def __init__(self, stream_id: _Optional[str] = ..., source: _Optional[str] = ..., t_end: _Optional[float] = ..., segments: _Optional[int] = ..., events: _Optional[int] = ..., updated_at: _Optional[float] = ..., complete: _Optional[bool] = ..., gaps: _Optional[_Iterable[_Union[Gap, _Mapping]]] = ...) -> None: ...
+
+class Gap(_message.Message):
+    __slots__ = ("t_start", "t_end")
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    t_start: float
+    t_end: float
+    def __init__(self, t_start: _Optional[float] = ..., t_end: _Optional[float] = ...) -> None: ...
 
 class ListStreamsResponse(_message.Message):
     __slots__ = ("streams",)

@@ -27,7 +27,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from episodic import api_convert, samples, server_auth, server_paging
+from episodic import api_convert, api_records, samples, server_auth, server_paging
 from episodic import server as server_mod
 from episodic import servicer as servicer_mod
 from episodic.config import Settings, load_settings
@@ -252,7 +252,7 @@ def test_get_segment(server, store):
     by_event = server.stub.GetSegment(pb.GetSegmentRequest(id=SEG_K1 + ".e"), metadata=md(KEY_A))
     assert by_event.id == SEG_K1 and "platform" in by_event.transcript.lower()
     stored = store.components.store.get_memory(SEG_K1, with_vectors=False)
-    assert api_convert.segment_to_proto(stored) == by_event
+    assert api_records.segment_to_proto(stored) == by_event
 
 
 @slow
@@ -987,3 +987,28 @@ def test_servicer_lists_events_by_page_within_the_key(tmp_path):
         with pytest.raises(FakeContext.Aborted):
             servicer.ListEvents(bad, ctx)
         assert ctx.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_listings_have_one_json_shape_for_the_cli_and_the_api():
+    """`episodic streams/events/segments --json` are made from the gRPC messages by the same
+    mapping the API uses: the names are the API's (segments, segment_id, snippets[].uri), and
+    what only the listing knew (complete, gaps) travels in the message too."""
+    import numpy as np
+
+    from episodic.core.records import ShortTermMemory, SnippetRef, StreamInfo, ThetaEvent
+
+    live = StreamInfo("cam", "rtsp://x", 30.0, 3, 3, 5.0, {"gaps": [[10.0, 12.5]]})
+    done = StreamInfo("file", "/a.mp4", 60.0, 8, 7, 6.0, {"complete": False})
+    doc = api_records.streams_document([live, done])["streams"]
+    assert doc[0]["complete"] is None and doc[0]["gaps"] == [{"t_start": 10.0, "t_end": 12.5}]
+    assert doc[1]["complete"] is False and doc[1]["segments"] == 8 and doc[1]["gaps"] == []
+    assert doc == [api_records.stream_to_dict(m) for m in (api_records.stream_to_proto(s) for s in (live, done))]
+    v = np.zeros(4, np.float32)
+    event = ThetaEvent(id="cam@0.e", stream_id="cam", memory_id="cam@0", t_start=0.0, t_end=5.0,
+                       summary="s", summary_vector=v, vector=v)
+    (e,) = api_records.events_document([event])["events"]
+    assert e["segment_id"] == "cam@0" and "memory_id" not in e
+    memory = ShortTermMemory(id="cam@0", stream_id="cam", t_start=0.0, t_end=5.0, vector=v,
+                             snippets=[SnippetRef(uri="file:///s/cam@0.s.mp4", t_start=0.0, t_end=5.0)])
+    (seg,) = api_records.segments_document([memory])["segments"]
+    assert seg["snippets"][0]["uri"] == "file:///s/cam@0.s.mp4" and seg["snippets"][0]["content_type"] == "video/mp4"
