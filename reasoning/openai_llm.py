@@ -1,10 +1,12 @@
 """A language model behind any OpenAI-compatible chat-completions server (vLLM, llama.cpp
-server, TGI, the OpenAI API itself), spoken with the standard library only.
+server, TGI, the OpenAI API itself), spoken through the official ``openai`` client.
 
-This is the production path (HippoMM uses Qwen2.5-VL served by vLLM); keeping it on
-``urllib`` means the default install needs no HTTP client dependency and the wire format is
-visible in one place. Text chat and images (``ChatMessage.images``, sent as ``image_url``
-content parts holding ``data:`` URIs) share one request shape.
+This is the production path (HippoMM uses Qwen2.5-VL served by vLLM). The SDK does the HTTP:
+connection pooling, timeouts, the endpoint's paths and error types. Text chat and images
+(``ChatMessage.images``, sent as ``image_url`` content parts holding ``data:`` URIs) share
+one request shape. The SDK's own retries are off (``max_retries=0``) and retried here
+instead, for one reason: a concurrency slot must not be held while a retry waits (the SDK
+sleeps inside the call), or one server that answers 503 would block every other caller.
 
 Retries: connection failures, timeouts, HTTP 408/425/429 and 5xx are retried with
 exponential backoff (a vLLM server that is still loading weights answers 503 for minutes);
@@ -28,14 +30,11 @@ from __future__ import annotations
 
 import base64
 import email.utils
-import http.client
 import json
 import logging
 import math
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
@@ -48,6 +47,8 @@ from episodic.core.llm import ChatMessage
 MAX_BACKOFF_S = 8.0  # exponential backoff stops growing here
 MAX_RETRY_AFTER_S = 30.0  # a server's Retry-After is honoured up to this long
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+# The SDK insists on a key; servers started without one (vLLM's default) ignore what is sent.
+NO_KEY = "EMPTY"
 
 # Outcomes reported to latency observers.
 OUTCOME_OK = "ok"
@@ -213,12 +214,28 @@ class OpenAICompatibleLLM:
         limit = settings.openai_max_concurrency if max_concurrency is None else max_concurrency
         self.max_concurrency = max(1, int(limit))
         self._slots = concurrency_limiter(base, self.max_concurrency)
+        self._client: Any = None
+        self._client_lock = threading.Lock()
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.settings.openai_api_key:
-            headers["Authorization"] = f"Bearer {self.settings.openai_api_key}"
-        return headers
+    def _sdk(self) -> Any:
+        """The official client for this server, built on first use (importing it takes a
+        moment, and a process that never calls the server should not pay for it)."""
+        with self._client_lock:
+            if self._client is None:
+                try:
+                    import openai
+                except ImportError:
+                    raise ModelError(
+                        "llm or describer = 'openai' needs the openai package: "
+                        ".venv/bin/pip install 'openai>=1.30,<4'"
+                    ) from None
+                self._client = openai.OpenAI(
+                    base_url=self.base_url,
+                    api_key=self.settings.openai_api_key or NO_KEY,
+                    timeout=self.timeout_s,
+                    max_retries=0,  # retried in _post, outside the concurrency slot
+                )
+            return self._client
 
     def _wait_before(self, attempt: int, server_asks_s: float | None) -> float:
         """Seconds to sleep before retry number ``attempt`` (1-based)."""
@@ -228,43 +245,32 @@ class OpenAICompatibleLLM:
         return wait
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """One JSON POST with retries; the parsed response object."""
-        body = json.dumps(payload).encode("utf-8")
+        """One chat-completions request with retries; the parsed response object."""
+        import openai
+
+        client = self._sdk()
         last_error = ""
         server_asks_s: float | None = None
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self._wait_before(attempt, server_asks_s))
             server_asks_s = None
-            request = urllib.request.Request(
-                self.url, data=body, headers=self._headers(), method="POST"
-            )
             try:
-                # A slot is held only while the request is on the wire.
-                with (
-                    self._slots,
-                    urllib.request.urlopen(request, timeout=self.timeout_s) as response,
-                ):
-                    raw = response.read()
-            except urllib.error.HTTPError as exc:
-                detail = _error_detail(exc)
-                if exc.code in RETRY_STATUS:
-                    last_error = f"HTTP {exc.code}: {detail}"
-                    headers = exc.headers
-                    server_asks_s = retry_after_s(headers.get("Retry-After") if headers else None)
+                with self._slots:  # a slot is held only while the request is on the wire
+                    reply = client.chat.completions.with_raw_response.create(**payload)
+                    raw = reply.http_response.content
+            except openai.APIStatusError as exc:
+                detail = _error_detail(exc.response.content, exc.message)
+                if exc.status_code in RETRY_STATUS:
+                    last_error = f"HTTP {exc.status_code}: {detail}"
+                    server_asks_s = retry_after_s(exc.response.headers.get("Retry-After"))
                     continue
                 raise _failure(
-                    f"LLM server at {self.url} refused the request (HTTP {exc.code}): {detail}",
+                    f"LLM server at {self.url} refused the request (HTTP {exc.status_code}): {detail}",
                     OUTCOME_REFUSED,
                 ) from None
-            except (
-                urllib.error.URLError,
-                http.client.HTTPException,
-                ConnectionError,
-                TimeoutError,
-            ) as exc:
-                reason = getattr(exc, "reason", exc)
-                last_error = f"{type(exc).__name__}: {reason}"
+            except openai.APIConnectionError as exc:  # refused, reset, timed out
+                last_error = f"{type(exc).__name__}: {exc}"
                 continue
             try:
                 data = json.loads(raw.decode("utf-8"))
@@ -400,12 +406,8 @@ class OpenAICompatibleLLM:
                 raise
 
 
-def _error_detail(exc: urllib.error.HTTPError) -> str:
+def _error_detail(raw: bytes, fallback: str) -> str:
     """The server's own error message when it sent one (OpenAI style or plain text)."""
-    try:
-        raw = exc.read()
-    except Exception:
-        return exc.reason if isinstance(exc.reason, str) else str(exc)
     try:
         data = json.loads(raw.decode("utf-8"))
         if isinstance(data, dict):
@@ -415,4 +417,4 @@ def _error_detail(exc: urllib.error.HTTPError) -> str:
             return str(err)[:300]
     except (UnicodeDecodeError, ValueError):
         pass
-    return raw[:300].decode("utf-8", "replace") or str(exc.reason)
+    return raw[:300].decode("utf-8", "replace") or fallback

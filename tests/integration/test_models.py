@@ -321,7 +321,7 @@ def test_openai_client_speaks_chat_completions(server: _Server) -> None:
     assert out == "The bicycle is by the bakery."
     path, headers, body = server.requests[0]
     assert path == "/v1/chat/completions"
-    assert headers["Authorization"] == "Bearer sekret"
+    assert {k.lower(): v for k, v in headers.items()}["authorization"] == "Bearer sekret"  # any case
     assert body["model"] == "test-model" and body["max_tokens"] == 20 and body["seed"] == 5
     assert body["temperature"] == 0.3
     assert body["messages"][1] == {"role": "user", "content": MESSAGES[1].content}
