@@ -41,8 +41,9 @@ from PIL import Image, ImageDraw, ImageFilter
 from episodic.config import Settings
 from episodic.memory.frame_quality import judge, quality_stats
 from episodic.memory.label_hypernyms import HypernymIndex
+from episodic.memory.label_selection import select_labels
 from episodic.memory.people import PeopleDetector
-from episodic.memory.vision import OfflineVisualDescriber, select_labels
+from episodic.memory.vision import OfflineVisualDescriber
 from episodic.samples import _font, _texture
 
 W, H = 640, 360

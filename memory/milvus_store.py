@@ -38,13 +38,10 @@ rate-limit flushes). Searches over 10k events then take ≈ 20 ms once flushed.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -67,6 +64,7 @@ from episodic.memory.milvus_codecs import (
     _json_field,
     _truncate_utf8,
 )
+from episodic.memory.milvus_connection import MilvusConnection
 from episodic.memory.milvus_filters import build_filter as _filter
 from episodic.memory.milvus_filters import check_id as _check_id
 from episodic.memory.milvus_filters import check_stream as _check_stream
@@ -75,10 +73,6 @@ from episodic.memory.milvus_filters import render_filter
 from episodic.memory.milvus_filters import stream_list as _stream_list
 from episodic.memory.milvus_lite import (
     CACHE_LISTING_MAX,
-    _lite_dir_locked,
-    _lite_lock,
-    _lite_refs,
-    _lite_served_here,
     _release_lite,
 )
 from episodic.memory.milvus_rows import MilvusRows
@@ -99,14 +93,13 @@ log = logging.getLogger(__name__)
 AUTO_FLUSH_ROWS = 1024  # Milvus Lite only, see MilvusStore._wrote
 STRONG_AFTER_DELETE_S = 2.0  # Milvus servers: see MilvusStore._deleted
 QUERY_PAGE = 16384  # Milvus caps offset+limit of one query (and top_k of a search) here
-CONNECT_TIMEOUT_S = 10.0
 
 _PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 _SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 
 
 # -- the store -----------------------------------------------------------------------------
-class MilvusStore(MilvusSchema, MilvusRows, MilvusSearch):
+class MilvusStore(MilvusConnection, MilvusSchema, MilvusRows, MilvusSearch):
     """MemoryStore over ``pymilvus.MilvusClient``: every Milvus failure becomes a StoreError."""
 
     def __init__(self, settings: Settings) -> None:
@@ -134,84 +127,6 @@ class MilvusStore(MilvusSchema, MilvusRows, MilvusSearch):
         self.server_version = self._server_version()
         # Milvus Lite, in-process or as `milvus-lite server`: see _wrote.
         self._auto_flush = self.is_lite or self.server_version.startswith("milvus_lite")
-
-    # -- connection ----------------------------------------------------------------------
-    def _connect(self) -> Any:
-        from pymilvus import MilvusClient
-        from pymilvus.exceptions import MilvusException
-
-        if self.is_lite:
-            path = Path(self.uri).expanduser()
-            if path.suffix != ".db":
-                raise StoreError(
-                    f"milvus_uri {self.uri!r}: a Milvus Lite store is a path ending in .db; "
-                    "a server is http(s)://host:port"
-                )
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"cannot create the store directory {path.parent}: {exc}") from None
-            abs_path = self._writable_copy(os.path.abspath(path))
-            self.uri = abs_path
-            with _lite_lock:
-                served_here = _lite_refs.get(abs_path, 0) > 0 or _lite_served_here(abs_path)
-            if not served_here and _lite_dir_locked(abs_path):
-                raise self._locked_error(abs_path)
-            try:
-                client = MilvusClient(uri=abs_path, token=self.settings.milvus_token)
-            except MilvusException:
-                if _lite_dir_locked(abs_path):
-                    raise self._locked_error(abs_path) from None
-                raise StoreError(
-                    f"cannot open the Milvus Lite store at {abs_path} (see the log above for the "
-                    "cause; a damaged store can be moved aside and rebuilt by ingesting again)"
-                ) from None
-            with _lite_lock:
-                _lite_refs[abs_path] = _lite_refs.get(abs_path, 0) + 1
-            self._lite_path = abs_path
-            return client
-        try:
-            return MilvusClient(
-                uri=self.uri, token=self.settings.milvus_token, timeout=CONNECT_TIMEOUT_S
-            )
-        except MilvusException as exc:
-            raise StoreError(
-                f"cannot reach the Milvus server at {self.uri}: {getattr(exc, 'message', exc)}"
-            ) from None
-        except Exception as exc:  # grpc/URI errors for a malformed or dead endpoint
-            raise StoreError(f"cannot reach the Milvus server at {self.uri}: {exc}") from None
-
-    def _writable_copy(self, path: str) -> str:
-        """``path``, or a private copy of it when it lies on a read-only mount (or is not
-        writable for this user): Milvus Lite must write a lock file and its own bookkeeping even
-        to read, so a store mounted read-only (an archive, a shared snapshot) is read through a
-        temporary copy, removed again on close. Nothing is ever written to the original."""
-        if not os.path.isdir(path) or os.access(path, os.W_OK):
-            return path
-        size = sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
-        tmp = tempfile.mkdtemp(prefix="episodic-readonly-")
-        try:
-            copy = os.path.join(tmp, os.path.basename(path))
-            shutil.copytree(path, copy, ignore=shutil.ignore_patterns("LOCK"))
-        except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise StoreError(
-                f"the store at {path} is read-only and could not be copied to read it ({exc})"
-            ) from None
-        log.warning(
-            "the store at %s is read-only: reading a temporary copy (%.1f MB); nothing done "
-            "now is written back", path, size / 1e6,
-        )
-        self._readonly_copy = tmp
-        return copy
-
-    @staticmethod
-    def _locked_error(path: str) -> StoreError:
-        return StoreError(
-            f"the store at {path} is in use by another episodic process (Milvus Lite allows one "
-            "process per data directory); stop it, or run `milvus-lite server --data-dir "
-            f"{path} --host 127.0.0.1 --port 19530` and point milvus_uri at http://127.0.0.1:19530"
-        )
 
     def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one client call; expected failures come back as StoreError with the URI."""

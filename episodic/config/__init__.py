@@ -99,15 +99,16 @@ class Settings:
     def __init__(self, extra: dict[str, Any] | None = None, **values: Any) -> None:
         """Flat keys (``segment_min_s=6``) and/or whole sections (``kafka=KafkaSettings(…)``)."""
         given: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
-        for key, value in values.items():
+        for key, value in values.items():  # whole sections first…
             if key in SECTIONS:
                 if not isinstance(value, SECTIONS[key]):
                     raise TypeError(f"section {key!r} must be a {SECTIONS[key].__name__}")
                 given[key].update({f.name: getattr(value, f.name) for f in fields(value)})
-            elif key in FIELD_SECTION:
-                given[FIELD_SECTION[key]][key] = value
-            else:
+            elif key not in FIELD_SECTION:
                 raise TypeError(f"unknown setting {key!r}")
+        for key, value in values.items():  # …then single keys, which win (dataclasses.replace)
+            if key in FIELD_SECTION:
+                given[FIELD_SECTION[key]][key] = value
         for name, cls in SECTIONS.items():
             object.__setattr__(self, name, cls(**given[name]))
         object.__setattr__(self, "extra", dict(extra or {}))

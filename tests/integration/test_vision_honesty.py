@@ -11,13 +11,13 @@ from episodic.config import Settings
 from episodic.core.media import SampledFrame
 from episodic.memory.frame_quality import frame_quality
 from episodic.memory.label_hypernyms import PATTERN_CLASSES, HypernymIndex, hypernym_of
+from episodic.memory.label_selection import select_labels
 from episodic.memory.motion import describe_motion
 from episodic.memory.people import PeopleDetector, people_phrase
 from episodic.memory.vision import (
     OfflineVisualDescriber,
     describe_text,
     imagenet_class_names,
-    select_labels,
 )
 from episodic.samples import Scene, _font, _SceneRenderer, _texture
 

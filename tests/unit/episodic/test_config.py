@@ -71,6 +71,9 @@ def test_keys_are_filed_under_sections_and_read_flat_or_by_section():
     t = s.replace(kafka=KafkaSettings(kafka_topic="t2"), segment_max_s=12.0)
     assert (t.kafka_topic, t.segment_max_s, t.segment_min_s) == ("t2", 12.0, 6.0)
     assert s.kafka_topic == "t1"  # the original is untouched
+    import dataclasses
+
+    assert dataclasses.replace(s, segment_min_s=4.0).segment_min_s == 4.0  # a key beats its section
     with pytest.raises(TypeError, match="unknown setting"):
         Settings(segment_min=5)
     with pytest.raises(AttributeError, match="no setting"):
