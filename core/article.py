@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from episodic.core.query import Scope
+from episodic.core.query import Modality, Scope
 
 
 class ArticleStyle(str, Enum):
@@ -66,7 +66,7 @@ class Claim:
 
     id: str
     text: str
-    modality: str  # "speech" | "visual" | "ocr" | "summary"
+    modality: Modality
     stream_id: str
     segment_id: str
     t_start: float

@@ -8,6 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Literal
+
+# Where a piece of evidence comes from: an event summary, what was said, what was seen (a key
+# frame's description), text read on screen, a non-speech sound, or a whole memory.
+Modality = Literal["summary", "speech", "visual", "ocr", "sound", "memory"]
+# Which answerer produced an answer (the calibrator's "route" signal depends on it).
+AnswerSource = Literal["model", "extract", "choice", "count", "order", "gist", "sound", "none"]
+# What a question asks for, beside its words (retrieval/question_shape.py).
+Focus = Literal["name", "time", "number", "colour", "place", "any"]
+Order = Literal["after", "before", "first", "last"]
 
 
 class QueryType(str, Enum):
@@ -52,7 +62,7 @@ class Evidence:
     segment_id: str  # the ShortTermMemory id
     t_start: float
     t_end: float
-    modality: str  # "summary" | "speech" | "visual" | "ocr"
+    modality: Modality
     text: str
     snippet_uri: str = ""
     score: float = 0.0

@@ -11,11 +11,14 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from episodic.core.errors import InputError
+
+# What an E_i entry was made from: a key frame, a stretch of speech, an audio window.
+EntryModality = Literal["visual", "speech", "audio"]
 
 STREAM_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -114,7 +117,7 @@ class EmbeddingEntry:
 
     t_start: float
     t_end: float
-    modality: str  # "visual" | "speech" | "audio"
+    modality: EntryModality
     text: str
     vector: np.ndarray
 

@@ -7,12 +7,20 @@ from functools import cached_property
 
 from episodic import metrics
 from episodic.config import Settings
-from episodic.core.interfaces import MemoryStore
+from episodic.core.interfaces import (
+    MemoryStore,
+    SnippetStore,
+    SpeechRecognizer,
+    TextEmbedder,
+    VisualDescriber,
+)
+from episodic.core.llm import LanguageModel
 from episodic.process import offline_model_hubs, quiet_grpc_logging
 
 
 class Components:
-    """The configured backends, each created on first use."""
+    """The configured backends, each created on first use and typed by the kernel's Protocol
+    it satisfies (``core.interfaces``, ``core.llm``), so callers depend on the seam only."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -20,7 +28,7 @@ class Components:
         quiet_grpc_logging()  # before the store's client imports grpc (Milvus Lite's keep-alive chatter)
 
     @cached_property
-    def embedder(self):
+    def embedder(self) -> TextEmbedder:
         if self.settings.embedder == "imagebind":
             from episodic.memory.imagebind_backend import ImageBindEmbedder
 
@@ -30,13 +38,13 @@ class Components:
         return metrics.instrument(MiniLMEmbedder(self.settings.models), "embedder")
 
     @cached_property
-    def asr(self):
+    def asr(self) -> SpeechRecognizer:
         from episodic.memory.speech import WhisperRecognizer
 
         return metrics.instrument(WhisperRecognizer(self.settings), "asr")
 
     @cached_property
-    def describer(self):
+    def describer(self) -> VisualDescriber:
         from episodic.memory.vision import OfflineVisualDescriber
 
         if self.settings.describer == "openai":
@@ -53,10 +61,10 @@ class Components:
         return metrics.instrument(OfflineVisualDescriber(self.settings), "describer")
 
     @cached_property
-    def llm(self):
+    def llm(self) -> LanguageModel:
         return metrics.instrument(self._make_llm(), "llm")
 
-    def _make_llm(self):
+    def _make_llm(self) -> LanguageModel:
         if self.settings.llm == "openai":
             from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 
@@ -81,7 +89,7 @@ class Components:
         return MilvusStore(self.settings)
 
     @cached_property
-    def snippets(self):
+    def snippets(self) -> SnippetStore:
         from episodic.memory.snippet_store import FileSnippetStore
 
         return FileSnippetStore(self.settings)

@@ -54,7 +54,7 @@ import numpy as np
 from episodic.config import RetrievalSettings
 from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage, LanguageModel
-from episodic.core.query import QueryType
+from episodic.core.query import AnswerSource, QueryType
 from episodic.reasoning.evidence_fit import (
     KEY_NAME_MISSING,
     OBJECT_MISSING,
@@ -107,7 +107,7 @@ class Draft:
     support: list[Unit] = field(default_factory=list)  # evidence, best first
     model_reply: str = ""
     model_confidence: float | None = None
-    source: str = "none"  # "model" | "extract" | "choice" | "none"
+    source: AnswerSource = "none"
     caps: dict[str, float] = field(default_factory=dict)
 
     @property

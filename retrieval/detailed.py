@@ -34,7 +34,7 @@ import numpy as np
 
 from episodic.config import RetrievalSettings
 from episodic.core.interfaces import CrossModalEmbedder, QueryStore, TextEmbedder
-from episodic.core.query import Evidence, QueryType, Scope
+from episodic.core.query import Evidence, Modality, QueryType, Scope
 from episodic.core.records import ShortTermMemory, ThetaEvent, event_id
 from episodic.retrieval.query_analysis import QueryAnalysis, overlap, stem, term_set
 from episodic.retrieval.text_match import fuzzy_hits, name_words
@@ -70,7 +70,7 @@ class Unit:
     memory_id: str
     t_start: float
     t_end: float
-    modality: str  # "summary" | "speech" | "visual" | "ocr" | "sound"
+    modality: Modality
     text: str  # as stored: what a person is shown
     snippet_uri: str = ""
     vector: np.ndarray | None = None  # a stored text embedding of scored_text, when reusable

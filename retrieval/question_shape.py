@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from episodic.core.query import Focus, Order
+
 _CLAUSE_END = re.compile(r"\s*(?:[?.!]|$)")
 _TRAILING = re.compile(
     r"\s+(?:was|is|were|got|had been|has been)\s+(?:mentioned|said|announced|shown|heard|seen|"
@@ -94,12 +96,12 @@ _PLACE = re.compile(r"^\s*where\b|\bwhat (?:place|city|town|country|station|dest
 class QuestionShape:
     """What a question asks for, beside its words."""
 
-    order: str | None = None  # "after" | "before" | "first" | "last"
+    order: Order | None = None
     anchor: str = ""  # "right after <anchor>": the moment the answer is placed against
     compared: tuple[str, ...] = ()  # "which happened first, <A> or <B>"
     counts: bool = False  # "how many times": count distinct moments
     asks_stream: bool = False  # "which camera showed …"
-    focus: str = "any"  # "name" | "time" | "number" | "colour" | "place" | "any"
+    focus: Focus = "any"
     sound: bool = False  # asks what could be heard besides speech: answered from sound units
     gist: str = ""  # "topic" ("what is X mostly about?") | "people" ("name one person mentioned")
 
