@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from episodic.core.article import Article, ArticleProgress, ArticleRequest
+from episodic.core.llm import LanguageModel
 from episodic.core.query import AskRequest, AskResult, Moment, Scope
 from episodic.core.records import (
     FrameObservation,
@@ -221,7 +222,37 @@ class SnippetStore(Protocol):
 
     def open(self, uri: str): ...
 
+    def path_for(self, uri: str) -> Any: ...
+
     def delete_stream(self, stream_id: str, keep_uris: set[str]) -> int: ...
+
+
+# -- what the query services are given ---------------------------------------------------------
+class QueryBackends(Protocol):
+    """The collaborators of the query services (services.qa.MemoryQA, services.articles,
+    retrieval.relisten): the store, the text embedder, the language model and the snippets,
+    each built on first use, plus the settings. ``episodic.components.Components`` is the
+    configured implementation; tests and embedding programs may pass anything that has these.
+    """
+
+    @property
+    def settings(self) -> Any: ...
+
+    @property
+    def store(self) -> MemoryStore: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def llm(self) -> LanguageModel: ...
+
+    @property
+    def snippets(self) -> SnippetStore: ...
+
+    def loaded_asr(self) -> SpeechRecognizer | None:
+        """The ingest recogniser if this process has built it already (never builds it)."""
+        ...
 
 
 # -- the memory as a service -----------------------------------------------------------------

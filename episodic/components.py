@@ -94,6 +94,10 @@ class Components:
 
         return FileSnippetStore(self.settings)
 
+    def loaded_asr(self) -> SpeechRecognizer | None:
+        """The recogniser if it was built already (re-listening reuses it; never loads it)."""
+        return self.__dict__.get("asr")  # where cached_property keeps a built value
+
     def model_ids(self) -> dict[str, str]:
         return {
             "embedder": self.embedder.model_id,

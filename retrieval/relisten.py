@@ -51,7 +51,7 @@ import numpy as np
 
 from episodic.config import Settings
 from episodic.core.errors import EpisodicError
-from episodic.core.interfaces import CrossModalEmbedder
+from episodic.core.interfaces import CrossModalEmbedder, QueryBackends
 from episodic.core.query import Scope
 from episodic.core.records import (
     EmbeddingEntry,
@@ -142,7 +142,7 @@ class Relistener:
     _speed: dict[str, float] = {}  # model id → measured seconds per memory (per process)
     _speed_lock = threading.Lock()
 
-    def __init__(self, components: Any, settings: Settings) -> None:
+    def __init__(self, components: QueryBackends, settings: Settings) -> None:
         self.c = components
         self.settings = settings
         self._rec: Any = None
@@ -154,7 +154,7 @@ class Relistener:
         if self._rec is None:
             from episodic.memory.speech import relistening_recognizer
 
-            current = self.c.__dict__.get("asr")  # the ingest recogniser, only if already built
+            current = self.c.loaded_asr()  # the ingest recogniser, only if already built
             self._rec = relistening_recognizer(self.settings, current)
         return self._rec
 

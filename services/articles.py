@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from episodic.config import Settings
 from episodic.core import validation
 from episodic.core.article import (
     Article,
@@ -39,6 +40,7 @@ from episodic.core.article import (
     Step,
 )
 from episodic.core.deadline import Deadline
+from episodic.core.interfaces import QueryBackends
 from episodic.reasoning.article_writers import ArticleWriter, Prose
 from episodic.reasoning.calibration import EvidenceSupport
 from episodic.reasoning.evidence import EvidenceExtractor, notes_of, source_texts
@@ -59,7 +61,9 @@ def _title(request: str) -> str:
 class ArticleService:
     """Articles over one store; shares the query side's models and caches with ``qa``."""
 
-    def __init__(self, components, qa: MemoryQA | None = None, settings=None) -> None:
+    def __init__(
+        self, components: QueryBackends, qa: MemoryQA | None = None, settings: Settings | None = None
+    ) -> None:
         """``settings`` overrides the components' article settings (benchmarks vary them)."""
         self.c = components
         self.qa = qa or MemoryQA(components, warm_after_request=False)

@@ -28,6 +28,7 @@ import numpy as np
 from episodic.core import validation
 from episodic.core.deadline import Deadline
 from episodic.core.errors import EpisodicError
+from episodic.core.interfaces import QueryBackends
 from episodic.core.query import AskRequest, AskResult, Moment, Pathway, QueryType, Scope
 from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft
 from episodic.reasoning.confidence import calibrate
@@ -61,7 +62,7 @@ class Trace:
 class MemoryQA:
     """Questions and moment search over one store; safe to share between threads."""
 
-    def __init__(self, components, warm_after_request: bool = True) -> None:
+    def __init__(self, components: QueryBackends, warm_after_request: bool = True) -> None:
         """``warm_after_request=False`` for one-shot use (a CLI question): the vector cache
         would load in the background only to be thrown away when the process ends."""
         self.c = components
