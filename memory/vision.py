@@ -437,6 +437,11 @@ class OfflineVisualDescriber:
 
     def read_text(self, frame_rgb: np.ndarray) -> str:
         """On-screen text lines (confidence ≥ ``ocr_min_confidence``) in reading order."""
+        return " ".join(text for _, _, text in self.read_text_boxes(frame_rgb))
+
+    def read_text_boxes(self, frame_rgb: np.ndarray) -> list[tuple[float, float, str]]:
+        """On-screen text lines with the centre (x, y) of each line's box, in reading order,
+        so a mosaic of many frames can be read at once and each line given to its tile."""
         engine = self._ocr_engine()
         bgr = np.ascontiguousarray(frame_rgb[:, :, ::-1])  # RapidOCR takes arrays as BGR
         try:
@@ -445,13 +450,15 @@ class OfflineVisualDescriber:
             log.warning(
                 "OCR failed on a %sx%s frame: %s", frame_rgb.shape[1], frame_rgb.shape[0], exc
             )
-            return ""
+            return []
         lines = []
         for item in result or []:
             text, score = str(item[1]).strip(), float(item[2])
             if text and score >= self.settings.ocr_min_confidence:
-                lines.append(fix_ocr_zeros(text))
-        return " ".join(lines)
+                box = np.asarray(item[0], dtype=np.float32).reshape(-1, 2)
+                x, y = (float(v) for v in box.mean(axis=0))
+                lines.append((x, y, fix_ocr_zeros(text)))
+        return lines
 
     def describe(
         self, frames_rgb: Sequence[np.ndarray], times: Sequence[float], ocr_mask: Sequence[bool]

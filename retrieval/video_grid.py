@@ -132,7 +132,7 @@ class VideoGrid:
         self.tile_width = max(32, int(tile_width))
         self.frame_step_s = min(0.05, self.min_cell_s / 10)  # frames closer than this are one
         self._frames: dict[int, np.ndarray | None] = {}
-        self._images: dict[tuple[float, float], np.ndarray] = {}
+        self._images: dict[tuple[float, float, bool], np.ndarray] = {}
         self.frames_decoded = 0
         self.frame_hits = 0
         self.image_hits = 0
@@ -192,16 +192,21 @@ class VideoGrid:
         self._frames[key] = frame
         return frame
 
-    def render(self, view: GridView) -> np.ndarray:
-        """The grid image: K×K tiles with each cell's label and frame time burned in; a tile
-        with nothing decodable is dark grey and says so."""
-        key = (round(view.t_start, 6), round(view.t_end, 6))
+    @property
+    def tile_size(self) -> tuple[int, int]:
+        """(width, height) of one cell in a rendered grid."""
+        return self.tile_width, max(18, self.tile_width * 9 // 16)
+
+    def render(self, view: GridView, labels: bool = True) -> np.ndarray:
+        """The grid image: K×K tiles with each cell's label and frame time burned in (for a
+        model to name cells; ``labels=False`` for reading the pictures themselves, e.g. OCR);
+        a tile with nothing decodable is dark grey and says so."""
+        key = (round(view.t_start, 6), round(view.t_end, 6), labels)
         cached = self._images.get(key)
         if cached is not None:
             self.image_hits += 1
             return cached
-        tw = self.tile_width
-        th = max(18, tw * 9 // 16)
+        tw, th = self.tile_size
         canvas = Image.new("RGB", (tw * view.k, th * view.k), (40, 40, 40))
         draw = ImageDraw.Draw(canvas)
         font = _font(max(10, th // 6))
@@ -210,8 +215,10 @@ class VideoGrid:
             frame = self.frame(cell.t_mid)
             if frame is not None:
                 canvas.paste(Image.fromarray(_rgb(frame)).resize((tw, th), Image.Resampling.BILINEAR), (x, y))
-            else:
+            elif labels:
                 draw.text((x + 4, y + th // 2), "no video", fill=(200, 200, 200), font=font)
+            if not labels:
+                continue
             caption = f"{cell.label} {format_time(cell.t_mid)}"
             box = draw.textbbox((x + 2, y + 2), caption, font=font)
             draw.rectangle((box[0] - 2, box[1] - 1, box[2] + 2, box[3] + 1), fill=(0, 0, 0))
