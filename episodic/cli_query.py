@@ -356,3 +356,81 @@ def article(
         err.print("[yellow]warning[/yellow]: the memory holds little about this request; the article says so", highlight=False)
 
 
+
+
+# -- look again: locate -------------------------------------------------------------------------
+@commands.command()
+def locate(
+    query: Annotated[str, typer.Argument(help="What was shown, in words (on-screen text, a colour).")],
+    stream_id: Annotated[str | None, typer.Option("--stream-id", help="Look at this stream's stored snippets.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Look at a recording that was never ingested.")] = None,
+    t_min: Annotated[float | None, typer.Option("--t-min", help="Look from this stream time (s).")] = None,
+    t_max: Annotated[float | None, typer.Option("--t-max", help="Look up to this stream time (s).")] = None,
+    max_frames: Annotated[int, typer.Option("--max-frames", help="Frames the search may decode (64 per grid).", min=64, max=100000)] = 1024,
+    top_k: TopKOpt = 3,
+    timeout: TimeoutOpt = 300.0,
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Find the second something was on screen by looking at the video itself (issue 15, first
+    form): the span becomes an 8×8 grid of frames, the offline looker reads each cell's text
+    and names its colours, and the best cells are expanded down to cells under a second.
+
+    Finds what the offline describer can read or name: on-screen text and colours. Says so
+    when nothing was found (never a guess)."""
+    from episodic.components import Components
+    from episodic.core.deadline import Deadline
+    from episodic.retrieval.grid_lookers import OfflineLooker
+    from episodic.retrieval.grid_search import locate as run_locate
+    from episodic.retrieval.video_grid import FileFrames, VideoGrid, stream_frames
+
+    if (stream_id is None) == (file is None):
+        raise InputError("give either --stream-id (a stored stream) or --file (a recording)")
+    if not query.strip():
+        raise InputError("say what to look for")
+    components = Components(_settings(data, config))
+    _quiet_libraries()
+    if file is not None:
+        source: Any = FileFrames(file)
+        if t_min is not None or t_max is not None:
+            raise InputError("--t-min/--t-max apply to --stream-id; cut the recording instead")
+    else:
+        source = stream_frames(components.store, components.snippets, stream_id, t_min, t_max)
+    where = str(file) if file is not None else stream_id
+    try:
+        grid = VideoGrid(source)
+        looker = OfflineLooker.from_describer(components.describer)
+        status = err.status(f"looking at {where} …") if not json_out else None
+
+        def progress(r: Any) -> None:
+            if status is not None:
+                status.update(f"looking at {where}: {r.grids_looked} grids, {r.frames_examined} frames, depth {r.depth}")
+
+        if status is not None:
+            status.start()
+        try:
+            report = run_locate(query, grid, looker, max_frames=max_frames, deadline=Deadline(timeout),
+                                top_k=top_k, on_progress=progress)
+        finally:
+            if status is not None:
+                status.stop()
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+        components.close()
+    doc = report.to_dict()
+    doc["stream_id" if stream_id else "file"] = where
+    if json_out:
+        _print_json(doc)
+        return
+    err.print(f"{report.grids_looked} grids, {report.frames_examined} frames, depth {report.depth}, "
+              f"{report.elapsed_s:.1f} s ({report.stopped})", highlight=False)
+    if not report.moments:
+        err.print("not found: no frame looked at shows it")
+        return
+    table = Table("at", "from", "to", "confidence", "seen")
+    for m in report.moments:
+        table.add_row(_fmt_t(m.t), _fmt_t(m.t_start), _fmt_t(m.t_end), f"{m.confidence:.2f}", m.why)
+    Console().print(table)

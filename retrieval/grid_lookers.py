@@ -9,9 +9,10 @@ closer look, best first. The navigation (what to expand next) only reads that.
 pictures ships offline, so it looks for what the offline describer can read and name. The
 grid's tiles are laid out without labels and read by OCR **once** (one pass over a 1280×720
 mosaic costs about what one frame does, and each line is given to the tile its box sits in),
-and each tile's everyday colour names are taken. A cell's relevance is the share of the
-question's content words found in its text (a line written without spaces, "EASTDOCK", still
-holds "east dock") combined with the share of the question's colour words among its colours.
+and each tile's everyday colour names are taken. A cell's relevance is the share of what the
+question names that the cell shows: each content word found in its text counts 1 (a line
+written without spaces, "EASTDOCK", still holds "east dock"), each colour word among its
+colours ``COLOUR_WEIGHT``; "a purple elephant" on a purple frame is 0.4, not a find.
 Things the classifier might name are not looked for: ImageNet's guesses in a thumbnail are too
 unsure to steer a search (see the README, "Seeing honestly").
 """
@@ -103,9 +104,9 @@ class OfflineLooker:
     ) -> CellLook:
         text = " ".join(lines)
         named = list(self.name_colours(tile)) if tile.size else []
-        text_share = _found_share(asked, text) if asked else 0.0
-        colour_share = len(colours & set(named)) / len(colours) if colours else 0.0
-        relevance = 1.0 - (1.0 - text_share) * (1.0 - COLOUR_WEIGHT * colour_share)
+        aspects = len(asked) + len(colours)
+        found = _found_share(asked, text) * len(asked) + COLOUR_WEIGHT * len(colours & set(named))
+        relevance = found / aspects if aspects else 0.0
         seen = "; ".join(p for p in (f'on-screen text: "{text}"' if text else "",
                                      f"colours: {', '.join(named)}" if named else "") if p)
         return CellLook(cell.label, cell.t_start, cell.t_end, cell.t_mid, round(relevance, 4), seen)

@@ -182,7 +182,9 @@ class VideoGrid:
 
     # -- pixels --------------------------------------------------------------------------
     def frame(self, t: float) -> np.ndarray | None:
-        """The frame at ``t``, decoded at most once per grid."""
+        """The frame at ``t``, decoded at most once per grid (None outside the source)."""
+        if not float(self.source.t_start) <= t < float(self.source.t_end):
+            return None
         key = int(round(t / self.frame_step_s))
         if key in self._frames:
             self.frame_hits += 1

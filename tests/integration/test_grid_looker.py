@@ -58,3 +58,29 @@ def test_the_offline_looker_reads_the_sign_and_finds_the_colour(looker: OfflineL
     decoded = grid.frames_decoded
     looker.look("Where was the sign for the east dock?", grid, root)
     assert grid.frames_decoded == decoded  # the mosaic is cached: nothing decoded again
+
+
+def test_locate_finds_a_sign_shown_for_two_seconds_in_a_recording(tmp_path) -> None:
+    """`episodic locate --file`: a sign on screen from 29 to 31 s of a minute-long recording
+    nobody ingested, found to within a second; bad requests get one clear line."""
+    import json
+
+    from episodic import samples
+    from tests.cli_runner import run_cli
+
+    path = tmp_path / "sign.mp4"
+    scenes = [samples.Scene(29, seed=1), samples.Scene(2, seed=2, text="EAST DOCK"), samples.Scene(29, seed=3)]
+    samples.make_recording(path, scenes, [])
+    out = run_cli("locate", "the east dock sign", "--file", str(path), "--json", data=tmp_path / "d")
+    doc = json.loads(out.stdout)
+    best = doc["moments"][0]
+    assert 28.5 <= best["t"] <= 31.5 and best["confidence"] == 1.0 and "EAST" in best["why"].upper(), doc
+    assert doc["frames_examined"] <= 5 * 64 and doc["stopped"] == "found" and doc["file"] == str(path)
+    nothing = json.loads(run_cli("locate", "west harbour", "--file", str(path), "--json", data=tmp_path / "d").stdout)
+    assert nothing["moments"] == [] and nothing["stopped"] == "no lead"
+    both = run_cli("locate", "x", "--file", str(path), "--stream-id", "cam", data=tmp_path / "d", check=False)
+    assert both.returncode == 2 and "either --stream-id" in both.stderr
+    missing = run_cli("locate", "x", "--file", str(tmp_path / "nope.mp4"), data=tmp_path / "d", check=False)
+    assert missing.returncode == 2 and "file not found" in missing.stderr
+    unknown = run_cli("locate", "x", "--stream-id", "nobody", data=tmp_path / "d", check=False)
+    assert unknown.returncode == 2 and "no memories of stream 'nobody'" in unknown.stderr
