@@ -12,7 +12,8 @@ mosaic costs about what one frame does, and each line is given to the tile its b
 and each tile's everyday colour names are taken. A cell's relevance is the share of what the
 question names that the cell shows: each content word found in its text counts 1 (a line
 written without spaces, "EASTDOCK", still holds "east dock"), each colour word among its
-colours ``COLOUR_WEIGHT``; "a purple elephant" on a purple frame is 0.4, not a find.
+colours ``COLOUR_WEIGHT`` (in full where it is the frame's main colour, less where it is a
+minor one); "a purple elephant" on a purple frame is 0.4, not a find.
 Things the classifier might name are not looked for: ImageNet's guesses in a thumbnail are too
 unsure to steer a search (see the README, "Seeing honestly").
 """
@@ -30,6 +31,7 @@ from episodic.retrieval.query_analysis import COLOUR_WORDS, content_terms, stem
 from episodic.retrieval.video_grid import Cell, GridView, VideoGrid
 
 COLOUR_WEIGHT = 0.8  # a colour match alone is weaker evidence than the asked words in writing
+COLOUR_RANK_WEIGHT = (1.0, 0.5, 0.3)  # the frame's main colour, its second, its third
 _WORD = re.compile(r"[a-z0-9]+")
 
 # (x, y, text) of each line read in an image: memory.vision.OfflineVisualDescriber.read_text_boxes
@@ -54,6 +56,8 @@ class GridObservation:
     answer: str = ""  # what the looker can already say (a model looker); "" when nothing
     confidence: float = 0.0
     looker: str = ""
+    ceiling: float = 1.0  # the most relevance any cell could reach for this question
+
 
     def best(self) -> CellLook | None:
         ranked = sorted(self.looks, key=lambda c: -c.relevance)
@@ -97,7 +101,10 @@ class OfflineLooker:
             tile = mosaic[cell.row * th : (cell.row + 1) * th, cell.col * tw : (cell.col + 1) * tw]
             looks.append(self._judge(cell, texts.get(cell.label, []), tile, asked, colours))
         ranked = sorted((c for c in looks if c.relevance > 0), key=lambda c: -c.relevance)
-        return GridObservation(looks=looks, expand=[c.label for c in ranked], looker=self.name)
+        aspects = len(asked) + len(colours)
+        ceiling = (len(asked) + COLOUR_WEIGHT * len(colours)) / aspects if aspects else 0.0
+        return GridObservation(looks=looks, expand=[c.label for c in ranked], looker=self.name,
+                               ceiling=round(ceiling, 4))
 
     def _judge(
         self, cell: Cell, lines: list[str], tile: np.ndarray, asked: set[str], colours: set[str]
@@ -105,7 +112,9 @@ class OfflineLooker:
         text = " ".join(lines)
         named = list(self.name_colours(tile)) if tile.size else []
         aspects = len(asked) + len(colours)
-        found = _found_share(asked, text) * len(asked) + COLOUR_WEIGHT * len(colours & set(named))
+        # a colour counts fully where it is the frame's main colour, less where it is a minor one
+        shown = sum(COLOUR_RANK_WEIGHT[min(named.index(c), 2)] for c in colours if c in named)
+        found = _found_share(asked, text) * len(asked) + COLOUR_WEIGHT * shown
         relevance = found / aspects if aspects else 0.0
         seen = "; ".join(p for p in (f'on-screen text: "{text}"' if text else "",
                                      f"colours: {', '.join(named)}" if named else "") if p)

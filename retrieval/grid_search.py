@@ -26,7 +26,7 @@ from episodic.retrieval.grid_lookers import CellLook, GridLooker
 from episodic.retrieval.video_grid import GridView, VideoGrid
 
 DEFAULT_MAX_FRAMES = 1024
-ACCEPT = 0.99  # a deepest-layer cell this relevant ends the search
+ACCEPT = 0.99  # a deepest-layer cell this relevant (× what the question allows) ends the search
 SHIFTS = (0.5, 0.25, 0.75)  # of a root cell: where the no-lead fallback looks again
 
 
@@ -81,9 +81,12 @@ def locate(
     frontier: list[tuple[float, int, GridView, CellLook]] = []
     order = 0
 
+    ceiling = 1.0  # the most any cell can score for this question (a colour alone: 0.8)
+
     def look(view: GridView) -> list[CellLook]:
-        nonlocal order
+        nonlocal order, ceiling
         seen = looker.look(question, grid, view)
+        ceiling = seen.ceiling
         report.grids_looked += 1
         report.depth = max(report.depth, view.depth)
         report.frames_examined = grid.frames_decoded
@@ -121,7 +124,7 @@ def locate(
             report.stopped = "" if (found or frontier) else "no lead"
     while frontier and not report.stopped:
         best = max(found.values(), key=lambda m: m.confidence, default=None)
-        if best is not None and best.confidence >= ACCEPT and -frontier[0][0] <= best.confidence:
+        if best is not None and best.confidence >= ACCEPT * ceiling and -frontier[0][0] <= best.confidence:
             report.stopped = "found"
             break
         if (stop := out_of_budget()):
