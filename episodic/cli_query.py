@@ -416,9 +416,7 @@ def locate(
             if status is not None:
                 status.stop()
     finally:
-        close = getattr(source, "close", None)
-        if close is not None:
-            close()
+        source.close()
         components.close()
     doc = report.to_dict()
     doc["stream_id" if stream_id else "file"] = where

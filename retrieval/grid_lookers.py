@@ -27,6 +27,7 @@ from typing import Protocol
 
 import numpy as np
 
+from episodic.memory.vision import OfflineVisualDescriber, colour_names
 from episodic.retrieval.query_analysis import COLOUR_WORDS, content_terms, stem
 from episodic.retrieval.video_grid import Cell, GridView, VideoGrid
 
@@ -80,11 +81,9 @@ class OfflineLooker:
         self.name_colours = name_colours
 
     @classmethod
-    def from_describer(cls, describer: object) -> OfflineLooker:
-        """From an OfflineVisualDescriber (its OCR engine) and the describer's colour names."""
-        from episodic.memory.vision import colour_names
-
-        return cls(describer.read_text_boxes, colour_names)  # type: ignore[attr-defined]
+    def from_describer(cls, describer: OfflineVisualDescriber) -> OfflineLooker:
+        """From the offline describer's OCR engine and its colour names."""
+        return cls(describer.read_text_boxes, colour_names)
 
     def look(self, question: str, grid: VideoGrid, view: GridView) -> GridObservation:
         asked = _asked(question)

@@ -35,6 +35,7 @@ from PIL import Image, ImageDraw, ImageFont
 from episodic.core.errors import InputError, MediaError
 from episodic.core.interfaces import RecordReader, SnippetStore
 from episodic.core.records import SnippetRef, validate_stream_id
+from episodic.memory.vision import as_rgb_uint8
 
 DEFAULT_K = 8
 MIN_CELL_S = 1.0  # the first layer with shorter cells is the deepest one
@@ -216,7 +217,7 @@ class VideoGrid:
             x, y = cell.col * tw, cell.row * th
             frame = self.frame(cell.t_mid)
             if frame is not None:
-                canvas.paste(Image.fromarray(_rgb(frame)).resize((tw, th), Image.Resampling.BILINEAR), (x, y))
+                canvas.paste(Image.fromarray(as_rgb_uint8(frame)).resize((tw, th), Image.Resampling.BILINEAR), (x, y))
             elif labels:
                 draw.text((x + 4, y + th // 2), "no video", fill=(200, 200, 200), font=font)
             if not labels:
@@ -237,13 +238,6 @@ def format_time(t: float) -> str:
     h, rest = divmod(t, 3600)
     m, s = divmod(rest, 60)
     return f"{int(h)}:{int(m):02d}:{s:04.1f}" if h else f"{int(m)}:{s:04.1f}"
-
-
-def _rgb(frame: np.ndarray) -> np.ndarray:
-    a = np.asarray(frame)
-    if a.ndim == 2:
-        a = np.repeat(a[..., None], 3, axis=2)
-    return np.ascontiguousarray(a[..., :3].astype(np.uint8, copy=False))
 
 
 def _font(size: int) -> Any:
