@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -137,6 +138,9 @@ class VideoGrid:
         self.frames_decoded = 0
         self.frame_hits = 0
         self.image_hits = 0
+        # workers share one grid: decoders and caches are used under this lock (looking at a
+        # rendered image, e.g. OCR or a model call, happens outside it)
+        self._lock = threading.RLock()
 
     # -- moves ---------------------------------------------------------------------------
     def root(self) -> GridView:
@@ -187,13 +191,14 @@ class VideoGrid:
         if not float(self.source.t_start) <= t < float(self.source.t_end):
             return None
         key = int(round(t / self.frame_step_s))
-        if key in self._frames:
-            self.frame_hits += 1
-            return self._frames[key]
-        frame = self.source.frame_at(key * self.frame_step_s)
-        self.frames_decoded += 1
-        self._frames[key] = frame
-        return frame
+        with self._lock:
+            if key in self._frames:
+                self.frame_hits += 1
+                return self._frames[key]
+            frame = self.source.frame_at(key * self.frame_step_s)
+            self.frames_decoded += 1
+            self._frames[key] = frame
+            return frame
 
     @property
     def tile_size(self) -> tuple[int, int]:
@@ -204,6 +209,16 @@ class VideoGrid:
         """The grid image: K×K tiles with each cell's label and frame time burned in (for a
         model to name cells; ``labels=False`` for reading the pictures themselves, e.g. OCR);
         a tile with nothing decodable is dark grey and says so."""
+        with self._lock:
+            return self._render(view, labels)
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """Share of frame and grid-image requests answered from the cache."""
+        asked = self.frames_decoded + self.frame_hits
+        return self.frame_hits / asked if asked else 0.0
+
+    def _render(self, view: GridView, labels: bool) -> np.ndarray:
         key = (round(view.t_start, 6), round(view.t_end, 6), labels)
         cached = self._images.get(key)
         if cached is not None:

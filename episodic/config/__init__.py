@@ -35,6 +35,7 @@ from episodic.config.ingest import (
 )
 from episodic.config.serving import (
     ArticleSettings,
+    LookSettings,
     MetricsSettings,
     RetrievalSettings,
     ServerSettings,
@@ -59,6 +60,7 @@ SECTIONS: dict[str, type] = {
     "snippets": SnippetSettings,
     "limits": LimitSettings,
     "retrieval": RetrievalSettings,
+    "look": LookSettings,
     "articles": ArticleSettings,
     "server": ServerSettings,
     "metrics": MetricsSettings,
@@ -88,6 +90,7 @@ class Settings:
     snippets: SnippetSettings
     limits: LimitSettings
     retrieval: RetrievalSettings
+    look: LookSettings
     articles: ArticleSettings
     server: ServerSettings
     metrics: MetricsSettings

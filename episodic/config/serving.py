@@ -82,6 +82,54 @@ class RetrievalSettings:
 
 
 @dataclass(frozen=True)
+class LookSettings:
+    """Looking again at the pixels at question time (issue 15; VideoAtlas / Video-RLM, MAGNET)."""
+
+    # offline (OCR and colour names, embedded default) | openai (a vision-language model behind
+    # the OpenAI-compatible client configured in [models])
+    looker: str = "offline"
+    look_grid_k: int = 8  # K: a grid has K×K cells (seed 002's default)
+    look_min_cell_s: float = 1.0  # the first layer with cells shorter than this is the deepest
+    look_max_frames: int = 1024  # frames one locate may decode (all workers together)
+    look_workers: int = 2  # Video-RLM workers exploring cells in parallel
+    look_virtual_loss: float = 0.25  # priority taken off a lead while a worker explores it
+    # Ask's third pathway: when fast and detailed recall both stay below τ, look at the pixels
+    # around the memory's best hits; false = never (``inspect`` on request still works)
+    inspect_enabled: bool = True
+    inspect_anchors: int = 3  # memory hits whose surroundings are looked at
+    inspect_window_s: float = 60.0  # seconds looked at on each side of a hit
+    inspect_max_frames: int = 384  # frames the inspect pathway may decode per question
+    inspect_budget_s: float = 6.0  # seconds the inspect pathway may take (within the deadline)
+    sfs_candidates: int = 32  # MAGNET: frames sampled before the salient ones are chosen
+    sfs_frames: int = 8  # MAGNET: salient frames a vision-language model is shown
+    sfs_separation: float = 0.1  # λ of the temporal separation penalty
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if s.looker not in ("offline", "openai"):
+            problems.append("looker is offline or openai")
+        if not 2 <= s.look_grid_k <= 16:
+            problems.append("look_grid_k is between 2 and 16")
+        if s.look_min_cell_s <= 0:
+            problems.append("look_min_cell_s must be positive")
+        if s.look_max_frames < s.look_grid_k**2 or s.inspect_max_frames < s.look_grid_k**2:
+            problems.append("look_max_frames and inspect_max_frames must allow one grid (look_grid_k²)")
+        if not 1 <= s.look_workers <= 32:
+            problems.append("look_workers is between 1 and 32")
+        if not 0 <= s.look_virtual_loss <= 1:
+            problems.append("look_virtual_loss is in [0, 1]")
+        if s.inspect_anchors < 1 or s.inspect_window_s <= 0 or s.inspect_budget_s <= 0:
+            problems.append("inspect_anchors, inspect_window_s and inspect_budget_s must be positive")
+        if not 1 <= s.sfs_frames <= s.sfs_candidates <= 512:
+            problems.append("1 <= sfs_frames <= sfs_candidates <= 512")
+        if s.sfs_separation < 0:
+            problems.append("sfs_separation must not be negative")
+        return problems
+
+
+@dataclass(frozen=True)
 class ArticleSettings:
     """Multi-video articles (MARQUIS, seed 000)."""
 

@@ -4,12 +4,15 @@ deadline, and says when it found nothing."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
 from episodic.core.deadline import Deadline
 from episodic.retrieval.grid_lookers import CellLook, GridObservation
-from episodic.retrieval.grid_search import locate
+from episodic.retrieval.grid_search import Lead, Master, locate, strategy_for
 from episodic.retrieval.video_grid import GridView, VideoGrid
 
 
@@ -86,7 +89,8 @@ def test_budget_and_deadline_stop_the_search():
     report = locate("when?", VideoGrid(Flash(3600.0, (1994.0, 1996.0), glow_s=40.0)), RedLooker(), deadline=clock)
     assert report.stopped == "deadline"
     doc = report.to_dict()
-    assert set(doc) == {"moments", "frames_examined", "depth", "grids_looked", "elapsed_s", "stopped"}
+    assert set(doc) == {"moments", "frames_examined", "depth", "grids_looked", "elapsed_s", "stopped",
+                        "cache_hit_rate", "workers", "strategy"}
 
 
 @pytest.mark.parametrize("span_s", [60.0, 600.0, 3600.0])
@@ -97,3 +101,103 @@ def test_frames_examined_grow_slowly_with_the_span(span_s):
     assert report.moments and a - 0.05 <= report.moments[0].t < a + 2.0
     # a few grids, whatever the span; uniform sampling needs span / 2 frames to be sure of it
     assert report.frames_examined <= 6 * 64
+
+
+# -- Video-RLM: the Master and its Workers ---------------------------------------------------------
+class TwoFlashes(Flash):
+    """Red during two events far apart, each with a glow a looker half-recognises."""
+
+    def __init__(self, t_end: float, events: list[tuple[float, float]], glow_s: float) -> None:
+        super().__init__(t_end, events[0], glow_s)
+        self.events = events
+
+    def frame_at(self, t: float) -> np.ndarray:
+        frames = [Flash(self.t_end, e, self.glow_s).frame_at(t) for e in self.events]
+        return max(frames, key=lambda f: int(f[0, 0, 0]) - int(f[0, 0, 1]))
+
+
+class SlowLooker(RedLooker):
+    """RedLooker taking ``delay_s`` per look, counting how many looks ran at once."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__()
+        self.delay_s, self.now, self.most = delay_s, 0, 0
+        self.lock = threading.Lock()
+
+    def look(self, question: str, grid: VideoGrid, view: GridView) -> GridObservation:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            time.sleep(self.delay_s)
+            return super().look(question, grid, view)
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+def test_breadth_first_workers_gather_every_occurrence_in_parallel():
+    events = [(700.0, 702.0), (2900.0, 2902.0)]
+    grid = VideoGrid(TwoFlashes(3600.0, events, glow_s=40.0))
+    looker = SlowLooker(0.05)
+    question = "how many times was the screen red?"
+    assert strategy_for(question) == "bfs" and strategy_for("when was the screen red?") == "dfs"
+    report = locate(question, grid, looker, workers=2, top_k=5)
+    assert report.strategy == "bfs" and report.workers == 2
+    sure = [m for m in report.moments if m.confidence == 1.0]
+    for a, b in events:  # both flashes, each to the second
+        assert any(a - 0.05 <= m.t < b for m in sure), report.to_dict()
+    assert looker.most == 2  # two workers looked at the same time
+    workers = {n.worker for n in report.scratchpad.notes}
+    assert {1, 2} <= workers  # both workers wrote on the scratchpad
+    assert 0 < report.cache_hit_rate < 1 or grid.frame_hits == 0
+
+
+def _lead(relevance: float, order: int, span: tuple[float, float], siblings: tuple[float, float]) -> Lead:
+    view = GridView(span[0], span[1], 8, 1)
+    cell = CellLook("A1", span[0], span[1], sum(span) / 2, relevance, "")
+    return Lead(relevance, order, view, cell, 0, siblings)
+
+
+@pytest.mark.parametrize("virtual_loss, second", [(0.25, "elsewhere"), (0.0, "sibling")])
+def test_virtual_loss_sends_a_free_worker_elsewhere(virtual_loss, second):
+    grid = VideoGrid(Flash(3600.0, (0.0, 0.0)))
+    master = Master("red?", grid, RedLooker(), max_frames=1024, deadline=None, workers=2,
+                    virtual_loss=virtual_loss, strategy="dfs", on_progress=None)
+    best = _lead(1.0, 1, (0.0, 56.25), siblings=(0.0, 3600.0))
+    sibling = _lead(0.9, 2, (56.25, 112.5), siblings=(0.0, 3600.0))
+    elsewhere = _lead(0.8, 3, (1000.0, 1001.0), siblings=(990.0, 1046.25))
+    master.frontier = [best, sibling, elsewhere]
+    assert master.claim(1) is best  # the best lead first
+    assert master.claim(2) is {"elsewhere": elsewhere, "sibling": sibling}[second]
+
+
+def test_a_lead_that_shows_nothing_is_a_dead_zone_and_gaps_between_anchors_are_looked_at():
+    root = VideoGrid(Flash(3600.0, (0.0, 0.0))).root()
+    mid = root.cells[20].t_mid  # a flash of a tenth of a second, right at one root frame
+    grid = VideoGrid(Flash(3600.0, (mid - 0.05, mid + 0.05)))
+    report = locate("when was the red flash?", grid, RedLooker(), workers=1)
+    # the cell's own grid showed nothing: a dead zone, and the root cell stays the answer
+    assert report.scratchpad.dead == [(root.cells[20].t_start, root.cells[20].t_end)]
+    assert report.moments[0].t == mid and report.moments[0].depth == 0
+    master = Master("red?", grid, RedLooker(), max_frames=1024, deadline=None, workers=1,
+                    virtual_loss=0.25, strategy="dfs", on_progress=None)
+    root = grid.root()
+    c = root.cells
+    anchors = [CellLook(x.label, x.t_start, x.t_end, x.t_mid, 1.0, "") for x in (c[10], c[13])]
+    master._interpolate(root, anchors)  # two anchors, two cells apart: the gap is a lead
+    assert len(master.frontier) == 1
+    gap = master.frontier[0]
+    assert (gap.view.t_start, gap.view.t_end) == (c[10].t_end, c[13].t_start)
+    assert gap.relevance == 0.5 and gap.parent is None
+
+
+def test_seeds_from_the_memory_are_looked_at_first_and_save_frames():
+    flash = (2300.0, 2302.0)  # no glow: nothing at the root would lead there
+    plain = locate("red?", VideoGrid(Flash(3600.0, flash)), RedLooker())
+    looker = RedLooker()
+    seeded = locate("red?", VideoGrid(Flash(3600.0, flash)), looker, seeds=[(2270.0, 2330.0)])
+    assert (looker.views[0].t_start, looker.views[0].t_end) == (2270.0, 2330.0)
+    assert seeded.moments and flash[0] - 0.05 <= seeded.moments[0].t < flash[1]
+    assert seeded.frames_examined < 3 * 64
+    assert not plain.moments or plain.frames_examined > seeded.frames_examined
