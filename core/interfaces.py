@@ -13,7 +13,7 @@ import numpy as np
 
 from episodic.core.article import Article, ArticleProgress, ArticleRequest
 from episodic.core.llm import LanguageModel
-from episodic.core.query import AskRequest, AskResult, Moment, Scope
+from episodic.core.query import AskRequest, AskResult, LocateRequest, LocateResult, Moment, Scope
 from episodic.core.records import (
     FrameObservation,
     ShortTermMemory,
@@ -250,6 +250,9 @@ class QueryBackends(Protocol):
     @property
     def snippets(self) -> SnippetStore: ...
 
+    @property
+    def describer(self) -> VisualDescriber: ...
+
     def loaded_asr(self) -> SpeechRecognizer | None:
         """The ingest recogniser if this process has built it already (never builds it)."""
         ...
@@ -258,15 +261,21 @@ class QueryBackends(Protocol):
 # -- the memory as a service -----------------------------------------------------------------
 @runtime_checkable
 class MemoryService(Protocol):
-    """Questions, moment search and articles, answered in this process
-    (services.local.LocalMemoryService) or by a server (episodic.client.Client): the same
-    requests, the same typed results, the same errors (InputError, DeadlineExceeded …)."""
+    """Questions, moment search, locating by looking again at the video, and articles,
+    answered in this process (services.local.LocalMemoryService) or by a server
+    (episodic.client.Client): the same requests, the same typed results, the same errors
+    (InputError, DeadlineExceeded …)."""
 
     def ask(self, req: AskRequest) -> AskResult: ...
 
     def search(
         self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None
     ) -> list[Moment]: ...
+
+    def locate(self, req: LocateRequest) -> LocateResult:
+        """The moments in scope that the stored video itself shows ``req.query`` at, best
+        first (looking again at the frames, not at what the memory wrote about them)."""
+        ...
 
     def write_article(
         self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None

@@ -11,10 +11,11 @@ from enum import Enum
 from typing import Literal
 
 # Where a piece of evidence comes from: an event summary, what was said, what was seen (a key
-# frame's description), text read on screen, a non-speech sound, or a whole memory.
-Modality = Literal["summary", "speech", "visual", "ocr", "sound", "memory"]
+# frame's description), text read on screen, a non-speech sound, a whole memory, or a frame
+# looked at again at question time (the inspect pathway).
+Modality = Literal["summary", "speech", "visual", "ocr", "sound", "memory", "frame"]
 # Which answerer produced an answer (the calibrator's "route" signal depends on it).
-AnswerSource = Literal["model", "extract", "choice", "count", "order", "gist", "sound", "none"]
+AnswerSource = Literal["model", "extract", "choice", "count", "order", "gist", "sound", "look", "none"]
 # What a question asks for, beside its words (retrieval/question_shape.py).
 Focus = Literal["name", "time", "number", "colour", "place", "any"]
 Order = Literal["after", "before", "first", "last"]
@@ -32,6 +33,7 @@ class QueryType(str, Enum):
 class Pathway(str, Enum):
     FAST = "fast"  # answered from ThetaEvent summaries
     DETAILED = "detailed"  # escalated to ShortTermMemories (confidence below τ)
+    INSPECT = "inspect"  # looked again at the stored video (both stayed below τ, or asked for)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class AskRequest:
     scope: Scope = Scope()
     top_k: int = 5
     deadline_s: float | None = None  # seconds from now; None = no deadline
+    inspect: bool = False  # look again at the video whatever the memory's confidence
 
 
 @dataclass
@@ -92,3 +95,37 @@ class Moment:
     why: str
     segment_id: str = ""
     snippet_uri: str = ""
+
+
+@dataclass(frozen=True)
+class LocateRequest:
+    """Find the moment something was on screen by looking at the stored video (issue 15)."""
+
+    query: str
+    scope: Scope = Scope()  # the streams and stream times to look at
+    max_frames: int = 1024  # frames the search may decode, all streams together
+    top_k: int = 3
+    deadline_s: float | None = None
+
+
+@dataclass
+class LocatedMoment:
+    stream_id: str
+    t: float  # the frame that showed it
+    t_start: float
+    t_end: float
+    confidence: float
+    why: str  # what was seen there
+    depth: int = 0  # the grid layer it was seen at (0 = the root)
+
+
+@dataclass
+class LocateResult:
+    moments: list[LocatedMoment] = field(default_factory=list)  # best first
+    frames_examined: int = 0
+    depth: int = 0
+    elapsed_s: float = 0.0
+    stopped: str = ""  # found | exhausted | budget | deadline | no lead
+    streams_looked: list[str] = field(default_factory=list)
+    # what could not be looked at, in words ("cam2: no stored video (audio only)")
+    not_seen: list[str] = field(default_factory=list)

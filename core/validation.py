@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from episodic.core.article import ArticleRequest, ArticleStyle, Fusion
 from episodic.core.errors import InputError
-from episodic.core.query import AskRequest, Scope
+from episodic.core.query import AskRequest, LocateRequest, Scope
 from episodic.core.records import validate_stream_id
 
 MAX_QUESTION_CHARS = 4000
@@ -23,6 +23,8 @@ MAX_OPTION_CHARS = 500
 MAX_TOP_K = 100
 MAX_STREAM_IDS = 1000
 MAX_SUB_QUERIES = 50
+MIN_LOCATE_FRAMES = 64  # one 8×8 grid
+MAX_LOCATE_FRAMES = 100_000
 
 E = TypeVar("E", bound=Enum)
 
@@ -144,7 +146,30 @@ def ask_request(req: Any) -> AskRequest:
         scope=scope(req.scope),
         top_k=top_k(req.top_k),
         deadline_s=deadline(req.deadline_s),
+        inspect=flag(req.inspect, "inspect"),
     )
+
+
+def locate_request(req: Any) -> LocateRequest:
+    """A clean copy of a LocateRequest, or an InputError saying exactly what is wrong."""
+    if not isinstance(req, LocateRequest):
+        raise InputError(f"expected a LocateRequest, got {type(req).__name__}")
+    frames = req.max_frames
+    if isinstance(frames, bool) or not isinstance(frames, int) or not MIN_LOCATE_FRAMES <= frames <= MAX_LOCATE_FRAMES:
+        raise InputError(f"max_frames must be an integer from {MIN_LOCATE_FRAMES} to {MAX_LOCATE_FRAMES}, got {frames!r}")
+    return LocateRequest(
+        query=text(req.query, "query"),
+        scope=scope(req.scope),
+        max_frames=frames,
+        top_k=top_k(req.top_k),
+        deadline_s=deadline(req.deadline_s),
+    )
+
+
+def flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(f"{name} must be true or false, got {value!r}")
+    return value
 
 
 def article_request(req: Any) -> ArticleRequest:

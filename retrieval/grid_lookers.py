@@ -91,7 +91,11 @@ class OfflineLooker:
         mosaic = grid.render(view, labels=False)
         tw, th = grid.tile_size
         texts: dict[str, list[str]] = {}
-        for x, y, line in self.read_boxes(mosaic):
+        key = ("ocr", round(view.t_start, 6), round(view.t_end, 6))
+        boxes = grid.memo.get(key)
+        if boxes is None:
+            boxes = grid.memo[key] = list(self.read_boxes(mosaic))
+        for x, y, line in boxes:  # type: ignore[union-attr]
             col, row = int(x // tw), int(y // th)
             if 0 <= row < view.k and 0 <= col < view.k:
                 texts.setdefault(view.cells[row * view.k + col].label, []).append(line)
@@ -113,7 +117,7 @@ class OfflineLooker:
         aspects = len(asked) + len(colours)
         # a colour counts fully where it is the frame's main colour, less where it is a minor one
         shown = sum(COLOUR_RANK_WEIGHT[min(named.index(c), 2)] for c in colours if c in named)
-        found = _found_share(asked, text) * len(asked) + COLOUR_WEIGHT * shown
+        found = found_share(asked, text) * len(asked) + COLOUR_WEIGHT * shown
         relevance = found / aspects if aspects else 0.0
         seen = "; ".join(p for p in (f'on-screen text: "{text}"' if text else "",
                                      f"colours: {', '.join(named)}" if named else "") if p)
@@ -130,7 +134,7 @@ def _asked(question: str) -> set[str]:
     return {t for t in content_terms(question) if t not in colour_stems}
 
 
-def _found_share(asked: set[str], text: str) -> float:
+def found_share(asked: set[str], text: str) -> float:
     """Share of ``asked`` stems in ``text``, also inside words run together ("EASTDOCK")."""
     if not asked or not text:
         return 0.0

@@ -141,6 +141,9 @@ class VideoGrid:
         # workers share one grid: decoders and caches are used under this lock (looking at a
         # rendered image, e.g. OCR or a model call, happens outside it)
         self._lock = threading.RLock()
+        # what lookers made of this grid's images (e.g. OCR lines per mosaic), so a second
+        # question about the same request's grids reads nothing twice
+        self.memo: dict[tuple[object, ...], object] = {}
 
     # -- moves ---------------------------------------------------------------------------
     def root(self) -> GridView:

@@ -20,6 +20,7 @@ evidence, so the answer is "I found nothing about that in memory" with confidenc
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,18 +30,52 @@ from episodic.core import validation
 from episodic.core.deadline import Deadline
 from episodic.core.errors import EpisodicError
 from episodic.core.interfaces import QueryBackends
-from episodic.core.query import AskRequest, AskResult, Moment, Pathway, QueryType, Scope
+from episodic.core.query import (
+    AskRequest,
+    AskResult,
+    LocatedMoment,
+    Moment,
+    Pathway,
+    QueryType,
+    Scope,
+)
 from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.structured import StructuredAnswerer, asks_pictured, option_streams
 from episodic.retrieval.association import CrossModalAssociation
-from episodic.retrieval.detailed import DetailedRecall, MemoryReader, Recall, TextScorer, relevant
+from episodic.retrieval.detailed import (
+    DetailedRecall,
+    MemoryReader,
+    Recall,
+    TextScorer,
+    Unit,
+    relevant,
+)
 from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.modality_check import retype_by_evidence
 from episodic.retrieval.moments import MomentSearch
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
+from episodic.retrieval.video_grid import format_time
+from episodic.services.look_again import LookAgain
+
+SEARCH_HITS = 10  # moments asked for when inspect has no recall to start from
+INSPECT_RESERVE_S = 0.5
+# "when was …", "at what point …": answered by where in the recording it was seen
+_ASKS_WHEN = re.compile(r"\s*(when\b|at what (point|moment|second|minute|time)\b|how far into\b)", re.I)  # of a request's deadline, kept for answering after looking
+
+
+def _distinct(anchors: list[Moment], n: int) -> list[Moment]:
+    """The best ``n`` anchors, one per stretch (hits of one stream within a minute are one)."""
+    out: list[Moment] = []
+    for m in anchors:
+        if all(m.stream_id != x.stream_id or abs(m.t_start - x.t_start) > 60.0 for x in out):
+            out.append(m)
+        if len(out) >= n:
+            break
+    return out
+
 
 # A free-text answer this unsupported (every evidence signal near zero) is reported as
 # "nothing found": quoting the least-bad memory would read as an answer.
@@ -78,6 +113,8 @@ class MemoryQA:
         self.moments = MomentSearch(store, self.scorer, self.settings.retrieval)
         self.structured = StructuredAnswerer(store, self.scorer, self.settings.retrieval)
         self.relisten = Relistener(components, self.settings)
+        # looking again at the stored video: Locate, and Ask's inspect pathway
+        self.look = LookAgain(components, lambda q, scope, k: self.search(q, scope, k))
         self._store_warm = False
 
     def prepare(self) -> None:
@@ -182,6 +219,12 @@ class MemoryQA:
                     final = answerer.reconcile(analysis, fast, detailed)
             trace.detailed, trace.recall = detailed, recall
             pathway = Pathway.DETAILED
+        if req.inspect or (s.look.inspect_enabled and pathway is Pathway.DETAILED
+                           and self._worth_inspecting(analysis, final, structured)):
+            with clock.stage("inspect"):
+                looked = self._inspect(req, analysis, trace, clock)
+            if looked is not None and (req.inspect or looked.confidence > final.confidence):
+                final, pathway = looked, Pathway.INSPECT
         clock.check("returning the answer")
 
         signals: dict[str, Any] = dict(final.caps)
@@ -217,6 +260,55 @@ class MemoryQA:
         )
         self._after_request()
         return result, trace
+
+    # -- the inspect pathway: looking again at the stored video ---------------------------
+    def _worth_inspecting(self, analysis: QueryAnalysis, final: Draft, structured: bool) -> bool:
+        """Both recalls stayed below τ on a question pixels can answer: what was shown or
+        written, a colour, or when something was on screen (order and count questions are
+        answered from the memory's structure, not by looking)."""
+        if structured and not asks_pictured(analysis):
+            return False
+        if final.found and final.confidence >= self.settings.fast_confidence_tau:
+            return False
+        visual = analysis.query_type in (QueryType.VIDEO, QueryType.VIDEO_AUDIO)
+        return visual or analysis.shape.focus in ("colour", "time") or asks_pictured(analysis)
+
+    def _inspect(self, req: AskRequest, analysis: QueryAnalysis, trace: Trace, clock: Deadline) -> Draft | None:
+        """Look around the memory's best hits; a Draft citing the frames, or None."""
+        look = self.settings.look
+        if trace.recall is not None and trace.recall.units:
+            units = sorted(trace.recall.units, key=lambda u: -u.score)
+            anchors = [Moment(u.stream_id, u.t_start, u.t_end, u.score, u.text, u.memory_id) for u in units]
+        else:
+            anchors = self.moments.search(analysis, self._analyse(req.question)[0], req.scope, SEARCH_HITS,
+                                          MemoryReader(self.c.store))
+        anchors = _distinct(anchors, look.inspect_anchors)
+        left = clock.remaining()
+        budget = look.inspect_budget_s if left is None else min(look.inspect_budget_s, left - INSPECT_RESERVE_S)
+        if not anchors or budget <= 0:
+            trace.notes["inspect"] = {"looked": False, "why": "no memory to start from" if not anchors else "no time left"}
+            return None
+        asks_when = analysis.shape.focus == "time" or bool(_ASKS_WHEN.match(req.question))
+        seen = self.look.inspect(req.question, req.options, anchors, asks_time=asks_when, budget_s=budget)
+        trace.notes["inspect"] = {
+            "looked": True, "anchors": [(a.stream_id, a.t_start, a.t_end) for a in anchors],
+            "answer": seen.answer if seen else "", "frames_examined": seen.frames_examined if seen else 0,
+            "not_seen": seen.not_seen if seen else [],
+        }
+        if seen is None:
+            return None
+        support = [self._frame_unit(m) for m in seen.moments]
+        return Draft(answer=seen.answer, confidence=seen.confidence, choice_index=seen.choice_index,
+                     support=support, source="look", caps={"frames": float(seen.frames_examined)})
+
+    def _frame_unit(self, m: LocatedMoment) -> Unit:
+        """A frame looked at, as evidence: the memory it falls in (for GetSegment), its time."""
+        memories = self.c.store.list_memories(stream_id=m.stream_id, t_min=m.t, t_max=m.t, with_vectors=False)
+        inside = [x for x in memories if x.t_start <= m.t <= x.t_end] or memories
+        memory_id = inside[0].id if inside else ""
+        uri = next((r.uri for x in inside[:1] for r in x.snippets if r.t_start <= m.t <= r.t_end), "")
+        return Unit(m.stream_id, memory_id, m.t_start, m.t_end, "frame", f"[{format_time(m.t)}] {m.why}",
+                    snippet_uri=uri, score=m.confidence)
 
     def search(
         self, query: str, scope: Scope | None = None, top_k: int = 10, deadline_s: float | None = None
