@@ -9,7 +9,12 @@ number of frames, read by the same OCR one frame at a time, a hit when one of it
 inside the event. Frames are drawn in memory (no encoding or decoding): this measures the
 search and the looking, not the video decoder.
 
-    .venv/bin/python benchmarks/bench_locate.py [--trials 10] [--minutes 1 10 60] [--seed 0]
+"seeded" runs the same search with one seed, as Ask's inspect pathway and Locate get from the
+memory: a 2-minute window (a memory hit widened by a minute each side) that holds the event at
+a random place. It measures what looking costs once the memory points roughly at the moment;
+it does not measure how often the memory does.
+
+    .venv/bin/python benchmarks/bench_locate.py [--trials 10] [--minutes 1 10 60] [--seed 0] [--workers 2]
 """
 
 from __future__ import annotations
@@ -83,16 +88,19 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--minutes", type=float, nargs="+", default=[1.0, 10.0, 60.0])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2, help="Video-RLM workers exploring leads in parallel")
     args = ap.parse_args()
     describer = OfflineVisualDescriber(Settings())
     describer.prepare(ocr=True)
     looker = OfflineLooker.from_describer(describer)
     rng = np.random.default_rng(args.seed)
     print(f"{'minutes':>7} {'kind':>5} {'hit':>6} {'frames med/max':>15} {'wall med s':>10} "
-          f"{'uniform hit':>11} {'depth':>5}")
+          f"{'uniform hit':>11} {'depth':>5} {'cache hit':>9} {'seeded hit':>10} {'seeded frames':>13} "
+          f"{'seeded wall':>11}")
     for minutes in args.minutes:
         for kind in ("text", "colour"):
             hits, frames, walls, depths, uniform_hits = 0, [], [], [], 0
+            cache, s_hits, s_frames, s_walls = [], 0, [], []
             for trial in range(args.trials):
                 span = minutes * 60.0
                 a = float(rng.uniform(0.05 * span, 0.95 * span - EVENT_S))
@@ -100,8 +108,9 @@ def main() -> None:
                 source = Planted(minutes, a, sign, args.seed * 100 + trial)
                 grid = VideoGrid(source)
                 started = time.perf_counter()
-                report = locate(question_for(sign), grid, looker)
+                report = locate(question_for(sign), grid, looker, workers=args.workers)
                 walls.append(time.perf_counter() - started)
+                cache.append(report.cache_hit_rate)
                 frames.append(report.frames_examined)
                 depths.append(report.depth)
                 best = report.moments[0] if report.moments else None
@@ -110,9 +119,20 @@ def main() -> None:
                 hit, _ = uniform(Planted(minutes, a, sign, args.seed * 100 + trial), report.frames_examined,
                                  describer, sign)
                 uniform_hits += hit
+                lo = max(0.0, min(span - 120.0, a - float(rng.uniform(0.0, 118.0))))
+                seeded_grid = VideoGrid(Planted(minutes, a, sign, args.seed * 100 + trial))
+                started = time.perf_counter()
+                seeded = locate(question_for(sign), seeded_grid, looker, workers=args.workers,
+                                seeds=[(lo, min(span, lo + 120.0))])
+                s_walls.append(time.perf_counter() - started)
+                s_frames.append(seeded.frames_examined)
+                first = seeded.moments[0] if seeded.moments else None
+                s_hits += first is not None and a - 1.0 <= first.t <= a + EVENT_S + 1.0
             print(f"{minutes:7g} {kind:>5} {hits:>3}/{args.trials:<2} "
                   f"{statistics.median(frames):>7.0f}/{max(frames):<7d} {statistics.median(walls):>10.2f} "
-                  f"{uniform_hits:>8}/{args.trials:<2} {max(depths):>5}", flush=True)
+                  f"{uniform_hits:>8}/{args.trials:<2} {max(depths):>5} {statistics.mean(cache):>9.2f} "
+                  f"{s_hits:>7}/{args.trials:<2} {statistics.median(s_frames):>13.0f} "
+                  f"{statistics.median(s_walls):>11.2f}", flush=True)
 
 
 if __name__ == "__main__":

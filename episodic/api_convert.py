@@ -1,4 +1,4 @@
-"""One shape for answers, articles, moments and records, whoever asks: the gRPC messages and the CLI's
+"""One shape for answers, articles, moments, located moments and records, whoever asks: the gRPC messages and the CLI's
 ``--json`` documents are both made here, from the contract dataclasses of
 :mod:`core.query` and the memory records.
 
@@ -34,6 +34,9 @@ from episodic.core.query import (
     AskRequest,
     AskResult,
     Evidence,
+    LocatedMoment,
+    LocateRequest,
+    LocateResult,
     Moment,
     Pathway,
     QueryType,
@@ -43,8 +46,14 @@ from episodic.proto.episodic.v1 import episodic_pb2 as pb
 
 # -- request limits (shared by the server and the in-process CLI) ------------------------------
 TOP_K_DEFAULT = 5
+LOCATE_TOP_K_DEFAULT = 3  # LocateRequest.top_k 0: a locate wants the few best frames, not a list
+LOCATE_MAX_FRAMES_DEFAULT = 1024  # LocateRequest.max_frames 0: sixteen 8×8 grids
 
-_PATHWAY_TO_PROTO = {Pathway.FAST: pb.PATHWAY_FAST, Pathway.DETAILED: pb.PATHWAY_DETAILED}
+_PATHWAY_TO_PROTO = {
+    Pathway.FAST: pb.PATHWAY_FAST,
+    Pathway.DETAILED: pb.PATHWAY_DETAILED,
+    Pathway.INSPECT: pb.PATHWAY_INSPECT,
+}
 _PATHWAY_FROM_PROTO = {v: k for k, v in _PATHWAY_TO_PROTO.items()}
 _QUERY_TYPE_TO_PROTO = {
     QueryType.VIDEO: pb.QUERY_TYPE_VIDEO,
@@ -77,6 +86,16 @@ def _top_k(n: Any) -> int:
     return TOP_K_DEFAULT if n == 0 and not isinstance(n, bool) else validation.top_k(n)
 
 
+def _locate_top_k(n: Any) -> int:
+    """0 stands for Locate's own default (3): proto3 cannot tell unset from 0."""
+    return LOCATE_TOP_K_DEFAULT if n == 0 and not isinstance(n, bool) else n
+
+
+def _max_frames(n: Any) -> int:
+    """0 stands for the default frame budget; anything else is checked by the validator."""
+    return LOCATE_MAX_FRAMES_DEFAULT if n == 0 and not isinstance(n, bool) else n
+
+
 def _max_sub_queries(n: Any) -> int | None:
     """0 stands for the configured default: proto3 cannot tell unset from 0."""
     return None if n == 0 and not isinstance(n, bool) else validation.max_sub_queries(n)
@@ -96,14 +115,17 @@ def ask_request(
     t_max: float | None = None,
     top_k: int = 0,
     deadline_s: float | None = None,
+    inspect: bool = False,
 ) -> AskRequest:
-    """A validated AskRequest (raises InputError naming the bad field)."""
+    """A validated AskRequest (raises InputError naming the bad field). ``inspect``: look again
+    at the stored video whatever the memory's confidence."""
     return validation.ask_request(AskRequest(
         question=question,
         options=tuple(options) if not isinstance(options, str) else options,
         scope=_scope(stream_ids, t_min, t_max),
         top_k=_top_k(top_k),
         deadline_s=deadline_s,
+        inspect=inspect,
     ))
 
 
@@ -116,6 +138,27 @@ def search_args(
 ) -> tuple[str, Scope, int]:
     """Validated ``(query, scope, top_k)`` for ``MemoryQA.search``."""
     return validation.text(query, "query"), validation.scope(_scope(stream_ids, t_min, t_max)), _top_k(top_k)
+
+
+def locate_request(
+    query: str,
+    stream_ids: Iterable[str] = (),
+    t_min: float | None = None,
+    t_max: float | None = None,
+    max_frames: int = 0,
+    top_k: int = 0,
+    deadline_s: float | None = None,
+) -> LocateRequest:
+    """A validated LocateRequest (raises InputError naming the bad field); 0 for ``max_frames``
+    or ``top_k`` is the default (1024 frames, 3 moments), as in the proto, so the CLI and the
+    server read the same request the same way."""
+    return validation.locate_request(LocateRequest(
+        query=query,
+        scope=_scope(stream_ids, t_min, t_max),
+        max_frames=_max_frames(max_frames),
+        top_k=_locate_top_k(top_k),
+        deadline_s=deadline_s,
+    ))
 
 
 def article_request(
@@ -149,6 +192,7 @@ def ask_request_to_proto(req: AskRequest) -> pb.AskRequest:
         options=list(req.options),
         stream_ids=list(req.scope.stream_ids or ()),
         top_k=req.top_k,
+        inspect=req.inspect,
     )
     if req.scope.t_min is not None:
         msg.t_min = req.scope.t_min
@@ -166,6 +210,7 @@ def ask_request_from_proto(msg: pb.AskRequest, deadline_s: float | None = None) 
         msg.t_max if msg.HasField("t_max") else None,
         msg.top_k,
         deadline_s,
+        msg.inspect,
     )
 
 
@@ -227,6 +272,34 @@ def search_request_from_proto(msg: pb.SearchRequest) -> tuple[str, Scope, int]:
         msg.t_min if msg.HasField("t_min") else None,
         msg.t_max if msg.HasField("t_max") else None,
         msg.top_k,
+    )
+
+
+def locate_request_to_proto(req: LocateRequest) -> pb.LocateRequest:
+    """The message for a LocateRequest (its deadline travels as the call's gRPC deadline)."""
+    msg = pb.LocateRequest(
+        query=req.query,
+        stream_ids=list(req.scope.stream_ids or ()),
+        max_frames=req.max_frames,
+        top_k=req.top_k,
+    )
+    if req.scope.t_min is not None:
+        msg.t_min = req.scope.t_min
+    if req.scope.t_max is not None:
+        msg.t_max = req.scope.t_max
+    return msg
+
+
+def locate_request_from_proto(msg: pb.LocateRequest, deadline_s: float | None = None) -> LocateRequest:
+    """The validated request a message stands for (InputError naming a bad field)."""
+    return locate_request(
+        msg.query,
+        list(msg.stream_ids),
+        msg.t_min if msg.HasField("t_min") else None,
+        msg.t_max if msg.HasField("t_max") else None,
+        msg.max_frames,
+        msg.top_k,
+        deadline_s,
     )
 
 
@@ -501,3 +574,78 @@ def moment_to_dict(m: Moment) -> dict[str, Any]:
 def search_result_to_dict(moments: Sequence[Moment]) -> dict[str, Any]:
     """The ``episodic search --json`` document."""
     return {"moments": [moment_to_dict(m) for m in moments]}
+
+
+# -- located moments (look again) ----------------------------------------------------------------
+def located_moment_to_proto(m: LocatedMoment) -> pb.LocatedMoment:
+    return pb.LocatedMoment(
+        stream_id=m.stream_id,
+        t=m.t,
+        t_start=m.t_start,
+        t_end=m.t_end,
+        confidence=m.confidence,
+        why=m.why,
+        depth=m.depth,
+    )
+
+
+def located_moment_from_proto(msg: pb.LocatedMoment) -> LocatedMoment:
+    return LocatedMoment(
+        stream_id=msg.stream_id,
+        t=msg.t,
+        t_start=msg.t_start,
+        t_end=msg.t_end,
+        confidence=msg.confidence,
+        why=msg.why,
+        depth=msg.depth,
+    )
+
+
+def located_moment_to_dict(m: LocatedMoment) -> dict[str, Any]:
+    return {
+        "stream_id": m.stream_id,
+        "t": round(m.t, 3),
+        "t_start": round(m.t_start, 3),
+        "t_end": round(m.t_end, 3),
+        "confidence": round(m.confidence, 4),
+        "why": m.why,
+        "depth": m.depth,
+    }
+
+
+def locate_result_to_proto(r: LocateResult) -> pb.LocateResponse:
+    return pb.LocateResponse(
+        moments=[located_moment_to_proto(m) for m in r.moments],
+        frames_examined=r.frames_examined,
+        depth=r.depth,
+        elapsed_s=r.elapsed_s,
+        stopped=r.stopped,
+        streams_looked=list(r.streams_looked),
+        not_seen=list(r.not_seen),
+    )
+
+
+def locate_result_from_proto(msg: pb.LocateResponse) -> LocateResult:
+    return LocateResult(
+        moments=[located_moment_from_proto(m) for m in msg.moments],
+        frames_examined=msg.frames_examined,
+        depth=msg.depth,
+        elapsed_s=msg.elapsed_s,
+        stopped=msg.stopped,
+        streams_looked=list(msg.streams_looked),
+        not_seen=list(msg.not_seen),
+    )
+
+
+def locate_result_to_dict(r: LocateResult) -> dict[str, Any]:
+    """The ``episodic locate --json`` document: the LocateResponse fields by the same names (the
+    same in-process and through a server; ``--file`` adds "file")."""
+    return {
+        "moments": [located_moment_to_dict(m) for m in r.moments],
+        "frames_examined": r.frames_examined,
+        "depth": r.depth,
+        "elapsed_s": round(r.elapsed_s, 3),
+        "stopped": r.stopped,
+        "streams_looked": list(r.streams_looked),
+        "not_seen": list(r.not_seen),
+    }

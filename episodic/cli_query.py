@@ -1,4 +1,4 @@
-"""Commands that ask the memory: serve, ask, search, article (in-process or through a server)."""
+"""Commands that ask the memory: serve, ask, search, article, locate (in-process or through a server)."""
 
 from __future__ import annotations
 
@@ -143,6 +143,10 @@ def ask(
     t_min: TMinOpt = None,
     t_max: TMaxOpt = None,
     top_k: TopKOpt = 5,
+    inspect: Annotated[
+        bool,
+        typer.Option("--inspect", help="Look again at the stored video whatever the memory's confidence (slower; the inspect path when the frames answer)."),
+    ] = False,
     server: ServerOpt = None,
     api_key: ApiKeyOpt = None,
     ca_cert: CaCertOpt = None,
@@ -154,7 +158,8 @@ def ask(
     """Answer a question from the memory, with its confidence and the evidence it cites."""
     from episodic import api_convert
 
-    req = api_convert.ask_request(question, choices or (), stream_id or (), t_min, t_max, top_k, timeout)
+    req = api_convert.ask_request(question, choices or (), stream_id or (), t_min, t_max, top_k, timeout,
+                                  inspect=inspect)
     with _service(server, api_key, ca_cert, timeout, data, config) as memory:
         result = memory.ask(req)  # DeadlineExceeded is an EpisodicError: one line, exit 6
     if json_out:
@@ -356,79 +361,102 @@ def article(
         err.print("[yellow]warning[/yellow]: the memory holds little about this request; the article says so", highlight=False)
 
 
-
-
 # -- look again: locate -------------------------------------------------------------------------
-@commands.command()
+LOCATE_HELP = """Find the second something was on screen by looking at the stored video itself (issue 15): each stream's span becomes an 8×8 grid of frames, the looker reads what each cell shows, and the best cells are expanded down to cells under a second, the memory's own hits looked at first.
+
+With one or more --stream-id, those streams are looked at (at most 4, those the memory points at first); with none, the streams the memory points at (through --server with a key scoped to streams: those streams). --file looks at a recording that was never ingested, in this process.
+
+The configured looker decides what can be found: the offline one (the default) reads on-screen text and names colours; "openai" asks a vision-language model. Says so when nothing was found (never a guess); streams that could not be looked at (audio only, snippets missing) are listed on stderr.
+
+--json prints one document: the LocateResponse fields (moments with stream_id, t, t_start, t_end, confidence, why, depth; frames_examined, depth, elapsed_s, stopped, streams_looked, not_seen), plus "file" for --file; the same in-process and through --server.
+"""
+
+
+@commands.command(help=LOCATE_HELP)
 def locate(
-    query: Annotated[str, typer.Argument(help="What was shown, in words (on-screen text, a colour).")],
-    stream_id: Annotated[str | None, typer.Option("--stream-id", help="Look at this stream's stored snippets.")] = None,
-    file: Annotated[Path | None, typer.Option("--file", help="Look at a recording that was never ingested.")] = None,
+    query: Annotated[str, typer.Argument(help="What was shown, in words (on-screen text, a colour).", show_default=False)],
+    stream_id: Annotated[
+        list[str] | None,
+        typer.Option("--stream-id", help="Look at this stream's stored snippets; repeat for several. Default: the streams the memory points at."),
+    ] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Look at a recording that was never ingested (in this process).")] = None,
     t_min: Annotated[float | None, typer.Option("--t-min", help="Look from this stream time (s).")] = None,
     t_max: Annotated[float | None, typer.Option("--t-max", help="Look up to this stream time (s).")] = None,
-    max_frames: Annotated[int, typer.Option("--max-frames", help="Frames the search may decode (64 per grid).", min=64, max=100000)] = 1024,
-    top_k: TopKOpt = 3,
+    max_frames: Annotated[int, typer.Option("--max-frames", help="Frames the search may decode, all streams together (64 per grid).", min=64, max=100000)] = 1024,
+    top_k: Annotated[int, typer.Option("--top-k", help="How many moments (1-100).")] = 3,
+    server: ServerOpt = None,
+    api_key: ApiKeyOpt = None,
+    ca_cert: CaCertOpt = None,
     timeout: TimeoutOpt = 300.0,
     data: DataOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Find the second something was on screen by looking at the video itself (issue 15, first
-    form): the span becomes an 8×8 grid of frames, the offline looker reads each cell's text
-    and names its colours, and the best cells are expanded down to cells under a second.
+    from contextlib import nullcontext
 
-    Finds what the offline describer can read or name: on-screen text and colours. Says so
-    when nothing was found (never a guess)."""
-    from episodic.components import Components
-    from episodic.core.deadline import Deadline
-    from episodic.retrieval.grid_lookers import OfflineLooker
-    from episodic.retrieval.grid_search import locate as run_locate
-    from episodic.retrieval.video_grid import FileFrames, VideoGrid, stream_frames
+    from episodic import api_convert
 
-    if (stream_id is None) == (file is None):
-        raise InputError("give either --stream-id (a stored stream) or --file (a recording)")
-    if not query.strip():
-        raise InputError("say what to look for")
-    components = Components(_settings(data, config))
-    _quiet_libraries()
-    if file is not None:
-        source: Any = FileFrames(file)
-        if t_min is not None or t_max is not None:
-            raise InputError("--t-min/--t-max apply to --stream-id; cut the recording instead")
-    else:
-        source = stream_frames(components.store, components.snippets, stream_id, t_min, t_max)
-    where = str(file) if file is not None else stream_id
-    try:
-        grid = VideoGrid(source)
-        looker = OfflineLooker.from_describer(components.describer)
-        status = err.status(f"looking at {where} …") if not json_out else None
+    if file is not None and stream_id:
+        raise InputError("give either --stream-id (stored streams) or --file (a recording), not both")
+    if file is not None and server:
+        raise InputError("--file is looked at in this process: the server cannot read it (leave out --server and EPISODIC_SERVER)")
+    if file is not None and (t_min is not None or t_max is not None):
+        raise InputError("--t-min/--t-max apply to --stream-id; cut the recording instead")
+    # checked before anything loads, the same way in-process and for --server
+    req = None if file is not None else api_convert.locate_request(
+        query, stream_id or (), t_min, t_max, max_frames, top_k, timeout)
+    waiting = f"waiting for {server} …" if server else "loading the models …"
+    with err.status(waiting) if err.is_terminal or not json_out else nullcontext() as status:
 
-        def progress(r: Any) -> None:
+        def progress(where: str, r: Any) -> None:
+            """After each grid looked at: where the search is (the local path only)."""
             if status is not None:
                 status.update(f"looking at {where}: {r.grids_looked} grids, {r.frames_examined} frames, depth {r.depth}")
 
-        if status is not None:
-            status.start()
-        try:
-            report = run_locate(query, grid, looker, max_frames=max_frames, deadline=Deadline(timeout),
-                                top_k=top_k, on_progress=progress)
-        finally:
-            if status is not None:
-                status.stop()
-    finally:
-        source.close()
-        components.close()
-    doc = report.to_dict()
-    doc["stream_id" if stream_id else "file"] = where
+        if req is None:
+            result = _locate_file(query, file, max_frames, top_k, timeout, data, config, progress)
+        else:
+            with _service(server, api_key, ca_cert, timeout, data, config) as memory:
+                # a failed call is an EpisodicError: one line and its exit code
+                result = memory.locate(req) if server else memory.locate(req, on_progress=progress)
+    if req is not None and not result.streams_looked and result.not_seen:  # a typo, only audio
+        raise InputError("nothing could be looked at: " + "; ".join(result.not_seen))
+    doc = api_convert.locate_result_to_dict(result)
+    if file is not None:
+        doc["file"] = str(file)
     if json_out:
         _print_json(doc)
         return
-    err.print(f"{report.grids_looked} grids, {report.frames_examined} frames, depth {report.depth}, "
-              f"{report.elapsed_s:.1f} s ({report.stopped})", highlight=False)
-    if not report.moments:
+    for line in result.not_seen:
+        err.print(f"[yellow]not looked at[/yellow]: {line}", highlight=False, soft_wrap=True)
+    looked = str(file) if file is not None else ", ".join(result.streams_looked) or "no stream"
+    err.print(f"{looked}: {result.frames_examined} frames, depth {result.depth}, "
+              f"{result.elapsed_s:.1f} s ({result.stopped})", highlight=False, soft_wrap=True)
+    if not result.moments:
         err.print("not found: no frame looked at shows it")
         return
-    table = Table("at", "from", "to", "confidence", "seen")
-    for m in report.moments:
-        table.add_row(_fmt_t(m.t), _fmt_t(m.t_start), _fmt_t(m.t_end), f"{m.confidence:.2f}", m.why)
+    by_stream = file is None  # a recording's moments all carry its path: no column for it
+    table = Table(*(["stream"] if by_stream else []), "at", "from", "to", "confidence", "seen")
+    for m in result.moments:
+        cells = [_fmt_t(m.t), _fmt_t(m.t_start), _fmt_t(m.t_end), f"{m.confidence:.2f}", m.why]
+        table.add_row(*([m.stream_id] if by_stream else []), *cells)
     Console().print(table)
+
+
+def _locate_file(
+    query: str, file: Path, max_frames: int, top_k: int, timeout: float,
+    data: Path | None, config: Path | None, progress: Any,
+) -> Any:
+    """``episodic locate --file``: LookAgain over a recording with no memory to seed it (so no
+    MemoryQA and no store search, only the looker's models)."""
+    from episodic.components import Components
+    from episodic.services.look_again import LookAgain
+
+    components = Components(_settings(data, config))
+    _quiet_libraries()
+    try:
+        look = LookAgain(components, lambda *_: [])  # never ingested: nothing to search
+        return look.locate_file(query, file, max_frames=max_frames, top_k=top_k, deadline_s=timeout,
+                                on_progress=progress)
+    finally:
+        components.close()

@@ -19,7 +19,7 @@ from typing import Any
 from episodic import api_convert
 from episodic.core.article import Article, ArticleProgress, ArticleRequest
 from episodic.core.errors import EpisodicError, InputError
-from episodic.core.query import AskRequest, AskResult, Moment, Scope
+from episodic.core.query import AskRequest, AskResult, LocateRequest, LocateResult, Moment, Scope
 
 MAX_RECEIVE_BYTES = 16 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 300.0
@@ -70,7 +70,7 @@ def open_channel(server: str, ca_root: bytes | None = None) -> Any:
 
 
 class Client:
-    """Ask, Search and Article on an `episodic serve` at ``server`` (host:port)."""
+    """Ask, Search, Locate and Article on an `episodic serve` at ``server`` (host:port)."""
 
     def __init__(
         self, server: str, api_key: str | None = None, ca_cert: Path | None = None,
@@ -127,6 +127,12 @@ class Client:
         msg = api_convert.search_request_to_proto(query, scope or Scope(), top_k)
         reply = self._unary("Search", msg, deadline_s or self.timeout_s)
         return [api_convert.moment_from_proto(m) for m in reply.moments]
+
+    def locate(self, req: LocateRequest) -> LocateResult:
+        """Look again at the server's stored video (its frame decoding, its looker); the
+        request's deadline is the call's, as for Ask."""
+        reply = self._unary("Locate", api_convert.locate_request_to_proto(req), req.deadline_s or self.timeout_s)
+        return api_convert.locate_result_from_proto(reply)
 
     def write_article(
         self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None

@@ -170,7 +170,7 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
             raise ApiError(grpc.StatusCode.NOT_FOUND, f"no segment {ident!r}")
         return memory
 
-    # -- Ask and Search ----------------------------------------------------------------------
+    # -- Ask, Search and Locate --------------------------------------------------------------
     @_unary
     def Ask(self, request: pb.AskRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.AskResponse:  # noqa: N802
         req = api_convert.ask_request_from_proto(request, deadline)
@@ -203,6 +203,34 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         if len(visible) != len(moments):
             log.error("Search (key %s): MemoryQA.search returned moments outside the scope", caller.key_id)
         return pb.SearchResponse(moments=[api_convert.moment_to_proto(m) for m in visible[:top_k]])
+
+    @_unary
+    def Locate(self, request: pb.LocateRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.LocateResponse:  # noqa: N802
+        """Look again at the stored video, within the caller's streams: scoped like Search
+        before anything is decoded, and nothing outside the scope is returned."""
+        req = api_convert.locate_request_from_proto(request, deadline)
+        req = replace(req, scope=replace(req.scope, stream_ids=caller.scope(req.scope.stream_ids)))
+        if req.scope.stream_ids == ():
+            raise ApiError(grpc.StatusCode.PERMISSION_DENIED, "this API key may not read any stream")
+        qa = self.qa()
+        # looking decodes video and runs the looker: it takes a turn like Ask does
+        if not self._asks.acquire(timeout=deadline):
+            raise ApiError(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed while waiting for a free model")
+        try:
+            if deadline is not None:
+                req = replace(req, deadline_s=_check_deadline(context))
+            result = qa.look.locate(req)
+        finally:
+            self._asks.release()
+        visible = [m for m in result.moments if caller.may_see(m.stream_id)]
+        looked = [s for s in result.streams_looked if caller.may_see(s)]
+        if len(visible) != len(result.moments) or len(looked) != len(result.streams_looked):
+            log.error("Locate (key %s): LookAgain.locate looked outside the scope", caller.key_id)
+            # not_seen lines name their stream first ("cam2: ..."): keep only the caller's
+            result = replace(result, moments=visible, streams_looked=looked,
+                             not_seen=[n for n in result.not_seen if caller.may_see(n.partition(":")[0])])
+        result.moments = result.moments[:req.top_k]
+        return api_convert.locate_result_to_proto(result)
 
     # -- Article -----------------------------------------------------------------------------
     @_streaming

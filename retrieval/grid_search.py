@@ -22,9 +22,10 @@ likely on screen in between).
 
 Budgets: frames per call (``max_frames``, all workers together), per worker (an equal share,
 at least ``MIN_WORKER_GRIDS`` grids), grids per depth (``DEPTH_GRIDS``), and the deadline.
-When the root shows nothing relevant the Master looks at the same span with the grid shifted
-by a half, a quarter and three quarters of a cell before giving up; a moment not seen is said
-not to be found, never guessed.
+When the leads of the root are spent without a sufficient find (or the root showed none), the
+Master looks at the same span again with the grid shifted by ½, ¼, ¾, ⅛ … of a cell, each look
+halving the largest gap between frames seen, until the budget is spent; a moment not seen is
+said not to be found, never guessed.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ from episodic.retrieval.video_grid import GridView, VideoGrid
 
 DEFAULT_MAX_FRAMES = 1024
 ACCEPT = 0.99  # a deepest-layer cell this relevant (× what the question allows) is sufficient
-SHIFTS = (0.5, 0.25, 0.75)  # of a root cell: where the no-lead fallback looks again
+PARTIAL = 0.5  # a find this relevant (× the same) limits the looks between the root's frames …
+PARTIAL_SHIFTS = 3  # … to this many (½, ¼ and ¾ of a cell)
 DEPTH_GRIDS = 16  # grids looked at per depth below the root, per call
 MIN_WORKER_GRIDS = 3  # a worker's frame budget allows at least this many grids
 INTERPOLATE_CELLS = 3  # two anchors of a layer at most this many cells apart: look in between
@@ -305,9 +307,10 @@ class Master:
             self.cond.notify_all()
 
     def _stop(self, why: str) -> None:
-        if not self.report.stopped:
-            self.report.stopped = why
-        self.cond.notify_all()
+        with self.cond:  # re-entrant: callers may hold it already
+            if not self.report.stopped:
+                self.report.stopped = why
+            self.cond.notify_all()
 
     # -- a worker ----------------------------------------------------------------------------
     def work(self, worker: int) -> None:
@@ -344,40 +347,45 @@ class Master:
             view = self.grid.expand(view, parent.label)
 
     # -- the whole search ------------------------------------------------------------------------
+    def _follow(self) -> None:
+        """The workers explore the frontier until it is spent or the search stops."""
+        if self.workers == 1:
+            self.work(1)
+            return
+        with ThreadPoolExecutor(self.workers, thread_name_prefix="look-worker") as pool:
+            for f in [pool.submit(self.work, i + 1) for i in range(self.workers)]:
+                f.result()
+
     def run(self, seeds: Sequence[tuple[float, float]]) -> LocateReport:
-        leads = False
-        for a, b in _clip_seeds(seeds, self.grid):
+        """Overviews in turn (the seeds, the root, then the root shifted between its frames),
+        each followed by the workers until its leads are spent; the next overview only while
+        nothing sufficient was found and the budget allows."""
+        root = self.grid.root()
+        overviews = [GridView(a, b, self.grid.k, _depth_of(self.grid, b - a)) for a, b in _clip_seeds(seeds, self.grid)]
+        overviews.append(root)
+        first_shift = len(overviews)
+        overviews += [GridView(root.t_start + root.cell_s * x, root.t_end + root.cell_s * x, root.k, 0)
+                      for x in shifts(self.max_frames // (root.k * root.k))]
+        for i, view in enumerate(overviews):
+            with self.cond:
+                if not self.report.stopped and self._sufficient():
+                    self._stop("found")
+                if self.report.stopped:
+                    break
+                best = max((m.confidence for m in self.found.values()), default=0.0)
+                if i >= first_shift + PARTIAL_SHIFTS and best >= PARTIAL * self.ceiling:
+                    break  # a find, not a sure one: a few looks between the frames, not the whole budget
             if (stop := self.out_of_budget()):
                 self._stop(stop)
                 break
-            view = GridView(a, b, self.grid.k, _depth_of(self.grid, b - a))
-            relevant = self.look(view, 0)
-            self.push(view, relevant)
-            leads = leads or bool(relevant)
-        if not leads and not self.report.stopped:
-            root = self.grid.root()
-            relevant = self.look(root, 0)
-            self.push(root, relevant)
-            if not relevant:  # nothing at the root's midpoints: look between them before giving up
-                for share in SHIFTS:
-                    if (stop := self.out_of_budget()):
-                        self._stop(stop)
-                        break
-                    shifted = GridView(root.t_start + root.cell_s * share, root.t_end + root.cell_s * share, root.k, 0)
-                    relevant = self.look(shifted, 0)
-                    if relevant:
-                        self.push(shifted, relevant)
-                        break
-        if self.workers == 1:
-            self.work(1)
-        else:
-            with ThreadPoolExecutor(self.workers, thread_name_prefix="look-worker") as pool:
-                for f in [pool.submit(self.work, i + 1) for i in range(self.workers)]:
-                    f.result()
+            self.push(view, self.look(view, 0))
+            self._follow()
         with self.cond:
             r = self.report
-            if not r.stopped:
-                r.stopped = "found" if self.found else ("exhausted" if self.had_lead else "no lead")
+            if not self.found and not self.had_lead and r.stopped in ("", "budget"):
+                r.stopped = "no lead"  # nothing any look showed bore on the question
+            elif not r.stopped:
+                r.stopped = "found" if self.found else "exhausted"
             for lead in self.frontier:  # leads not followed still say where to look
                 if lead.parent is not None:
                     self._keep(lead.parent, lead.parent_depth)
@@ -428,6 +436,23 @@ def _merged(found: Iterable[Located]) -> list[Located]:
             out[-1] = Located(last.t, last.t_start, m.t_end, last.confidence, last.why, last.depth)
         else:
             out.append(m)
+    return out
+
+
+def shifts(n: int) -> list[float]:
+    """Offsets (shares of a root cell) for the next ``n`` overviews between the root's frames:
+    ½, ¼, ¾, ⅛, ⅝, ⅜, ⅞, … (the van der Corput sequence), so each new look halves the largest
+    gap between frames already seen."""
+    out: list[float] = []
+    i = 1
+    while len(out) < n:
+        x, denom, j = 0.0, 1.0, i
+        while j:
+            denom *= 2
+            x += (j % 2) / denom
+            j //= 2
+        out.append(x)
+        i += 1
     return out
 
 

@@ -7,12 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 from episodic.core.article import Article, ArticleProgress, ArticleRequest
-from episodic.core.query import AskRequest, AskResult, Moment, Scope
+from episodic.core.query import AskRequest, AskResult, LocateRequest, LocateResult, Moment, Scope
+from episodic.services.look_again import Progress
 from episodic.services.qa import MemoryQA
 
 
 class LocalMemoryService:
-    """Ask, Search and Article over ``components``; closing the service closes them.
+    """Ask, Search, Locate and Article over ``components``; closing the service closes them.
 
     ``warm_after_request=False`` (the default here) suits one-shot use such as a CLI question:
     the store's vector cache would load in the background only to be dropped at exit."""
@@ -32,6 +33,11 @@ class LocalMemoryService:
         self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None
     ) -> list[Moment]:
         return self.qa.search(query, scope, top_k, deadline_s=deadline_s)
+
+    def locate(self, req: LocateRequest, on_progress: Progress | None = None) -> LocateResult:
+        """Look again at the stored video; ``on_progress(stream_id, report)`` after each grid
+        looked at (the CLI's status line; a server has nobody to show it to)."""
+        return self.qa.look.locate(req, on_progress=on_progress)
 
     def write_article(
         self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None

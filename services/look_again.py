@@ -25,11 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from PIL import Image
+
 from episodic.core import validation
 from episodic.core.deadline import Deadline
 from episodic.core.errors import InputError, MediaError
 from episodic.core.interfaces import QueryBackends
+from episodic.core.llm import LanguageModel
 from episodic.core.query import LocatedMoment, LocateRequest, LocateResult, Moment, Scope
+from episodic.reasoning.frame_answer import Frame, FrameAnswer, FrameAnswerer, salient_frames
+from episodic.reasoning.grid_vlm_looker import VLMLooker
+from episodic.retrieval.frame_selection import uniform_candidates
 from episodic.retrieval.grid_lookers import GridLooker, OfflineLooker, found_share
 from episodic.retrieval.grid_search import LocateReport, locate
 from episodic.retrieval.query_analysis import content_terms
@@ -38,6 +45,7 @@ from episodic.retrieval.video_grid import FileFrames, VideoGrid, format_time, st
 log = logging.getLogger(__name__)
 
 SEARCH_HITS = 10  # memory hits asked for to find where to look
+THUMB = (16, 9)  # thumbnail size of the salient frame selector's cheap features
 MAX_AGENT_STREAMS = 4  # streams looked at per request (the best ones by memory hits)
 
 # the memory's moment search: (query, scope, top_k) -> moments, best first
@@ -77,6 +85,7 @@ class LookAgain:
         self.settings = components.settings.look
         self.search = search
         self._looker: GridLooker | None = None
+        self._vision_model: LanguageModel | None = None
         self._lock = threading.Lock()
 
     # -- the eyes --------------------------------------------------------------------------
@@ -86,12 +95,17 @@ class LookAgain:
                 self._looker = self._build_looker()
             return self._looker
 
-    def _build_looker(self) -> GridLooker:
-        if self.settings.looker == "openai":
-            from episodic.reasoning.grid_vlm_looker import VLMLooker
+    def _vlm(self) -> LanguageModel:
+        """The vision-language model behind the OpenAI-compatible client (one per service)."""
+        if self._vision_model is None:
             from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 
-            return VLMLooker(OpenAICompatibleLLM(self.c.settings.models))
+            self._vision_model = OpenAICompatibleLLM(self.c.settings.models)
+        return self._vision_model
+
+    def _build_looker(self) -> GridLooker:
+        if self.settings.looker == "openai":
+            return VLMLooker(self._vlm())
         describer: Any = self.c.describer
         if not hasattr(describer, "read_text_boxes"):  # a VLM describer at ingest: OCR offline here
             from episodic.memory.vision import OfflineVisualDescriber
@@ -216,6 +230,10 @@ class LookAgain:
         found = self.look(query, list(by_stream), by_stream, Scope(), s.inspect_max_frames, 5, clock,
                           whole_streams=False)
         seen = [m for m in found.moments if m.confidence > 0]
+        if s.looker == "openai":
+            with self._lock:
+                self._vlm()
+            return self._agents_answer(question, options, by_stream, found, clock)
         if not seen:
             return None
         if options:
@@ -232,6 +250,64 @@ class LookAgain:
         answer = f"At {where} ({best.why})." if asks_time else f"Seen at {where}: {best.why}."
         return Inspection(answer, round(0.8 * best.confidence, 4), None, seen, found.frames_examined,
                           found.elapsed_s, found.not_seen)
+
+    def _agents_answer(
+        self, question: str, options: Sequence[str], by_stream: dict[str, list[Moment]],
+        found: LocateResult, clock: Deadline,
+    ) -> Inspection | None:
+        """MAGNET's grounded answering: per stream, the salient frames of the span around what
+        the navigator found (or around the memory's hits) shown to the vision-language model
+        at once; the meta step keeps the surest grounded answer."""
+        s = self.settings
+        answerer = FrameAnswerer(self._vlm())
+        answers: list[FrameAnswer] = []
+        for sid, hits in by_stream.items():
+            if (left := clock.remaining()) is not None and left <= 0:
+                break
+            finds = [m for m in found.moments if m.stream_id == sid]
+            spans = [(m.t_start - s.inspect_window_s / 4, m.t_end + s.inspect_window_s / 4) for m in finds[:1]]
+            lo, hi = min(a for a, _ in spans or [(h.t_start, h.t_end) for h in hits]), max(
+                b for _, b in spans or [(h.t_start, h.t_end) for h in hits])
+            try:
+                source = stream_frames(self.c.store, self.c.snippets, sid, max(0.0, lo), hi)
+            except (InputError, MediaError):
+                continue
+            try:
+                candidates = [Frame(sid, t, rgb) for t in uniform_candidates(source.t_start, source.t_end, s.sfs_candidates)
+                              if (rgb := source.frame_at(t)) is not None]
+            finally:
+                source.close()
+            if not candidates:
+                continue
+            features = self._features([f.rgb for f in candidates])
+            relevance = [max((m.confidence for m in finds if m.t_start - 1.0 <= f.t <= m.t_end + 1.0), default=0.0)
+                         for f in candidates]
+            chosen = salient_frames(candidates, features, min(s.sfs_frames, len(candidates)),
+                                    separation=s.sfs_separation, relevance=relevance)
+            got = answerer.answer(question, options, chosen)
+            if got is not None:
+                answers.append(got)
+        if not answers:
+            return None
+        best = max(answers, key=lambda a: a.confidence)
+        t = best.t if best.t is not None else (found.moments[0].t if found.moments else 0.0)
+        cited = LocatedMoment(best.stream_id, t, t, t, best.confidence, best.answer)
+        return Inspection(best.answer, round(best.confidence, 4), best.choice_index,
+                          [cited, *found.moments], found.frames_examined, found.elapsed_s, found.not_seen)
+
+    def _features(self, frames: Sequence[np.ndarray]) -> np.ndarray:
+        """Embeddings for the salient frame selector: the joint image space where the embedder
+        has one (ImageBind, as MAGNET uses), else small colour thumbnails (16×9, centred and
+        normalised), which tell near-duplicate frames from different ones at almost no cost."""
+        embed_images = getattr(self.c.embedder, "embed_images", None)
+        if callable(embed_images):
+            return np.asarray(embed_images(list(frames)), dtype=np.float32)
+        thumbs = np.stack([
+            np.asarray(Image.fromarray(f).resize(THUMB, Image.Resampling.BILINEAR), dtype=np.float32).ravel()
+            for f in frames
+        ])
+        thumbs -= thumbs.mean(axis=1, keepdims=True)
+        return thumbs / np.maximum(np.linalg.norm(thumbs, axis=1, keepdims=True), 1e-6)
 
     def _agent(
         self, query: str, source: Any, seeds: Sequence[tuple[float, float]], max_frames: int, top_k: int,

@@ -11,6 +11,11 @@ and prompt carry what the model needs, and its parser reads what a model sends b
 Misbehaviour for tests: ``bad_replies`` unreadable answers (``bad_reply``) before the real
 ones, ``invent_labels`` cells that no grid has ("Z9") put first, ``fenced`` wraps the JSON in
 prose and a code fence as chatty models do. ``seen`` records what each request carried.
+
+It also answers a frames request (reasoning/frame_answer.py: a "Frame 1: ..." list and one
+picture per frame): every picture is decoded and tested with the same red test as a grid tile,
+and the reply names the first mostly red frame and the option that says "red", or abstains
+(empty answer, confidence 0) when no frame is red. ``bad_replies`` and ``fenced`` apply there too.
 """
 
 from __future__ import annotations
@@ -26,8 +31,11 @@ from PIL import Image
 from tests.openai_standin import ChatStandIn, chat_reply, last_user_text, sent_images
 
 RED_FACTOR = 1.25  # a tile about 80 % red or more scores 1
+SOME_RED = 0.2  # below this share a few red blocks in a picture are not "a red screen"
 MOSTLY_RED = 0.5  # above this share the stand-in "recognises" a red screen
 _GRID = re.compile(r"\b(\d{1,2})\s*[×x]\s*(\d{1,2})\s+grid\b")
+_FRAMES = re.compile(r"^Frame 1:", re.M)
+_OPTION = re.compile(r"^([A-Z])\.\s+(.+)$", re.M)
 
 
 @dataclass
@@ -38,16 +46,34 @@ class Seen:
     size: tuple[int, int]  # (width, height) of the decoded image
     k: int  # grid size read from the prompt; 0 when none was stated
     text: str  # the user text of the request
+    images: int = 0  # how many images the request carried
 
 
 def red_share(tile: np.ndarray) -> float:
-    """Share of strongly red pixels in a tile, without its top label strip and border."""
+    """Share of red-dominant pixels in a tile, without its top label strip and border."""
     h, w = tile.shape[:2]
     body = tile[max(2, h // 4) : h - 2, 2 : w - 2].astype(np.int16)
     if body.size == 0:
         return 0.0
     r, g, b = body[..., 0], body[..., 1], body[..., 2]
-    return float(((r > 150) & (g < 80) & (b < 80)).mean())
+    # red-dominant: a red screen, also one with texture under the red (as samples.Scene draws it)
+    return float(((r > 120) & (r > g + 60) & (r > b + 60)).mean())
+
+
+def user_texts(request: dict) -> list[str]:
+    """Every text of every user message of a request, in order."""
+    texts: list[str] = []
+    for message in request.get("messages", []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        texts += [content] if isinstance(content, str) else [p.get("text", "") for p in content or []]
+    return texts
+
+
+def frames_prompt_text(request: dict) -> str:
+    """The user text that lists the frames ("Frame 1: ..."), or "" when this is no frames request."""
+    return next((t for t in user_texts(request) if _FRAMES.search(t)), "")
 
 
 def grid_size(request: dict) -> int:
@@ -83,13 +109,17 @@ class RedScreenVision:
             mime, data = images[-1]
             img = Image.open(io.BytesIO(data)).convert("RGB")
             size, pixels = img.size, np.asarray(img)
-        self.seen.append(Seen(mime, size, k, last_user_text(request)))
+        self.seen.append(Seen(mime, size, k, last_user_text(request), len(images)))
         if self.bad_replies > 0:
             self.bad_replies -= 1
             return 200, chat_reply(self.bad_reply)
-        if pixels is None or k < 1:
+        listing = frames_prompt_text(request)
+        if listing and images:
+            reply = json.dumps(self.judge_frames([data for _, data in images], listing))
+        elif pixels is None or k < 1:
             return 200, chat_reply("I cannot see a grid in this request.")
-        reply = json.dumps(self.judge(pixels, k))
+        else:
+            reply = json.dumps(self.judge(pixels, k))
         if self.fenced:
             reply = f"Here is what I found:\n```json\n{reply}\n```\nHope this helps."
         return 200, chat_reply(reply)
@@ -103,7 +133,7 @@ class RedScreenVision:
             for col in range(k):
                 share = red_share(pixels[row * th : (row + 1) * th, col * tw : (col + 1) * tw])
                 best_share = max(best_share, share)
-                if share > 0.01:
+                if share > SOME_RED:
                     label = f"{chr(ord('A') + row)}{col + 1}"
                     cells.append({"label": label, "relevance": round(min(1.0, share * RED_FACTOR), 3),
                                   "seen": f"red covers {share:.0%} of the frame"})
@@ -116,6 +146,20 @@ class RedScreenVision:
             "answer": "a red screen" if red else "",
             "confidence": round(min(1.0, best_share * RED_FACTOR), 3) if red else 0.0,
         }
+
+    def judge_frames(self, images: list[bytes], listing: str) -> dict:
+        """The JSON object a model would send for a frames request: the first mostly red
+        frame (1-based) and the option that says "red", or an abstention when none is red."""
+        red = [
+            i
+            for i, data in enumerate(images, 1)
+            if red_share(np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))) > MOSTLY_RED
+        ]
+        if not red:
+            return {"answer": "", "option": None, "frame": None, "confidence": 0.0}
+        options = _OPTION.findall(listing)
+        letter = next((m for m, text in options if "red" in text.lower()), None)
+        return {"answer": "the screen is red", "option": letter, "frame": red[0], "confidence": 0.9}
 
 
 def start(vision: RedScreenVision) -> ChatStandIn:

@@ -15,6 +15,8 @@ from episodic.core.errors import InputError
 from episodic.core.query import AskRequest, LocateRequest, Pathway, Scope
 from episodic.pipeline import ingest_file
 from episodic.services.qa import MemoryQA
+from tests.vision_standin import RedScreenVision
+from tests.vision_standin import start as start_vision
 
 SIGN = (80.0, 82.0)  # "EAST DOCK" written over the same picture for 2 s: no cut, no key frame
 TINT = (141, 120, 160)
@@ -44,6 +46,12 @@ def qa(tmp_path_factory):
     samples.make_recording(voice, [samples.Scene(duration_s=6, seed=1)],
                            [samples.Speech(t=1.0, text="Only a voice here.")], video=False)
     ingest_file(voice, "voice", components)
+    flash = root / "flash.mp4"  # a red screen for 2 s between grey ones
+    samples.make_recording(flash, [samples.Scene(duration_s=30, seed=5, tint=(110, 110, 110)),
+                                   samples.Scene(duration_s=2, seed=6, tint=(230, 10, 10), static=True),
+                                   samples.Scene(duration_s=28, seed=5, tint=(110, 110, 110))],
+                           [samples.Speech(t=2.0, text="Watch the screen over there.")], fps=10)
+    ingest_file(flash, "flash", components)
     service = MemoryQA(components, warm_after_request=False)
     yield service
     components.close()
@@ -94,3 +102,29 @@ def test_what_cannot_be_seen_is_said(qa):
         qa.look.locate(LocateRequest("the sign", Scope(("harbour",)), max_frames=10))
     quick = qa.look.locate(LocateRequest("the sign for the east dock", Scope(("harbour",)), deadline_s=0.001))
     assert quick.frames_examined <= 64 and (quick.moments == [] or quick.stopped == "found")  # no hang
+
+
+def test_a_vision_model_navigates_to_the_moment_and_answers_from_salient_frames(qa):
+    """Master, Workers and MAGNET's agent with a vision-language model behind the OpenAI client:
+    a stand-in that really looks at the pixels it is sent (red tiles, red frames)."""
+    vision = RedScreenVision()
+    server = start_vision(vision)
+    components = qa.c
+    before = components.settings
+    try:
+        components.settings = before.replace(
+            looker="openai", openai_base_url=server.url, openai_model="test-model",
+            openai_timeout_s=5.0, openai_max_retries=1, openai_backoff_s=0.01)
+        service = MemoryQA(components, warm_after_request=False)
+        found = service.look.locate(LocateRequest("the red screen", Scope(("flash",))))
+        assert found.moments and 29.0 <= found.moments[0].t <= 33.0, found
+        res = service.ask(AskRequest("What colour was the screen when it flashed?", options=("blue", "red", "green"),
+                                     scope=Scope(("flash",)), inspect=True))
+        assert res.pathway is Pathway.INSPECT and res.choice_index == 1, res
+        frame = res.evidence[0]
+        assert frame.modality == "frame" and frame.stream_id == "flash" and 29.0 <= frame.t_start <= 33.0
+        shown = [seen for seen in vision.seen if seen.images > 1]
+        assert shown and shown[-1].images <= components.settings.look.sfs_frames  # the salient few
+    finally:
+        components.settings = before
+        server.close()

@@ -12,6 +12,7 @@ class Pathway(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PATHWAY_UNSPECIFIED: _ClassVar[Pathway]
     PATHWAY_FAST: _ClassVar[Pathway]
     PATHWAY_DETAILED: _ClassVar[Pathway]
+    PATHWAY_INSPECT: _ClassVar[Pathway]
 
 class QueryType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -39,6 +40,7 @@ class FusionMethod(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
 PATHWAY_UNSPECIFIED: Pathway
 PATHWAY_FAST: Pathway
 PATHWAY_DETAILED: Pathway
+PATHWAY_INSPECT: Pathway
 QUERY_TYPE_UNSPECIFIED: QueryType
 QUERY_TYPE_VIDEO: QueryType
 QUERY_TYPE_AUDIO: QueryType
@@ -56,20 +58,22 @@ FUSION_METHOD_MEAN: FusionMethod
 FUSION_METHOD_SUM: FusionMethod
 
 class AskRequest(_message.Message):
-    __slots__ = ("question", "options", "stream_ids", "t_min", "t_max", "top_k")
+    __slots__ = ("question", "options", "stream_ids", "t_min", "t_max", "top_k", "inspect")
     QUESTION_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     STREAM_IDS_FIELD_NUMBER: _ClassVar[int]
     T_MIN_FIELD_NUMBER: _ClassVar[int]
     T_MAX_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
+    INSPECT_FIELD_NUMBER: _ClassVar[int]
     question: str
     options: _containers.RepeatedScalarFieldContainer[str]
     stream_ids: _containers.RepeatedScalarFieldContainer[str]
     t_min: float
     t_max: float
     top_k: int
-    def __init__(self, question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., top_k: _Optional[int] = ...) -> None: ...
+    inspect: bool
+    def __init__(self, question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., top_k: _Optional[int] = ..., inspect: _Optional[bool] = ...) -> None: ...
 
 class Evidence(_message.Message):
     __slots__ = ("stream_id", "segment_id", "t_start", "t_end", "modality", "text", "snippet_uri", "score")
@@ -157,6 +161,58 @@ class SearchResponse(_message.Message):
     MOMENTS_FIELD_NUMBER: _ClassVar[int]
     moments: _containers.RepeatedCompositeFieldContainer[Moment]
     def __init__(self, moments: _Optional[_Iterable[_Union[Moment, _Mapping]]] = ...) -> None: ...
+
+class LocateRequest(_message.Message):
+    __slots__ = ("query", "stream_ids", "t_min", "t_max", "max_frames", "top_k")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    STREAM_IDS_FIELD_NUMBER: _ClassVar[int]
+    T_MIN_FIELD_NUMBER: _ClassVar[int]
+    T_MAX_FIELD_NUMBER: _ClassVar[int]
+    MAX_FRAMES_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    stream_ids: _containers.RepeatedScalarFieldContainer[str]
+    t_min: float
+    t_max: float
+    max_frames: int
+    top_k: int
+    def __init__(self, query: _Optional[str] = ..., stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., max_frames: _Optional[int] = ..., top_k: _Optional[int] = ...) -> None: ...
+
+class LocatedMoment(_message.Message):
+    __slots__ = ("stream_id", "t", "t_start", "t_end", "confidence", "why", "depth")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    T_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    t: float
+    t_start: float
+    t_end: float
+    confidence: float
+    why: str
+    depth: int
+    def __init__(self, stream_id: _Optional[str] = ..., t: _Optional[float] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., confidence: _Optional[float] = ..., why: _Optional[str] = ..., depth: _Optional[int] = ...) -> None: ...
+
+class LocateResponse(_message.Message):
+    __slots__ = ("moments", "frames_examined", "depth", "elapsed_s", "stopped", "streams_looked", "not_seen")
+    MOMENTS_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_EXAMINED_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_S_FIELD_NUMBER: _ClassVar[int]
+    STOPPED_FIELD_NUMBER: _ClassVar[int]
+    STREAMS_LOOKED_FIELD_NUMBER: _ClassVar[int]
+    NOT_SEEN_FIELD_NUMBER: _ClassVar[int]
+    moments: _containers.RepeatedCompositeFieldContainer[LocatedMoment]
+    frames_examined: int
+    depth: int
+    elapsed_s: float
+    stopped: str
+    streams_looked: _containers.RepeatedScalarFieldContainer[str]
+    not_seen: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, moments: _Optional[_Iterable[_Union[LocatedMoment, _Mapping]]] = ..., frames_examined: _Optional[int] = ..., depth: _Optional[int] = ..., elapsed_s: _Optional[float] = ..., stopped: _Optional[str] = ..., streams_looked: _Optional[_Iterable[str]] = ..., not_seen: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListEventsRequest(_message.Message):
     __slots__ = ("stream_ids", "t_min", "t_max", "page_size", "page_token")

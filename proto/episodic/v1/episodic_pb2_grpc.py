@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class EpisodicMemoryStub:
-    """Questions, moment search and read access to the stored memory.
+    """Questions, moment search, locating by looking again at the video, and read access to the
+    stored memory.
     """
 
     def __init__(self, channel):
@@ -44,6 +45,11 @@ class EpisodicMemoryStub:
                 '/episodic.v1.EpisodicMemory/Search',
                 request_serializer=episodic_dot_v1_dot_episodic__pb2.SearchRequest.SerializeToString,
                 response_deserializer=episodic_dot_v1_dot_episodic__pb2.SearchResponse.FromString,
+                _registered_method=True)
+        self.Locate = channel.unary_unary(
+                '/episodic.v1.EpisodicMemory/Locate',
+                request_serializer=episodic_dot_v1_dot_episodic__pb2.LocateRequest.SerializeToString,
+                response_deserializer=episodic_dot_v1_dot_episodic__pb2.LocateResponse.FromString,
                 _registered_method=True)
         self.ListEvents = channel.unary_unary(
                 '/episodic.v1.EpisodicMemory/ListEvents',
@@ -73,7 +79,8 @@ class EpisodicMemoryStub:
 
 
 class EpisodicMemoryServicer:
-    """Questions, moment search and read access to the stored memory.
+    """Questions, moment search, locating by looking again at the video, and read access to the
+    stored memory.
     """
 
     def Ask(self, request, context):
@@ -85,6 +92,14 @@ class EpisodicMemoryServicer:
 
     def Search(self, request, context):
         """Find the moments (stream, start, end) that best match a description.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Locate(self, request, context):
+        """Find the second something was on screen by looking again at the stored video (not only at
+        what the memory wrote down about it): on-screen text, colours, what a vision model sees.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -141,6 +156,11 @@ def add_EpisodicMemoryServicer_to_server(servicer, server):
                     request_deserializer=episodic_dot_v1_dot_episodic__pb2.SearchRequest.FromString,
                     response_serializer=episodic_dot_v1_dot_episodic__pb2.SearchResponse.SerializeToString,
             ),
+            'Locate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Locate,
+                    request_deserializer=episodic_dot_v1_dot_episodic__pb2.LocateRequest.FromString,
+                    response_serializer=episodic_dot_v1_dot_episodic__pb2.LocateResponse.SerializeToString,
+            ),
             'ListEvents': grpc.unary_unary_rpc_method_handler(
                     servicer.ListEvents,
                     request_deserializer=episodic_dot_v1_dot_episodic__pb2.ListEventsRequest.FromString,
@@ -175,7 +195,8 @@ def add_EpisodicMemoryServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class EpisodicMemory:
-    """Questions, moment search and read access to the stored memory.
+    """Questions, moment search, locating by looking again at the video, and read access to the
+    stored memory.
     """
 
     @staticmethod
@@ -222,6 +243,33 @@ class EpisodicMemory:
             '/episodic.v1.EpisodicMemory/Search',
             episodic_dot_v1_dot_episodic__pb2.SearchRequest.SerializeToString,
             episodic_dot_v1_dot_episodic__pb2.SearchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Locate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/episodic.v1.EpisodicMemory/Locate',
+            episodic_dot_v1_dot_episodic__pb2.LocateRequest.SerializeToString,
+            episodic_dot_v1_dot_episodic__pb2.LocateResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -12,7 +12,7 @@ import pytest
 
 from episodic.core.deadline import Deadline
 from episodic.retrieval.grid_lookers import CellLook, GridObservation
-from episodic.retrieval.grid_search import Lead, Master, locate, strategy_for
+from episodic.retrieval.grid_search import Lead, Master, locate, shifts, strategy_for
 from episodic.retrieval.video_grid import GridView, VideoGrid
 
 
@@ -77,7 +77,9 @@ def test_no_lead_at_the_root_looks_between_its_frames():
 def test_nothing_there_is_said_not_guessed():
     report = locate("when was the red flash?", VideoGrid(Flash(600.0, (-5.0, -4.0))), RedLooker())
     assert report.moments == [] and report.stopped == "no lead"
-    assert report.grids_looked == 4  # the root and three shifted looks, then it gives up
+    # the root and shifted looks (½, ¼, ¾, ⅛ … of a cell) until the frame budget is spent
+    assert report.grids_looked == 1024 // 64 and report.frames_examined <= 1024
+    assert shifts(4) == [0.5, 0.25, 0.75, 0.125]
 
 
 def test_budget_and_deadline_stop_the_search():
