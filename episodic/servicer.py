@@ -42,6 +42,7 @@ _NO_DEADLINE_S = 1e8  # time_remaining() above this means the caller set no dead
 _POLL_S = 0.25  # how often a streaming call waiting on its worker checks for cancellation
 
 R = TypeVar("R")
+Q = TypeVar("Q")  # a request dataclass with a deadline_s field
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -171,21 +172,25 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         return memory
 
     # -- Ask, Search and Locate --------------------------------------------------------------
+    def _in_turn(self, run: Callable[[Q], R], req: Q, context: grpc.ServicerContext, deadline: float | None) -> R:
+        """``run(req)`` once one of ``grpc_max_concurrent_asks`` turns is free (model and
+        decoding heavy calls queue within their deadline; the wait counts against it)."""
+        if not self._asks.acquire(timeout=deadline):
+            raise ApiError(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed while waiting for a free model")
+        try:
+            if deadline is not None:
+                req = replace(req, deadline_s=_check_deadline(context))  # type: ignore[type-var]
+            return run(req)
+        finally:
+            self._asks.release()
+
     @_unary
     def Ask(self, request: pb.AskRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.AskResponse:  # noqa: N802
         req = api_convert.ask_request_from_proto(request, deadline)
         req = replace(req, scope=replace(req.scope, stream_ids=caller.scope(req.scope.stream_ids)))
         if req.scope.stream_ids == ():
             raise ApiError(grpc.StatusCode.PERMISSION_DENIED, "this API key may not read any stream")
-        qa = self.qa()
-        if not self._asks.acquire(timeout=deadline):
-            raise ApiError(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed while waiting for a free model")
-        try:
-            if deadline is not None:  # the time spent in line counts against the deadline
-                req = replace(req, deadline_s=_check_deadline(context))
-            result = qa.ask(req)
-        finally:
-            self._asks.release()
+        result = self._in_turn(self.qa().ask, req, context, deadline)
         metrics.ASKS.labels(result.pathway.value).inc()
         leaked = sorted({e.stream_id for e in result.evidence if not caller.may_see(e.stream_id)})
         if leaked:  # the answer text may rest on them: refuse rather than filter
@@ -212,16 +217,8 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         req = replace(req, scope=replace(req.scope, stream_ids=caller.scope(req.scope.stream_ids)))
         if req.scope.stream_ids == ():
             raise ApiError(grpc.StatusCode.PERMISSION_DENIED, "this API key may not read any stream")
-        qa = self.qa()
         # looking decodes video and runs the looker: it takes a turn like Ask does
-        if not self._asks.acquire(timeout=deadline):
-            raise ApiError(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed while waiting for a free model")
-        try:
-            if deadline is not None:
-                req = replace(req, deadline_s=_check_deadline(context))
-            result = qa.look.locate(req)
-        finally:
-            self._asks.release()
+        result = self._in_turn(self.qa().look.locate, req, context, deadline)
         visible = [m for m in result.moments if caller.may_see(m.stream_id)]
         looked = [s for s in result.streams_looked if caller.may_see(s)]
         if len(visible) != len(result.moments) or len(looked) != len(result.streams_looked):

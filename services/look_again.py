@@ -123,9 +123,15 @@ class LookAgain:
         for sid in anchors:  # streams the memory points at come first, then the rest named
             if sid not in streams:
                 streams.append(sid)
+        if not streams:  # nothing named, nothing in memory about it: the newest streams, whole
+            known = sorted(self.c.store.list_streams(), key=lambda x: -x.updated_at)
+            streams = [x.stream_id for x in known][:MAX_AGENT_STREAMS]
         streams.sort(key=lambda s: -max((m.score for m in anchors.get(s, [])), default=-1.0))
-        return self.look(req.query, streams[:MAX_AGENT_STREAMS], anchors, req.scope, req.max_frames,
-                         req.top_k, clock, on_progress)
+        result = self.look(req.query, streams[:MAX_AGENT_STREAMS], anchors, req.scope, req.max_frames,
+                           req.top_k, clock, on_progress)
+        result.not_seen += [f"{sid}: not looked at (at most {MAX_AGENT_STREAMS} streams per request; "
+                            "name fewer)" for sid in streams[MAX_AGENT_STREAMS:]]
+        return result
 
     def locate_file(
         self, query: str, path: str | Path, *, max_frames: int = 1024, top_k: int = 3,
@@ -139,7 +145,7 @@ class LookAgain:
                                  lambda r: on_progress(str(path), r) if on_progress else None)
         finally:
             source.close()
-        return _result([(str(path), report)], top_k)
+        return meta_result([(str(path), report)], top_k)
 
     def anchors(self, query: str, scope: Scope, *, window_s: float) -> dict[str, list[Moment]]:
         """The memory's best hits for ``query`` per stream, widened by ``window_s`` each side."""
@@ -198,7 +204,7 @@ class LookAgain:
             if source.missing:
                 not_seen.append(f"{sid}: {len(source.missing)} snippet file(s) missing on disk")
             done.append((sid, report))
-        result = _result(done, top_k)
+        result = meta_result(done, top_k)
         result.not_seen = not_seen
         return result
 
@@ -211,6 +217,7 @@ class LookAgain:
         *,
         asks_time: bool,
         budget_s: float,
+        scope: Scope | None = None,
     ) -> Inspection | None:
         """Look around the memory's best hits (``anchors``) for what the question names.
 
@@ -218,11 +225,14 @@ class LookAgain:
         for a time, else by what was read there; a multiple-choice question by the one option
         whose words the frames show and no other does. None when nothing relevant was seen."""
         s = self.settings
+        scope = scope or Scope()
         by_stream: dict[str, list[Moment]] = {}
         for m in anchors[: s.inspect_anchors]:
-            by_stream.setdefault(m.stream_id, []).append(
-                Moment(m.stream_id, max(0.0, m.t_start - s.inspect_window_s), m.t_end + s.inspect_window_s,
-                       m.score, m.why, m.segment_id))
+            lo, hi = max(0.0, m.t_start - s.inspect_window_s), m.t_end + s.inspect_window_s
+            lo = lo if scope.t_min is None else max(lo, scope.t_min)
+            hi = hi if scope.t_max is None else min(hi, scope.t_max)
+            if hi > lo:
+                by_stream.setdefault(m.stream_id, []).append(Moment(m.stream_id, lo, hi, m.score, m.why, m.segment_id))
         if not by_stream:
             return None
         query = " ".join([question, *options])
@@ -231,8 +241,6 @@ class LookAgain:
                           whole_streams=False)
         seen = [m for m in found.moments if m.confidence > 0]
         if s.looker == "openai":
-            with self._lock:
-                self._vlm()
             return self._agents_answer(question, options, by_stream, found, clock)
         if not seen:
             return None
@@ -320,7 +328,7 @@ class LookAgain:
                       virtual_loss=s.look_virtual_loss)
 
 
-def _result(done: Sequence[tuple[str, LocateReport]], top_k: int) -> LocateResult:
+def meta_result(done: Sequence[tuple[str, LocateReport]], top_k: int) -> LocateResult:
     """The meta step's ranking: every agent's moments, best first, ties to the deeper look."""
     moments = [
         LocatedMoment(sid, m.t, m.t_start, m.t_end, m.confidence, m.why, m.depth)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
+from episodic.config import Settings
 from tests.openai_standin import ChatStandIn, chat_reply, last_user_text, sent_images
 
 RED_FACTOR = 1.25  # a tile about 80 % red or more scores 1
@@ -167,3 +168,17 @@ def start(vision: RedScreenVision) -> ChatStandIn:
     standin = ChatStandIn()
     standin.responder = vision
     return standin
+
+
+def vision_settings(url: str, base: Settings | None = None, **changes: object) -> Settings:
+    """``base`` (default: the defaults) with its OpenAI-compatible client talking to the
+    stand-in at ``url`` (short timeouts, one retry), and ``changes`` on top."""
+    values: dict[str, object] = {
+        "openai_base_url": url,
+        "openai_model": "test-model",
+        "openai_timeout_s": 5.0,
+        "openai_max_retries": 1,
+        "openai_backoff_s": 0.01,
+    }
+    values.update(changes)
+    return (base or Settings()).replace(**values)

@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from episodic.config import Settings
 from episodic.core.errors import ModelError
 from episodic.reasoning.frame_answer import Frame, FrameAnswerer, salient_frames
 from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 from episodic.retrieval.frame_selection import select_salient
 from episodic.samples import _texture
 from tests.openai_standin import ChatStandIn, chat_reply, error_reply, sent_images
-from tests.vision_standin import RedScreenVision, start
+from tests.vision_standin import RedScreenVision, start, vision_settings
 
 W, H = 640, 360
 QUESTION = "What colour is the screen?"
@@ -55,16 +54,7 @@ def standin(vision: RedScreenVision) -> Iterator[ChatStandIn]:
 
 
 def _answerer(standin: ChatStandIn, **changes: object) -> FrameAnswerer:
-    values: dict[str, object] = {
-        "llm": "openai",
-        "openai_base_url": standin.url,
-        "openai_model": "test-model",
-        "openai_timeout_s": 5.0,
-        "openai_max_retries": 1,
-        "openai_backoff_s": 0.01,
-    }
-    values.update(changes)
-    return FrameAnswerer(OpenAICompatibleLLM(Settings().replace(**values).models))
+    return FrameAnswerer(OpenAICompatibleLLM(vision_settings(standin.url, llm="openai", **changes).models))
 
 
 def test_the_answer_rests_on_the_red_frame(standin: ChatStandIn, vision: RedScreenVision) -> None:

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from episodic.config import Settings
 from episodic.core.errors import ModelError
 from episodic.reasoning.grid_vlm_looker import VLMLooker
 from episodic.reasoning.openai_llm import OpenAICompatibleLLM
@@ -20,7 +19,7 @@ from episodic.retrieval.grid_search import locate
 from episodic.retrieval.video_grid import VideoGrid
 from episodic.samples import _texture
 from tests.openai_standin import ChatStandIn, chat_reply, error_reply
-from tests.vision_standin import RedScreenVision, start
+from tests.vision_standin import RedScreenVision, start, vision_settings
 
 W, H = 640, 360
 RED = (416.0, 418.0)  # holds the root grid's midpoint of F5 (600 s / 64 cells: 417.19 s)
@@ -56,16 +55,7 @@ def standin(vision: RedScreenVision) -> Iterator[ChatStandIn]:
 
 
 def _looker(standin: ChatStandIn, **changes: object) -> VLMLooker:
-    values: dict[str, object] = {
-        "llm": "openai",
-        "openai_base_url": standin.url,
-        "openai_model": "test-model",
-        "openai_timeout_s": 5.0,
-        "openai_max_retries": 1,
-        "openai_backoff_s": 0.01,
-    }
-    values.update(changes)
-    return VLMLooker(OpenAICompatibleLLM(Settings().replace(**values).models))
+    return VLMLooker(OpenAICompatibleLLM(vision_settings(standin.url, llm="openai", **changes).models))
 
 
 def test_one_look_names_the_red_cell_first(standin: ChatStandIn, vision: RedScreenVision) -> None:

@@ -15,7 +15,7 @@ from episodic.core.errors import InputError
 from episodic.core.query import AskRequest, LocateRequest, Pathway, Scope
 from episodic.pipeline import ingest_file
 from episodic.services.qa import MemoryQA
-from tests.vision_standin import RedScreenVision
+from tests.vision_standin import RedScreenVision, vision_settings
 from tests.vision_standin import start as start_vision
 
 SIGN = (80.0, 82.0)  # "EAST DOCK" written over the same picture for 2 s: no cut, no key frame
@@ -52,6 +52,12 @@ def qa(tmp_path_factory):
                                    samples.Scene(duration_s=28, seed=5, tint=(110, 110, 110))],
                            [samples.Speech(t=2.0, text="Watch the screen over there.")], fps=10)
     ingest_file(flash, "flash", components)
+    quay = root / "quay.mp4"  # a sign the ingest does read, inside a memory of tens of seconds
+    samples.make_recording(quay, [samples.Scene(duration_s=20, seed=21, tint=(90, 120, 150)),
+                                  samples.Scene(duration_s=2, seed=22, tint=(40, 150, 90), text="WEST PIER", static=True),
+                                  samples.Scene(duration_s=30, seed=23, tint=(150, 120, 90))],
+                           [samples.Speech(t=3.0, text="Here we are at the quay.")], fps=10)
+    ingest_file(quay, "quay", components)
     service = MemoryQA(components, warm_after_request=False)
     yield service
     components.close()
@@ -83,6 +89,16 @@ def test_ask_escalates_to_inspect_and_cites_the_frame(qa):
     assert 0 < when.confidence < 1
 
 
+def test_a_sure_memory_of_a_sign_is_refined_to_the_second(qa):
+    memories = qa.c.store.list_memories(stream_id="quay", with_vectors=False)
+    knew = [m for m in memories if "WEST" in m.ocr_text.upper()]
+    assert knew and knew[0].t_end - knew[0].t_start > 4.0  # the memory knows it, not when to the second
+    res = qa.ask(AskRequest("When was the sign for the west pier on screen?", scope=Scope(("quay",))))
+    assert res.pathway is Pathway.INSPECT, res
+    frame = res.evidence[0]
+    assert frame.modality == "frame" and 19.0 <= frame.t_start <= 23.0 and frame.t_end - frame.t_start < 3.0
+
+
 def test_inspect_off_by_setting_still_runs_on_request(qa):
     settings = qa.c.settings
     look = settings.look
@@ -112,9 +128,7 @@ def test_a_vision_model_navigates_to_the_moment_and_answers_from_salient_frames(
     components = qa.c
     before = components.settings
     try:
-        components.settings = before.replace(
-            looker="openai", openai_base_url=server.url, openai_model="test-model",
-            openai_timeout_s=5.0, openai_max_retries=1, openai_backoff_s=0.01)
+        components.settings = vision_settings(server.url, before, looker="openai")
         service = MemoryQA(components, warm_after_request=False)
         found = service.look.locate(LocateRequest("the red screen", Scope(("flash",))))
         assert found.moments and 29.0 <= found.moments[0].t <= 33.0, found
