@@ -9,7 +9,11 @@ Ask follows HippoMM's retrieval (C.2):
    ShortTermMemories, guided by the type – feature search with the visual text fallback
    (:mod:`retrieval.detailed`) or cross-modal association (:mod:`retrieval.association`);
 4. **adaptive reasoning** – synthesis over the detailed evidence, reconciled with the fast
-   answer; a multiple-choice question always gets exactly one option.
+   answer; a multiple-choice question always gets exactly one option;
+5. **inspect** (issue 15) – when both stay below τ on a question the configured eyes can
+   answer, when a "when … on screen" answer rests on a memory too long to say the second, or
+   on request: look again at the stored video around the best hits
+   (:mod:`services.look_again`); that answer is kept when it is surer and cites the frame.
 
 Every request is validated first (clear :class:`~episodic.core.errors.InputError` messages), and
 ``deadline_s`` is checked between stages: a request that runs out of time raises
@@ -61,14 +65,14 @@ from episodic.retrieval.video_grid import format_time
 from episodic.services.look_again import LookAgain
 
 SEARCH_HITS = 10  # moments asked for when inspect has no recall to start from
-INSPECT_RESERVE_S = 0.5
+INSPECT_RESERVE_S = 0.5  # of a request's deadline, kept for answering after looking
 WHEN_SPAN_S = 4.0  # evidence longer than this does not say when to the second
 # what the offline looker can read: questions about writing on screen
 _WRITING = re.compile(r"\b(sign|signs|signboard|written|writing|text|label|poster|banner|board|title|caption|"
                       r"slide|headline|read|reads|says on|spelled|lettering)\b", re.I)
 _ON_SCREEN = re.compile(r"\b(on screen|on the screen|shown|showed|appear(ed|s)?|visible|displayed|seen)\b", re.I)
 # "when was …", "at what point …": answered by where in the recording it was seen
-_ASKS_WHEN = re.compile(r"\s*(when\b|at what (point|moment|second|minute|time)\b|how far into\b)", re.I)  # of a request's deadline, kept for answering after looking
+_ASKS_WHEN = re.compile(r"\s*(when\b|at what (point|moment|second|minute|time)\b|how far into\b)", re.I)
 
 
 def _distinct(anchors: list[Moment], n: int) -> list[Moment]:
@@ -229,7 +233,7 @@ class MemoryQA:
         if req.inspect or refine or (s.look.inspect_enabled and pathway is Pathway.DETAILED
                                      and self._worth_inspecting(analysis, final, structured)):
             with clock.stage("inspect"):
-                looked = self._inspect(req, analysis, trace, clock)
+                looked = self._inspect(req, analysis, q_vec, trace, clock)
             if looked is not None and (req.inspect or refine or looked.confidence > final.confidence):
                 final, pathway = looked, Pathway.INSPECT
         clock.check("returning the answer")
@@ -296,15 +300,16 @@ class MemoryQA:
         top = final.support[0] if final.found and final.support else None
         return top is None or top.t_end - top.t_start > WHEN_SPAN_S
 
-    def _inspect(self, req: AskRequest, analysis: QueryAnalysis, trace: Trace, clock: Deadline) -> Draft | None:
+    def _inspect(
+        self, req: AskRequest, analysis: QueryAnalysis, q_vec: np.ndarray, trace: Trace, clock: Deadline
+    ) -> Draft | None:
         """Look around the memory's best hits; a Draft citing the frames, or None."""
         look = self.settings.look
         if trace.recall is not None and trace.recall.units:
             units = sorted(trace.recall.units, key=lambda u: -u.score)
             anchors = [Moment(u.stream_id, u.t_start, u.t_end, u.score, u.text, u.memory_id) for u in units]
         else:
-            anchors = self.moments.search(analysis, self._analyse(req.question)[0], req.scope, SEARCH_HITS,
-                                          MemoryReader(self.c.store))
+            anchors = self.moments.search(analysis, q_vec, req.scope, SEARCH_HITS, MemoryReader(self.c.store))
         anchors = _distinct(anchors, look.inspect_anchors)
         left = clock.remaining()
         budget = look.inspect_budget_s if left is None else min(look.inspect_budget_s, left - INSPECT_RESERVE_S)

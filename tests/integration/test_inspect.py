@@ -28,8 +28,8 @@ def _scenes() -> list[samples.Scene]:
         samples.Scene(duration_s=20, seed=3, tint=TINT),
         samples.Scene(duration_s=2, seed=3, tint=TINT, text="EAST DOCK"),
         samples.Scene(duration_s=18, seed=3, tint=TINT),
+        samples.Scene(duration_s=20, seed=10, tint=(30, 90, 140)),
     ]
-    scenes += [samples.Scene(duration_s=20, seed=10 + i, tint=((i * 53) % 200 + 30, 90, 140)) for i in range(3)]
     return scenes
 
 
