@@ -23,9 +23,11 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from episodic.config import Settings
@@ -182,3 +184,18 @@ def vision_settings(url: str, base: Settings | None = None, **changes: object) -
     }
     values.update(changes)
     return (base or Settings()).replace(**values)
+
+
+# -- fixtures (registered in tests/conftest.py) ----------------------------------------------------
+@pytest.fixture()
+def vision() -> RedScreenVision:
+    """A fresh scripted vision model (its switches set per test)."""
+    return RedScreenVision()
+
+
+@pytest.fixture()
+def standin(vision: RedScreenVision) -> Iterator[ChatStandIn]:
+    """The stand-in server answering with ``vision``, on loopback for one test."""
+    server = start(vision)
+    yield server
+    server.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import io
 import json
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -20,7 +19,7 @@ from episodic.reasoning.openai_llm import OpenAICompatibleLLM
 from episodic.retrieval.frame_selection import select_salient
 from episodic.samples import _texture
 from tests.openai_standin import ChatStandIn, chat_reply, error_reply, sent_images
-from tests.vision_standin import RedScreenVision, start, vision_settings
+from tests.vision_standin import RedScreenVision, vision_settings
 
 W, H = 640, 360
 QUESTION = "What colour is the screen?"
@@ -39,18 +38,6 @@ def _frames(red_at: int | None = 5) -> list[Frame]:
     if red_at is not None:
         frames[red_at] = Frame(RED_STREAM, RED_T, np.full((H, W, 3), (210, 20, 20), np.uint8))
     return frames
-
-
-@pytest.fixture()
-def vision() -> RedScreenVision:
-    return RedScreenVision()
-
-
-@pytest.fixture()
-def standin(vision: RedScreenVision) -> Iterator[ChatStandIn]:
-    s = start(vision)
-    yield s
-    s.close()
 
 
 def _answerer(standin: ChatStandIn, **changes: object) -> FrameAnswerer:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from episodic.retrieval.grid_search import locate
 from episodic.retrieval.video_grid import VideoGrid
 from episodic.samples import _texture
 from tests.openai_standin import ChatStandIn, chat_reply, error_reply
-from tests.vision_standin import RedScreenVision, start, vision_settings
+from tests.vision_standin import RedScreenVision, vision_settings
 
 W, H = 640, 360
 RED = (416.0, 418.0)  # holds the root grid's midpoint of F5 (600 s / 64 cells: 417.19 s)
@@ -40,18 +39,6 @@ class TenMinutes:
         if RED[0] <= t < RED[1]:
             return np.full((H, W, 3), (210, 20, 20), np.uint8)
         return _scene(int(t) // 10)
-
-
-@pytest.fixture()
-def vision() -> RedScreenVision:
-    return RedScreenVision()
-
-
-@pytest.fixture()
-def standin(vision: RedScreenVision) -> Iterator[ChatStandIn]:
-    s = start(vision)
-    yield s
-    s.close()
 
 
 def _looker(standin: ChatStandIn, **changes: object) -> VLMLooker:

@@ -400,7 +400,8 @@ def test_locate_end_to_end_finds_the_sign_in_scope(server):
     assert 64 <= result.frames_examined <= 1024 and result.stopped and result.elapsed_s >= 0
     # no stream named: the key's streams; the all-streams key: the streams the memory points at
     for key in (KEY_A, KEY_ALL):
-        reply = server.stub.Locate(pb.LocateRequest(query="the PLATFORM 7 sign", top_k=1), metadata=md(key), timeout=300)
+        reply = server.stub.Locate(pb.LocateRequest(query="the PLATFORM 7 sign", top_k=1, max_frames=256),
+                                   metadata=md(key), timeout=300)
         assert len(reply.moments) == 1 and _shows_the_sign(reply.moments[0]), (key, reply)
 
 
