@@ -456,10 +456,6 @@ def shifts(n: int) -> list[float]:
     return out
 
 
-def view_frames(grid: VideoGrid) -> int:
-    return grid.k * grid.k
-
-
 def _depth_of(grid: VideoGrid, span_s: float) -> int:
     """The layer whose grids last about ``span_s`` (0 = the root)."""
     total = float(grid.source.t_end) - float(grid.source.t_start)

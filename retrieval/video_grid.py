@@ -217,7 +217,8 @@ class VideoGrid:
 
     @property
     def cache_hit_rate(self) -> float:
-        """Share of frame and grid-image requests answered from the cache."""
+        """Share of frame requests answered from the cache (a grid image asked for again is
+        counted apart, in ``image_hits``)."""
         asked = self.frames_decoded + self.frame_hits
         return self.frame_hits / asked if asked else 0.0
 
