@@ -13,12 +13,22 @@ import numpy as np
 
 from episodic.core.article import Article, ArticleProgress, ArticleRequest
 from episodic.core.llm import LanguageModel
-from episodic.core.query import AskRequest, AskResult, LocateRequest, LocateResult, Moment, Scope
+from episodic.core.query import (
+    AskRequest,
+    AskResult,
+    LocateRequest,
+    LocateResult,
+    Moment,
+    RecallRequest,
+    RecallResult,
+    Scope,
+)
 from episodic.core.records import (
     FrameObservation,
     ShortTermMemory,
     SnippetRef,
     StreamInfo,
+    StreamOverview,
     ThetaEvent,
     TranscriptPiece,
 )
@@ -96,6 +106,15 @@ class RecordWriter(Protocol):
 
     def upsert_stream(self, info: StreamInfo) -> None: ...
 
+    def upsert_overviews(self, overviews: Sequence[StreamOverview]) -> None:
+        """Write stream and stretch overviews; a re-upsert (same id) replaces the old version."""
+        ...
+
+    def delete_overviews(self, stream_id: str, keep_ids: set[str] | None = None) -> int:
+        """Delete the stream's overviews whose id is not in ``keep_ids`` (all when None);
+        returns how many were deleted. ``delete_stream`` removes them too."""
+        ...
+
     def delete_stream_records_except(self, stream_id: str, keep_memory_ids: set[str]) -> int:
         """Delete the stream's memories (with their events, E_i and frames) not in
         ``keep_memory_ids``; returns the number of records deleted."""
@@ -137,12 +156,20 @@ class RecordReader(Protocol):
 
     def get_stream(self, stream_id: str) -> StreamInfo | None: ...
 
+    def list_overviews(
+        self, stream_id: str | Iterable[str] | None = None, scope: str | None = None,
+        limit: int = 10000, with_vectors: bool = False,
+    ) -> list[StreamOverview]:
+        """Overviews sorted by (stream_id, scope "stream" first, t_start); ``scope`` "stream"
+        or "stretch" keeps one kind."""
+        ...
+
     def list_streams(self) -> list[StreamInfo]:
         """Every stream, sorted by id."""
         ...
 
     def counts(self) -> dict[str, int]:
-        """Records per kind: memories, events, vectors (E_i), frames, streams."""
+        """Records per kind: memories, events, vectors (E_i), frames, streams, overviews."""
         ...
 
 
@@ -177,6 +204,13 @@ class RecordSearch(Protocol):
     ) -> list[tuple[str, float]]:
         """(memory id, score) of the nearest rows of ``source`` ("events", "memories",
         "vectors"), without reading the records."""
+        ...
+
+    def search_overviews(
+        self, vector: Any, top_k: int = 10, stream_ids: str | Iterable[str] | None = None,
+        scope: str | None = None,
+    ) -> list[tuple[StreamOverview, float]]:
+        """Overviews by their text embedding (``scope`` as in list_overviews)."""
         ...
 
     def search_frames(
@@ -261,8 +295,8 @@ class QueryBackends(Protocol):
 # -- the memory as a service -----------------------------------------------------------------
 @runtime_checkable
 class MemoryService(Protocol):
-    """Questions, moment search, locating by looking again at the video, and articles,
-    answered in this process (services.local.LocalMemoryService) or by a server
+    """Questions, moment search, locating by looking again at the video, fuzzy recall, and
+    articles, answered in this process (services.local.LocalMemoryService) or by a server
     (episodic.client.Client): the same requests, the same typed results, the same errors
     (InputError, DeadlineExceeded …)."""
 
@@ -275,6 +309,13 @@ class MemoryService(Protocol):
     def locate(self, req: LocateRequest) -> LocateResult:
         """The moments in scope that the stored video itself shows ``req.query`` at, best
         first (looking again at the frames, not at what the memory wrote about them)."""
+        ...
+
+    def recall(self, req: RecallRequest) -> RecallResult:
+        """The streams in scope that match a half-remembered description, best first, each with
+        its key moment and how every facet given held (issue 16). A stream that fails a facet
+        is not a result: it is named in ``rejected``, so a vague memory is never answered with a
+        guess."""
         ...
 
     def write_article(

@@ -129,3 +129,51 @@ class LocateResult:
     streams_looked: list[str] = field(default_factory=list)
     # what could not be looked at, in words ("cam2: no stored video (audio only)")
     not_seen: list[str] = field(default_factory=list)
+
+
+# -- fuzzy recall (issue 16: RACLO's Recall → Search → Verify over the memory) ---------------
+# RVMS-Bench's four kinds of half-remembered detail: the global impression of a recording (G),
+# a key moment (K), what came before or after it (T) and what was heard (A).
+FacetName = Literal["global", "key_moment", "temporal", "audio"]
+FACET_NAMES: tuple[FacetName, ...] = ("global", "key_moment", "temporal", "audio")
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """A half-remembered description, as free text and/or explicit facets.
+
+    Explicit facets win over what the free text is split into; at least one must be given.
+    """
+
+    description: str = ""
+    global_impression: str = ""
+    key_moment: str = ""
+    temporal: str = ""
+    audio: str = ""
+    scope: Scope = Scope()
+    top_k: int = 5
+    deadline_s: float | None = None
+
+
+@dataclass
+class RecalledStream:
+    """One candidate: a stream, the key moment localised in it, and how each facet held."""
+
+    stream_id: str
+    t: float  # the key moment's best second (the middle of its segment without looking again)
+    t_start: float
+    t_end: float
+    confidence: float
+    facets: dict[str, float] = field(default_factory=dict)  # facet name → score in [0, 1]
+    why: str = ""
+    segment_id: str = ""
+
+
+@dataclass
+class RecallResult:
+    results: list[RecalledStream] = field(default_factory=list)  # best first
+    # the facet queries the description became ({"key_moment": "a cat on the counter", …})
+    facets: dict[str, str] = field(default_factory=dict)
+    # streams that matched some facet but failed another, in words
+    rejected: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0

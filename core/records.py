@@ -60,6 +60,13 @@ def vector_id(owner_id: str, kind: str, index: int) -> str:
     return f"{owner_id}.{kind}{index:04d}"
 
 
+def overview_id(stream_id: str, t_start: float | None = None) -> str:
+    """A stream-wide overview (``t_start`` None) or the overview of the stretch starting there."""
+    if t_start is None:
+        return f"{stream_id}.overview"
+    return f"{stream_id}@{_ms(t_start):012d}.o"
+
+
 def segment_id(stream_id: str, t_start: float) -> str:
     """A raw (pre-consolidation) segment; it names the snippet file of that segment."""
     return f"{stream_id}@{_ms(t_start):012d}.s"
@@ -196,6 +203,35 @@ class ThetaEvent:
     visual_context: list[str] = field(default_factory=list)  # I_θ: descriptions used
     audio_context: list[str] = field(default_factory=list)  # A_θ: transcript used
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+# How much of a stream an overview covers: all of it so far, or one stretch (overview_stretch_s).
+OverviewScope = Literal["stream", "stretch"]
+
+
+@dataclass
+class StreamOverview:
+    """What a whole stream (or one long stretch of it) is about: the record a half-remembered
+    "global impression" is verified against (issue 16, RVMS-Bench's G facet).
+
+    Composed from the stream's events and memories (memory/overview.py), never written by a
+    model on the embedded default, so every word in ``text`` is in the memory. ``facets``
+    keeps the parts apart (topics, people, objects, places, on-screen text, sounds, tone) so
+    a verifier can score each; ``text`` is their sentence and ``vector`` its embedding.
+    Rebuilt as a live stream grows: the id depends only on the stream and the stretch start,
+    so an upsert replaces the previous version.
+    """
+
+    id: str
+    stream_id: str
+    t_start: float
+    t_end: float
+    scope: OverviewScope
+    text: str
+    vector: np.ndarray
+    facets: dict[str, list[str]] = field(default_factory=dict)
+    events: int = 0  # ThetaEvents it was composed from
+    updated_at: float = 0.0  # unix time
 
 
 @dataclass

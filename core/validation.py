@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from episodic.core.article import ArticleRequest, ArticleStyle, Fusion
 from episodic.core.errors import InputError
-from episodic.core.query import AskRequest, LocateRequest, Scope
+from episodic.core.query import AskRequest, LocateRequest, RecallRequest, Scope
 from episodic.core.records import validate_stream_id
 
 MAX_QUESTION_CHARS = 4000
@@ -163,6 +163,33 @@ def locate_request(req: Any) -> LocateRequest:
         max_frames=frames,
         top_k=top_k(req.top_k),
         deadline_s=deadline(req.deadline_s),
+    )
+
+
+MAX_DESCRIPTION_CHARS = 2000
+
+
+def recall_request(req: Any) -> RecallRequest:
+    """A clean copy of a RecallRequest, or an InputError saying exactly what is wrong: every
+    text field is optional, but at least one must hold something."""
+    if not isinstance(req, RecallRequest):
+        raise InputError(f"expected a RecallRequest, got {type(req).__name__}")
+    names = {"description": "description", "global_impression": "global impression",
+             "key_moment": "key moment", "temporal": "temporal clue", "audio": "audio clue"}
+    clean: dict[str, str] = {}
+    for field_name, what in names.items():
+        value = getattr(req, field_name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            clean[field_name] = ""
+        else:
+            clean[field_name] = text(value, what, MAX_DESCRIPTION_CHARS)
+    if not any(clean.values()):
+        raise InputError(
+            "the description is empty: say what you remember (free text), or give at least one "
+            "of the global impression, key moment, temporal or audio clues"
+        )
+    return RecallRequest(
+        **clean, scope=scope(req.scope), top_k=top_k(req.top_k), deadline_s=deadline(req.deadline_s),
     )
 
 

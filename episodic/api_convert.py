@@ -7,6 +7,7 @@ reading its JSON must not be able to tell which. So the server turns dataclasses
 messages (``*_to_proto``), the CLI turns messages back into the same dataclasses
 (``*_from_proto``), and only ``*_to_dict`` ever makes JSON. The request builders validate the
 limits once for both paths, so a bad question gets the same message in-process and remotely.
+Fuzzy recall's shapes follow the same rules in :mod:`episodic.api_recall`.
 """
 
 from __future__ import annotations

@@ -16,10 +16,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from episodic import api_convert
+from episodic import api_convert, api_recall
 from episodic.core.article import Article, ArticleProgress, ArticleRequest
 from episodic.core.errors import EpisodicError, InputError
-from episodic.core.query import AskRequest, AskResult, LocateRequest, LocateResult, Moment, Scope
+from episodic.core.query import (
+    AskRequest,
+    AskResult,
+    LocateRequest,
+    LocateResult,
+    Moment,
+    RecallRequest,
+    RecallResult,
+    Scope,
+)
 
 MAX_RECEIVE_BYTES = 16 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 300.0
@@ -70,7 +79,7 @@ def open_channel(server: str, ca_root: bytes | None = None) -> Any:
 
 
 class Client:
-    """Ask, Search, Locate and Article on an `episodic serve` at ``server`` (host:port)."""
+    """Ask, Search, Locate, Recall and Article on an `episodic serve` at ``server`` (host:port)."""
 
     def __init__(
         self, server: str, api_key: str | None = None, ca_cert: Path | None = None,
@@ -133,6 +142,13 @@ class Client:
         request's deadline is the call's, as for Ask."""
         reply = self._unary("Locate", api_convert.locate_request_to_proto(req), req.deadline_s or self.timeout_s)
         return api_convert.locate_result_from_proto(reply)
+
+    def recall(self, req: RecallRequest) -> RecallResult:
+        """Fuzzy recall on the server's memory (the streams the API key may see); the request's
+        deadline is the call's, as for Ask."""
+        msg = api_recall.recall_request_to_proto(req)
+        reply = self._unary("Recall", msg, req.deadline_s or self.timeout_s)
+        return api_recall.recall_result_from_proto(reply)
 
     def write_article(
         self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None

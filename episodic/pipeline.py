@@ -31,6 +31,7 @@ from episodic.core.records import (
 )
 from episodic.memory.consolidation import Consolidator
 from episodic.memory.encoder import PerceptualEncoder, StageTimer
+from episodic.memory.overview import refresh_overviews
 from episodic.memory.replay import SemanticReplay
 from episodic.stream.segmentation import StreamSegmenter
 
@@ -437,10 +438,26 @@ class StreamRunner:
         return self.ingestor.segmenter.emitted_until
 
     def _restart_at(self, chunk: Any) -> None:
+        run_start = self.checkpoint.t_s
         end = self._close_run()
         self.checkpoint = Checkpoint(chunk.seq, max(chunk.t_start, end))
         self.ingestor = self._new_ingestor(self.checkpoint.t_s)
+        self.refresh_overviews(since_s=run_start)
         self.c.store.upsert_stream(self.stream_info())
+
+    def refresh_overviews(self, since_s: float = 0.0) -> None:
+        """Recompose the stream's overview and its stretches from ``since_s`` on (fuzzy
+        recall's global impressions). They are derived from stored memories and recomposed
+        at the next checkpoint anyway, so a failure is a warning, never a lost ingest."""
+        started = time.perf_counter()
+        try:
+            refresh_overviews(self.c.store, self.c.embedder, self.stream_id,
+                              self.s.overview_stretch_s, since_s=since_s)
+        except EpisodicError as exc:
+            msg = f"the stream overview was not updated ({exc}); recall's global impressions may be stale"
+            log.warning("%s: %s", self.stream_id, msg)
+            self.warnings.append(msg)
+        self.timer.add("overview", started)
 
     def finish(self) -> Progress:
         """The stream ended (or the caller stops reading it): store the rest."""
@@ -593,6 +610,7 @@ def ingest_file(
         raise MediaError(f"{p} holds no decodable audio or video")
     removed = components.store.delete_stream_records_except(stream_id, runner.memory_ids)
     components.snippets.delete_stream(stream_id, runner.snippet_uris)
+    runner.refresh_overviews()
     components.store.upsert_stream(runner.stream_info(complete=True))
     components.store.flush()
     if on_progress is not None:

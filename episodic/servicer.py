@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from episodic import api_convert, api_records, metrics
+from episodic import api_convert, api_recall, api_records, metrics
 from episodic.core import validation
 from episodic.core.article import ArticleProgress
 from episodic.core.errors import DeadlineExceeded, InputError, ModelError, StoreError
@@ -133,6 +133,8 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         self._qa_lock = threading.Lock()
         self._articles: Any = None
         self._articles_lock = threading.Lock()
+        self._recall: Any = None
+        self._recall_lock = threading.Lock()
         self._asks = threading.BoundedSemaphore(max_concurrent_asks)
 
     # -- helpers -----------------------------------------------------------------------------
@@ -155,6 +157,16 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
                 self._articles = ArticleService(self.components, qa=self.qa())
             return self._articles
 
+    def recall_service(self) -> Any:
+        """The FuzzyRecall, built on first use over the same MemoryQA as Ask and Search (one
+        set of models and one vector cache for all)."""
+        with self._recall_lock:
+            if self._recall is None:
+                from episodic.services.recall import FuzzyRecall
+
+                self._recall = FuzzyRecall(self.components, qa=self.qa())
+            return self._recall
+
     def _segment(self, segment_or_event_id: str, caller: Caller) -> ShortTermMemory:
         """The segment a caller may see, by segment id or event id; NOT_FOUND otherwise
         (the same message whether it does not exist or belongs to another key)."""
@@ -171,7 +183,7 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
             raise ApiError(grpc.StatusCode.NOT_FOUND, f"no segment {ident!r}")
         return memory
 
-    # -- Ask, Search and Locate --------------------------------------------------------------
+    # -- Ask, Search, Locate and Recall -----------------------------------------------------
     def _in_turn(self, run: Callable[[Q], R], req: Q, context: grpc.ServicerContext, deadline: float | None) -> R:
         """``run(req)`` once one of ``grpc_max_concurrent_asks`` turns is free (model and
         decoding heavy calls queue within their deadline; the wait counts against it)."""
@@ -228,6 +240,27 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
                              not_seen=[n for n in result.not_seen if caller.may_see(n.partition(":")[0])])
         result.moments = result.moments[:req.top_k]
         return api_convert.locate_result_to_proto(result)
+
+    @_unary
+    def Recall(self, request: pb.RecallRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.RecallResponse:  # noqa: N802
+        """Fuzzy recall within the caller's streams: scoped like Search before anything is
+        read, and neither a result nor a rejected stream outside the scope is returned. Like
+        Search it takes no turn: it embeds and searches, and the rule parser (the default)
+        needs no language model; a model parser's backend serialises its own calls."""
+        req = api_recall.recall_request_from_proto(request, deadline)
+        req = replace(req, scope=replace(req.scope, stream_ids=caller.scope(req.scope.stream_ids)))
+        if req.scope.stream_ids == ():
+            raise ApiError(grpc.StatusCode.PERMISSION_DENIED, "this API key may not read any stream")
+        result = self.recall_service().recall(req)
+        visible = [r for r in result.results if caller.may_see(r.stream_id)]
+        # rejected lines name their stream first ("cam2: ..."): keep only the caller's
+        rejected = [line for line in result.rejected if caller.may_see(line.partition(":")[0])]
+        if len(visible) != len(result.results) or len(rejected) != len(result.rejected):
+            log.error("Recall (key %s): FuzzyRecall.recall returned streams outside the scope",
+                      caller.key_id)
+            result = replace(result, results=visible, rejected=rejected)
+        result.results = result.results[:req.top_k]
+        return api_recall.recall_result_to_proto(result)
 
     # -- Article -----------------------------------------------------------------------------
     @_streaming

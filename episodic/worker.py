@@ -312,6 +312,7 @@ class Worker:
             # the whole stream went through this runner: drop records of earlier runs
             store.delete_stream_records_except(runner.stream_id, runner.memory_ids)
             self.c.snippets.delete_stream(runner.stream_id, runner.snippet_uris)
+        runner.refresh_overviews(since_s=0.0 if not runner.resumed else runner.checkpoint.t_s)
         store.upsert_stream(runner.stream_info())
         store.flush()
         for w in runner.warnings:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from episodic.core.errors import InputError, StoreError
-from episodic.core.records import ShortTermMemory, StreamInfo, ThetaEvent, vector_id
+from episodic.core.records import ShortTermMemory, StreamInfo, StreamOverview, ThetaEvent, vector_id
 from episodic.memory.milvus_codecs import _check_dim, _check_limit, _check_top_k, _vector
 from episodic.memory.milvus_filters import (
     MODALITY,
@@ -27,8 +27,11 @@ from episodic.memory.milvus_filters import (
     check_range,
     check_stream,
     check_time,
+    overview_order,
+    scope_filter,
     stream_list,
 )
+from episodic.memory.milvus_rows import checked_overviews
 from episodic.memory.vector_cache import VectorCache
 
 SEARCH_SOURCES = ("events", "memories", "vectors")
@@ -52,7 +55,8 @@ def _overlaps(t0: float, t1: float, t_min: float | None, t_max: float | None) ->
 
 
 class InMemoryStore:
-    """Memories, events and streams in dicts; vectors in :class:`VectorCache` matrices."""
+    """Memories, events, overviews and streams in dicts; vectors in :class:`VectorCache`
+    matrices."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -62,6 +66,7 @@ class InMemoryStore:
         self._memories: dict[str, ShortTermMemory] = {}
         self._events: dict[str, ThetaEvent] = {}
         self._streams: dict[str, StreamInfo] = {}
+        self._overviews: dict[str, StreamOverview] = {}
         self._children: dict[str, tuple[list[str], list[str]]] = {}  # memory id → (E_i ids, frame ids)
         self._rows: dict[str, dict[str, dict[str, Any]]] = {"vectors": {}, "frames": {}}
         self._caches: dict[str, VectorCache] = {}
@@ -87,6 +92,8 @@ class InMemoryStore:
                     "memories": VectorCache(text_dim, has_memory_id=False, has_modality=False),
                     "vectors": VectorCache(text_dim, has_memory_id=True, has_modality=True),
                     "frames": VectorCache(feature_dim, has_memory_id=True, has_modality=False),
+                    # the modality column holds the scope, so a scope filter is a cache mask
+                    "overviews": VectorCache(text_dim, has_memory_id=False, has_modality=True),
                 }
             self._text_dim, self._feature_dim = text_dim, feature_dim
             self._models.update(models)
@@ -181,6 +188,31 @@ class InMemoryStore:
                 for e in events
             ])
 
+    def upsert_overviews(self, overviews: Sequence[StreamOverview]) -> None:
+        if not overviews:
+            return
+        self._require_schema()
+        staged = checked_overviews(overviews, self._text_dim)  # validate everything before writing
+        with self._lock:
+            for o in staged:
+                self._overviews[o.id] = o
+            self._caches["overviews"].put([
+                {"id": o.id, "stream_id": o.stream_id, "t_start": o.t_start, "t_end": o.t_end,
+                 "modality": o.scope, "vector": o.vector}
+                for o in staged
+            ])
+
+    def delete_overviews(self, stream_id: str, keep_ids: set[str] | None = None) -> int:
+        sid = check_stream(stream_id)
+        keep = set(keep_ids or ())
+        with self._lock:
+            stale = [i for i, o in self._overviews.items() if o.stream_id == sid and i not in keep]
+            for i in stale:
+                del self._overviews[i]
+            if stale:
+                self._caches["overviews"].delete(stale)
+        return len(stale)
+
     def upsert_stream(self, info: StreamInfo) -> None:
         self._require_schema()
         check_stream(info.stream_id)
@@ -209,7 +241,7 @@ class InMemoryStore:
     def delete_stream(self, stream_id: str) -> int:
         sid = check_stream(stream_id)
         with self._lock:
-            removed = self.delete_stream_records_except(sid, set())
+            removed = self.delete_stream_records_except(sid, set()) + self.delete_overviews(sid)
             if self._streams.pop(sid, None) is not None:
                 removed += 1
         return removed
@@ -252,6 +284,26 @@ class InMemoryStore:
             out.vector = np.zeros(0, dtype=np.float32)
         return out
 
+    def list_overviews(
+        self, stream_id: str | Iterable[str] | None = None, scope: str | None = None,
+        limit: int = 10000, with_vectors: bool = False,
+    ) -> list[StreamOverview]:
+        limit, sids, scope = _check_limit(limit), stream_list(stream_id), scope_filter(scope)
+        with self._lock:
+            found = [
+                o for o in self._overviews.values()
+                if (sids is None or o.stream_id in sids) and (scope is None or o.scope == scope)
+            ]
+        found.sort(key=overview_order)
+        return [self._overview_out(o, with_vectors) for o in found[:limit]]
+
+    @staticmethod
+    def _overview_out(o: StreamOverview, with_vectors: bool) -> StreamOverview:
+        out = copy.deepcopy(o)
+        if not with_vectors:
+            out.vector = np.zeros(0, dtype=np.float32)
+        return out
+
     def get_memory(self, memory_id: str, with_vectors: bool = True) -> ShortTermMemory | None:
         m = self._memories.get(check_id(memory_id, "memory id"))
         return None if m is None else self._memory_out(m, with_vectors)
@@ -282,7 +334,8 @@ class InMemoryStore:
         with self._lock:
             return {
                 "events": len(self._events), "memories": len(self._memories), "vectors": len(self._rows["vectors"]),
-                "frames": len(self._rows["frames"]), "streams": len(self._streams), "meta": int(self._text_dim is not None),
+                "frames": len(self._rows["frames"]), "overviews": len(self._overviews),
+                "streams": len(self._streams), "meta": int(self._text_dim is not None),
             }
 
     # -- searches --------------------------------------------------------------------------
@@ -336,6 +389,15 @@ class InMemoryStore:
             raise InputError(f"invalid modality {modality!r} for {source}")
         with self._lock:
             return [(mid, s) for _, mid, s in self._hits(source, vector, top_k, stream_ids, t_min, t_max, modality)]
+
+    def search_overviews(
+        self, vector: Any, top_k: int = 10, stream_ids: str | Iterable[str] | None = None,
+        scope: str | None = None,
+    ) -> list[tuple[StreamOverview, float]]:
+        scope = scope_filter(scope)
+        with self._lock:
+            hits = self._hits("overviews", vector, top_k, stream_ids, None, None, modality=scope)
+            return [(self._overview_out(self._overviews[i], True), s) for i, _, s in hits]
 
     def search_frames(
         self, vector: Any, top_k: int = 10, stream_ids: str | Iterable[str] | None = None,

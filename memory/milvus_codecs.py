@@ -21,6 +21,7 @@ TEXT_MAX_BYTES = 65535  # the largest VARCHAR Milvus allows; it costs nothing un
 SUMMARY_MAX_BYTES = 4096
 SOURCE_MAX_BYTES = 4096
 MODALITY_MAX = 32
+SCOPE_MAX = 16  # an overview's scope: "stream" or "stretch"
 JSON_MAX_BYTES = 65536  # Milvus's limit for one JSON value
 PLACEHOLDER_DIM = 2
 PLACEHOLDER_VECTOR = [1.0, 0.0]
@@ -135,6 +136,29 @@ def _check_limit(limit: Any) -> int:
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
         raise InputError(f"limit must be a non-negative integer, got {limit!r}")
     return int(limit)
+
+
+def _check_count(value: Any, what: str) -> int:
+    """A non-negative integer count (stored as INT64)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InputError(f"{what} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _facet_lists(value: Any, what: str) -> dict[str, list[str]]:
+    """An overview's facets as plain ``{name: [str, ...]}``: a tuple or a numpy string would
+    come back from Milvus's JSON as something else, and a bare string as its characters, so
+    both stores accept only lists (or tuples) of strings and keep lists."""
+    if not isinstance(value, dict):
+        raise InputError(f"{what} must be a dict of lists of strings, got {type(value).__name__}")
+    out: dict[str, list[str]] = {}
+    for name, items in value.items():
+        if not isinstance(name, str) or not isinstance(items, (list, tuple)):
+            raise InputError(f"{what}: facet {name!r} must be a list of strings under a str name")
+        if not all(isinstance(x, str) for x in items):
+            raise InputError(f"{what}: facet {name!r} holds something other than strings")
+        out[name] = list(items)
+    return out
 
 
 def _check_dim(dim: Any, what: str) -> int:

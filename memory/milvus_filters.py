@@ -14,16 +14,22 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 from episodic.core.errors import InputError
-from episodic.core.records import STREAM_ID_PATTERN, validate_stream_id
+from episodic.core.records import (
+    STREAM_ID_PATTERN,
+    OverviewScope,
+    StreamOverview,
+    validate_stream_id,
+)
 
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9._@:+-]{1,256}$")
 MODALITY = re.compile(r"[a-z][a-z0-9_]{0,31}")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+OVERVIEW_SCOPES: tuple[str, ...] = get_args(OverviewScope)  # ("stream", "stretch")
 
 
 def _literal(name: str, value: Any) -> str:
@@ -96,6 +102,29 @@ def stream_list(stream_ids: str | Iterable[str] | None) -> list[str] | None:
     if isinstance(stream_ids, str):
         stream_ids = [stream_ids]
     return sorted({check_stream(s) for s in stream_ids})
+
+
+def check_scope(value: Any) -> str:
+    """An overview's scope, one of OVERVIEW_SCOPES: it reaches filters, so nothing else may."""
+    if not isinstance(value, str) or value not in OVERVIEW_SCOPES:
+        raise InputError(f"scope must be one of {', '.join(OVERVIEW_SCOPES)}, got {value!r}")
+    return value
+
+
+def scope_filter(scope: Any) -> str | None:
+    """A listing's or search's scope: None keeps both kinds of overview."""
+    return None if scope is None else check_scope(scope)
+
+
+def scope_clause(scope: str | None) -> tuple[str, dict[str, Any]] | None:
+    """The extra clause of :func:`build_filter` for a checked scope (None: no clause)."""
+    return None if scope is None else ("scope == {scope}", {"scope": scope})
+
+
+def overview_order(o: StreamOverview) -> tuple[str, bool, float, str]:
+    """The listing order of overviews in every store: by stream, the stream-wide overview
+    first, then its stretches by start (the id breaks ties so the order is total)."""
+    return (o.stream_id, o.scope != "stream", o.t_start, o.id)
 
 
 def check_range(t_min: Any, t_max: Any) -> tuple[float | None, float | None]:

@@ -1,9 +1,10 @@
 """Records ↔ Milvus rows: a ShortTermMemory becomes one memory row plus its E_i and frame
-rows, a ThetaEvent and a StreamInfo one row each. A mixin of
+rows, a ThetaEvent, a StreamOverview and a StreamInfo one row each. A mixin of
 :class:`~episodic.memory.milvus_store.MilvusStore` (it needs the store's dimensions)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from episodic.core.records import (
     SnippetRef,
     SoundObservation,
     StreamInfo,
+    StreamOverview,
     ThetaEvent,
     TranscriptPiece,
     vector_id,
@@ -23,7 +25,9 @@ from episodic.memory.milvus_codecs import (
     SUMMARY_MAX_BYTES,
     TEXT_MAX_BYTES,
     _b64_vector,
+    _check_count,
     _f32,
+    _facet_lists,
     _from_b64,
     _items,
     _json_field,
@@ -32,8 +36,35 @@ from episodic.memory.milvus_codecs import (
 )
 from episodic.memory.milvus_filters import MODALITY as _MODALITY
 from episodic.memory.milvus_filters import check_id as _check_id
+from episodic.memory.milvus_filters import check_scope as _check_scope
 from episodic.memory.milvus_filters import check_stream as _check_stream
 from episodic.memory.milvus_filters import check_time as _check_time
+
+
+def checked_overview(o: StreamOverview, dim: int) -> StreamOverview:
+    """A validated copy of ``o`` in plain values (float times, a float32 vector, facet lists),
+    shared by both stores so they accept and refuse exactly the same overviews."""
+    oid = _check_id(o.id, "overview id")
+    return StreamOverview(
+        id=oid,
+        stream_id=_check_stream(o.stream_id),
+        t_start=_check_time(o.t_start, f"{oid}: t_start"),
+        t_end=_check_time(o.t_end, f"{oid}: t_end"),
+        scope=_check_scope(o.scope),  # type: ignore[arg-type]
+        text=str(o.text),
+        vector=_f32(_vector(o.vector, dim, f"overview {oid} vector")),
+        facets=_facet_lists(o.facets, f"overview {oid} facets"),
+        events=_check_count(o.events, f"{oid}: events"),
+        updated_at=_check_time(o.updated_at, f"{oid}: updated_at"),
+    )
+
+
+def checked_overviews(overviews: Sequence[StreamOverview], dim: int) -> list[StreamOverview]:
+    """A batch checked before anything is written; one id twice would leave which version
+    was kept up to the backend, so it is refused."""
+    if len({o.id for o in overviews}) != len(overviews):
+        raise InputError("upsert_overviews got the same overview id twice in one batch")
+    return [checked_overview(o, dim) for o in overviews]
 
 
 class MilvusRows:
@@ -224,6 +255,39 @@ class MilvusRows:
             visual_context=[str(x) for x in _items(r.get("visual_context"))],
             audio_context=[str(x) for x in _items(r.get("audio_context"))],
             metadata=dict(r.get("metadata") or {}),
+        )
+
+    @staticmethod
+    def _overview_row(o: StreamOverview) -> dict[str, Any]:
+        """The row of an overview already passed through :func:`checked_overview`."""
+        return {
+            "id": o.id,
+            "stream_id": o.stream_id,
+            "t_start": o.t_start,
+            "t_end": o.t_end,
+            "scope": o.scope,
+            "text": _truncate_utf8(o.text, SUMMARY_MAX_BYTES),
+            "facets": _json_field(o.facets, o.id, "facets"),
+            "events": o.events,
+            "updated_at": o.updated_at,
+            "vector": o.vector.tolist(),
+        }
+
+    @staticmethod
+    def _overview_from_row(r: dict[str, Any]) -> StreamOverview:
+        """An overview from its row; without a ``vector`` field (a light listing) the vector
+        is empty, as for events."""
+        return StreamOverview(
+            id=r["id"],
+            stream_id=r["stream_id"],
+            t_start=float(r["t_start"]),
+            t_end=float(r["t_end"]),
+            scope=r["scope"],
+            text=r.get("text", ""),
+            vector=_f32(r.get("vector", [])),
+            facets={str(k): [str(x) for x in v] for k, v in (r.get("facets") or {}).items()},
+            events=int(r.get("events", 0)),
+            updated_at=float(r.get("updated_at", 0.0)),
         )
 
     @staticmethod

@@ -16,6 +16,7 @@ from episodic.memory.milvus_codecs import (
     MODALITY_MAX,
     PLACEHOLDER_DIM,
     PLACEHOLDER_VECTOR,
+    SCOPE_MAX,
     SOURCE_MAX_BYTES,
     STREAM_ID_MAX,
     SUMMARY_MAX_BYTES,
@@ -34,20 +35,27 @@ CREATE_RACE_WAIT_S = 10.0  # how long a collection another process is creating m
 # (asr, llm) are informational and simply updated in the meta record.
 VECTOR_MODEL_ROLES = ("embedder", "describer")
 
-EVENTS, MEMORIES, VECTORS, FRAMES, STREAMS, META = (
+EVENTS, MEMORIES, VECTORS, FRAMES, OVERVIEWS, STREAMS, META = (
     "events",
     "memories",
     "vectors",
     "frames",
+    "overviews",
     "streams",
     "meta",
 )
-ALL_COLLECTIONS = (EVENTS, MEMORIES, VECTORS, FRAMES, STREAMS, META)
+# Stores made before a collection existed lack it (overviews: before issue 16); ensure_schema
+# creates what is missing, and readers of such a store find that collection empty.
+ALL_COLLECTIONS = (EVENTS, MEMORIES, VECTORS, FRAMES, OVERVIEWS, STREAMS, META)
 EVENT_FIELDS = (
     "id", "stream_id", "t_start", "t_end", "memory_id", "summary", "memory_vector",
     "visual_context", "audio_context", "metadata", "vector",
 )
-TEXT_DIM_COLLECTIONS = (EVENTS, MEMORIES, VECTORS)
+OVERVIEW_FIELDS = (
+    "id", "stream_id", "t_start", "t_end", "scope", "text", "facets", "events", "updated_at",
+    "vector",
+)
+TEXT_DIM_COLLECTIONS = (EVENTS, MEMORIES, VECTORS, OVERVIEWS)
 
 
 class MilvusSchema:
@@ -100,6 +108,13 @@ class MilvusSchema:
             s.add_field("memory_id", DataType.VARCHAR, max_length=ID_MAX)
             s.add_field("ord", DataType.INT64)
             s.add_field("vector", DataType.FLOAT_VECTOR, dim=feature_dim)
+        elif collection == OVERVIEWS:
+            s.add_field("scope", DataType.VARCHAR, max_length=SCOPE_MAX)
+            s.add_field("text", DataType.VARCHAR, max_length=SUMMARY_MAX_BYTES)
+            s.add_field("facets", DataType.JSON)
+            s.add_field("events", DataType.INT64)
+            s.add_field("updated_at", DataType.DOUBLE)
+            s.add_field("vector", DataType.FLOAT_VECTOR, dim=text_dim)
         elif collection == STREAMS:
             s.add_field("source", DataType.VARCHAR, max_length=SOURCE_MAX_BYTES)
             s.add_field("memories", DataType.INT64)
@@ -202,10 +217,11 @@ class MilvusSchema:
         return "INVERTED"
 
     def _existing_dims(self) -> dict[str, int]:
-        """Vector dimension of each record collection that exists (the ground truth)."""
+        """Vector dimension of each record collection that exists (the ground truth); a
+        collection the store does not have yet is simply absent, and created later."""
         dims: dict[str, int] = {}
         c = self._client
-        for collection in (EVENTS, MEMORIES, VECTORS, FRAMES):
+        for collection in (*TEXT_DIM_COLLECTIONS, FRAMES):
             name = self.name(collection)
             if not self._call("has_collection", c.has_collection, name):
                 continue
@@ -332,4 +348,13 @@ class MilvusSchema:
 
     def _has(self, collection: str) -> bool:
         return self._attach() and collection in self._collections
+
+    def _require_collection(self, collection: str) -> None:
+        """Writes to a collection that an older store lacks need ensure_schema to create it
+        (a reader must never create collections, so attaching does not)."""
+        if not self._has(collection):
+            raise StoreError(
+                f"the store at {self.uri} has no {collection} collection yet (it was made by an "
+                "earlier episodic): call ensure_schema first"
+            )
 

@@ -13,14 +13,16 @@ import numpy as np
 from episodic.core.errors import InputError
 from episodic.core.records import (
     ShortTermMemory,
+    StreamOverview,
     ThetaEvent,
 )
 from episodic.memory.milvus_codecs import _check_top_k, _f32, _vector
 from episodic.memory.milvus_filters import MODALITY as _MODALITY
 from episodic.memory.milvus_filters import build_filter as _filter
+from episodic.memory.milvus_filters import scope_clause, scope_filter
 from episodic.memory.milvus_filters import stream_list as _stream_list
 from episodic.memory.milvus_lite import CACHE_COLLECTIONS, CACHE_LOAD_BATCH, _caches, _caches_lock
-from episodic.memory.milvus_schema import EVENTS, FRAMES, MEMORIES, VECTORS
+from episodic.memory.milvus_schema import EVENTS, FRAMES, MEMORIES, OVERVIEWS, VECTORS
 from episodic.memory.vector_cache import VectorCache
 
 log = logging.getLogger(__name__)
@@ -245,6 +247,26 @@ class MilvusSearch:
         field = "id" if source == MEMORIES else "memory_id"
         hits = self._search(source, vector, top_k, self._text_dim, expr, [field])
         return [(r[field], sc) for r, sc in hits]
+
+    def search_overviews(
+        self,
+        vector: Any,
+        top_k: int = 10,
+        stream_ids: str | Iterable[str] | None = None,
+        scope: str | None = None,
+    ) -> list[tuple[StreamOverview, float]]:
+        """Overviews whose text embedding is nearest to ``vector``; score = cosine, best first.
+
+        Always Milvus, never the vector cache: there is one overview per stream and one per
+        stretch (minutes long), so even Milvus Lite's scan of them costs little, and a store
+        made before overviews existed simply finds none."""
+        sids = _stream_list(stream_ids)
+        expr = _filter(sids, None, None, scope_clause(scope_filter(scope)))
+        if sids == []:
+            return []
+        self._attach()
+        hits = self._search(OVERVIEWS, vector, top_k, self._text_dim, expr, ["*"])
+        return [(self._overview_from_row(r), s) for r, s in hits]
 
     def _cached_hits(
         self,

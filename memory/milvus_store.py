@@ -11,6 +11,7 @@ events     ThetaEvents                                   summary embedding, text
 memories   ShortTermMemories (text, JSON details)        v_i, text_dim
 vectors    E_i: one row per key frame / audio window     the entry, text_dim
 frames     describer features per key frame              the feature, feature_dim
+overviews  StreamOverviews: a stream's, each stretch's   the text embedding, text_dim
 streams    StreamInfo                                    2-d placeholder
 meta       schema version, dimensions, model ids         2-d placeholder
 ========== ============================================ =========================
@@ -52,6 +53,7 @@ from episodic.core.records import (
     EmbeddingEntry,
     ShortTermMemory,
     StreamInfo,
+    StreamOverview,
     ThetaEvent,
 )
 from episodic.memory.milvus_codecs import (
@@ -69,19 +71,21 @@ from episodic.memory.milvus_filters import build_filter as _filter
 from episodic.memory.milvus_filters import check_id as _check_id
 from episodic.memory.milvus_filters import check_stream as _check_stream
 from episodic.memory.milvus_filters import check_time as _check_time
-from episodic.memory.milvus_filters import render_filter
+from episodic.memory.milvus_filters import overview_order, render_filter, scope_clause, scope_filter
 from episodic.memory.milvus_filters import stream_list as _stream_list
 from episodic.memory.milvus_lite import (
     CACHE_LISTING_MAX,
     _release_lite,
 )
-from episodic.memory.milvus_rows import MilvusRows
+from episodic.memory.milvus_rows import MilvusRows, checked_overviews
 from episodic.memory.milvus_schema import (
     ALL_COLLECTIONS,
     EVENT_FIELDS,
     EVENTS,
     FRAMES,
     MEMORIES,
+    OVERVIEW_FIELDS,
+    OVERVIEWS,
     STREAMS,
     VECTORS,
     MilvusSchema,
@@ -311,6 +315,26 @@ class MilvusStore(MilvusConnection, MilvusSchema, MilvusRows, MilvusSearch):
         self._require_writable()
         self._upsert(EVENTS, [self._event_row(e) for e in events])
 
+    def upsert_overviews(self, overviews: Sequence[StreamOverview]) -> None:
+        """Write overviews; a re-upsert (same id) replaces the previous version. A store made
+        before overviews existed needs ensure_schema first (StoreError saying so)."""
+        if not overviews:
+            return
+        self._require_writable()
+        assert self._text_dim is not None
+        rows = [self._overview_row(o) for o in checked_overviews(overviews, self._text_dim)]
+        self._require_collection(OVERVIEWS)
+        self._upsert(OVERVIEWS, rows)
+
+    def delete_overviews(self, stream_id: str, keep_ids: set[str] | None = None) -> int:
+        """Delete the stream's overviews not in ``keep_ids`` (all when None): a rebuilt
+        stream keeps exactly the stretches it still has. Returns how many were deleted."""
+        sid = _check_stream(stream_id)
+        keep = set(keep_ids or ())
+        rows = self._query(OVERVIEWS, render_filter("stream_id == {sid}", sid=sid), ["id"])
+        stale = [r["id"] for r in rows if r["id"] not in keep]
+        return self._delete_ids(OVERVIEWS, stale) if stale else 0
+
     def upsert_stream(self, info: StreamInfo) -> None:
         self._require_writable()
         sid = _check_stream(info.stream_id)
@@ -364,7 +388,7 @@ class MilvusStore(MilvusConnection, MilvusSchema, MilvusRows, MilvusSearch):
     def delete_stream(self, stream_id: str) -> int:
         """Remove every record of a stream, its StreamInfo included; returns rows deleted."""
         sid = _check_stream(stream_id)
-        removed = self.delete_stream_records_except(sid, set())
+        removed = self.delete_stream_records_except(sid, set()) + self.delete_overviews(sid)
         if self._has(STREAMS) and self.get_stream(sid) is not None:
             self._call(
                 "deleting a stream",
@@ -422,6 +446,24 @@ class MilvusStore(MilvusConnection, MilvusSchema, MilvusRows, MilvusSearch):
         if with_vectors:
             self._fill_vectors(memories, {r["id"]: r.get("children") for r in rows})
         return memories
+
+    def list_overviews(
+        self,
+        stream_id: str | Iterable[str] | None = None,
+        scope: str | None = None,
+        limit: int = 10000,
+        with_vectors: bool = False,
+    ) -> list[StreamOverview]:
+        """Overviews sorted by (stream_id, the stream-wide one first, t_start); ``scope``
+        keeps one kind. Without ``with_vectors`` the vector is empty (not read)."""
+        limit, sids, scope = _check_limit(limit), _stream_list(stream_id), scope_filter(scope)
+        if sids == []:
+            return []
+        expr = _filter(sids, None, None, scope_clause(scope))
+        fields = ["*"] if with_vectors else [f for f in OVERVIEW_FIELDS if f != "vector"]
+        found = [self._overview_from_row(r) for r in self._query(OVERVIEWS, expr, fields)]
+        found.sort(key=overview_order)
+        return found[:limit]
 
     def _cached_listing(
         self, collection: str, sids: list[str] | None, t_min: float | None, t_max: float | None, fields: list[str]

@@ -3,17 +3,28 @@ the configured components (the composition root builds them and hands them in)."
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from episodic.core.article import Article, ArticleProgress, ArticleRequest
-from episodic.core.query import AskRequest, AskResult, LocateRequest, LocateResult, Moment, Scope
+from episodic.core.query import (
+    AskRequest,
+    AskResult,
+    LocateRequest,
+    LocateResult,
+    Moment,
+    RecallRequest,
+    RecallResult,
+    Scope,
+)
 from episodic.services.look_again import Progress
 from episodic.services.qa import MemoryQA
 
 
 class LocalMemoryService:
-    """Ask, Search, Locate and Article over ``components``; closing the service closes them.
+    """Ask, Search, Locate, Recall and Article over ``components``; closing the service closes
+    them.
 
     ``warm_after_request=False`` (the default here) suits one-shot use such as a CLI question:
     the store's vector cache would load in the background only to be dropped at exit."""
@@ -25,6 +36,8 @@ class LocalMemoryService:
         except BaseException:
             components.close()
             raise
+        self._recall: Any = None
+        self._recall_lock = threading.Lock()
 
     def ask(self, req: AskRequest) -> AskResult:
         return self.qa.ask(req)
@@ -38,6 +51,18 @@ class LocalMemoryService:
         """Look again at the stored video; ``on_progress(stream_id, report)`` after each grid
         looked at (the CLI's status line; a server has nobody to show it to)."""
         return self.qa.look.locate(req, on_progress=on_progress)
+
+    def recall(self, req: RecallRequest) -> RecallResult:
+        """Fuzzy recall over the same MemoryQA as Ask and Search (one set of models, one vector
+        cache); the FuzzyRecall is built on the first call and kept, since it holds nothing
+        per request."""
+        with self._recall_lock:
+            if self._recall is None:
+                from episodic.services.recall import FuzzyRecall
+
+                self._recall = FuzzyRecall(self.components, qa=self.qa)
+            recall = self._recall
+        return recall.recall(req)
 
     def write_article(
         self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None

@@ -354,3 +354,14 @@ class MemoryQA:
         clock.check("returning the moments")
         self._after_request()
         return moments
+
+    def prepare_query(self, text: str) -> tuple[np.ndarray, QueryAnalysis]:
+        """A query's vector and analysis, computed once for several scoped searches."""
+        return self._analyse(validation.text(text, "query"))
+
+    def search_prepared(self, prepared: tuple[np.ndarray, QueryAnalysis], scope: Scope, top_k: int,
+                        reader: MemoryReader | None = None) -> list[Moment]:
+        """:meth:`search` for a query :meth:`prepare_query` analysed (fuzzy recall runs one
+        facet's query over many streams and windows); ``reader`` shares memories read."""
+        q_vec, analysis = prepared
+        return self.moments.search(analysis, q_vec, scope, top_k, reader or MemoryReader(self.c.store))

@@ -1,6 +1,6 @@
-"""Records for store tests: two streams of memories with E_i, frames and events, and an exact
-comparison (shared by the store conformance suite and the unit tests that use the in-memory
-store)."""
+"""Records for store tests: two streams of memories with E_i, frames and events, their
+overviews, and an exact comparison (shared by the store conformance suite and the unit tests
+that use the in-memory store)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from episodic.core.records import (
     FrameObservation,
     ShortTermMemory,
     SnippetRef,
+    StreamOverview,
     ThetaEvent,
     TranscriptPiece,
     event_id,
     memory_id,
     normalise,
+    overview_id,
 )
 
 TEXT_DIM = 8
@@ -71,6 +73,50 @@ def make_event(rng: np.random.Generator, m: ShortTermMemory) -> ThetaEvent:
         audio_context=[p.text for p in m.transcript],
         metadata={"llm": "test"},
     )
+
+
+def make_overview(
+    rng: np.random.Generator, stream_id: str, t_start: float, t_end: float, scope: str = "stretch"
+) -> StreamOverview:
+    """The stream-wide overview (``scope`` "stream") or the stretch one starting at ``t_start``."""
+    return StreamOverview(
+        id=overview_id(stream_id, None if scope == "stream" else t_start),
+        stream_id=stream_id,
+        t_start=t_start,
+        t_end=t_end,
+        scope=scope,  # type: ignore[arg-type]
+        text=f"In {stream_id} from {t_start:.0f} s: cooking – naïve café ✓",
+        vector=normalise(rng.standard_normal(TEXT_DIM)),
+        facets={"topics": ["cooking", f"{stream_id} {t_start:.0f}"], "people": ["a woman"], "sounds": []},
+        events=int(t_end - t_start) // 10,
+        updated_at=1_700_000_000.5 + t_start,
+    )
+
+
+def make_overviews(seed: int = 11) -> list[StreamOverview]:
+    """Stream a: its overview and stretches at 0 s and 30 s; stream b: its overview (from its
+    first memory at 5 s) and the stretch aligned at 0 s, which starts earlier but lists after
+    the stream-wide overview. Returned in the listing order."""
+    rng = np.random.default_rng(seed)
+    return [
+        make_overview(rng, "a", 0.0, 57.25, "stream"),
+        make_overview(rng, "a", 0.0, 30.0),
+        make_overview(rng, "a", 30.0, 57.25),
+        make_overview(rng, "b", 5.0, 32.25, "stream"),
+        make_overview(rng, "b", 0.0, 32.25),
+    ]
+
+
+def assert_overview_equal(got: StreamOverview, want: StreamOverview, with_vectors: bool = True) -> None:
+    assert (got.id, got.stream_id, got.t_start, got.t_end, got.scope, got.text) == (
+        want.id, want.stream_id, want.t_start, want.t_end, want.scope, want.text,
+    )
+    assert (got.facets, got.events, got.updated_at) == (want.facets, want.events, want.updated_at)
+    assert got.vector.dtype == np.float32
+    if with_vectors:
+        np.testing.assert_array_equal(got.vector, want.vector)
+    else:
+        assert got.vector.size == 0
 
 
 def assert_memory_equal(got: ShortTermMemory, want: ShortTermMemory, with_vectors: bool = True) -> None:

@@ -37,6 +37,7 @@ from episodic.config.serving import (
     ArticleSettings,
     LookSettings,
     MetricsSettings,
+    RecallSettings,
     RetrievalSettings,
     ServerSettings,
 )
@@ -61,6 +62,7 @@ SECTIONS: dict[str, type] = {
     "limits": LimitSettings,
     "retrieval": RetrievalSettings,
     "look": LookSettings,
+    "recall": RecallSettings,
     "articles": ArticleSettings,
     "server": ServerSettings,
     "metrics": MetricsSettings,
@@ -91,6 +93,7 @@ class Settings:
     limits: LimitSettings
     retrieval: RetrievalSettings
     look: LookSettings
+    recall: RecallSettings
     articles: ArticleSettings
     server: ServerSettings
     metrics: MetricsSettings

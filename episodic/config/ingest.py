@@ -285,11 +285,17 @@ class ConsolidationSettings:
     # With llm = "openai" (a vision-language model), the summary request carries up to this
     # many key frames of the memory as images (0: text only). Local models never get images.
     replay_max_images: int = 4
+    # Overviews (issue 16): besides the whole stream, one overview per stretch of this many
+    # seconds, so a long recording's impression is not the average of a day (RVMS-Bench's
+    # global facet is about one video; a 24 h camera holds many "videos").
+    overview_stretch_s: float = 600.0
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
         s = self
         problems: list[str] = []
+        if not 60 <= s.overview_stretch_s <= 86400:
+            problems.append("overview_stretch_s must be between 60 and 86400 seconds")
         if not -1 <= s.consolidation_cos <= 1.0001:
             problems.append("consolidation_cos is a cosine in [-1, 1]")
         if not 0 <= s.replay_max_images <= 16:

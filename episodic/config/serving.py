@@ -130,6 +130,37 @@ class LookSettings:
 
 
 @dataclass(frozen=True)
+class RecallSettings:
+    """Fuzzy recall (issue 16; RACLO's Recall → Search → Verify over the memory)."""
+
+    # rules (deterministic, the embedded default) | model (a capable LLM splits the description
+    # into facets, validated JSON, rules on failure) | auto (model only with llm = "openai")
+    recall_parser: str = "auto"
+    recall_candidates: int = 8  # streams verified per request (the fused search's best)
+    recall_search_k: int = 30  # hits gathered per facet query before fusing per stream
+    # T: "then …" is looked for within this many seconds after the key moment, "before …"
+    # within this many seconds ahead of it (RVMS-Bench's temporal context is the neighbourhood)
+    recall_temporal_window_s: float = 90.0
+    # a facet scoring below this fails: the stream is dropped and the failure reported
+    recall_facet_min: float = 0.25
+    recall_budget_s: float = 2.0  # soft time budget for one request's search and verify
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if s.recall_parser not in ("auto", "rules", "model"):
+            problems.append("recall_parser is auto, rules or model")
+        if not 1 <= s.recall_candidates <= 100 or not 1 <= s.recall_search_k <= 500:
+            problems.append("recall_candidates is in 1..100 and recall_search_k in 1..500")
+        if s.recall_temporal_window_s <= 0 or s.recall_budget_s <= 0:
+            problems.append("recall_temporal_window_s and recall_budget_s must be positive")
+        if not 0 <= s.recall_facet_min <= 1:
+            problems.append("recall_facet_min is a score in [0, 1]")
+        return problems
+
+
+@dataclass(frozen=True)
 class ArticleSettings:
     """Multi-video articles (MARQUIS, seed 000)."""
 

@@ -263,7 +263,7 @@ def test_close_releases_the_lite_lock(settings: Settings) -> None:
 def test_on_a_milvus_server(milvus_server, tmp_path: Path) -> None:
     """Round trip, listing filters, searches with stream/time/modality filters, injection
     attempts and re-ingest cleanup against a Milvus 2.3 server with authentication: the
-    assertions of the Lite tests above, on one shared store (creating the six collections
+    assertions of the Lite tests above, on one shared store (creating the seven collections
     on the server takes ~20 s, so they are not re-created per test)."""
     settings = Settings(
         data_dir=tmp_path / "data",
@@ -282,6 +282,9 @@ def test_on_a_milvus_server(milvus_server, tmp_path: Path) -> None:
         for evil in INJECTIONS:
             contract.test_injection_is_refused(filled, evil)
         contract.test_delete_stream_records_except(filled)
+        contract.test_overviews_listing_and_replace(store)
+        contract.test_overview_search_ranks_by_cosine_with_filters(store)
+        contract.test_delete_overviews_and_delete_stream(store)
         with pytest.raises(StoreError, match="16-d"):
             store.ensure_schema(16, FEATURE_DIM, models={"embedder": "imagebind"})
     # a vector cache is for Lite only: a server is shared with other processes

@@ -9,6 +9,7 @@ backend.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from episodic.core.interfaces import MemoryStore, QueryStore
 from episodic.core.records import (
     StreamInfo,
     TranscriptPiece,
+    normalise,
 )
 from episodic.memory.in_memory_store import InMemoryStore
 from episodic.memory.milvus_store import MilvusStore
@@ -28,9 +30,11 @@ from tests.store_fixtures import (  # noqa: F401
     MODELS,
     TEXT_DIM,
     assert_memory_equal,
+    assert_overview_equal,
     fill,
     make_event,
     make_memory,
+    make_overviews,
 )
 
 BACKENDS = ("memory", "lite")
@@ -317,3 +321,147 @@ def test_the_store_is_a_configuration_choice(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("EPISODIC_STORE", "sqlite")
     with pytest.raises(ConfigError, match="store must be milvus or memory"):
         load_settings(data_dir=tmp_path)
+
+
+# -- overviews (issue 16) ------------------------------------------------------------------
+def test_overviews_listing_and_replace(store) -> None:
+    overviews = make_overviews()
+    store.upsert_overviews(overviews[::-1])  # written out of order: the listing sorts
+    listed = store.list_overviews(with_vectors=True)
+    assert [o.id for o in listed] == [o.id for o in overviews]
+    for got, want in zip(listed, overviews, strict=True):
+        assert_overview_equal(got, want)
+    light = store.list_overviews("b")  # the stream-wide overview first, though it starts later
+    assert [o.id for o in light] == [o.id for o in overviews[3:]]
+    assert_overview_equal(light[0], overviews[3], with_vectors=False)
+    assert [o.id for o in store.list_overviews(scope="stream")] == [overviews[0].id, overviews[3].id]
+    stretches = store.list_overviews(["a", "zzz"], scope="stretch")
+    assert [o.id for o in stretches] == [o.id for o in overviews[1:3]]
+    assert [o.id for o in store.list_overviews(limit=2)] == [o.id for o in overviews[:2]]
+    assert store.list_overviews("zzz") == [] and store.list_overviews([]) == []
+    assert store.counts()["overviews"] == 5
+
+    # a live stream's stretch rebuilt as it grows: the same id, so the new version replaces it
+    grown = replace(
+        overviews[2], t_end=70.0, text="grown", vector=normalise(overviews[2].vector[::-1].copy()),
+        facets={"topics": ["baking"]}, events=4, updated_at=1_700_000_100.0,
+    )
+    store.upsert_overviews([grown])
+    assert store.counts()["overviews"] == 5
+    got = store.list_overviews("a", scope="stretch", with_vectors=True)[-1]
+    assert_overview_equal(got, grown)
+    got.facets["topics"].append("changed")  # returned records are copies
+    got.vector[:] = 0
+    assert_overview_equal(store.list_overviews("a", scope="stretch", with_vectors=True)[-1], grown)
+
+
+def test_overview_search_ranks_by_cosine_with_filters(store) -> None:
+    overviews = make_overviews()
+    store.upsert_overviews(overviews)
+    query = overviews[1].vector + 0.5 * overviews[4].vector
+    cosines = [float(o.vector @ query / np.linalg.norm(query)) for o in overviews]
+    want = sorted(zip(cosines, (o.id for o in overviews), strict=True), reverse=True)
+    hits = store.search_overviews(query, top_k=5)
+    assert [o.id for o, _ in hits] == [i for _, i in want]
+    assert [s for _, s in hits] == pytest.approx([c for c, _ in want], abs=1e-5)
+    assert_overview_equal(hits[0][0], overviews[1])  # whole records, vectors included
+    exact = store.search_overviews(overviews[3].vector, top_k=1)
+    assert [o.id for o, _ in exact] == [overviews[3].id] and exact[0][1] == pytest.approx(1.0, abs=1e-5)
+
+    only_b = store.search_overviews(query, top_k=5, stream_ids="b")
+    assert sorted(o.id for o, _ in only_b) == sorted(o.id for o in overviews[3:])
+    wide = store.search_overviews(query, top_k=5, scope="stream")
+    assert sorted(o.id for o, _ in wide) == sorted([overviews[0].id, overviews[3].id])
+    parts = store.search_overviews(query, top_k=5, stream_ids=["a"], scope="stretch")
+    assert [o.id for o, _ in parts] == [i for _, i in want if i in {overviews[1].id, overviews[2].id}]
+    assert store.search_overviews(query, top_k=3, stream_ids=[]) == []
+
+
+def test_delete_overviews_and_delete_stream(store) -> None:
+    overviews = make_overviews()
+    store.upsert_overviews(overviews)
+    store.upsert_stream(StreamInfo("b", "b.mp4", 32.25, 3, 3, 1.0))
+    keep = {overviews[0].id, overviews[2].id}
+    assert store.delete_overviews("a", keep_ids=keep) == 1
+    assert [o.id for o in store.list_overviews("a")] == [overviews[0].id, overviews[2].id]
+    assert store.delete_overviews("a", keep_ids=keep) == 0
+    hits = store.search_overviews(overviews[1].vector, top_k=5, stream_ids="a")
+    assert overviews[1].id not in {o.id for o, _ in hits}
+    assert store.delete_overviews("zzz") == 0
+    assert store.delete_stream("b") == 2 + 1  # two overviews and the StreamInfo
+    assert store.list_overviews("b") == []
+    assert store.search_overviews(overviews[4].vector, top_k=5, stream_ids="b") == []
+    assert store.delete_overviews("a") == 2 and store.counts()["overviews"] == 0
+
+
+def test_overviews_refuse_bad_input(bare) -> None:
+    overviews = make_overviews()
+    # before the schema: nothing to read, and nothing may be written
+    assert bare.list_overviews() == [] and bare.search_overviews(overviews[0].vector, top_k=3) == []
+    assert bare.delete_overviews("a") == 0
+    with pytest.raises(StoreError, match="ensure_schema"):
+        bare.upsert_overviews(overviews)
+    bare.ensure_schema(TEXT_DIM, FEATURE_DIM, models=MODELS)
+    store = bare
+    store.upsert_overviews([])  # a no-op
+    good, first = overviews[1], overviews[0]
+    for bad in (
+        replace(first, vector=np.ones(TEXT_DIM + 1)),
+        replace(first, vector=np.full(TEXT_DIM, np.nan)),
+        replace(first, scope="day"),
+        replace(first, stream_id='a" or 1==1 or stream_id=="'),
+        replace(first, id="x y"),
+        replace(first, t_end=float("inf")),
+        replace(first, facets={"topics": "cooking"}),
+        replace(first, events=-1),
+    ):
+        with pytest.raises(InputError):
+            store.upsert_overviews([good, bad])  # the good one is not written either
+    with pytest.raises(InputError):
+        store.upsert_overviews([good, good])
+    assert store.counts()["overviews"] == 0
+    store.upsert_overviews(overviews)
+    for call in (
+        lambda: store.list_overviews(scope="day"),
+        lambda: store.list_overviews(scope=""),
+        lambda: store.list_overviews(limit=-1),
+        lambda: store.list_overviews('a" or 1==1 or stream_id=="'),
+        lambda: store.search_overviews(first.vector, top_k=3, scope="Stream"),
+        lambda: store.search_overviews(np.ones(TEXT_DIM + 1), top_k=3),
+        lambda: store.search_overviews(first.vector, top_k=0),
+        lambda: store.search_overviews(first.vector, top_k=3, stream_ids=["a", "a b"]),
+        lambda: store.delete_overviews("a') or (1==1"),
+    ):
+        with pytest.raises(InputError):
+            call()
+    assert store.counts()["overviews"] == 5
+
+
+def test_lite_store_from_before_overviews_gains_them(tmp_path: Path) -> None:
+    """A store made before overviews existed (simulated by dropping the collection) reads as
+    having none and refuses overview writes until ensure_schema, which creates the collection
+    without tripping over the others or touching their records."""
+    settings = Settings(data_dir=tmp_path / "data")
+    rng = np.random.default_rng(5)
+    memory = make_memory(rng, "a", 0.0)
+    with MilvusStore(settings) as old:
+        old.ensure_schema(TEXT_DIM, FEATURE_DIM, models=MODELS)
+        old.upsert_memories([memory])
+        old.upsert_events([make_event(rng, memory)])
+        old.upsert_stream(StreamInfo("a", "a.mp4", 7.25, 1, 1, 1.0))
+        old._client.drop_collection(old.name("overviews"))
+    overviews = make_overviews()
+    with MilvusStore(settings) as store:
+        assert store.list_overviews() == [] and store.search_overviews(overviews[0].vector, top_k=3) == []
+        assert store.counts()["overviews"] == 0 and store.counts()["events"] == 1
+        with pytest.raises(StoreError, match="ensure_schema"):
+            store.upsert_overviews(overviews)  # a reader never creates collections
+        store.ensure_schema(TEXT_DIM, FEATURE_DIM, models=MODELS)
+        store.upsert_overviews(overviews)
+        assert [o.id for o in store.list_overviews()] == [o.id for o in overviews]
+        hits = store.search_overviews(overviews[2].vector, top_k=1, scope="stretch")
+        assert [o.id for o, _ in hits] == [overviews[2].id]
+        assert_memory_equal(store.get_memory(memory.id), memory)
+        assert store.schema_info()["schema_version"] == 1
+        # a memory, its event, 3 E_i, 2 frames, stream a's 3 overviews and its StreamInfo
+        assert store.delete_stream("a") == 1 + 1 + 3 + 2 + 3 + 1

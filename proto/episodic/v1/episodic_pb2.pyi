@@ -214,6 +214,74 @@ class LocateResponse(_message.Message):
     not_seen: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, moments: _Optional[_Iterable[_Union[LocatedMoment, _Mapping]]] = ..., frames_examined: _Optional[int] = ..., depth: _Optional[int] = ..., elapsed_s: _Optional[float] = ..., stopped: _Optional[str] = ..., streams_looked: _Optional[_Iterable[str]] = ..., not_seen: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class RecallRequest(_message.Message):
+    __slots__ = ("description", "global_impression", "key_moment", "temporal", "audio", "stream_ids", "t_min", "t_max", "top_k")
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    GLOBAL_IMPRESSION_FIELD_NUMBER: _ClassVar[int]
+    KEY_MOMENT_FIELD_NUMBER: _ClassVar[int]
+    TEMPORAL_FIELD_NUMBER: _ClassVar[int]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
+    STREAM_IDS_FIELD_NUMBER: _ClassVar[int]
+    T_MIN_FIELD_NUMBER: _ClassVar[int]
+    T_MAX_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    description: str
+    global_impression: str
+    key_moment: str
+    temporal: str
+    audio: str
+    stream_ids: _containers.RepeatedScalarFieldContainer[str]
+    t_min: float
+    t_max: float
+    top_k: int
+    def __init__(self, description: _Optional[str] = ..., global_impression: _Optional[str] = ..., key_moment: _Optional[str] = ..., temporal: _Optional[str] = ..., audio: _Optional[str] = ..., stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., top_k: _Optional[int] = ...) -> None: ...
+
+class RecalledStream(_message.Message):
+    __slots__ = ("stream_id", "t", "t_start", "t_end", "confidence", "facets", "why", "segment_id")
+    class FacetsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    T_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    FACETS_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    t: float
+    t_start: float
+    t_end: float
+    confidence: float
+    facets: _containers.ScalarMap[str, float]
+    why: str
+    segment_id: str
+    def __init__(self, stream_id: _Optional[str] = ..., t: _Optional[float] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., confidence: _Optional[float] = ..., facets: _Optional[_Mapping[str, float]] = ..., why: _Optional[str] = ..., segment_id: _Optional[str] = ...) -> None: ...
+
+class RecallResponse(_message.Message):
+    __slots__ = ("results", "facets", "rejected", "elapsed_s")
+    class FacetsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    FACETS_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_S_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[RecalledStream]
+    facets: _containers.ScalarMap[str, str]
+    rejected: _containers.RepeatedScalarFieldContainer[str]
+    elapsed_s: float
+    def __init__(self, results: _Optional[_Iterable[_Union[RecalledStream, _Mapping]]] = ..., facets: _Optional[_Mapping[str, str]] = ..., rejected: _Optional[_Iterable[str]] = ..., elapsed_s: _Optional[float] = ...) -> None: ...
+
 class ListEventsRequest(_message.Message):
     __slots__ = ("stream_ids", "t_min", "t_max", "page_size", "page_token")
     STREAM_IDS_FIELD_NUMBER: _ClassVar[int]

@@ -51,6 +51,11 @@ class EpisodicMemoryStub:
                 request_serializer=episodic_dot_v1_dot_episodic__pb2.LocateRequest.SerializeToString,
                 response_deserializer=episodic_dot_v1_dot_episodic__pb2.LocateResponse.FromString,
                 _registered_method=True)
+        self.Recall = channel.unary_unary(
+                '/episodic.v1.EpisodicMemory/Recall',
+                request_serializer=episodic_dot_v1_dot_episodic__pb2.RecallRequest.SerializeToString,
+                response_deserializer=episodic_dot_v1_dot_episodic__pb2.RecallResponse.FromString,
+                _registered_method=True)
         self.ListEvents = channel.unary_unary(
                 '/episodic.v1.EpisodicMemory/ListEvents',
                 request_serializer=episodic_dot_v1_dot_episodic__pb2.ListEventsRequest.SerializeToString,
@@ -100,6 +105,15 @@ class EpisodicMemoryServicer:
     def Locate(self, request, context):
         """Find the second something was on screen by looking again at the stored video (not only at
         what the memory wrote down about it): on-screen text, colours, what a vision model sees.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Recall(self, request, context):
+        """Find the recording (stream) and the moment in it from a half-remembered description: a
+        global impression, a key moment, what came before or after it, what was heard. Each
+        candidate stream is checked against every facet given; those that fail one are rejected.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -160,6 +174,11 @@ def add_EpisodicMemoryServicer_to_server(servicer, server):
                     servicer.Locate,
                     request_deserializer=episodic_dot_v1_dot_episodic__pb2.LocateRequest.FromString,
                     response_serializer=episodic_dot_v1_dot_episodic__pb2.LocateResponse.SerializeToString,
+            ),
+            'Recall': grpc.unary_unary_rpc_method_handler(
+                    servicer.Recall,
+                    request_deserializer=episodic_dot_v1_dot_episodic__pb2.RecallRequest.FromString,
+                    response_serializer=episodic_dot_v1_dot_episodic__pb2.RecallResponse.SerializeToString,
             ),
             'ListEvents': grpc.unary_unary_rpc_method_handler(
                     servicer.ListEvents,
@@ -270,6 +289,33 @@ class EpisodicMemory:
             '/episodic.v1.EpisodicMemory/Locate',
             episodic_dot_v1_dot_episodic__pb2.LocateRequest.SerializeToString,
             episodic_dot_v1_dot_episodic__pb2.LocateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Recall(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/episodic.v1.EpisodicMemory/Recall',
+            episodic_dot_v1_dot_episodic__pb2.RecallRequest.SerializeToString,
+            episodic_dot_v1_dot_episodic__pb2.RecallResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,572 @@
+"""Recall, the first step of fuzzy recall (issue 16; RACLO's Recall → Search → Verify): a
+half-remembered description becomes facet queries, each with keywords and other hypotheses.
+
+People remember a recording by RVMS-Bench's four facets: its global impression ("a cooking
+vlog, cheerful"), a key moment ("a cat on the kitchen counter"), what came before or after it
+or at the recording's start or end ("then they talked about the oven"), and what was heard
+("someone said forty minutes"). Search and verification need each facet on its own: one
+embedding of the whole description lands between them all.
+
+**Explicit** facets of the :class:`RecallRequest` are taken as given (cleaned of filler). The
+free text fills the facets not given, by **rules** (the default: deterministic, instant, never
+inventing detail) or by a capable **model** asked for a JSON object that is validated
+strictly, asked again once with the reason, then replaced by the rules; a failing model never
+fails the request.
+
+Rules: the text is cut at sentence ends, semicolons, "then", "after/before that", "while",
+"when", "and" before a subject, and commas (a comma piece without a subject of its own and
+without a concrete scene only continues the clause before: "a cooking vlog, cheerful"). A
+clause with a before/after marker is *temporal* (relation "before"/"after" the key moment,
+which it needs); one with sound words is *audio*, with relation "start"/"end" when it says "at
+the start"/"at the end" (audio and temporal both may carry a relation); another start/end
+clause is *temporal* ("start"/"end" of the recording); genre and whole-recording words make it
+*global*, as do mood or occasion words unless it names a concrete place or action; what is
+left is a *key moment*. A temporal relation of "" (an explicit temporal facet without marker)
+means "next to the key moment, either side". "Before/after the cat jumped, X" and "X right
+after the cat jumped" make the cat the key moment and X the temporal clue. A before/after clue
+without a key moment takes the nearest sound clause as its moment ("a dog barked, then …").
+
+Numbers: keywords hold digits, as :func:`query_analysis.tokens` folds number words ("forty" →
+"40"), so they meet evidence tokenised the same way; the alternatives hold the text with the
+number spelled the other way ("forty minutes" ↔ "40 minutes").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+
+from episodic.core.errors import InputError
+from episodic.core.llm import ChatMessage, LanguageModel
+from episodic.core.query import FACET_NAMES, FacetName, RecallRequest
+from episodic.retrieval.query_analysis import COLOUR_WORDS, NUMBER_WORDS, STOPWORDS, tokens
+
+log = logging.getLogger(__name__)
+
+MAX_FIELD_CHARS = 2000  # per request field
+MAX_MODEL_CHARS = 200  # per string in the model's reply
+MAX_ALTERNATIVES = 8  # per facet
+RELATIONS = ("before", "after", "start", "end")
+_TRIM = " \t,.;:!?-–—\"'()[]"
+
+
+@dataclass
+class FacetQuery:
+    facet: FacetName
+    text: str  # the clause as remembered, without filler or its temporal marker
+    keywords: list[str]  # content words, lower case, in order, numbers as digits
+    alternatives: list[str] = field(default_factory=list)  # other phrasings to search too
+    relation: str = ""  # temporal/audio: before | after (the key moment), start | end (recording)
+
+
+@dataclass
+class ParsedDescription:
+    facets: dict[str, FacetQuery]  # at most one per facet name, in FACET_NAMES order
+    source: str  # "explicit" | "rules" | "model": what made the facets
+    notes: list[str] = field(default_factory=list)
+
+
+# -- lexicon (general-purpose, written for this module) ------------------------------------
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _pairs(text: str) -> dict[str, tuple[str, ...]]:
+    """"cat=kitten,pet dog=puppy" → {"cat": ("kitten", "pet"), …}; "_" is a space."""
+    pairs = (item.split("=") for item in text.split())
+    return {word: tuple(alts.replace("_", " ").split(",")) for word, alts in pairs}
+
+
+def _rx(*parts: str) -> re.Pattern[str]:
+    return re.compile("".join(parts), re.I)
+
+
+# Verbs of remembering, perceiving and speaking: they say how it was met, not what it was.
+_FILLER_WORDS = _words(
+    "remember remembered recall think guess believe maybe probably saw see seen sees watched "
+    "noticed heard hear hears said say says saying mention mentions mentioned talked talking "
+    "talk talks spoke told tell um uh erm er oh okay ok clip video recording somewhere before "
+    "after during while"
+)
+_AUDIO_WORDS = _words(
+    "hear hears heard hearing listen listened said say says saying mention mentions mentioned "
+    "talk talks talked talking spoke speak speaks speaking told tell tells telling voice voices "
+    "narrator narration voiceover music musical song songs singing sang sing sings melody tune "
+    "noise noises noisy sound sounds engine engines applause clapping clapped clap claps "
+    "announced announce announces announcement quiet silence silent laugh laughed laughing "
+    "laughter shout shouted shouting yelling yelled scream screamed whistle whistling bark "
+    "barked barking siren bell bells ringing beeping beep cheering cheered"
+)
+_MOOD_WORDS = _words(
+    "cheerful happy sad calm peaceful busy crowded relaxed relaxing funny hilarious serious "
+    "dramatic tense scary creepy cosy cozy cute chaotic boring exciting energetic upbeat gloomy "
+    "lively festive emotional romantic nostalgic birthday wedding party holiday vacation trip "
+    "festival concert ceremony graduation picnic parade celebration christmas halloween"
+)
+_GENRE = _rx(
+    r"\b(?:vlogs?|tutorials?|documentar(?:y|ies)|how-to|walkthrough|reviews?|unboxing|",
+    r"interviews?|lectures?|podcasts?|tour\s+of|compilation|montage|trailer|livestream|",
+    r"an?\s+(?:video|recording|clip|film|movie)\s+(?:about|of|on|from|where|showing|with)|",
+    r"the\s+(?:whole|entire)\s+(?:thing|video|recording|clip)|overall|",
+    r"the\s+(?:mood|tone|atmosphere|vibe)|(?:mostly|all)\s+about)\b",
+)
+_IT_WAS = _rx(r"\b(?:it|this)\s+was\s+(?:an?|so|very|really|quite|pretty|all|mostly)\b")
+_CONCRETE = _rx(
+    r"\b(?:on|under|behind|beside|next\s+to|near|inside|into|onto|in\s+front\s+of|",
+    r"hold(?:s|ing)?|held|show(?:s|ing)?|point(?:s|ing|ed)?|pick(?:s|ed)?\s+up|jump(?:s|ed)?|",
+    r"sit(?:s|ting)?|stand(?:s|ing)?|walk(?:s|ed|ing)?|open(?:s|ed)?|wav(?:es|ed|ing))\b",
+)
+# Before/after markers opening a clause ("then …", "before that …") or inside it ("… came
+# after").
+_LEAD = _rx(
+    r"^(?:and\s+)?(?:then|after\s+that|afterwards?|later(?:\s+on)?|next|before\s+(?:that|this)|",
+    r"(?:right|soon|just)\s+(?:after|before)(?:\s+that)?|earlier|prior\s+to\s+that)\b[\s,]*",
+)
+_INNER = _rx(
+    r"\b(?:(?:came|happened|comes|followed)\s+(?:right\s+|just\s+|soon\s+)?(?:after|before)",
+    r"(?:wards?)?|(?:just|right)\s+(?:before|after)|before\s+that|afterwards?|earlier)\b",
+)
+_START = _rx(
+    r"\b(?:(?:at|in|near|from)\s+the\s+(?:very\s+)?(?:start|beginning|opening)|at\s+first|",
+    r"early\s+on|(?:it\s+)?(?:start|open|begin|began)(?:s|ed)?\s+with|the\s+opening",
+    r"(?:\s+scene|\s+shot)?|intro)\b",
+)
+_END = _rx(
+    r"\b(?:(?:at|towards?|near|by|in)\s+the\s+(?:very\s+)?end(?:ing)?|finally|",
+    r"(?:it\s+)?end(?:s|ed)\s+with|the\s+(?:closing|final)\s+(?:scene|shot)|outro)\b",
+)
+# Leading filler and glue: "so I remember that", "there was", "it was", "while", "when".
+_FILLER = _rx(
+    r"^(?:um+|uh+|erm|er|so|and|but|also|well|like|oh|okay|ok|maybe|probably|somewhere|while|",
+    r"when|i\s+(?:think|believe|guess)|i\s+(?:also\s+)?(?:remember|recall)(?:\s+that)?|",
+    r"i\s+(?:also\s+)?(?:saw|see|heard|hear|noticed)|we\s+(?:saw|heard)|",
+    r"you\s+(?:could\s+|can\s+)?(?:see|hear)|there\s+(?:was|were|is|are)|there's|",
+    r"(?:it|this)\s+(?:showed|shows|had|has|was)|something\s+(?:like|about)|kind\s+of|",
+    r"sort\s+of|the\s+(?:whole\s+|entire\s+)?(?:thing|video|recording|clip)\s+",
+    r"(?:was|is|showed|shows|had))\b[\s,]*",
+)
+# "someone said X", "they talked about X": X is what to listen for.
+_SPEECH = _rx(
+    r"\b(?:said|says|say|saying|mention(?:s|ed|ing)?|announc(?:ed|es)|",
+    r"(?:talk(?:s|ed|ing)?|spoke|speaking)\s+about|(?:told|tell(?:s|ing)?)\s+",
+    r"(?:us|them|him|her|me|everyone))\s+(?:that\s+|something\s+(?:like|about)\s+|about\s+|",
+    r"like\s+)?(?P<core>.+)$",
+)
+_SUBJECT = r"(?:i|we|you|someone|somebody|they|he|she|there|it|everyone)"
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|[;\n]+")
+_CLAUSES = _rx(  # new clauses: "then", "after/before that", "while", "when", "and" + subject
+    r"\s*,?\s*(?<!\band\s)(?<!\bjust\s)(?<!\bright\s)\b(?=(?:and\s+)?then\b|",
+    r"(?:just\s+|right\s+)?(?:after|before)\s+that\b|while\b|when\b)|\s+and\s+(?=",
+    _SUBJECT, r"\b)",
+)
+# "before the cat jumped, …" / "… after the cat jumped": the other side is the key moment.
+_SUB_LEAD = _rx(r"^(?:just\s+|right\s+|soon\s+)?(before|after)\s+(?!that\b|this\b)(\S.*)$")
+_SUB_MID = _rx(
+    r"^(.+?)\s+(?:just\s+|right\s+|soon\s+)?(before|after)\s+",
+    r"((?:the|a|an|someone|somebody|they|he|she|we|i|it|his|her|their)\b.+)$",
+)
+_OWN_SUBJECT = _rx(r"^(?:(?:and|so|but)\s+)?", _SUBJECT, r"\b")
+
+# Everyday synonyms and broader words, to search as well: general, not tuned to any data.
+_SYNONYMS = _pairs("""
+    cat=kitten,pet kitten=cat dog=puppy,pet puppy=dog car=vehicle truck=lorry,vehicle bus=vehicle
+    bike=bicycle bicycle=bike motorbike=motorcycle kid=child kids=children child=kid baby=infant
+    phone=smartphone,mobile laptop=computer tv=television sofa=couch couch=sofa counter=worktop
+    oven=stove stove=oven cup=mug mug=cup shop=store store=shop road=street street=road sea=ocean
+    ocean=sea movie=film film=movie vlog=video_blog music=song,melody song=music singing=song
+    applause=clapping clapping=applauding noise=sound talk=say,mention talked=said,mentioned
+    talking=saying said=mentioned,told mentioned=said cheerful=happy happy=cheerful calm=peaceful
+    busy=crowded crowded=busy birthday=party party=celebration food=meal meal=food map=chart
+    sign=signboard bird=animal""")
+_DETERMINERS = _words(
+    "a an the some two three four five six seven eight nine ten his her their my our your this "
+    "that these those several many few"
+)
+_ADJECTIVES = COLOUR_WORDS | _words(
+    "big small little large huge tiny old new young tall short long wide narrow round empty"
+)
+# Words that may follow a head noun ("a cat on …", "a sign near …", "a dog and …").
+_AFTER_NOUN = _words(
+    "on in at by for with from into onto over under about of to and or but near behind beside "
+    "next inside outside across along towards toward while when that which who"
+)
+_NUMBER_RUN = _rx(
+    r"\b(?:", "|".join(NUMBER_WORDS), r")(?:[\s-]+(?:and\s+)?(?:", "|".join(NUMBER_WORDS), r"))*\b"
+)
+_DIGIT_WORD = {v: k for k, v in NUMBER_WORDS.items()}
+
+
+# -- clauses --------------------------------------------------------------------------------
+
+
+def split_clauses(text: str) -> list[tuple[str, bool]]:
+    """The free text's clauses in order, each with whether it only continues the one before
+    (it followed a comma and has no subject of its own: "a cooking vlog, cheerful")."""
+    out: list[tuple[str, bool]] = []
+    for sentence in _SENTENCES.split(text):
+        for clause in _CLAUSES.split(sentence):
+            for i, piece in enumerate(clause.split(",")):
+                piece = " ".join(piece.split()).strip(_TRIM)
+                if piece:
+                    out.append((piece, i > 0 and not _OWN_SUBJECT.search(piece)))
+    return out
+
+
+def _strip(pattern: re.Pattern[str], text: str) -> str:
+    prev = None
+    while prev != text:  # "so then I remember that …": several in a row
+        prev = text
+        text = pattern.sub("", text, count=1).strip(_TRIM)
+    return text
+
+
+def _relation(clause: str) -> str:
+    lead = _strip(_FILLER, clause)
+    marker = _LEAD.search(lead) or _INNER.search(lead)
+    if marker:
+        return "before" if re.search(r"before|earlier|prior", marker.group(), re.I) else "after"
+    if _START.search(lead):
+        return "start"
+    return "end" if _END.search(lead) else ""
+
+
+def classify(clause: str) -> tuple[FacetName, str]:
+    """A clause's facet and relation (the rules of the module doc). A genre named before any
+    sound word wins over it ("a cooking vlog with music" is an impression)."""
+    relation = _relation(clause)
+    words = tokens(clause)
+    audio_at = next((i for i, w in enumerate(words) if w in _AUDIO_WORDS), None)
+    genre = _GENRE.search(clause)
+    genre_at = len(tokens(clause[: genre.start()])) if genre else None
+    if relation in ("before", "after"):
+        return "temporal", relation
+    if genre_at is not None and (audio_at is None or genre_at < audio_at):
+        return "global", ""
+    if audio_at is not None:
+        return "audio", relation
+    if relation:
+        return "temporal", relation
+    moody = any(w in _MOOD_WORDS for w in words) or _IT_WAS.search(clause)
+    return ("global", "") if moody and not _CONCRETE.search(clause) else ("key_moment", "")
+
+
+def clean(text: str, facet: FacetName) -> str:
+    """The clause without filler, temporal markers or (audio) the speech verb before what was
+    said: "I heard someone say forty minutes at the end" → "forty minutes"."""
+    text = _strip(_FILLER, _strip(_LEAD, _strip(_FILLER, " ".join(text.split()))))
+    if facet in ("temporal", "audio"):
+        text = _START.sub(" ", _END.sub(" ", _INNER.sub(" ", text)))
+        text = _strip(_FILLER, " ".join(text.split()))
+    said = _SPEECH.search(text) if facet == "audio" else None
+    if said and keywords_of(said.group("core")):
+        text = said.group("core").strip(_TRIM)
+    return " ".join(text.split())
+
+
+def keywords_of(text: str) -> list[str]:
+    """Content words in order without repeats: no function words, no remembering, perceiving
+    or speaking verbs; number words as digits ("one" alone is a pronoun and is dropped)."""
+    digit_one = re.search(r"\b1\b", text) is not None
+    out: list[str] = []
+    for tok in tokens(text):
+        if tok in STOPWORDS or tok in _FILLER_WORDS or (len(tok) < 2 and not tok.isdigit()):
+            continue
+        if (tok != "1" or digit_one) and tok not in out:
+            out.append(tok)
+    return out
+
+
+# -- alternatives ---------------------------------------------------------------------------
+
+
+def _number_in_words(digits: str) -> str | None:
+    if digits in _DIGIT_WORD:
+        return _DIGIT_WORD[digits]
+    if 20 < int(digits) < 100:
+        return f"{_DIGIT_WORD[digits[0] + '0']}-{_DIGIT_WORD[digits[1]]}"
+    return None
+
+
+def _is_head_noun(word: str, head: str, tail: str) -> bool:
+    """Whether ``word`` ends a noun phrase opened by a determiner, with at most one adjective
+    between ("a cat on", "a red sign near"): a cautious guess, for a verb ("a cat sat on")
+    must not be put in the plural."""
+    if not word.isalpha() or len(word) < 3 or word in STOPWORDS or word in _MOOD_WORDS:
+        return False
+    if word.endswith(("ing", "ed", "ly", "us", "ss")):
+        return False
+    following = re.match(r"\s*([A-Za-z]+)", tail)
+    if following and following.group(1).lower() not in _AFTER_NOUN:
+        return False
+    before = [w.lower() for w in re.findall(r"[A-Za-z]+|\d+", head)[-2:]]
+    if before and (before[-1] in _DETERMINERS or before[-1].isdigit()):
+        return True
+    return len(before) == 2 and before[0] in _DETERMINERS and (
+        before[1] in _ADJECTIVES or before[1].endswith(("ful", "ous", "ish")))
+
+
+def _other_number(head: str, word: str, tail: str) -> str:
+    """The phrase with ``word`` singular if it was plural, plural if it was singular."""
+    if word.endswith("ies"):
+        return head + word[:-3] + "y" + tail
+    if re.search(r"(?:ch|sh|x|z|ss)es$", word):
+        return head + word[:-2] + tail
+    if word.endswith("s"):
+        return head + word[:-1] + tail
+    head = re.sub(r"\b(?:a|an)\s+((?:[A-Za-z]+\s+)?)$", r"\1", head, flags=re.I)  # "a cat"
+    if re.search(r"[^aeiou]y$", word):
+        return head + word[:-1] + "ies" + tail
+    return head + word + ("es" if re.search(r"(?:ch|sh|x|z|s)$", word) else "s") + tail
+
+
+def _swap(head: str, word: str, tail: str) -> str:
+    """``word`` between ``head`` and ``tail``, with "a"/"an" before it agreeing ("an animal")."""
+    article = re.search(r"\b(an?)\s+$", head, re.I)
+    if article:
+        wanted = "an" if word[:1].lower() in "aeiou" else "a"
+        wanted = wanted.capitalize() if article.group(1)[0].isupper() else wanted
+        head = head[: article.start(1)] + wanted + head[article.end(1) :]
+    return head + word + tail
+
+
+def alternatives_of(text: str) -> list[str]:
+    """Other phrasings of ``text``, one change each: synonyms and broader words first, then
+    numbers spelled the other way, then head nouns in the other number."""
+    synonyms: list[str] = []
+    numbers: list[str] = []
+    plurals: list[str] = []
+    for m in re.finditer(r"[A-Za-z]+|\d+", text):
+        word, head, tail = m.group().lower(), text[: m.start()], text[m.end() :]
+        synonyms += [_swap(head, alt, tail) for alt in _SYNONYMS.get(word, ())]
+        if word.isdigit() and (spelled := _number_in_words(word)):
+            numbers.append(head + spelled + tail)
+        if _is_head_noun(word, head, tail):
+            plurals.append(_other_number(head, m.group(), tail))
+    for run in _NUMBER_RUN.finditer(text):
+        folded = tokens(run.group())
+        if run.group().lower() != "one" and len(folded) == 1 and folded[0][:1].isdigit():
+            numbers.append(text[: run.start()] + folded[0] + text[run.end() :])
+    out = [" ".join(a.split()) for a in synonyms + numbers + plurals]
+    return [a for a in dict.fromkeys(out) if a.lower() != text.lower()][:MAX_ALTERNATIVES]
+
+
+# -- facets ---------------------------------------------------------------------------------
+
+
+def facet_query(facet: FacetName, text: str, relation: str = "",
+                extra: list[str] | None = None) -> FacetQuery | None:
+    """A facet query from one clause, or None when it has no content words. Temporal and audio
+    clauses take their relation from their markers when none is given."""
+    if not relation and facet in ("temporal", "audio"):
+        relation = _relation(text)
+        if facet == "audio" and relation in ("before", "after"):
+            relation = ""  # a heard thing is placed in the recording, not against the moment
+    cleaned = clean(text, facet)
+    words = keywords_of(cleaned)
+    if not words:
+        return None
+    alts = [a for a in (extra or []) if a.lower() != cleaned.lower()] + alternatives_of(cleaned)
+    return FacetQuery(facet, cleaned, words, list(dict.fromkeys(alts))[:MAX_ALTERNATIVES], relation)
+
+
+def _join(parts: list[FacetQuery]) -> FacetQuery:
+    """Clauses of one facet as one query; the first relation given wins."""
+    return FacetQuery(
+        parts[0].facet,
+        "; ".join(p.text for p in parts),
+        list(dict.fromkeys(w for p in parts for w in p.keywords)),
+        list(dict.fromkeys(a for p in parts for a in p.alternatives))[:MAX_ALTERNATIVES],
+        next((p.relation for p in parts if p.relation), ""),
+    )
+
+
+def rule_facets(description: str, notes: list[str], has_key_moment: bool = False,
+                ) -> dict[str, FacetQuery]:
+    """The free text's facets by the rules, clauses of one facet joined. A before/after clue
+    without a key moment (nor an explicit one, ``has_key_moment``) takes the nearest sound
+    clause as its moment: in "a dog barked, then they left" the bark is the anchor."""
+    clauses: list[tuple[FacetName, str, str]] = []
+    pieces = split_clauses(description)
+    for n, (clause, continues) in enumerate(pieces):
+        mid = _SUB_MID.search(clause)
+        if mid and not (_SUB_LEAD.search(clause) or _SPEECH.search(mid.group(1))
+                        or _GENRE.search(mid.group(1))):  # not "said they left after the party"
+            clauses += [("temporal", mid.group(2).lower(), mid.group(1)),
+                        ("key_moment", "", mid.group(3))]
+            continue
+        if (sub := _SUB_LEAD.search(clause)) and n + 1 < len(pieces):
+            clauses.append(("key_moment", "", sub.group(2)))
+            pieces[n + 1] = ("after that " if sub.group(1).lower() == "after" else
+                             "before that ") + pieces[n + 1][0], False
+            continue
+        facet, relation = classify(clause)
+        if continues and clauses and facet == "key_moment" and not _CONCRETE.search(clause):
+            facet, relation = clauses[-1][:2]  # "someone said forty, maybe forty-five"
+        clauses.append((facet, relation, clause))
+    kinds = [c[0] for c in clauses]
+    anchored = [i for i, c in enumerate(clauses) if c[1] in ("before", "after")]
+    if anchored and not has_key_moment and "key_moment" not in kinds:
+        i = anchored[0]
+        order = [*range(i - 1, -1, -1), *range(i + 1, len(kinds))]  # nearest before, then after
+        if near := [j for j in order if kinds[j] == "audio"]:
+            clauses[near[0]] = ("key_moment", "", clause := clauses[near[0]][2])
+            notes.append(f"taken as the key moment of the before/after clue: {clause!r}")
+    grouped: dict[str, list[FacetQuery]] = {}
+    for facet, relation, clause in clauses:
+        if (query := facet_query(facet, clause, relation)) is not None:
+            grouped.setdefault(facet, []).append(query)
+    return {name: _join(grouped[name]) for name in FACET_NAMES if name in grouped}
+
+
+# -- the model (a capable OpenAI-compatible one) ----------------------------------------------
+
+RECALL_SYSTEM = (
+    "Someone is trying to find a recording they only half remember. Sort the clues in their "
+    "description into up to four kinds and reply with one JSON object, nothing else, with "
+    'these keys: "global": what the whole recording was like (its kind, topic, mood or '
+    'occasion), or null; "key_moment": one concrete thing seen at some moment, or null; '
+    '"temporal": {"text": what happened, "relation": "before" or "after" (that moment) or '
+    '"start" or "end" (of the recording)}, or null; "audio": what was heard (the words said, '
+    'music, sounds), or null; "alternatives": an object from those key names to lists of other '
+    "ways to say that clue (synonyms, broader words, likely misrememberings). Use their own "
+    "words where you can, keep every string under 200 characters and add nothing they did "
+    "not say."
+)
+
+
+def recall_user(description: str) -> str:
+    return f"Description: {description}\n\nJSON object:"
+
+
+def parse_model_reply(reply: str) -> tuple[dict[str, tuple[str, str, list[str]]], str]:
+    """The model's clues as facet → (text, relation, alternatives), or ({}, why not). A
+    ```json fence, prose around the object and unknown keys are tolerated; wrong types,
+    over-long strings and unknown relations are not."""
+    text = reply.strip()
+    if fence := re.search(r"```(?:json)?\s*(.*?)```", text, re.S):
+        text = fence.group(1).strip()
+    start, end = text.find("{"), text.rfind("}")
+    try:
+        obj = json.loads(text[start : end + 1]) if 0 <= start < end else None
+    except (json.JSONDecodeError, RecursionError):
+        obj = None
+    if not isinstance(obj, dict):
+        return {}, "was not valid JSON"
+
+    def is_text(value: object) -> bool:
+        return isinstance(value, str) and len(value) <= MAX_MODEL_CHARS
+
+    out: dict[str, tuple[str, str, list[str]]] = {}
+    for name in ("global", "key_moment", "audio"):
+        value = obj.get(name)
+        if value is not None and not is_text(value):
+            return {}, f'gave "{name}" that is neither null nor a string of at most 200 characters'
+        if value and value.strip():
+            out[name] = (value, "", [])
+    temporal = obj.get("temporal")
+    if temporal is not None:
+        if not (isinstance(temporal, dict) and is_text(temporal.get("text"))
+                and temporal.get("relation") in RELATIONS):
+            return {}, 'gave "temporal" that is neither null nor {"text", "relation"} as asked'
+        if temporal["text"].strip():
+            out["temporal"] = (temporal["text"], temporal["relation"], [])
+    alternatives = obj.get("alternatives") or {}
+    if not isinstance(alternatives, dict):
+        return {}, 'gave "alternatives" that is not an object'
+    for name, items in alternatives.items():
+        if name in FACET_NAMES and not (isinstance(items, list) and all(map(is_text, items))):
+            return {}, f'gave "alternatives.{name}" that is not a list of short strings'
+        if name in out:
+            out[name][2].extend(x.strip() for x in items if x.strip())
+    return (out, "") if out else ({}, "named no clue")
+
+
+def model_facets(description: str, llm: LanguageModel, notes: list[str],
+                 ) -> dict[str, FacetQuery] | None:
+    """The free text's facets by the model, or None (with a note) when it gave none usable."""
+    messages = [ChatMessage("system", RECALL_SYSTEM), ChatMessage("user", recall_user(description))]
+    why = ""
+    for attempt in range(2):
+        try:
+            reply = str(llm.generate(messages, max_tokens=400, temperature=0.0, seed=attempt))
+        except Exception as exc:  # whatever the model does, the rules can answer
+            log.warning("recall facets: the model failed (%s); using the rules", exc)
+            notes.append(f"the model failed ({exc}); rules used")
+            return None
+        parsed, why = parse_model_reply(reply)
+        facets = {name: q for name in FACET_NAMES if name in parsed
+                  and (q := facet_query(name, *parsed[name])) is not None}
+        if facets:
+            return facets
+        why = why or "named no clue with content words"
+        log.warning("recall facets: model reply %d %s", attempt + 1, why)
+        messages += [ChatMessage("assistant", reply), ChatMessage(
+            "user", f"That reply {why}. Answer again with only the JSON object described.")]
+    notes.append(f"the model's reply {why}; rules used")
+    return None
+
+
+# -- the request ----------------------------------------------------------------------------
+
+_FIELDS = (("global_impression", "global"), ("key_moment", "key_moment"),
+           ("temporal", "temporal"), ("audio", "audio"))
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def parse_description(req: RecallRequest, llm: LanguageModel | None = None,
+                      use_model: bool = False) -> ParsedDescription:
+    """The facet queries of a recall request: explicit facets as given, the free text filling
+    the rest (by the model when ``use_model`` and one is given, else by the rules). Raises
+    InputError for a request that names nothing to look for."""
+    values: dict[str, str] = {}
+    for attr in ("description", *(a for a, _ in _FIELDS)):
+        value = getattr(req, attr)
+        if not isinstance(value, str):
+            raise InputError(f"recall: {attr} must be text, not {type(value).__name__}")
+        if len(value) > MAX_FIELD_CHARS:
+            raise InputError(f"recall: {attr} is {len(value)} characters; "
+                             f"at most {MAX_FIELD_CHARS}")
+        values[attr] = value.strip()
+    if not any(values.values()):
+        raise InputError("recall: nothing to look for; give a description or at least one facet "
+                         "(global impression, key moment, temporal context or audio)")
+    notes: list[str] = []
+    facets: dict[str, FacetQuery] = {}
+    for attr, name in _FIELDS:
+        if values[attr]:
+            if (query := facet_query(name, values[attr])) is None:
+                raise InputError(f"recall: the {attr.replace('_', ' ')} {_quote(values[attr])} "
+                                 "names nothing to look for (no content words)")
+            facets[name] = query
+    source = "explicit"
+    if description := values["description"]:
+        free = None
+        if use_model and llm is None:
+            notes.append("no language model was given; rules used")
+        elif use_model and llm is not None:
+            free = model_facets(description, llm, notes)
+        kind = "rules" if free is None else "model"
+        if free is None:
+            free = rule_facets(description, notes, "key_moment" in facets)
+        if not free and not facets:
+            raise InputError(f"recall: the description {_quote(description)} names nothing to "
+                             "look for; describe something seen or heard in the recording")
+        if not free:
+            notes.append("the description added no facet")
+        for name, query in free.items():
+            if name in facets:
+                notes.append(f"the explicit {name} facet replaces the description's {query.text!r}")
+            else:
+                facets[name], source = query, kind
+    temporal = facets.get("temporal")
+    if temporal and temporal.relation in ("before", "after", "") and "key_moment" not in facets:
+        raise InputError(f"recall: the before/after clue {_quote(temporal.text)} needs a key "
+                         "moment to be before or after; describe that moment too (--key-moment)")
+    return ParsedDescription({n: facets[n] for n in FACET_NAMES if n in facets}, source, notes)
