@@ -14,7 +14,8 @@ What it promises, and where each promise is kept:
   StoreError/ModelError → UNAVAILABLE and anything unexpected → INTERNAL, both with generic
   messages (their details, which can hold paths and URIs, go to the server log only).
 * **Deadlines**: the gRPC deadline is checked before work starts and handed to
-  ``MemoryQA.ask``, ``MemoryQA.search``, ``LookAgain.locate`` and ``ArticleService.write`` as
+  ``MemoryQA.ask``, ``MemoryQA.search``, ``LookAgain.locate``, ``FuzzyRecall.recall`` and
+  ``ArticleService.write`` as
   ``deadline_s``; ``DeadlineExceeded`` becomes DEADLINE_EXCEEDED.
 * **Bad input never takes the server down**: every field is validated before it reaches the
   store (which renders filters from validated values only), request messages are capped at

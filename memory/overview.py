@@ -39,6 +39,7 @@ OPENING_WORDS = 14
 SOUND_MIN_S = 3.0
 SOUND_MIN_SHARE = 0.1
 THROUGHOUT_SHARE = 0.6  # ... and is "throughout" above this share
+SILENCE_MIN_SHARE = 0.3  # silence is named only when it is this much of the span
 STREAM_MEMORIES_MAX = 20000  # memories read to compose one stream-wide overview
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -72,18 +73,29 @@ def _position(t0: float, t1: float, span0: float, span1: float) -> str:
 
 def _names(memories: Sequence[ShortTermMemory]) -> list[str]:
     """Capitalised words inside sentences (not their first word): the recogniser capitalises
-    names and places; a word it also writes in lower case is an ordinary word."""
-    text = " ".join(m.transcript_text for m in memories)
-    lower = {w for w in _WORD.findall(text) if w.islower()}
-    starts = Counter(_SENTENCE_START.findall(text))
+    names and places; a word it also writes in lower case is an ordinary word, and one only
+    ever seen opening a sentence ("Good morning") says nothing."""
+    pieces = [p.text for m in memories for p in m.transcript if p.text.strip()]
+    text = " ".join(pieces)
+    lower = {w.lower() for w in _WORD.findall(text) if w.islower()}
+    starts: Counter[str] = Counter()
+    for piece in pieces:
+        starts.update(_SENTENCE_START.findall(piece))
     counts: Counter[str] = Counter()
     for w in _WORD.findall(text):
-        if w[:1].isupper() and len(w) > 2 and w.lower() not in _STOP and w.lower() not in lower:
+        if (w[:1].isupper() and len(w) > 2 and "'" not in w and w.lower() not in _STOP
+                and w.lower() not in lower):
             counts[w] += 1
-    for w, n in starts.items():  # a capitalised word only ever seen starting a sentence
+    for w, n in starts.items():
         if counts.get(w, 0) <= n:
             counts.pop(w, None)
     return [w for w, _ in counts.most_common(PEOPLE_NAMES)]
+
+
+# everyday words that fill talk about anything: never what a recording is about
+_EVERYDAY = frozenset(
+    ["good", "morning", "evening", "hello", "today", "tonight", "look", "looks", "really", "welcome", "everyone", "back", "going", "already", "another", "little", "just", "time", "thing", "things", "know", "want", "like", "make", "making", "also", "much", "very", "well", "right", "here", "there", "come", "first", "next", "still", "thank", "thanks", "please", "let", "lets", "okay", "yeah", "great", "nice", "went", "said", "says", "think", "maybe", "something", "around"]
+)
 
 
 def _topics(memories: Sequence[ShortTermMemory], names: set[str]) -> list[str]:
@@ -93,7 +105,7 @@ def _topics(memories: Sequence[ShortTermMemory], names: set[str]) -> list[str]:
     for m in memories:
         words = {w.lower() for w in _WORD.findall(f"{m.transcript_text} {m.ocr_text}")}
         for w in words:
-            if len(w) >= 4 and w not in _STOP and w.capitalize() not in names:
+            if len(w) >= 4 and w not in _STOP and w not in _EVERYDAY and w.capitalize() not in names:
                 df[w] += 1
                 first.setdefault(w, len(first))
     ranked = sorted(df, key=lambda w: (-df[w], first[w]))
@@ -139,6 +151,8 @@ def _sounds(memories: Sequence[ShortTermMemory], t0: float, t1: float) -> list[s
         total = sum(b - a for a, b in pieces)
         if not pieces or (total < SOUND_MIN_S and total / length < SOUND_MIN_SHARE):
             continue
+        if kind == "silence" and total / length < SILENCE_MIN_SHARE:
+            continue  # the pauses between sentences are not what a recording sounded like
         if total / length >= THROUGHOUT_SHARE:
             out.append(f"{name} throughout")
             continue

@@ -58,7 +58,9 @@ class FacetQuery:
     text: str  # the clause as remembered, without filler or its temporal marker
     keywords: list[str]  # content words, lower case, in order, numbers as digits
     alternatives: list[str] = field(default_factory=list)  # other phrasings to search too
-    relation: str = ""  # temporal/audio: before | after (the key moment), start | end (recording)
+    # temporal/audio: before | after (the key moment), start | end (of the recording); a key
+    # moment may carry start | end too ("it came late in the video")
+    relation: str = ""
 
 
 @dataclass
@@ -124,7 +126,7 @@ _CONCRETE = _rx(
 # after").
 _LEAD = _rx(
     r"^(?:and\s+)?(?:then|after\s+that|afterwards?|later(?:\s+on)?|next|before\s+(?:that|this)|",
-    r"(?:right|soon|just)\s+(?:after|before)(?:\s+that)?|earlier|prior\s+to\s+that)\b[\s,]*",
+    r"(?:right|soon|just)\s+(?:after|before)(?:\s+that)?|earlier(?:\s+on)?|prior\s+to\s+that)\b[\s,]*",
 )
 _INNER = _rx(
     r"\b(?:(?:came|happened|comes|followed)\s+(?:right\s+|just\s+|soon\s+)?(?:after|before)",
@@ -132,11 +134,11 @@ _INNER = _rx(
 )
 _START = _rx(
     r"\b(?:(?:at|in|near|from)\s+the\s+(?:very\s+)?(?:start|beginning|opening)|at\s+first|",
-    r"early\s+on|(?:it\s+)?(?:start|open|begin|began)(?:s|ed)?\s+with|the\s+opening",
+    r"early\s+(?:in|on)|(?:it\s+)?(?:start|open|begin|began)(?:s|ed)?\s+with|the\s+opening",
     r"(?:\s+scene|\s+shot)?|intro)\b",
 )
 _END = _rx(
-    r"\b(?:(?:at|towards?|near|by|in)\s+the\s+(?:very\s+)?end(?:ing)?|finally|",
+    r"\b(?:(?:at|towards?|near|by|in)\s+the\s+(?:very\s+)?end(?:ing)?|finally|late\s+in|",
     r"(?:it\s+)?end(?:s|ed)\s+with|the\s+(?:closing|final)\s+(?:scene|shot)|outro)\b",
 )
 # Leading filler and glue: "so I remember that", "there was", "it was", "while", "when".
@@ -146,7 +148,8 @@ _FILLER = _rx(
     r"i\s+(?:also\s+)?(?:saw|see|heard|hear|noticed)|we\s+(?:saw|heard)|",
     r"you\s+(?:could\s+|can\s+)?(?:see|hear)|there\s+(?:was|were|is|are)|there's|",
     r"(?:it|this)\s+(?:showed|shows|had|has|was)|something\s+(?:like|about)|kind\s+of|",
-    r"sort\s+of|the\s+(?:whole\s+|entire\s+)?(?:thing|video|recording|clip)\s+",
+    r"sort\s+of|at\s+one\s+point|(?:there\s+(?:was|is)\s+)?an?\s+moment\s+(?:with|when|where)|",
+    r"the\s+(?:whole\s+|entire\s+)?(?:thing|video|recording|clip)\s+",
     r"(?:was|is|showed|shows|had))\b[\s,]*",
 )
 # "someone said X", "they talked about X": X is what to listen for.
@@ -207,12 +210,21 @@ def split_clauses(text: str) -> list[tuple[str, bool]]:
     """The free text's clauses in order, each with whether it only continues the one before
     (it followed a comma and has no subject of its own: "a cooking vlog, cheerful")."""
     out: list[tuple[str, bool]] = []
+    carry = ""  # a marker alone before a comma ("Before that, they …") opens the next piece
     for sentence in _SENTENCES.split(text):
         for clause in _CLAUSES.split(sentence):
             for i, piece in enumerate(clause.split(",")):
                 piece = " ".join(piece.split()).strip(_TRIM)
-                if piece:
-                    out.append((piece, i > 0 and not _OWN_SUBJECT.search(piece)))
+                if not piece:
+                    continue
+                if _LEAD.search(piece) and not _strip(_LEAD, _strip(_FILLER, piece)):
+                    carry = f"{carry} {piece}".strip()
+                    continue
+                if carry:
+                    piece, carry = f"{carry} {piece}", ""
+                    out.append((piece, False))
+                    continue
+                out.append((piece, i > 0 and not _OWN_SUBJECT.search(piece)))
     return out
 
 
@@ -234,12 +246,20 @@ def _relation(clause: str) -> str:
     return "end" if _END.search(lead) else ""
 
 
+# "a sign that said …", "a board reading …": words that were read, not heard
+_WRITTEN = _rx(
+    r"\b(?:sign|signs|board|poster|banner|slide|label|card|screen|notice|note|placard|caption|",
+    r"title|menu|headline)\s+(?:\w+\s+){0,2}?(?:that\s+|which\s+)?(?:said|says|saying|read|reads|reading)\b",
+)
+
+
 def classify(clause: str) -> tuple[FacetName, str]:
     """A clause's facet and relation (the rules of the module doc). A genre named before any
     sound word wins over it ("a cooking vlog with music" is an impression)."""
     relation = _relation(clause)
     words = tokens(clause)
-    audio_at = next((i for i, w in enumerate(words) if w in _AUDIO_WORDS), None)
+    audio_at = None if _WRITTEN.search(clause) else next(
+        (i for i, w in enumerate(words) if w in _AUDIO_WORDS), None)
     genre = _GENRE.search(clause)
     genre_at = len(tokens(clause[: genre.start()])) if genre else None
     if relation in ("before", "after"):
@@ -384,12 +404,42 @@ def _join(parts: list[FacetQuery]) -> FacetQuery:
     )
 
 
+# "I'm looking for X", "I'm after X", "some recording, X": X is what the whole recording was.
+_REQUEST = _rx(
+    r"^\s*(?:(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:after|looking\s+for|searching\s+for|",
+    r"trying\s+to\s+find)|looking\s+for|(?:i\s+)?(?:want|need)\s+to\s+find|",
+    r"find\s+(?:me\s+)?|(?:some|a|the|that|this)\s+(?:recording|video|clip)\s*,)\s+(?P<what>.+)$",
+)
+# "… where there's a sign", "… in which someone …": the rest is a moment inside it
+_WHERE = _rx(
+    r"\s+(?:where|in\s+which|with\s+a\s+(?:moment|part|bit|scene)\s+(?:where|when|with))\s+",
+    r"(?=(?:there|someone|somebody|they|you|a|an|the|he|she|it)\b)",
+)
+
+
+def _requests(description: str) -> tuple[list[str], str]:
+    """The whole-recording impressions introduced by a request phrase, and the rest of the
+    text (what follows "where …" in such a sentence stays there as a clause of its own)."""
+    impressions: list[str] = []
+    rest: list[str] = []
+    for sentence in _SENTENCES.split(description):
+        m = _REQUEST.match(sentence)
+        if m is None:
+            rest.append(sentence)
+            continue
+        what, *inside = _WHERE.split(m.group("what"), maxsplit=1)
+        impressions.append(what)
+        rest += [x.strip() for x in inside if x.strip()]
+    return impressions, " ".join(x if re.search(r"[.!?]$", x) else x + "." for x in rest if x.strip())
+
+
 def rule_facets(description: str, notes: list[str], has_key_moment: bool = False,
                 ) -> dict[str, FacetQuery]:
     """The free text's facets by the rules, clauses of one facet joined. A before/after clue
     without a key moment (nor an explicit one, ``has_key_moment``) takes the nearest sound
     clause as its moment: in "a dog barked, then they left" the bark is the anchor."""
-    clauses: list[tuple[FacetName, str, str]] = []
+    impressions, description = _requests(description)
+    clauses: list[tuple[FacetName, str, str]] = [("global", "", x) for x in impressions]
     pieces = split_clauses(description)
     for n, (clause, continues) in enumerate(pieces):
         mid = _SUB_MID.search(clause)
@@ -408,6 +458,15 @@ def rule_facets(description: str, notes: list[str], has_key_moment: bool = False
             facet, relation = clauses[-1][:2]  # "someone said forty, maybe forty-five"
         clauses.append((facet, relation, clause))
     kinds = [c[0] for c in clauses]
+    heard = [i for i, k in enumerate(kinds) if k == "audio"]
+    if not has_key_moment and "key_moment" not in kinds and len(heard) >= 2:
+        # two things heard and no moment seen: the one not quoted as speech is the moment
+        # ("an announcement about platform nine. Someone said two hours.")
+        first = next((i for i in heard if not _SPEECH.search(clauses[i][2])
+                      and any(w in _AUDIO_WORDS for w in tokens(clauses[i][2]))), None)
+        if first is not None:
+            clauses[first] = ("key_moment", clauses[first][1], clauses[first][2])
+            kinds[first] = "key_moment"
     anchored = [i for i, c in enumerate(clauses) if c[1] in ("before", "after")]
     if anchored and not has_key_moment and "key_moment" not in kinds:
         i = anchored[0]
@@ -416,10 +475,16 @@ def rule_facets(description: str, notes: list[str], has_key_moment: bool = False
             clauses[near[0]] = ("key_moment", "", clause := clauses[near[0]][2])
             notes.append(f"taken as the key moment of the before/after clue: {clause!r}")
     grouped: dict[str, list[FacetQuery]] = {}
+    position = ""  # "it came late in the video": where the key moment was, nothing else
     for facet, relation, clause in clauses:
         if (query := facet_query(facet, clause, relation)) is not None:
             grouped.setdefault(facet, []).append(query)
-    return {name: _join(grouped[name]) for name in FACET_NAMES if name in grouped}
+        elif relation in ("start", "end"):
+            position = relation
+    out = {name: _join(grouped[name]) for name in FACET_NAMES if name in grouped}
+    if position and "key_moment" in out and not out["key_moment"].relation:
+        out["key_moment"].relation = position
+    return out
 
 
 # -- the model (a capable OpenAI-compatible one) ----------------------------------------------

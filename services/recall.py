@@ -44,7 +44,13 @@ from episodic.core.query import (
 from episodic.core.records import StreamOverview, normalise
 from episodic.memory.overview import compose_overview
 from episodic.retrieval.detailed import MemoryReader
-from episodic.retrieval.recall_facets import FacetQuery, ParsedDescription, parse_description
+from episodic.retrieval.recall_facets import (
+    FacetQuery,
+    ParsedDescription,
+    alternatives_of,
+    keywords_of,
+    parse_description,
+)
 from episodic.services.qa import MemoryQA
 
 RRF_K = 60.0  # reciprocal-rank fusion constant (Cormack et al.; MARQUIS fuses the same way)
@@ -66,6 +72,17 @@ SOUND_KINDS: dict[str, tuple[str, ...]] = {
 }
 
 
+# What the sound classifier takes each kind for when it errs (its confusions on the sound
+# benchmark): a clue about applause heard as "loud noise" is half evidence, not none.
+CONFUSED_WITH: dict[str, tuple[str, ...]] = {
+    "applause": ("noise",), "engine": ("noise",), "noise": ("engine", "applause"),
+    "music": ("speech",), "silence": (),
+}
+CONFUSED_SCORE = 0.5
+ABSENT_SCORE = 0.15  # the words may match, but the named sound was not heard there
+PARTIAL_PENALTY = 0.5  # confidence kept by a stream that fails a facet, when none holds all
+
+
 def _sound_kinds(text: str) -> set[str]:
     words = set(re.findall(r"[a-z]+", text.lower()))
     return {kind for kind, cues in SOUND_KINDS.items() if words & set(cues)}
@@ -83,6 +100,17 @@ class _Facet:
     prepared: tuple = ()
     hits: list[Moment] = field(default_factory=list)
     best: float = 0.0  # the best score anywhere in scope (the relative scale's 1)
+    parts: list[_Facet] = field(default_factory=list)  # clues of one kind, each checked alone
+
+
+def _parts(q: FacetQuery) -> list[FacetQuery]:
+    """Several clues of one facet ("someone said forty minutes; music at the end") as one
+    query each: each must hold, and one embedding of both would match neither well."""
+    texts = [t.strip() for t in q.text.split("; ") if t.strip()]
+    if len(texts) < 2:
+        return [q]
+    out = [FacetQuery(q.facet, t, keywords_of(t), alternatives_of(t), q.relation) for t in texts]
+    return [p for p in out if p.keywords] or [q]
 
 
 @dataclass
@@ -118,6 +146,11 @@ class FuzzyRecall:
 
     # -- 2. search -----------------------------------------------------------------------------
     def _search_facet(self, q: FacetQuery, scope: Scope, reader: MemoryReader) -> _Facet:
+        parts = _parts(q) if q.facet in ("audio", "temporal") else [q]
+        if len(parts) > 1:
+            f = _Facet(q, parts=[self._search_facet(p, scope, reader) for p in parts])
+            f.hits = sorted((m for p in f.parts for m in p.hits), key=lambda m: -m.score)
+            return f
         f = _Facet(q, self.qa.prepare_query(q.text))
         f.hits = self.qa.search_prepared(f.prepared, scope, self.s.recall_search_k, reader)
         extra = " ".join(dict.fromkeys(q.keywords + q.alternatives))
@@ -175,6 +208,9 @@ class FuzzyRecall:
 
     def _temporal(self, t: _Facet, sid: str, anchor: Moment | None, end_s: float,
                   reader: MemoryReader) -> tuple[float, Moment | None]:
+        if t.parts:
+            found = [self._temporal(p, sid, anchor, end_s, reader) for p in t.parts]
+            return sum(sc for sc, _ in found) / len(found), max(found, key=lambda x: x[0])[1]
         rel = t.query.relation
         if rel in ("after", "before") and anchor is not None:
             if rel == "after":
@@ -189,6 +225,9 @@ class FuzzyRecall:
         return self._rel(hit.score, t), hit
 
     def _audio(self, a: _Facet, sid: str, end_s: float, reader: MemoryReader) -> tuple[float, str]:
+        if a.parts:
+            found = [self._audio(p, sid, end_s, reader) for p in a.parts]
+            return sum(sc for sc, _ in found) / len(found), "; ".join(w for _, w in found if w)
         lo, hi = self._edge(a.query.relation, end_s)
         hit = self._in_stream(a, sid, lo, hi, reader)
         score = self._rel(hit.score, a) if hit is not None else 0.0
@@ -198,12 +237,18 @@ class FuzzyRecall:
             memories = self.c.store.list_memories(sid, t_min=lo, t_max=hi)
             heard = {o.kind for m in memories for o in m.sounds}
             found = kinds & heard
+            confused = {k for k in kinds for c in CONFUSED_WITH.get(k, ()) if c in heard}
+            where = {"start": " at the start", "end": " at the end"}.get(a.query.relation, "")
             if found:
-                where = {"start": " at the start", "end": " at the end"}.get(a.query.relation, "")
                 why = f"{', '.join(sorted(found))} heard{where}"
-                score = max(score, 1.0)
+                score = 1.0
+            elif confused:
+                stand_ins = sorted(heard & {c for k in confused for c in CONFUSED_WITH[k]})
+                why = (f"{', '.join(sorted(confused))} perhaps, heard as "
+                       f"{', '.join(stand_ins)}{where}")
+                score = CONFUSED_SCORE
             else:
-                score = min(score, 0.15)  # the words may match; the sound itself was not there
+                score = min(score, ABSENT_SCORE)
         return score, why
 
     def _verify(self, sid: str, end_s: float, facets: dict[str, _Facet],
@@ -218,9 +263,11 @@ class FuzzyRecall:
             if overview:
                 v.why.append(f"overview: {overview[1].text[:120]}")
         if k is not None:
-            anchors = [m for m in k.hits if m.stream_id == sid][:K_MOMENTS]
+            lo, hi = self._edge(k.query.relation, end_s)  # "it came late in the video"
+            anchors = [m for m in k.hits if m.stream_id == sid and (lo is None or m.t_end >= lo)
+                       and (hi is None or m.t_start <= hi)][:K_MOMENTS]
             if not anchors:
-                anchors = self.qa.search_prepared(k.prepared, Scope((sid,)), K_MOMENTS, reader)
+                anchors = self.qa.search_prepared(k.prepared, Scope((sid,), lo, hi), K_MOMENTS, reader)
             best: tuple[float, float, Moment | None, Moment | None] = (-1.0, 0.0, None, None)
             for m in anchors or [None]:
                 ks = self._rel(m.score, k) if m is not None else 0.0
@@ -242,7 +289,8 @@ class FuzzyRecall:
             if why:
                 v.why.append(why)
             if v.moment is None:
-                v.moment = self._in_stream(a, sid, *self._edge(a.query.relation, end_s), reader)
+                first = a.parts[0] if a.parts else a
+                v.moment = self._in_stream(first, sid, *self._edge(first.query.relation, end_s), reader)
         v.failed = [name for name, sc in v.scores.items() if sc < self.s.recall_facet_min]
         return v
 
@@ -302,17 +350,25 @@ class FuzzyRecall:
 
     def _rank(self, verdicts: list[_Verdict], top_k: int, streams: dict[str, float],
               rejected: list[str]) -> tuple[list[RecalledStream], list[str]]:
-        kept: list[tuple[float, _Verdict]] = []
-        for v in verdicts:
+        """Streams that hold every facet, best first. When none does (perception misses
+        things: a photo the classifier cannot name, applause heard as noise), the closest are
+        offered instead at a penalised confidence, each saying which facet failed."""
+        def confidence(v: _Verdict) -> float:
             weights = {n: FACET_WEIGHT[n] for n in v.scores}
-            conf = sum(v.scores[n] * w for n, w in weights.items()) / max(sum(weights.values()), 1e-9)
-            if v.failed:
+            return sum(v.scores[n] * w for n, w in weights.items()) / max(sum(weights.values()), 1e-9)
+
+        kept = [(confidence(v), v) for v in verdicts if not v.failed]
+        if not kept:
+            kept = [(confidence(v) * PARTIAL_PENALTY, v) for v in verdicts
+                    if len(v.failed) < len(v.scores)]
+            for _, v in kept:
+                v.why.insert(0, f"partial match: not {', '.join(v.failed)}")
+        else:
+            for v in verdicts:
                 held = [n for n in v.scores if n not in v.failed]
-                if any(v.scores[n] >= 0.5 for n in held):  # a near miss worth explaining
+                if v.failed and any(v.scores[n] >= 0.5 for n in held):  # a near miss worth explaining
                     rejected.append(f"{v.stream_id}: {', '.join(held) or 'nothing'} held, but not "
                                     f"{', '.join(v.failed)} ({', '.join(f'{v.scores[n]:.2f}' for n in v.failed)})")
-                continue
-            kept.append((conf, v))
         kept.sort(key=lambda cv: -cv[0])
         out: list[RecalledStream] = []
         for conf, v in kept[:top_k]:
