@@ -92,7 +92,7 @@ _FILLER_WORDS = _words(
     "remember remembered recall think guess believe maybe probably saw see seen sees watched "
     "noticed heard hear hears said say says saying mention mentions mentioned talked talking "
     "talk talks spoke told tell um uh erm er oh okay ok clip video recording somewhere before "
-    "after during while"
+    "after during while happened happens happen came comes appeared appears occurred part bit"
 )
 _AUDIO_WORDS = _words(
     "hear hears heard hearing listen listened said say says saying mention mentions mentioned "
@@ -433,6 +433,32 @@ def _requests(description: str) -> tuple[list[str], str]:
     return impressions, " ".join(x if re.search(r"[.!?]$", x) else x + "." for x in rest if x.strip())
 
 
+# "a busy market with a sign about tomatoes somewhere in it": the impression holds a moment
+_WITH_MOMENT = _rx(
+    r"^(?P<whole>.+?)\s+with\s+(?P<moment>(?:a|an|the|some|someone|somebody|people|two|three)\b.+?)",
+    r"(?:\s+(?:somewhere\s+in\s+(?:it|there)|at\s+some\s+point|in\s+it))?$",
+)
+
+
+def _moment_inside(clauses: list[tuple[FacetName, str, str]]) -> None:
+    """Split a global impression that carries a moment ("… with a sign advertising fresh
+    tomatoes somewhere in it") into the impression and a key moment, when there is no other
+    key moment and the moment part names something seen (two content words, no sound)."""
+    if any(c[0] == "key_moment" for c in clauses):
+        return
+    for i, (facet, _, clause) in enumerate(clauses):
+        if facet != "global":
+            continue
+        parts = _WHERE.split(clause, maxsplit=1)
+        m = None if len(parts) > 1 else _WITH_MOMENT.match(clause)
+        whole, moment = (parts[0], parts[1]) if len(parts) > 1 else (
+            (m.group("whole"), m.group("moment")) if m else ("", ""))
+        if moment and len(keywords_of(moment)) >= 2 and not set(tokens(moment)) & _AUDIO_WORDS:
+            clauses[i] = ("global", "", whole)
+            clauses.insert(i + 1, ("key_moment", "", moment))
+            return
+
+
 def rule_facets(description: str, notes: list[str], has_key_moment: bool = False,
                 ) -> dict[str, FacetQuery]:
     """The free text's facets by the rules, clauses of one facet joined. A before/after clue
@@ -457,6 +483,8 @@ def rule_facets(description: str, notes: list[str], has_key_moment: bool = False
         if continues and clauses and facet == "key_moment" and not _CONCRETE.search(clause):
             facet, relation = clauses[-1][:2]  # "someone said forty, maybe forty-five"
         clauses.append((facet, relation, clause))
+    if not has_key_moment:
+        _moment_inside(clauses)
     kinds = [c[0] for c in clauses]
     heard = [i for i, k in enumerate(kinds) if k == "audio"]
     if not has_key_moment and "key_moment" not in kinds and len(heard) >= 2:
@@ -604,12 +632,21 @@ def parse_description(req: RecallRequest, llm: LanguageModel | None = None,
                          "(global impression, key moment, temporal context or audio)")
     notes: list[str] = []
     facets: dict[str, FacetQuery] = {}
+    position = ""  # an explicit temporal clue that only places the key moment ("late in it")
     for attr, name in _FIELDS:
         if values[attr]:
-            if (query := facet_query(name, values[attr])) is None:
+            query = facet_query(name, values[attr])
+            if query is None and name == "temporal" and values["key_moment"]:
+                position = _relation(values[attr])
+                if position in ("start", "end"):
+                    notes.append(f"the temporal clue places the key moment at the {position}")
+                    continue
+            if query is None:
                 raise InputError(f"recall: the {attr.replace('_', ' ')} {_quote(values[attr])} "
                                  "names nothing to look for (no content words)")
             facets[name] = query
+    if position in ("start", "end") and not facets["key_moment"].relation:
+        facets["key_moment"].relation = position
     source = "explicit"
     if description := values["description"]:
         free = None
@@ -631,6 +668,16 @@ def parse_description(req: RecallRequest, llm: LanguageModel | None = None,
             else:
                 facets[name], source = query, kind
     temporal = facets.get("temporal")
+    if (temporal and temporal.relation in ("before", "after", "") and "key_moment" not in facets
+            and not values["temporal"]):
+        # the free text's before/after clue has nothing to be before or after: search it as
+        # the moment itself rather than refuse what a person wrote
+        facets["key_moment"] = FacetQuery("key_moment", temporal.text, temporal.keywords,
+                                          temporal.alternatives)
+        del facets["temporal"]
+        notes.append(f"no key moment for the before/after clue {temporal.text!r}: "
+                     "searched as the moment itself")
+        temporal = None
     if temporal and temporal.relation in ("before", "after", "") and "key_moment" not in facets:
         raise InputError(f"recall: the before/after clue {_quote(temporal.text)} needs a key "
                          "moment to be before or after; describe that moment too (--key-moment)")

@@ -55,8 +55,8 @@ from episodic.services.qa import MemoryQA
 
 RRF_K = 60.0  # reciprocal-rank fusion constant (Cormack et al.; MARQUIS fuses the same way)
 K_MOMENTS = 3  # key-moment candidates per stream tried against the temporal clue
-EDGE_SHARE = 0.25  # "at the start/end": this share of the recording (at least EDGE_MIN_S)
-EDGE_MIN_S = 30.0
+EDGE_SHARE = 1 / 3  # "at the start/end": this share of the recording (at least EDGE_MIN_S)
+EDGE_MIN_S = 10.0
 # the cosine of a description to an overview that counts as no / full support (MiniLM)
 G_COS_MIN, G_COS_FULL = 0.1, 0.5
 # the moment-search score (cosine + the query's words) at which a hit is full evidence

@@ -277,7 +277,6 @@ def test_parse_model_reply_ignores_unknown_keys_and_rejects_bad_types() -> None:
     (RecallRequest(description="um, I remember something"), "names nothing"),
     (RecallRequest(key_moment="something"), "names nothing"),
     (RecallRequest(temporal="then they talked about the oven"), "--key-moment"),
-    (RecallRequest(description="then they talked about the oven"), "before/after"),
     (RecallRequest(global_impression="a cooking vlog", temporal="just before that a dog barked"),
      "needs a key moment"),
 ])
@@ -296,3 +295,27 @@ def test_before_or_after_inside_what_was_said_or_a_topic_is_no_clue() -> None:
 def test_a_start_or_end_clue_needs_no_key_moment() -> None:
     parsed = parse_description(RecallRequest(description="at the end a bus drove away"))
     assert parsed.facets["temporal"].relation == "end"
+
+
+def test_a_free_text_before_after_clue_alone_is_searched_as_the_moment() -> None:
+    """Refusing what a person wrote helps nobody: with no moment to be before or after, the
+    clue is the moment (an explicit --temporal alone is still refused, above)."""
+    parsed = parse_description(RecallRequest(description="then they talked about the oven"))
+    assert list(parsed.facets) == ["key_moment"] and "oven" in parsed.facets["key_moment"].keywords
+    assert any("searched as the moment" in n for n in parsed.notes)
+
+
+def test_an_impression_that_carries_a_moment_is_split() -> None:
+    parsed = parse_description(RecallRequest(
+        description="It was a hectic morning at a farmers market with a sign advertising fresh "
+                    "tomatoes somewhere in it."))
+    assert "market" in parsed.facets["global"].keywords
+    assert {"sign", "tomatoes"} <= set(parsed.facets["key_moment"].keywords)
+    vlog = parse_description(RecallRequest(description="a cheerful cooking vlog with music"))
+    assert list(vlog.facets) == ["global"]
+
+
+def test_where_a_moment_came_is_a_position_not_a_clue() -> None:
+    parsed = parse_description(RecallRequest(key_moment="a rocket on screen",
+                                             temporal="it came late in the video"))
+    assert list(parsed.facets) == ["key_moment"] and parsed.facets["key_moment"].relation == "end"
