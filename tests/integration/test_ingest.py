@@ -132,3 +132,27 @@ def test_reingest_is_idempotent(store, recording):
     assert [e["id"] for e in events_after] == [e["id"] for e in events_before]
     assert [e["summary"] for e in events_after] == [e["summary"] for e in events_before]
     assert len({m["id"] for m in after}) == len(after)
+
+
+def test_the_ingest_leaves_an_overview_and_recall_finds_the_moment(store):
+    """Issue 16 end to end on a real ingest: the stream overview is stored with the records,
+    and a fuzzy description (a key moment and what came after it) finds the stream and the
+    sign's segment through `episodic recall`."""
+    from episodic.components import Components
+    from episodic.config import load_settings
+
+    data, _ = store
+    components = Components(load_settings(data_dir=data))
+    try:
+        overviews = components.store.list_overviews("cam1")
+    finally:
+        components.store.close()
+    assert [o.scope for o in overviews] == ["stream", "stretch"]
+    assert "NORTH BRIDGE" in overviews[0].text and overviews[0].t_end > 55
+    out = run_cli("recall", "a sign saying north bridge, then someone talked about a meeting",
+                  "--json", data=data)
+    doc = json.loads(out.stdout)
+    assert set(doc["facets"]) == {"key_moment", "temporal"}
+    top = doc["results"][0]
+    assert top["stream_id"] == "cam1" and top["t_start"] < 7.0, top
+    assert top["facets"]["key_moment"] > 0.5 and top["facets"]["temporal"] > 0.25
