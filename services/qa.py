@@ -75,6 +75,12 @@ _ON_SCREEN = re.compile(r"\b(on screen|on the screen|shown|showed|appear(ed|s)?|
 _ASKS_WHEN = re.compile(r"\s*(when\b|at what (point|moment|second|minute|time)\b|how far into\b)", re.I)
 
 
+def about_writing(text: str) -> bool:
+    """Whether ``text`` is about writing on screen (a sign, a slide, a caption): what the
+    offline looker can find by looking again; other looks need a vision-language model."""
+    return bool(_WRITING.search(text))
+
+
 def _distinct(anchors: list[Moment], n: int) -> list[Moment]:
     """The best ``n`` anchors, one per stretch (hits of one stream within a minute are one)."""
     out: list[Moment] = []
@@ -287,7 +293,7 @@ class MemoryQA:
             # the offline eyes read writing and name whole-frame colours, nothing else: only a
             # question about writing, or about when something was on screen, is worth the look
             question = analysis.question
-            return bool(_WRITING.search(question)) or (bool(_ASKS_WHEN.match(question)) and bool(_ON_SCREEN.search(question)))
+            return about_writing(question) or (bool(_ASKS_WHEN.match(question)) and bool(_ON_SCREEN.search(question)))
         visual = analysis.query_type in (QueryType.VIDEO, QueryType.VIDEO_AUDIO)
         return visual or analysis.shape.focus in ("colour", "time") or asks_pictured(analysis)
 

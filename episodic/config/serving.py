@@ -144,6 +144,9 @@ class RecallSettings:
     # a facet scoring below this fails: the stream is dropped and the failure reported
     recall_facet_min: float = 0.25
     recall_budget_s: float = 2.0  # soft time budget for one request's search and verify
+    # Localise the first result's key moment to the second by looking again at its segment's
+    # video (issue 15's pathway) when the eyes can see it; costs 4-5 s on a 2-core CPU
+    recall_look_again: bool = False
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
@@ -182,6 +185,20 @@ class ArticleSettings:
     article_claims_per_cluster: int = 3
     article_writer_llm: str = "auto"  # auto | always | never (auto: only with llm = openai)
     article_max_tokens: int = 768
+    # Reranking the fused list before evidence is read (MARQUIS §3.2; retrieval/rerank.py: the
+    # hybrid text scorer, best over the sub-queries, blended with the fused score), over its
+    # first article_rerank_depth segments.
+    article_rerank: bool = False
+    article_rerank_depth: int = 40
+    # QA evidence (MARQUIS §4.3): off | single (SS-QA: one round of questions) | iterative
+    # (ITER-QA: follow-up rounds for the sub-queries still without a claim). Questions are
+    # answered by Ask, one stream at a time, over the streams their sub-query ranked first.
+    article_qa: str = "off"
+    article_qa_questions: int = 4  # questions per round
+    article_qa_rounds: int = 2  # rounds in iterative mode (single asks one)
+    article_qa_streams: int = 2  # streams each question is asked over
+    # an answer becomes evidence at this calibrated confidence or more (and not an abstention)
+    article_qa_min_confidence: float = 0.5
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
@@ -207,6 +224,18 @@ class ArticleSettings:
                 problems.append(f"{name} must be >= 1")
         if s.article_min_claims < 0:
             problems.append("article_min_claims must be >= 0")
+        if s.article_qa not in ("off", "single", "iterative"):
+            problems.append("article_qa must be off, single or iterative")
+        if not 1 <= s.article_rerank_depth <= 1000:
+            problems.append("article_rerank_depth must be in 1..1000")
+        if not 1 <= s.article_qa_questions <= 25:
+            problems.append("article_qa_questions must be in 1..25")
+        if not 1 <= s.article_qa_rounds <= 10:
+            problems.append("article_qa_rounds must be in 1..10")
+        if not 1 <= s.article_qa_streams <= 10:
+            problems.append("article_qa_streams must be in 1..10")
+        if not 0 <= s.article_qa_min_confidence <= 1:
+            problems.append("article_qa_min_confidence is a confidence in [0, 1]")
         return problems
 
 

@@ -156,3 +156,13 @@ def test_the_ingest_leaves_an_overview_and_recall_finds_the_moment(store):
     top = doc["results"][0]
     assert top["stream_id"] == "cam1" and top["t_start"] < 7.0, top
     assert top["facets"]["key_moment"] > 0.5 and top["facets"]["temporal"] > 0.25
+
+
+def test_recall_can_say_the_second_by_looking_again(store):
+    """With recall_look_again on, the key moment (a sign) is looked for in its segment's stored
+    video and the result says the second it was seen (the sign is up from 0 to 7 s)."""
+    data, _ = store
+    out = run_cli("recall", "--key-moment", "the sign that said north bridge", "--json", data=data,
+                  env={"EPISODIC_RECALL_LOOK_AGAIN": "true"})
+    top = json.loads(out.stdout)["results"][0]
+    assert top["stream_id"] == "cam1" and "seen at" in top["why"] and 0.0 <= top["t"] <= 7.0, top
