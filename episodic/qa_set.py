@@ -154,20 +154,25 @@ class QASet:
         }
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        return path
+        return write_json(path, self.to_dict())
 
 
-# -- loading -----------------------------------------------------------------------------------
-def _num(value: Any, where: str) -> float:
+def write_json(path: str | Path, doc: dict[str, Any]) -> Path:
+    """A labelled set's JSON document, readable (indented, UTF-8), its folder made."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+# -- loading (the field checks are shared with episodic/recall_set.py) ----------------------------
+def number_field(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{where} must be a number, got {value!r}")
     return float(value)
 
 
-def _text(value: Any, where: str) -> str:
+def text_field(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"{where} must be a non-empty string, got {value!r}")
     return value.strip()
@@ -178,10 +183,10 @@ def _texts(value: Any, where: str) -> list[str]:
         return []
     if not isinstance(value, list):
         raise InputError(f"{where} must be a list of strings, got {value!r}")
-    return [_text(v, f"{where}[{n}]") for n, v in enumerate(value)]
+    return [text_field(v, f"{where}[{n}]") for n, v in enumerate(value)]
 
 
-def _split(value: Any, default: str, where: str) -> str:
+def split_field(value: Any, default: str, where: str) -> str:
     if value is None:
         return default
     if value not in SPLITS:
@@ -192,8 +197,8 @@ def _split(value: Any, default: str, where: str) -> str:
 def _interval(value: Any, where: str) -> Interval:
     if not isinstance(value, dict):
         raise InputError(f"{where} must be an object with stream_id, t_start, t_end")
-    sid = _text(value.get("stream_id"), f"{where}.stream_id")
-    t0, t1 = _num(value.get("t_start"), f"{where}.t_start"), _num(value.get("t_end"), f"{where}.t_end")
+    sid = text_field(value.get("stream_id"), f"{where}.stream_id")
+    t0, t1 = number_field(value.get("t_start"), f"{where}.t_start"), number_field(value.get("t_end"), f"{where}.t_end")
     if t1 < t0:
         raise InputError(f"{where}: t_end {t1} is before t_start {t0}")
     return Interval(sid, t0, t1)
@@ -208,8 +213,8 @@ def _scope(value: Any, where: str) -> QAScope | None:
     if unknown:
         raise InputError(f"{where}.scope: unknown field(s) {', '.join(sorted(unknown))}")
     sids = value.get("stream_ids")
-    t_min = None if value.get("t_min") is None else _num(value["t_min"], f"{where}.scope.t_min")
-    t_max = None if value.get("t_max") is None else _num(value["t_max"], f"{where}.scope.t_max")
+    t_min = None if value.get("t_min") is None else number_field(value["t_min"], f"{where}.scope.t_min")
+    t_max = None if value.get("t_max") is None else number_field(value["t_max"], f"{where}.scope.t_max")
     return QAScope(None if sids is None else _texts(sids, f"{where}.scope.stream_ids"), t_min, t_max)
 
 
@@ -225,7 +230,7 @@ def _item(raw: Any, n: int, default_split: str, seen: set[str]) -> QAItem:
     category = raw.get("category")
     if category not in CATEGORIES:
         raise InputError(f"{where}: category must be one of {', '.join(CATEGORIES)}, got {category!r}")
-    question = _text(raw.get("question"), f"{where}.question")
+    question = text_field(raw.get("question"), f"{where}.question")
     options = _texts(raw.get("options"), f"{where}.options")
     answerable = raw.get("answerable", category != "unanswerable")
     if not isinstance(answerable, bool):
@@ -256,7 +261,7 @@ def _item(raw: Any, n: int, default_split: str, seen: set[str]) -> QAItem:
         id=qid, category=category, question=question, options=options,
         answer_index=answer_index if options else None, answers=answers, keywords=keywords,
         wrong_answers=_texts(raw.get("wrong_answers"), f"{where}.wrong_answers"),
-        answerable=answerable, split=_split(raw.get("split"), default_split, where),
+        answerable=answerable, split=split_field(raw.get("split"), default_split, where),
         scope=_scope(raw.get("scope"), where), evidence=evidence,
     )
 
@@ -270,14 +275,14 @@ def _moment(raw: Any, n: int, default_split: str, seen: set[str]) -> MomentQuery
     if mid in seen:
         raise InputError(f"{where}: duplicate id")
     seen.add(mid)
-    query = _text(raw.get("query"), f"{where}.query")
+    query = text_field(raw.get("query"), f"{where}.query")
     if "targets" in raw:
         if not isinstance(raw["targets"], list) or not raw["targets"]:
             raise InputError(f"{where}.targets must be a non-empty list")
         targets = [_interval(t, f"{where}.targets[{k}]") for k, t in enumerate(raw["targets"])]
     else:  # the one-target shorthand: stream_id, t_start, t_end on the moment itself
         targets = [_interval(raw, where)]
-    return MomentQuery(mid, query, targets, _split(raw.get("split"), default_split, where),
+    return MomentQuery(mid, query, targets, split_field(raw.get("split"), default_split, where),
                        _scope(raw.get("scope"), where))
 
 
@@ -288,7 +293,7 @@ def parse_qa_set(doc: Any, root: Path, source: str = "the QA set") -> QASet:
     fmt = doc.get("format", FORMAT)
     if fmt != FORMAT:
         raise InputError(f"{source}: format {fmt!r} is not {FORMAT!r}")
-    split = _split(doc.get("split", "heldout"), "heldout", source)
+    split = split_field(doc.get("split", "heldout"), "heldout", source)
     recs_raw = doc.get("recordings")
     if not isinstance(recs_raw, list):
         raise InputError(f"{source}: \"recordings\" must be a list of {{path, stream_id}}")
@@ -298,8 +303,8 @@ def parse_qa_set(doc: Any, root: Path, source: str = "the QA set") -> QASet:
         if not isinstance(r, dict):
             raise InputError(f"{where} must be an object with path and stream_id")
         dur = r.get("duration_s")
-        recordings.append(Recording(_text(r.get("path"), f"{where}.path"), _text(r.get("stream_id"), f"{where}.stream_id"),
-                                    None if dur is None else _num(dur, f"{where}.duration_s")))
+        recordings.append(Recording(text_field(r.get("path"), f"{where}.path"), text_field(r.get("stream_id"), f"{where}.stream_id"),
+                                    None if dur is None else number_field(dur, f"{where}.duration_s")))
     if len({r.stream_id for r in recordings}) != len(recordings):
         raise InputError(f"{source}: two recordings share a stream_id")
     items_raw = doc.get("items", [])

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from episodic.core.errors import InputError
-from episodic.qa_set import SPLITS, Recording
+from episodic.qa_set import Recording, number_field, split_field, text_field, write_json
 
 FORMAT = "episodic-recall/1"
 TASKS = ("G", "K", "KT", "GK", "KA", "KTA", "GKA", "GKT", "GKTA")
@@ -85,33 +85,10 @@ class RecallSet:
                 "queries": [asdict(q) for q in self.queries]}
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        return path
+        return write_json(path, self.to_dict())
 
 
 # -- loading -----------------------------------------------------------------------------------
-def _num(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{where} must be a number, got {value!r}")
-    return float(value)
-
-
-def _text(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{where} must be a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _split(value: Any, default: str, where: str) -> str:
-    if value is None:
-        return default
-    if value not in SPLITS:
-        raise InputError(f"{where}: split must be one of {', '.join(SPLITS)}, got {value!r}")
-    return str(value)
-
-
 def _facets(value: Any, task: str, where: str) -> dict[str, str]:
     if not isinstance(value, dict):
         raise InputError(f"{where}.facets must be an object with some of {', '.join(FACETS)}")
@@ -119,7 +96,7 @@ def _facets(value: Any, task: str, where: str) -> dict[str, str]:
     if unknown:
         raise InputError(f"{where}.facets: unknown facet(s) {', '.join(sorted(unknown))} "
                          f"(known: {', '.join(FACETS)})")
-    facets = {k: _text(v, f"{where}.facets.{k}") for k, v in value.items() if v is not None}
+    facets = {k: text_field(v, f"{where}.facets.{k}") for k, v in value.items() if v is not None}
     wanted = {FACET_LETTERS[c] for c in task}
     if set(facets) != wanted:
         raise InputError(f"{where}: task {task} needs exactly the facets {', '.join(sorted(wanted))}, "
@@ -134,8 +111,8 @@ def _moment(value: Any, task: str, duration: float | None, where: str) -> Span |
         return None
     if not isinstance(value, dict):
         raise InputError(f"{where}.moment must be an object with t_start and t_end, or null")
-    t0 = _num(value.get("t_start"), f"{where}.moment.t_start")
-    t1 = _num(value.get("t_end"), f"{where}.moment.t_end")
+    t0 = number_field(value.get("t_start"), f"{where}.moment.t_start")
+    t1 = number_field(value.get("t_end"), f"{where}.moment.t_end")
     if t0 < 0 or t1 < t0:
         raise InputError(f"{where}.moment: need 0 <= t_start <= t_end, got {t0}..{t1}")
     if duration is not None and t0 > duration + 0.5:
@@ -155,20 +132,20 @@ def _query(raw: Any, n: int, streams: dict[str, float | None], default_split: st
     task = raw.get("task")
     if task not in TASKS:
         raise InputError(f"{where}: task must be one of {', '.join(TASKS)}, got {task!r}")
-    description = _text(raw.get("description"), f"{where}.description")
+    description = text_field(raw.get("description"), f"{where}.description")
     facets = _facets(raw.get("facets"), task, where)
-    sid = _text(raw.get("stream_id"), f"{where}.stream_id")
+    sid = text_field(raw.get("stream_id"), f"{where}.stream_id")
     if sid not in streams:
         raise InputError(f"{where}: stream_id {sid!r} is not one of the recordings")
     distractor = raw.get("distractor")
     if distractor is not None:
-        distractor = _text(distractor, f"{where}.distractor")
+        distractor = text_field(distractor, f"{where}.distractor")
         if distractor not in streams:
             raise InputError(f"{where}: distractor {distractor!r} is not one of the recordings")
         if distractor == sid:
             raise InputError(f"{where}: the distractor is the right stream itself")
     return RecallQuery(qid, task, description, facets, sid, _moment(raw.get("moment"), task, streams[sid], where),
-                       distractor, _split(raw.get("split"), default_split, where))
+                       distractor, split_field(raw.get("split"), default_split, where))
 
 
 def parse_recall_set(doc: Any, root: Path, source: str = "the recall set") -> RecallSet:
@@ -178,7 +155,7 @@ def parse_recall_set(doc: Any, root: Path, source: str = "the recall set") -> Re
     fmt = doc.get("format", FORMAT)
     if fmt != FORMAT:
         raise InputError(f"{source}: format {fmt!r} is not {FORMAT!r}")
-    split = _split(doc.get("split", "heldout"), "heldout", source)
+    split = split_field(doc.get("split", "heldout"), "heldout", source)
     recs_raw = doc.get("recordings")
     if not isinstance(recs_raw, list) or not recs_raw:
         raise InputError(f"{source}: \"recordings\" must be a non-empty list of {{path, stream_id, duration_s}}")
@@ -188,9 +165,9 @@ def parse_recall_set(doc: Any, root: Path, source: str = "the recall set") -> Re
         if not isinstance(r, dict):
             raise InputError(f"{where} must be an object with path and stream_id")
         dur = r.get("duration_s")
-        if dur is not None and _num(dur, f"{where}.duration_s") <= 0:
+        if dur is not None and number_field(dur, f"{where}.duration_s") <= 0:
             raise InputError(f"{where}.duration_s must be positive, got {dur!r}")
-        recordings.append(Recording(_text(r.get("path"), f"{where}.path"), _text(r.get("stream_id"), f"{where}.stream_id"),
+        recordings.append(Recording(text_field(r.get("path"), f"{where}.path"), text_field(r.get("stream_id"), f"{where}.stream_id"),
                                     None if dur is None else float(dur)))
     streams = {r.stream_id: r.duration_s for r in recordings}
     if len(streams) != len(recordings):
