@@ -58,8 +58,10 @@ class Citation:
 class Claim:
     """One atomic piece of evidence, extracted from one segment.
 
-    ``kind`` is "note" (query-agnostic: an observation of the segment, MARQUIS §4.1) or
-    "claim" (query-conditioned: a note that answers a sub-query, §4.2). ``support`` is the
+    ``kind`` is "note" (query-agnostic: an observation of the segment, MARQUIS §4.1),
+    "claim" (query-conditioned: a note that answers a sub-query, §4.2) or "qa" (the note an
+    Ask answer rests on, for a question made from a sub-query, §4.3; ``sub_query`` is then
+    the sub-query the question was asked for). ``support`` is the
     calibrated probability that the segment supports the text (§4.4); ``relevance`` how well
     it answers the request (fused over sub-queries).
     """
@@ -159,7 +161,7 @@ def cited(text: str, ns: list[int]) -> str:
 class ArticleProgress:
     """A progress update of the streamed Article call: ``stage`` and how far it is."""
 
-    stage: str  # "decompose" | "retrieve" | "extract" | "calibrate" | "write"
+    stage: str  # "decompose" | "retrieve" | "rerank" | "extract" | "calibrate" | "qa" | "write"
     done: int
     total: int
     message: str = ""

@@ -111,6 +111,33 @@ class EvidenceExtractor:
         self.scorer = scorer
         self.settings = settings
 
+    def relevance(
+        self,
+        notes: list[Unit],
+        sub_queries: Sequence[tuple[str, QueryAnalysis, np.ndarray]],
+        min_score: float = 0.0,
+        stream_words: bool = True,
+    ) -> dict[int, tuple[float, str]]:
+        """Note index → (its best relevance, the sub-query that gave it), for the notes that
+        bear on some sub-query with at least ``min_score``. QA answers are scored here too,
+        so that their claims rank among the others on the same scale; ``stream_words=False``
+        leaves the stream's name out of the words found (an answer to a question asked of
+        one stream proves nothing by naming it)."""
+        s = self.settings
+        best: dict[int, tuple[float, str]] = {}
+        index = {id(u): i for i, u in enumerate(notes)}
+        for text, analysis, vec in sub_queries:
+            for u in self.scorer.rank(analysis, vec, list(notes)):
+                found = u.terms | stream_terms(u.stream_id) if stream_words else u.terms
+                lex = overlap(analysis.terms, found) if analysis.terms else 0.0
+                score = (W_COS * max(u.cos, 0.0) + W_LEX * lex) * MODALITY_WEIGHT.get(u.modality, 0.6)
+                if not relevant(u, s.retrieval, analysis) or score < min_score:
+                    continue
+                i = index[id(u)]
+                if score > best.get(i, (-1.0, ""))[0]:
+                    best[i] = (score, text)
+        return best
+
     def claims(
         self,
         notes: list[Unit],
@@ -120,17 +147,7 @@ class EvidenceExtractor:
         if not notes or not sub_queries:
             return []
         s = self.settings
-        best: dict[int, tuple[float, str]] = {}
-        index = {id(u): i for i, u in enumerate(notes)}
-        for text, analysis, vec in sub_queries:
-            for u in self.scorer.rank(analysis, vec, list(notes)):
-                lex = overlap(analysis.terms, u.terms | stream_terms(u.stream_id)) if analysis.terms else 0.0
-                score = (W_COS * max(u.cos, 0.0) + W_LEX * lex) * MODALITY_WEIGHT.get(u.modality, 0.6)
-                if not relevant(u, s.retrieval, analysis) or score < s.article_claim_min_score:
-                    continue
-                i = index[id(u)]
-                if score > best.get(i, (-1.0, ""))[0]:
-                    best[i] = (score, text)
+        best = self.relevance(notes, sub_queries, s.article_claim_min_score)
         claims: list[Claim] = []
         for i, (score, sub_query) in best.items():
             u = notes[i]

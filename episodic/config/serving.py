@@ -187,12 +187,16 @@ class ArticleSettings:
     article_max_tokens: int = 768
     # Reranking the fused list before evidence is read (MARQUIS §3.2; retrieval/rerank.py: the
     # hybrid text scorer, best over the sub-queries, blended with the fused score), over its
-    # first article_rerank_depth segments.
-    article_rerank: bool = False
+    # first article_rerank_depth segments. On by default: on the labelled article set nDCG@10
+    # of the list read rose from 0.85 to 0.97, fact recall held (0.92 at 12 segments read) or
+    # rose (0.75 → 0.83 at 2), citation precision stayed 1.0, for a few milliseconds.
+    article_rerank: bool = True
     article_rerank_depth: int = 40
     # QA evidence (MARQUIS §4.3): off | single (SS-QA: one round of questions) | iterative
     # (ITER-QA: follow-up rounds for the sub-queries still without a claim). Questions are
     # answered by Ask, one stream at a time, over the streams their sub-query ranked first.
+    # Off by default: on the labelled set it added no fact at 12 segments read and one of 12
+    # at 4 (0.83 → 0.92), for 7–10 Ask calls (≈ 15–22 s per article on 2 CPU cores).
     article_qa: str = "off"
     article_qa_questions: int = 4  # questions per round
     article_qa_rounds: int = 2  # rounds in iterative mode (single asks one)
