@@ -19,6 +19,9 @@ Per task type: right stream at rank 1, localisation, distractor rejected (the ri
 ranked above the twin that shares the key moment but violates another facet, or the twin is not
 returned at all), mean and p95 latency. ``--json`` prints every query's record as well.
 
+Also: the other split's G and K descriptions, about recordings this memory does not hold,
+should be refused (nothing offered, or only at confidence < 0.3).
+
 Report on ``--split heldout``; tune on ``--split dev`` only.
 
     .venv/bin/python benchmarks/bench_recall.py [--split heldout|dev|both] [--root DIR]
@@ -216,9 +219,35 @@ def evaluate(rs: RecallSet, components: Any, console: Console, use_facets: bool,
                 row["recall"] = run_recall(service, q, use_facets)
             rows.append(row)
             progress.advance(job)
-    return {"name": rs.name, "mode": "facets" if use_facets else "description", "ingest": ingested,
-            "models": components.model_ids(),
-            "summary": {m: summarise(rows, m) for m in METHODS if any(m in r for r in rows)}, "queries": rows}
+    doc = {"name": rs.name, "mode": "facets" if use_facets else "description", "ingest": ingested,
+           "models": components.model_ids(),
+           "summary": {m: summarise(rows, m) for m in METHODS if any(m in r for r in rows)}, "queries": rows}
+    if service is not None:
+        doc["absent"] = run_absent(service, rs.split)
+    return doc
+
+
+ABSENT_CONFIDENT = 0.3  # a description of something never recorded should get nothing, or less
+
+
+def run_absent(service: Any, split: str) -> dict[str, Any]:
+    """Descriptions of recordings that are not in this memory: the other split's G and K
+    descriptions (other themes, sentences, signs and photos). Refused = nothing offered, or
+    only at a confidence below ABSENT_CONFIDENT."""
+    from episodic.recall_generator import estimated_seconds, plan_recall_set
+
+    other = "heldout" if split == "dev" else "dev"
+    plan = plan_recall_set(other, seed=0, streams=8, seconds=45.0, speech_s=estimated_seconds)
+    rows = []
+    for qp in plan.queries:
+        if qp.query.task not in ("G", "K"):
+            continue
+        result = service.recall(RecallRequest(description=qp.query.description))
+        top = result.results[0].confidence if result.results else None
+        rows.append({"description": qp.query.description, "top_confidence": top,
+                     "refused": top is None or top < ABSENT_CONFIDENT})
+    refused = sum(r["refused"] for r in rows)
+    return {"n": len(rows), "refused": refused, "rate": round(refused / max(1, len(rows)), 3), "rows": rows}
 
 
 def main() -> None:
@@ -252,6 +281,11 @@ def main() -> None:
             console.print(f"[bold]{split}[/bold]: {len(rs.queries)} queries over {len(rs.recordings)} recordings, "
                           f"{doc['wall_s']:.0f} s", highlight=False)
             Console().print(table(split, doc["summary"], doc["mode"]))
+            if "absent" in doc:
+                a = doc["absent"]
+                Console().print(f"never recorded (the other split's G and K descriptions): "
+                                f"refused {a['refused']}/{a['n']} ({a['rate']:.0%}; nothing offered, "
+                                f"or only below confidence {ABSENT_CONFIDENT})", highlight=False)
     if args.json:
         sys.stdout.write(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     else:

@@ -15,7 +15,8 @@ the web; here the corpus is the memory itself:
    overviews, K as its best moment, T as an order constraint around that moment ("after":
    within ``recall_temporal_window_s`` behind it, "before": ahead of it, "start"/"end": the
    recording's first or last part), A as speech or a stored sound of the named kind. A facet
-   below ``recall_facet_min`` drops the stream, and the result says which facet failed.
+   below ``recall_facet_min`` drops the stream, and the result says which facet failed; when
+   no stream holds every facet the closest are offered at half confidence.
 4. **Localise** – the key moment's segment (the best K moment that also satisfies T), then to
    the second by looking again at the stored video of that segment (issue 15's look-again
    pathway) when ``recall_look_again`` is on and the configured eyes can see what the key
@@ -25,7 +26,9 @@ the web; here the corpus is the memory itself:
 
 A facet's score is relative to the best evidence for it anywhere in scope (1 = the best
 match in memory) times how strong that best evidence is, so two streams that both show the
-key moment score alike on K and are told apart by the other facets.
+key moment score alike on K and are told apart by the other facets. A result's confidence is
+then scaled by how well anything in scope matches the description on an absolute scale, so a
+description of something never recorded gets nothing, not its least-bad match.
 """
 
 from __future__ import annotations
@@ -70,6 +73,13 @@ EDGE_MIN_S = 10.0
 G_COS_MIN, G_COS_FULL = 0.1, 0.5
 # the moment-search score (cosine + the query's words) at which a hit is full evidence
 MOMENT_FULL = 0.6
+# How strong the best evidence for the description is anywhere in scope, on an absolute scale
+# (dev recall set: true overviews score cosine 0.41-0.67 against their impression and other
+# streams' at most 0.42; an unrelated description's best moment scores about 0.2-0.27): it
+# scales every result's confidence, and below MIN_CONFIDENCE nothing is offered at all.
+EVIDENCE_MOMENT = (0.2, 0.6)
+EVIDENCE_COS = (0.2, 0.5)
+MIN_CONFIDENCE = 0.1
 FACET_WEIGHT = {"global": 1.0, "key_moment": 1.5, "temporal": 1.0, "audio": 1.0}
 # non-speech sounds a clue may name → the sound kinds memory/sound.py stores
 SOUND_KINDS: dict[str, tuple[str, ...]] = {
@@ -335,7 +345,9 @@ class FuzzyRecall:
                 continue
             clock.check(f"verifying {sid}")
             verdicts.append(self._verify(sid, streams[sid], facets, overviews.get(sid), g_best, reader))
-        result.results, result.rejected = self._rank(verdicts, req.top_k, streams, result.rejected)
+        strength = self._strength(facets, g_best, verdicts)
+        result.results, result.rejected = self._rank(verdicts, req.top_k, streams, result.rejected,
+                                                     strength)
         if result.results and "key_moment" in parsed.facets:
             with clock.stage("look"):
                 self._to_the_second(result.results[0], parsed.facets["key_moment"], clock)
@@ -384,8 +396,24 @@ class FuzzyRecall:
             ranked += [sid for sid in streams if sid not in fused]
         return ranked[: self.s.recall_candidates]
 
+    @staticmethod
+    def _strength(facets: dict[str, _Facet], g_best: float, verdicts: list[_Verdict]) -> float:
+        """How well anything in scope matches the description at all (0–1, the best facet):
+        facet scores are relative to the best in scope, so without this a description of
+        something never recorded would still crown its least-bad match."""
+        def scaled(x: float, lo_hi: tuple[float, float]) -> float:
+            return _clip01((x - lo_hi[0]) / (lo_hi[1] - lo_hi[0]))
+
+        best = scaled(g_best, EVIDENCE_COS) if "global" in facets else 0.0
+        for name, f in facets.items():
+            if name != "global":
+                best = max(best, scaled(f.best, EVIDENCE_MOMENT))
+        if "audio" in facets and any(v.scores.get("audio", 0.0) >= 1.0 for v in verdicts):
+            best = 1.0  # the named sound itself was heard
+        return best
+
     def _rank(self, verdicts: list[_Verdict], top_k: int, streams: dict[str, float],
-              rejected: list[str]) -> tuple[list[RecalledStream], list[str]]:
+              rejected: list[str], strength: float = 1.0) -> tuple[list[RecalledStream], list[str]]:
         """Streams that hold every facet, best first. When none does (perception misses
         things: a photo the classifier cannot name, applause heard as noise), the closest are
         offered instead at a penalised confidence, each saying which facet failed."""
@@ -405,9 +433,15 @@ class FuzzyRecall:
                 if v.failed and any(v.scores[n] >= 0.5 for n in held):  # a near miss worth explaining
                     rejected.append(f"{v.stream_id}: {', '.join(held) or 'nothing'} held, but not "
                                     f"{', '.join(v.failed)} ({', '.join(f'{v.scores[n]:.2f}' for n in v.failed)})")
-        kept.sort(key=lambda cv: -cv[0])
+        kept = sorted(((conf * strength, v) for conf, v in kept), key=lambda cv: -cv[0])
+        if kept and kept[0][0] < MIN_CONFIDENCE:
+            rejected.append(f"nothing in memory matches the description well (best evidence "
+                            f"{strength:.2f} of 1): no recording offered")
+            kept = []
         out: list[RecalledStream] = []
         for conf, v in kept[:top_k]:
+            if conf < MIN_CONFIDENCE:
+                break
             m = v.moment
             t0, t1 = (m.t_start, m.t_end) if m is not None else (0.0, streams.get(v.stream_id, 0.0))
             out.append(RecalledStream(
