@@ -222,3 +222,11 @@ def test_bad_requests_say_what_is_wrong(recall: FuzzyRecall, req: RecallRequest)
 def test_a_before_after_clue_without_a_key_moment_is_refused(recall: FuzzyRecall) -> None:
     with pytest.raises(InputError, match="key moment"):
         recall.recall(RecallRequest(temporal="then they talked about the oven"))
+
+
+def test_a_description_of_something_never_recorded_gets_nothing(recall: FuzzyRecall) -> None:
+    """Facet scores are relative to the best match in scope; without the absolute check the
+    least-bad stream would be offered as if it matched."""
+    r = recall.recall(RecallRequest("a purple elephant juggling on a submarine"))
+    assert r.results == []
+    assert any("nothing in memory matches" in x for x in r.rejected)
