@@ -347,7 +347,8 @@ class WhisperRecognizer:
         pieces: list[TranscriptPiece] = []
         for seg, spoken in raw:
             text = seg.text.strip()
-            if not text:
+            if not any(ch.isalnum() for ch in text):
+                # "." or "…" alone (some CTranslate2 builds write it for a music bed): no words
                 continue
             if seg.no_speech_prob > NO_SPEECH_PROB_MAX and seg.avg_logprob < AVG_LOGPROB_MIN:
                 log.debug("dropping probable non-speech %r", text)
