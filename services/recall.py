@@ -28,7 +28,8 @@ A facet's score is relative to the best evidence for it anywhere in scope (1 = t
 match in memory) times how strong that best evidence is, so two streams that both show the
 key moment score alike on K and are told apart by the other facets. A result's confidence is
 then scaled by how well anything in scope matches the description on an absolute scale, so a
-description of something never recorded gets nothing, not its least-bad match.
+description of something never recorded gets its least-bad match only at a confidence that
+says so (or nothing, when no evidence rises above the level of unrelated text).
 """
 
 from __future__ import annotations
@@ -76,10 +77,11 @@ MOMENT_FULL = 0.6
 # How strong the best evidence for the description is anywhere in scope, on an absolute scale
 # (dev recall set: true overviews score cosine 0.41-0.67 against their impression and other
 # streams' at most 0.42; an unrelated description's best moment scores about 0.2-0.27): it
-# scales every result's confidence, and below MIN_CONFIDENCE nothing is offered at all.
+# scales every result's confidence (below WEAK_CONFIDENCE a result says it is a guess), and
+# when nothing rises above the unrelated level at all, nothing is offered.
 EVIDENCE_MOMENT = (0.2, 0.6)
 EVIDENCE_COS = (0.2, 0.5)
-MIN_CONFIDENCE = 0.1
+WEAK_CONFIDENCE = 0.1
 FACET_WEIGHT = {"global": 1.0, "key_moment": 1.5, "temporal": 1.0, "audio": 1.0}
 # non-speech sounds a clue may name → the sound kinds memory/sound.py stores
 SOUND_KINDS: dict[str, tuple[str, ...]] = {
@@ -434,14 +436,15 @@ class FuzzyRecall:
                     rejected.append(f"{v.stream_id}: {', '.join(held) or 'nothing'} held, but not "
                                     f"{', '.join(v.failed)} ({', '.join(f'{v.scores[n]:.2f}' for n in v.failed)})")
         kept = sorted(((conf * strength, v) for conf, v in kept), key=lambda cv: -cv[0])
-        if kept and kept[0][0] < MIN_CONFIDENCE:
-            rejected.append(f"nothing in memory matches the description well (best evidence "
-                            f"{strength:.2f} of 1): no recording offered")
+        if kept and strength <= 0.0:
+            rejected.append("nothing in memory matches the description (no evidence above the "
+                            "level of unrelated text): no recording offered")
             kept = []
+        elif kept and kept[0][0] < WEAK_CONFIDENCE:
+            for _, v in kept:  # offered, but said to be a guess
+                v.why.insert(0, f"weak: the best evidence in memory is poor ({strength:.2f} of 1)")
         out: list[RecalledStream] = []
         for conf, v in kept[:top_k]:
-            if conf < MIN_CONFIDENCE:
-                break
             m = v.moment
             t0, t1 = (m.t_start, m.t_end) if m is not None else (0.0, streams.get(v.stream_id, 0.0))
             out.append(RecalledStream(
