@@ -171,6 +171,7 @@ class FuzzyRecall:
         if len(parts) > 1:
             f = _Facet(q, parts=[self._search_facet(p, scope, reader) for p in parts])
             f.hits = sorted((m for p in f.parts for m in p.hits), key=lambda m: -m.score)
+            f.best = max(p.best for p in f.parts)  # how strong the facet's evidence is anywhere
             return f
         f = _Facet(q, self.qa.prepare_query(q.text))
         f.hits = self.qa.search_prepared(f.prepared, scope, self.s.recall_search_k, reader)
