@@ -35,3 +35,25 @@ class LanguageModel(Protocol):
     ) -> str:
         """The assistant's reply. ``seed`` makes sampling reproducible (same seed, same text)."""
         ...
+
+
+def json_in_reply(reply: object, kind: type[list] | type[dict]) -> list | dict | None:
+    """The JSON list or object a model's reply holds, or None. Models wrap JSON in a ```json
+    fence or in prose ("Here are the phrases: [...]"): the fence's content, else the text from
+    the first opening bracket to the last closing one, is parsed; anything else is None."""
+    import json
+    import re
+
+    text = reply.strip() if isinstance(reply, str) else ""
+    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
+    if fence:
+        text = fence.group(1).strip()
+    opener, closer = ("[", "]") if kind is list else ("{", "}")
+    start, end = text.find(opener), text.rfind(closer)
+    if start < 0 or end <= start:
+        return None
+    try:
+        value = json.loads(text[start : end + 1])
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, kind) else None

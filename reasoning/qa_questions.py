@@ -25,14 +25,13 @@ This module only makes the questions; :mod:`services.articles` answers them with
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from episodic.core.errors import EpisodicError
-from episodic.core.llm import ChatMessage, LanguageModel
+from episodic.core.llm import ChatMessage, LanguageModel, json_in_reply
 from episodic.retrieval.query_analysis import content_terms, tokens
 
 log = logging.getLogger(__name__)
@@ -171,18 +170,8 @@ def parse_questions(reply: str) -> list[str] | None:
     """The questions of a model reply: a JSON list of strings (a ```json fence and prose
     around it are tolerated), each cleaned and ending in "?"; ``[]`` for an explicit empty
     list; None when the reply is not such a list."""
-    text = reply.strip() if isinstance(reply, str) else ""
-    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
-    if fence:
-        text = fence.group(1).strip()
-    start, end = text.find("["), text.rfind("]")
-    if start < 0 or end <= start:
-        return None
-    try:
-        items = json.loads(text[start : end + 1])
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    if not isinstance(items, list):
+    items = json_in_reply(reply, list)
+    if items is None:
         return None
     if not items:
         return []

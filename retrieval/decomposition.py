@@ -25,14 +25,13 @@ many as it has distinct facets, capped at ``article_max_sub_queries``.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from episodic.core.errors import EpisodicError
-from episodic.core.llm import ChatMessage, LanguageModel
+from episodic.core.llm import ChatMessage, LanguageModel, json_in_reply
 from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, stem, tokens
 
 log = logging.getLogger(__name__)
@@ -202,18 +201,8 @@ def rule_sub_queries(request: str, limit: int) -> list[str]:
 def parse_sub_queries(reply: str) -> list[str] | None:
     """The sub-queries in a model reply, or None when it is not a JSON list of strings
     (a ```json fence and prose around the list are tolerated)."""
-    text = reply.strip()
-    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
-    if fence:
-        text = fence.group(1).strip()
-    start, end = text.find("["), text.rfind("]")
-    if start < 0 or end <= start:
-        return None
-    try:
-        items = json.loads(text[start : end + 1])
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    if not isinstance(items, list):
+    items = json_in_reply(reply, list)
+    if items is None:
         return None
     out = [_clean(x) for x in items if isinstance(x, str)]
     out = [x for x in out if x]

@@ -33,13 +33,12 @@ number spelled the other way ("forty minutes" ↔ "40 minutes").
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass, field
 
 from episodic.core.errors import InputError
-from episodic.core.llm import ChatMessage, LanguageModel
+from episodic.core.llm import ChatMessage, LanguageModel, json_in_reply
 from episodic.core.query import FACET_NAMES, FacetName, RecallRequest
 from episodic.retrieval.query_analysis import COLOUR_WORDS, NUMBER_WORDS, STOPWORDS, tokens
 
@@ -539,15 +538,8 @@ def parse_model_reply(reply: str) -> tuple[dict[str, tuple[str, str, list[str]]]
     """The model's clues as facet → (text, relation, alternatives), or ({}, why not). A
     ```json fence, prose around the object and unknown keys are tolerated; wrong types,
     over-long strings and unknown relations are not."""
-    text = reply.strip()
-    if fence := re.search(r"```(?:json)?\s*(.*?)```", text, re.S):
-        text = fence.group(1).strip()
-    start, end = text.find("{"), text.rfind("}")
-    try:
-        obj = json.loads(text[start : end + 1]) if 0 <= start < end else None
-    except (json.JSONDecodeError, RecursionError):
-        obj = None
-    if not isinstance(obj, dict):
+    obj = json_in_reply(reply, dict)
+    if obj is None:
         return {}, "was not valid JSON"
 
     def is_text(value: object) -> bool:
