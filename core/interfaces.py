@@ -314,8 +314,9 @@ class MemoryService(Protocol):
     def recall(self, req: RecallRequest) -> RecallResult:
         """The streams in scope that match a half-remembered description, best first, each with
         its key moment and how every facet given held (issue 16). A stream that fails a facet
-        is not a result: it is named in ``rejected``, so a vague memory is never answered with a
-        guess."""
+        is named in ``rejected`` instead; only when no stream holds every facet are the closest
+        offered, at half confidence and saying which facet failed, and a result whose evidence
+        is poor says so ("weak")."""
         ...
 
     def write_article(

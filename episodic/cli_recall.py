@@ -26,7 +26,7 @@ from episodic.core.query import RecalledStream, RecallResult
 
 commands = typer.Typer()  # merged into the app by episodic.cli
 
-RECALL_HELP = """Find the recording, and the moment in it, from a half-remembered description: the description becomes up to four facet queries, each is searched for in the memory, and every candidate stream is checked against every facet given. A stream that fails a facet is rejected and listed, never offered as a guess.
+RECALL_HELP = """Find the recording, and the moment in it, from a half-remembered description: the description becomes up to four facet queries, each is searched for in the memory, and every candidate stream is checked against every facet given. A stream that fails a facet is rejected and listed; only when no stream holds every facet are the closest shown, at half confidence, marked "partial match", and a result resting on poor evidence is marked "weak".
 
 The four facets. Say them in the free-text DESCRIPTION (it is split into them), or give them explicitly (an explicit facet wins over what the text would be split into); DESCRIPTION may be left out when a facet option is given:
 
