@@ -214,9 +214,9 @@ class StreamOverview:
     """What a whole stream (or one long stretch of it) is about: the record a half-remembered
     "global impression" is verified against (issue 16, RVMS-Bench's G facet).
 
-    Composed from the stream's events and memories (memory/overview.py), never written by a
-    model on the embedded default, so every word in ``text`` is in the memory. ``facets``
-    keeps the parts apart (topics, people, objects, places, on-screen text, sounds, tone) so
+    Composed from the stream's memories (memory/overview.py), never written by a language
+    model, so every word in ``text`` is in the memory. ``facets``
+    keeps the parts apart (topics, people, objects, on-screen text, sounds, tone, opening) so
     a verifier can score each; ``text`` is their sentence and ``vector`` its embedding.
     Rebuilt as a live stream grows: the id depends only on the stream and the stretch start,
     so an upsert replaces the previous version.
