@@ -187,6 +187,20 @@ def article_request(
 
 
 # -- requests as messages (the CLI's client side) -----------------------------------------------
+def put_times(msg: Any, scope: Scope) -> None:
+    """A request message's optional t_min/t_max from a scope (unset stays unbounded)."""
+    if scope.t_min is not None:
+        msg.t_min = scope.t_min
+    if scope.t_max is not None:
+        msg.t_max = scope.t_max
+
+
+def times_of(msg: Any) -> tuple[float | None, float | None]:
+    """A request message's (t_min, t_max), None where the field is not set."""
+    return (msg.t_min if msg.HasField("t_min") else None,
+            msg.t_max if msg.HasField("t_max") else None)
+
+
 def ask_request_to_proto(req: AskRequest) -> pb.AskRequest:
     msg = pb.AskRequest(
         question=req.question,
@@ -195,10 +209,7 @@ def ask_request_to_proto(req: AskRequest) -> pb.AskRequest:
         top_k=req.top_k,
         inspect=req.inspect,
     )
-    if req.scope.t_min is not None:
-        msg.t_min = req.scope.t_min
-    if req.scope.t_max is not None:
-        msg.t_max = req.scope.t_max
+    put_times(msg, req.scope)
     return msg
 
 
@@ -207,8 +218,7 @@ def ask_request_from_proto(msg: pb.AskRequest, deadline_s: float | None = None) 
         msg.question,
         list(msg.options),
         list(msg.stream_ids),
-        msg.t_min if msg.HasField("t_min") else None,
-        msg.t_max if msg.HasField("t_max") else None,
+        *times_of(msg),
         msg.top_k,
         deadline_s,
         msg.inspect,
@@ -223,10 +233,7 @@ def article_request_to_proto(req: ArticleRequest) -> pb.ArticleRequest:
         fusion=pb.FUSION_METHOD_UNSPECIFIED if req.fusion is None else _FUSION_TO_PROTO[Fusion(req.fusion)],
         max_sub_queries=req.max_sub_queries or 0,
     )
-    if req.scope.t_min is not None:
-        msg.t_min = req.scope.t_min
-    if req.scope.t_max is not None:
-        msg.t_max = req.scope.t_max
+    put_times(msg, req.scope)
     return msg
 
 
@@ -249,8 +256,7 @@ def article_request_from_proto(msg: pb.ArticleRequest, deadline_s: float | None 
         msg.request,
         style,
         list(msg.stream_ids),
-        msg.t_min if msg.HasField("t_min") else None,
-        msg.t_max if msg.HasField("t_max") else None,
+        *times_of(msg),
         fusion,
         msg.max_sub_queries,
         deadline_s,
@@ -259,10 +265,7 @@ def article_request_from_proto(msg: pb.ArticleRequest, deadline_s: float | None 
 
 def search_request_to_proto(query: str, scope: Scope, top_k: int) -> pb.SearchRequest:
     msg = pb.SearchRequest(query=query, stream_ids=list(scope.stream_ids or ()), top_k=top_k)
-    if scope.t_min is not None:
-        msg.t_min = scope.t_min
-    if scope.t_max is not None:
-        msg.t_max = scope.t_max
+    put_times(msg, scope)
     return msg
 
 
@@ -270,8 +273,7 @@ def search_request_from_proto(msg: pb.SearchRequest) -> tuple[str, Scope, int]:
     return search_args(
         msg.query,
         list(msg.stream_ids),
-        msg.t_min if msg.HasField("t_min") else None,
-        msg.t_max if msg.HasField("t_max") else None,
+        *times_of(msg),
         msg.top_k,
     )
 
@@ -284,10 +286,7 @@ def locate_request_to_proto(req: LocateRequest) -> pb.LocateRequest:
         max_frames=req.max_frames,
         top_k=req.top_k,
     )
-    if req.scope.t_min is not None:
-        msg.t_min = req.scope.t_min
-    if req.scope.t_max is not None:
-        msg.t_max = req.scope.t_max
+    put_times(msg, req.scope)
     return msg
 
 
@@ -296,8 +295,7 @@ def locate_request_from_proto(msg: pb.LocateRequest, deadline_s: float | None = 
     return locate_request(
         msg.query,
         list(msg.stream_ids),
-        msg.t_min if msg.HasField("t_min") else None,
-        msg.t_max if msg.HasField("t_max") else None,
+        *times_of(msg),
         msg.max_frames,
         msg.top_k,
         deadline_s,

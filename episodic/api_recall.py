@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from episodic.api_convert import _scope, _top_k
+from episodic.api_convert import _scope, _top_k, put_times, times_of
 from episodic.core import validation
 from episodic.core.query import FACET_NAMES, RecalledStream, RecallRequest, RecallResult
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
@@ -59,10 +59,7 @@ def recall_request_to_proto(req: RecallRequest) -> pb.RecallRequest:
         stream_ids=list(req.scope.stream_ids or ()),
         top_k=req.top_k,
     )
-    if req.scope.t_min is not None:
-        msg.t_min = req.scope.t_min
-    if req.scope.t_max is not None:
-        msg.t_max = req.scope.t_max
+    put_times(msg, req.scope)
     return msg
 
 
@@ -77,8 +74,7 @@ def recall_request_from_proto(
         msg.temporal,
         msg.audio,
         list(msg.stream_ids),
-        msg.t_min if msg.HasField("t_min") else None,
-        msg.t_max if msg.HasField("t_max") else None,
+        *times_of(msg),
         msg.top_k,
         deadline_s,
     )
