@@ -14,6 +14,12 @@ timing) against:
      stream-minutes stored per wall minute.
 
     .venv/bin/python benchmarks/bench_kafka.py [--seconds 60] [--streams 1 2 3] [--replay-files 3]
+        [--provisional auto never]
+
+With fresh memories (issue 17) a memory is stored provisionally as soon as its segment closes;
+``--provisional never`` measures the lag without them. Two standing queries with a webhook to a
+receiver on loopback measure alert latency: the event's first store write → the alert's POST
+received.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ class Probe:
     def __init__(self) -> None:
         self.chunks: dict[str, list[tuple[float, float, int]]] = {}  # (t_start, t_end, produced_ms)
         self.stored: list[tuple[str, float, float]] = []  # (stream, event t_end, wall s)
+        self.first_write: dict[str, float] = {}  # event id → wall s of its first write
         self.lock = threading.Lock()
 
     def on_chunk(self, chunk: Any, stats: Any) -> None:
@@ -62,13 +69,22 @@ class Probe:
             now = time.time()
             with self.lock:
                 self.stored += [(e.stream_id, e.t_end, now) for e in events]
+                for e in events:
+                    self.first_write.setdefault(e.id, now)
 
         store.upsert_events = upsert_events
 
     def lags(self) -> list[tuple[float, float]]:
-        """(event t_end, lag s) for every stored event whose chunk had a production time."""
+        """(event t_end, lag s) for every stored event whose chunk had a production time.
+
+        A moment is answerable from the first write that covers it: a provisional event
+        rewritten as it grows, and then finally, counts at its first write per end time."""
         out = []
+        first: dict[tuple[str, float], float] = {}
         for sid, t_end, wall in self.stored:
+            key = (sid, round(t_end, 3))
+            first[key] = min(first.get(key, wall), wall)
+        for (sid, t_end), wall in first.items():
             chunks = self.chunks.get(sid, [])
             holding = [c for c in chunks if c[0] <= t_end - 1e-3 < c[1]] or chunks[-1:]
             if holding and holding[0][2] > 0:
@@ -100,12 +116,46 @@ def run_worker_until(worker: Worker, done: threading.Event) -> threading.Thread:
     return t
 
 
-def live(settings: Settings, c: Components, rec: Path, n: int, seconds: float, work: Path) -> dict[str, Any]:
-    s = settings.replace(kafka_topic=f"bench.live{n}", kafka_dlq_topic=f"bench.live{n}.dlq",
-                         kafka_group_id=f"bench-live{n}")
+class Hooks:
+    """A webhook receiver on loopback: when each alert arrived."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        self.got: list[tuple[float, dict[str, Any]]] = []
+        hooks = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                hooks.got.append((time.time(), json.loads(body)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/alerts"
+
+
+WATCH_QUERIES = ("the delivery van arrived late", "the train to the airport")
+
+
+def live(settings: Settings, c: Components, rec: Path, n: int, seconds: float, work: Path,
+         provisional: str = "auto") -> dict[str, Any]:
+    s = settings.replace(kafka_topic=f"bench.live{n}{provisional}", kafka_dlq_topic=f"bench.live{n}{provisional}.dlq",
+                         kafka_group_id=f"bench-live{n}{provisional}", provisional_memories=provisional)
     c.settings = s  # the worker takes its topic and group from its components (models stay loaded)
     probe = Probe()
     probe.wrap(c.store)
+    hooks = Hooks()
+    from episodic.core.watches import Watch
+
+    for i, q in enumerate(WATCH_QUERIES):  # alert latency: event stored → webhook received
+        c.watch_store.add_watch(Watch(id=f"bench-{n}-{provisional}-{i}", query=q, key_id="bench",
+                                      webhook_url=hooks.url, webhook_secret="bench", created_at=time.time()))
     worker = Worker(c, on_chunk=probe.on_chunk)
     done = threading.Event()
     from episodic.stream import kafka_io
@@ -113,7 +163,7 @@ def live(settings: Settings, c: Components, rec: Path, n: int, seconds: float, w
     kafka_io.ensure_topics(s)
     thread = run_worker_until(worker, done)
     time.sleep(3.0)  # let it join the group
-    sids = [f"live{n}-{i}" for i in range(n)]
+    sids = [f"live{n}{provisional[0]}-{i}" for i in range(n)]  # an ended stream ignores re-pushes
     env = _env(s, work / "push-data")
     started = time.time()
     pushes = [subprocess.Popen(_cli("push", str(rec), "--stream-id", sid, "--realtime", "--json"), env=env,
@@ -129,12 +179,18 @@ def live(settings: Settings, c: Components, rec: Path, n: int, seconds: float, w
     thread.join(timeout=60)
     worker.close()
     del c.store.upsert_events  # unwrap the probe
+    time.sleep(2.0)  # the last webhooks
+    for w in c.watch_store.list_watches():
+        c.watch_store.remove_watch(w.id)
+    hooks.server.shutdown()
+    alert_lat = [at - probe.first_write[a["event_ids"][0]] for at, a in hooks.got if a["event_ids"][0] in probe.first_write]
     lags = probe.lags()
     t = np.array([x for x, _ in lags]) if lags else np.zeros(0)
     lag = np.array([y for _, y in lags]) if lags else np.zeros(0)
     slope = float(np.polyfit(t, lag, 1)[0]) if len(lags) >= 3 else float("nan")
     return {
         "streams": n,
+        "provisional_memories": provisional,
         "stream_s_each": seconds,
         "ended": worker.stats.streams_ended,
         "events": len(lags),
@@ -143,6 +199,9 @@ def live(settings: Settings, c: Components, rec: Path, n: int, seconds: float, w
         "lag_max_s": round(float(lag.max()), 2) if lag.size else None,
         "lag_growth_s_per_stream_s": round(slope, 3),
         "drain_after_last_chunk_s": round(drained_at - pushed_at, 1),
+        "alerts": len(hooks.got),
+        "alert_latency_p50_s": round(float(np.percentile(alert_lat, 50)), 3) if alert_lat else None,
+        "alert_latency_max_s": round(float(max(alert_lat)), 3) if alert_lat else None,
         "wall_s": round(drained_at - started, 1),
         "keeps_up": bool(worker.stats.streams_ended == n and slope < 0.1 and drained_at - pushed_at < 20),
     }
@@ -189,6 +248,8 @@ def main() -> None:
     ap.add_argument("--streams", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--replay-files", type=int, default=3)
     ap.add_argument("--replay-seconds", type=float, default=60.0)
+    ap.add_argument("--provisional", nargs="+", default=["auto"], choices=("auto", "never"),
+                    help="provisional_memories values to run the live streams with (never = before issue 17)")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="episodic-bench-kafka-"))
@@ -206,15 +267,16 @@ def main() -> None:
             if hasattr(m, "prepare"):
                 m.prepare()
         results["live"] = []
-        for n in args.streams:
-            r = live(settings, c, rec, n, args.seconds, work)
-            results["live"].append(r)
-            print(json.dumps(r), flush=True)
+        for provisional in args.provisional:
+            for n in args.streams:
+                r = live(settings, c, rec, n, args.seconds, work, provisional)
+                results["live"].append(r)
+                print(json.dumps(r), flush=True)
         if args.replay_files:
             results["replay"] = replay(settings, c, [replay_rec] * args.replay_files, work)
             print(json.dumps(results["replay"]), flush=True)
         c.close()
-    sustained = [r["streams"] for r in results["live"] if r["keeps_up"]]
+    sustained = [r["streams"] for r in results["live"] if r["keeps_up"] and r["provisional_memories"] == "auto"]
     results["live_streams_sustained"] = max(sustained) if sustained else 0
     print(json.dumps(results, indent=2))
     shutil.rmtree(work, ignore_errors=True)

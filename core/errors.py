@@ -57,3 +57,22 @@ class DeadlineExceeded(EpisodicError, TimeoutError):
     """A call's ``deadline_s`` ran out before its answer was ready."""
 
     exit_code = 6
+
+
+SHOWN_CHARS = 100  # the most of a value an error message quotes
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for an error message, cut to about ``limit`` characters with an ellipsis
+    and the value's length: a message names what was wrong but never echoes a whole 20 kB
+    value back (a gRPC status message travels in a size-limited trailer, and logs fill up)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    if isinstance(value, str):
+        size = f"{len(value)} characters"
+    elif isinstance(value, (bytes, bytearray)):
+        size = f"{len(value)} bytes"
+    else:
+        size = f"{len(text)} characters as text"
+    return f"{text[:limit]}… ({size})"

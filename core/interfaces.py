@@ -32,6 +32,8 @@ from episodic.core.records import (
     ThetaEvent,
     TranscriptPiece,
 )
+from episodic.core.summaries import SummariesRequest, SummaryList
+from episodic.core.watches import Alert, Watch
 
 
 @runtime_checkable
@@ -124,6 +126,17 @@ class RecordWriter(Protocol):
         """Remove every record of a stream, its StreamInfo included."""
         ...
 
+    def delete_range(
+        self, stream_id: str, t_min: float | None = None, t_max: float | None = None
+    ) -> dict[str, int]:
+        """Forget a stretch of a stream: delete its memories that overlap [t_min, t_max]
+        (closed, either end open when None; exactly those ``list_memories`` returns for the
+        range) with their events, E_i and frame rows, and the stream's event, E_i and frame
+        rows in the range whose memory is not stored (orphans). Overviews and the StreamInfo
+        are left to the caller (recompose or delete them). Returns rows deleted per
+        collection: {"memories", "events", "vectors", "frames"}; a repeat deletes nothing."""
+        ...
+
 
 @runtime_checkable
 class RecordReader(Protocol):
@@ -168,8 +181,9 @@ class RecordReader(Protocol):
         """Every stream, sorted by id."""
         ...
 
-    def counts(self) -> dict[str, int]:
-        """Records per kind: memories, events, vectors (E_i), frames, streams, overviews."""
+    def counts(self, stream_id: str | None = None) -> dict[str, int]:
+        """Records per kind: memories, events, vectors (E_i), frames, streams, overviews; of
+        one stream when ``stream_id`` is given (its storage use; "streams" is 0 or 1)."""
         ...
 
 
@@ -248,6 +262,39 @@ class MemoryStore(RecordWriter, RecordReader, RecordSearch, Protocol):
     def close(self) -> None: ...
 
 
+class WatchStore(Protocol):
+    """Standing queries, their per-stream state and the alert log (core/watches.py). Shared
+    by every process that forms memories or serves alerts on one data directory."""
+
+    def add_watch(self, watch: Watch) -> None: ...
+
+    def remove_watch(self, watch_id: str) -> bool: ...
+
+    def list_watches(self) -> list[Watch]: ...
+
+    def watches_version(self) -> int:
+        """Changes whenever a watch is added or removed (evaluators reload on a change)."""
+        ...
+
+    def get_state(self, watch_id: str, stream_id: str) -> dict[str, Any]: ...
+
+    def put_state(self, watch_id: str, stream_id: str, state: dict[str, Any]) -> None: ...
+
+    def add_alert(self, alert: Alert, webhook: bool) -> bool:
+        """Store a new alert (setting ``alert.seq``); False when its id is stored already."""
+        ...
+
+    def alerts_since(self, seq: int, limit: int = 100) -> list[Alert]: ...
+
+    def due_webhooks(self, now: float, limit: int = 20) -> list[tuple[Alert, int]]:
+        """Alerts whose webhook delivery is due: (alert, attempts so far)."""
+        ...
+
+    def webhook_result(self, alert_id: str, delivered: bool, next_attempt_at: float | None) -> None: ...
+
+    def close(self) -> None: ...
+
+
 @runtime_checkable
 class SnippetStore(Protocol):
     def put(self, stream_id: str, segment_id: str, t_start: float, t_end: float,
@@ -259,6 +306,15 @@ class SnippetStore(Protocol):
     def path_for(self, uri: str) -> Any: ...
 
     def delete_stream(self, stream_id: str, keep_uris: set[str]) -> int: ...
+
+    def delete_uris(self, uris: Iterable[str]) -> int:
+        """Delete exactly the snippets these URIs name; how many were removed. Idempotent:
+        one already gone is no error; a URI the store does not hold is left alone."""
+        ...
+
+    def bytes_used(self, stream_id: str | None = None) -> int:
+        """Bytes the snippets of one stream (or of the whole store) take."""
+        ...
 
 
 # -- what the query services are given ---------------------------------------------------------
@@ -317,6 +373,11 @@ class MemoryService(Protocol):
         is named in ``rejected`` instead; only when no stream holds every facet are the closest
         offered, at half confidence and saying which facet failed, and a result whose evidence
         is poor says so ("weak")."""
+        ...
+
+    def list_summaries(self, req: SummariesRequest) -> SummaryList:
+        """The day at a glance (issue 17): one stream's summaries per window of stream time
+        (10 minutes, an hour, a day), composed only from what its memory holds."""
         ...
 
     def write_article(

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from episodic.core.errors import InputError
+from episodic.core.errors import InputError, shown
 
 # What an E_i entry was made from: a key frame, a stretch of speech, an audio window.
 EntryModality = Literal["visual", "speech", "audio"]
@@ -27,7 +27,7 @@ def validate_stream_id(stream_id: str) -> str:
     """Stream ids end up in file names, record ids and filters: keep them boring."""
     if not isinstance(stream_id, str) or not STREAM_ID_PATTERN.fullmatch(stream_id):
         raise InputError(
-            f"invalid stream id {stream_id!r}: use 1-128 characters from A-Z a-z 0-9 . _ -, "
+            f"invalid stream id {shown(stream_id)}: use 1-128 characters from A-Z a-z 0-9 . _ -, "
             "starting with a letter or digit"
         )
     return stream_id
@@ -205,8 +205,9 @@ class ThetaEvent:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-# How much of a stream an overview covers: all of it so far, or one stretch (overview_stretch_s).
-OverviewScope = Literal["stream", "stretch"]
+# How much of a stream an overview covers: all of it so far, one stretch (overview_stretch_s),
+# or one longer summary window (summary_windows: an hour, a day) merged from its stretches.
+OverviewScope = Literal["stream", "stretch", "window"]
 
 
 @dataclass
@@ -217,7 +218,9 @@ class StreamOverview:
     Composed from the stream's memories (memory/overview.py), never written by a language
     model, so every word in ``text`` is in the memory. ``facets``
     keeps the parts apart (topics, people, objects, on-screen text, sounds, tone, opening) so
-    a verifier can score each; ``text`` is their sentence and ``vector`` its embedding.
+    a verifier can score each; ``text`` is their sentence and ``vector`` its embedding. A
+    stretch's facets also hold the tallies its summary window is read from and longer windows
+    (scope "window": an hour, a day) and the stream-wide overview are merged from (issue 17).
     Rebuilt as a live stream grows: the id depends only on the stream and the stretch start,
     so an upsert replaces the previous version.
     """

@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from episodic.core.article import ArticleRequest, ArticleStyle, Fusion
-from episodic.core.errors import InputError
+from episodic.core.errors import InputError, shown
 from episodic.core.query import AskRequest, LocateRequest, RecallRequest, Scope
 from episodic.core.records import validate_stream_id
 
@@ -124,7 +124,7 @@ def choice(value: Any, enum: type[E], what: str) -> E:
         for member in enum:
             if name in (member.value, member.name.lower()):
                 return member
-    raise InputError(f"{what} must be one of {', '.join(m.value for m in enum)}, got {value!r}")
+    raise InputError(f"{what} must be one of {', '.join(m.value for m in enum)}, got {shown(value)}")
 
 
 def max_sub_queries(n: Any) -> int | None:

@@ -29,6 +29,7 @@ def event_to_proto(e: ThetaEvent) -> pb.Event:
         t_start=e.t_start,
         t_end=e.t_end,
         summary=e.summary,
+        provisional=bool((e.metadata or {}).get("provisional")),
     )
 
 
@@ -40,6 +41,7 @@ def event_to_dict(e: pb.Event) -> dict[str, Any]:
         "t_start": round(e.t_start, 3),
         "t_end": round(e.t_end, 3),
         "summary": e.summary,
+        "provisional": e.provisional,
     }
 
 
@@ -99,7 +101,7 @@ def segment_to_dict(s: pb.Segment) -> dict[str, Any]:
     }
 
 
-def stream_to_proto(s: StreamInfo) -> pb.Stream:
+def stream_to_proto(s: StreamInfo, storage: pb.StreamStorage | None = None) -> pb.Stream:
     complete = s.metadata.get("complete")
     return pb.Stream(
         stream_id=s.stream_id,
@@ -110,6 +112,7 @@ def stream_to_proto(s: StreamInfo) -> pb.Stream:
         updated_at=s.updated_at,
         complete=bool(complete) if complete is not None else None,
         gaps=[pb.Gap(t_start=float(a), t_end=float(b)) for a, b in s.metadata.get("gaps", [])],
+        storage=storage,
     )
 
 
@@ -123,7 +126,14 @@ def stream_to_dict(s: pb.Stream) -> dict[str, Any]:
         "updated_at": s.updated_at,
         "complete": s.complete if s.HasField("complete") else None,
         "gaps": [{"t_start": round(g.t_start, 3), "t_end": round(g.t_end, 3)} for g in s.gaps],
+        **({"storage": _storage_to_dict(s.storage)} if s.HasField("storage") else {}),
     }
+
+
+def _storage_to_dict(msg: pb.StreamStorage) -> dict[str, Any]:
+    from episodic.api_forget import storage_to_dict
+
+    return storage_to_dict(msg)
 
 
 # the CLI's listings: records → messages → the one JSON shape
@@ -137,6 +147,9 @@ def segments_document(memories: Iterable[ShortTermMemory]) -> dict[str, Any]:
     return {"segments": [segment_to_dict(segment_to_proto(m)) for m in memories]}
 
 
-def streams_document(streams: Iterable[StreamInfo]) -> dict[str, Any]:
-    """The ``episodic streams --json`` document (the same names as ``ListStreams``)."""
-    return {"streams": [stream_to_dict(stream_to_proto(s)) for s in streams]}
+def streams_document(
+    streams: Iterable[StreamInfo], storage: dict[str, pb.StreamStorage] | None = None
+) -> dict[str, Any]:
+    """The ``episodic streams --json`` document (the same names as ``ListStreams``; with
+    ``storage``, as ``ListStreams`` with ``with_storage``)."""
+    return {"streams": [stream_to_dict(stream_to_proto(s, (storage or {}).get(s.stream_id))) for s in streams]}

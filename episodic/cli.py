@@ -8,14 +8,24 @@ from __future__ import annotations
 
 import sys
 
-from episodic import cli_kafka, cli_query, cli_recall, cli_records, cli_tools
+from episodic import (
+    cli_forget,
+    cli_kafka,
+    cli_query,
+    cli_recall,
+    cli_records,
+    cli_summaries,
+    cli_tools,
+    cli_watch,
+)
 from episodic.cli_app import app, err
 from episodic.core.errors import EpisodicError, StoreError
 from episodic.process import limit_malloc_arenas, quiet_grpc_logging
 
 # the command groups, in the order --help lists them
-for _group in (cli_records, cli_query, cli_recall, cli_kafka, cli_tools):
+for _group in (cli_records, cli_query, cli_recall, cli_summaries, cli_forget, cli_kafka, cli_tools):
     app.registered_commands += _group.commands.registered_commands
+app.add_typer(cli_watch.app, name="watch")
 
 
 def _storage_error(exc: OSError) -> str | None:

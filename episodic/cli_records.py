@@ -209,7 +209,8 @@ def events(
         return
     table = Table("stream", "start", "end", "summary", "id", show_lines=False)
     for e in rows:
-        table.add_row(e.stream_id, _fmt_t(e.t_start), _fmt_t(e.t_end), e.summary, e.id)
+        pending = " (provisional)" if (e.metadata or {}).get("provisional") else ""
+        table.add_row(e.stream_id, _fmt_t(e.t_start), _fmt_t(e.t_end), e.summary + pending, e.id)
     Console().print(table)
 
 
@@ -252,28 +253,43 @@ def segments(
 
 @commands.command()
 def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
-    """List the streams in the store."""
-    _, store = _open_store(data, config)
+    """List the streams in the store, with what each takes: its records (memories, events, E_i, frames, overviews, its listing) and the bytes of its snippet files (--json: "storage", as ListStreams with with_storage)."""
+    settings, store = _open_store(data, config)
     rows = []
+    usage: dict[str, Any] = {}
     if store is not None:
         try:
             rows = store.list_streams()
+            if rows:
+                from episodic.components import Components
+                from episodic.services.forgetting import stream_storage
+
+                usage = stream_storage(store, Components(settings).snippets, [s.stream_id for s in rows])
         finally:
             store.close()
     if json_out:
         from episodic import api_records
+        from episodic.api_forget import storage_of
 
-        _print_json(api_records.streams_document(rows))
+        _print_json(api_records.streams_document(rows, {sid: storage_of(u) for sid, u in usage.items()}))
         return
     if not rows:
         err.print("no streams in this store yet: run `episodic ingest FILE`")
         return
-    table = Table("stream", "duration", "memories", "events", "source")
+    from episodic.cli_forget import _human_bytes
+
+    table = Table()
+    table.add_column("stream", no_wrap=True)  # "(incomplete)" and gaps stay readable at 80 columns
+    for heading in ("duration", "memories", "events", "records", "snippets"):
+        table.add_column(heading, no_wrap=True)
+    table.add_column("source", overflow="fold")
     for s in rows:
         name = s.stream_id + (" (incomplete)" if s.metadata.get("complete") is False else "")
         if s.metadata.get("gaps"):
             name += f" ({len(s.metadata['gaps'])} gap(s))"
-        table.add_row(name, _fmt_t(s.t_end), str(s.memories), str(s.events), s.source)
+        u = usage.get(s.stream_id)
+        table.add_row(name, _fmt_t(s.t_end), str(s.memories), str(s.events),
+                      str(u.records) if u else "—", _human_bytes(u.snippet_bytes) if u else "—", s.source)
     Console().print(table)
 
 

@@ -327,6 +327,8 @@ def show_config(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOp
         values["openai_api_key"] = "***"
     if values.get("milvus_token"):
         values["milvus_token"] = "***"
+    if values.get("s3_secret_access_key"):
+        values["s3_secret_access_key"] = "***"
     if json_out:
         _print_json(values)
         return

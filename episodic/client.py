@@ -29,6 +29,8 @@ from episodic.core.query import (
     RecallResult,
     Scope,
 )
+from episodic.core.summaries import SummariesRequest, SummaryList
+from episodic.core.watches import Alert, Watch
 
 MAX_RECEIVE_BYTES = 16 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 300.0
@@ -150,6 +152,14 @@ class Client:
         reply = self._unary("Recall", msg, req.deadline_s or self.timeout_s)
         return api_recall.recall_result_from_proto(reply)
 
+    def list_summaries(self, req: SummariesRequest) -> SummaryList:
+        """The day at a glance: one stream's summary windows on the server (a stream outside
+        the API key is PERMISSION_DENIED)."""
+        from episodic import api_summaries
+
+        reply = self._unary("ListSummaries", api_summaries.summaries_request_to_proto(req), self.timeout_s)
+        return api_summaries.summary_list_from_proto(reply)
+
     def write_article(
         self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None
     ) -> Article:
@@ -163,6 +173,51 @@ class Client:
         if result is None:
             raise EpisodicError(f"{self.server}: the Article call ended without an article")
         return result
+
+    # -- standing queries ------------------------------------------------------------------
+    def add_watch(self, watch: Watch) -> tuple[Watch, str]:
+        """Register a watch; returns it as stored and its webhook signing secret (shown once)."""
+        from episodic import api_watch
+        from episodic.proto.episodic.v1 import episodic_pb2 as pb
+
+        reply = self._unary("AddWatch", pb.AddWatchRequest(watch=api_watch.watch_to_proto(watch)), self.timeout_s)
+        return api_watch.watch_from_reply(reply.watch), reply.webhook_secret
+
+    def list_watches(self) -> list[Watch]:
+        from episodic import api_watch
+        from episodic.proto.episodic.v1 import episodic_pb2 as pb
+
+        reply = self._unary("ListWatches", pb.ListWatchesRequest(), self.timeout_s)
+        return [api_watch.watch_from_reply(w) for w in reply.watches]
+
+    def remove_watch(self, watch_id: str) -> None:
+        from episodic.proto.episodic.v1 import episodic_pb2 as pb
+
+        self._unary("RemoveWatch", pb.RemoveWatchRequest(id=watch_id), self.timeout_s)
+
+    def watch_alerts(self, after_seq: int = 0, follow: bool = False,
+                     watch_ids: list[str] | None = None) -> Iterator[Alert]:
+        """The key's alerts after ``after_seq``; with ``follow`` new ones as they are raised
+        (the call then has no deadline; leaving the loop cancels it)."""
+        from episodic import api_watch
+        from episodic.proto.episodic.v1 import episodic_pb2 as pb
+
+        msg = pb.WatchAlertsRequest(after_seq=after_seq, follow=follow, watch_ids=watch_ids or [])
+        for alert in self._stream("WatchAlerts", msg, None if follow else self.timeout_s):
+            yield api_watch.alert_from_proto(alert)
+
+    def forget(
+        self, stream_id: str, t_min: float | None = None, t_max: float | None = None,
+        timeout_s: float | None = None,
+    ) -> Any:
+        """Forget a stream (no range) or the memories overlapping [t_min, t_max] on the server
+        (the Forget RPC); returns a ``services.forgetting.ForgetReport``. NOT_FOUND (a
+        RemoteCallError) for a stream that is not there or that the key does not cover."""
+        from episodic import api_forget
+
+        reply = self._unary("Forget", api_forget.forget_request_to_proto(stream_id, t_min, t_max),
+                            timeout_s or self.timeout_s)
+        return api_forget.forget_report_from_proto(reply)
 
     def close(self) -> None:
         channel, self._channel = self._channel, None

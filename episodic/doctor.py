@@ -8,7 +8,8 @@ exercises one backend the way the service will, with short timeouts, and reports
 (not configured / not asked for), with the detail a person needs to fix it.
 
 Checks, in order: configuration, store (reachable, version, schema and dimensions versus the
-configured models), snippets (directory writable), embedder, asr, describer, llm (loaded and
+configured models), snippets (directory writable; with snippet_uri = s3://… the bucket
+reachable and writable and the local cache writable), embedder, asr, describer, llm (loaded and
 answering; for an OpenAI-compatible server also that it serves ``openai_model`` and reads
 images when the describer uses it), kafka (reachable, topics and partitions) and, when given
 one, a running gRPC server (health).
@@ -141,6 +142,8 @@ class Doctor:
         return OK, f"{where}: schema v{info.get('schema_version')}, {want_text}-d, {summary}"
 
     def check_snippets(self) -> tuple[str, str]:
+        if self.s.snippet_uri:
+            return self._check_s3_snippets()
         folder = self.s.resolved_snippet_dir
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -153,6 +156,27 @@ class Doctor:
         detail = f"{folder} writable, {free:.1f} GiB free"
         if free < 1.0:
             return WARN, detail + " (snippets of a day of video take several GiB)"
+        return OK, detail
+
+    def _check_s3_snippets(self) -> tuple[str, str]:
+        """snippet_uri = s3://…: the bucket exists, these credentials may write and delete there,
+        and the local cache (copies for decoding) is writable."""
+        try:
+            detail = self.c.snippets.check(write=True)
+        except EpisodicError as exc:
+            return FAIL, str(exc)
+        folder = self.s.resolved_snippet_cache_dir
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-", delete=True) as f:
+                f.write(b"ok")
+                f.flush()
+        except OSError as exc:
+            return FAIL, f"{detail}; snippet cache {folder} is not writable: {exc}"
+        free = _free_gib(folder)
+        detail += f"; cache {folder} (up to {self.s.snippet_cache_mib} MiB), {free:.1f} GiB free"
+        if free * 1024 < self.s.snippet_cache_mib:
+            return WARN, detail + " (less free space than snippet_cache_mib)"
         return OK, detail
 
     def check_embedder(self) -> tuple[str, str]:

@@ -7,7 +7,13 @@ stream ids, no question text):
   to stored, the latency a live camera sees), ``episodic_segments_stored_total`` (rate() of it
   is segments/s), ``episodic_chunks_total{outcome}``, ``episodic_open_streams``,
   ``episodic_worker_heartbeat_seconds`` (the last poll of Kafka: liveness);
-* queries: ``episodic_rpc_latency_seconds{method,code}`` and ``episodic_ask_total{pathway}``;
+* queries: ``episodic_rpc_latency_seconds{method,code}``, ``episodic_ask_total{pathway}``,
+  ``episodic_model_calls{state}`` (model-bound calls running and queued) and
+  ``episodic_malformed_requests_total{method}`` (bodies that do not parse);
+* storage and forgetting: ``episodic_stream_records{stream_id}`` and
+  ``episodic_stream_snippet_bytes{stream_id}`` (the one exception to "no stream ids": at most
+  ``metrics_storage_streams`` streams, the largest, refreshed by every retention sweep and
+  forget, not at scrape time), ``episodic_storage_streams``, ``episodic_forgotten_records_total{reason}``;
 * models: ``episodic_model_latency_seconds{role,operation}`` around every call into the
   embedder, speech recogniser, visual describer and language model (in-process or remote),
   so the share of time spent in models is ``sum(model) / sum(rpc)``.
@@ -45,6 +51,18 @@ RPC_LATENCY = Histogram(
     buckets=_LATENCY_BUCKETS,
 )
 ASKS = Counter("episodic_ask_total", "Answered questions, by the pathway that answered.", ("pathway",))
+MALFORMED_REQUESTS = Counter(
+    "episodic_malformed_requests_total",
+    "Calls whose request body did not parse as the method's request message, by method.",
+    ("method",),
+)
+MODEL_CALLS = Gauge(
+    "episodic_model_calls",
+    "Model-bound calls (Ask, Article, Locate; Recall with a model parser) holding a turn "
+    "(state=running) or waiting for one (state=waiting); more than grpc_max_queued_asks "
+    "waiting are refused with RESOURCE_EXHAUSTED.",
+    ("state",),
+)
 MODEL_LATENCY = Histogram(
     "episodic_model_latency_seconds",
     "Wall time of one call into a model backend (role: embedder, asr, describer, llm).",
@@ -62,6 +80,11 @@ INGEST_LAG = Histogram(
 INGEST_LAG_LAST = Gauge("episodic_ingest_lag_last_seconds", "The most recent ingest lag sample.")
 SEGMENTS = Counter(
     "episodic_segments_stored_total", "ShortTermMemories (with their ThetaEvents) stored."
+)
+ALERTS = Counter("episodic_alerts_total", "Alerts raised by standing queries (watches).")
+PROVISIONAL_WRITES = Counter(
+    "episodic_provisional_writes_total",
+    "Open (provisional) memories stored on a live source before consolidation closed them.",
 )
 STREAM_SECONDS = Counter("episodic_stream_seconds_total", "Seconds of stream time ingested.")
 CHUNKS = Counter(
@@ -119,6 +142,57 @@ def _timed(fn: Callable[..., Any], role: str, operation: str) -> Callable[..., A
             latency.observe(time.perf_counter() - t0)
 
     return call
+
+
+STREAM_RECORDS = Gauge(
+    "episodic_stream_records",
+    "Records one stream holds (memories, events, E_i, frames, overviews, its listing); the "
+    "largest metrics_storage_streams streams, as of the last retention sweep or forget.",
+    ("stream_id",),
+)
+STREAM_SNIPPET_BYTES = Gauge(
+    "episodic_stream_snippet_bytes",
+    "Bytes of one stream's snippet files (the same streams as episodic_stream_records).",
+    ("stream_id",),
+)
+STORAGE_STREAMS = Gauge("episodic_storage_streams", "Streams stored, as of the last retention sweep or forget.")
+FORGOTTEN = Counter(
+    "episodic_forgotten_records_total",
+    "Records forgotten on purpose, by reason (request: Forget or `episodic forget`; retention).",
+    ("reason",),
+)
+
+
+_storage_published: set[str] = set()
+
+
+def set_stream_storage(usage: dict[str, tuple[int, int]], max_streams: int) -> None:
+    """Publish each stream's (records, snippet bytes), for the ``max_streams`` largest by
+    bytes then records; streams no longer present disappear from the gauges."""
+    STREAM_RECORDS.clear()
+    STREAM_SNIPPET_BYTES.clear()
+    _storage_published.clear()
+    STORAGE_STREAMS.set(len(usage))
+    ranked = sorted(usage.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))[: max(0, max_streams)]
+    for sid, (records, nbytes) in ranked:
+        STREAM_RECORDS.labels(sid).set(records)
+        STREAM_SNIPPET_BYTES.labels(sid).set(nbytes)
+        _storage_published.add(sid)
+
+
+def update_stream_storage(stream_id: str, records: int, snippet_bytes: int) -> None:
+    """One stream's figures after a forget, if it has gauges (a stream left with nothing loses
+    them); the ranking is redone by the next sweep."""
+    if stream_id not in _storage_published:
+        return
+    if records == 0 and snippet_bytes == 0:
+        STREAM_RECORDS.remove(stream_id)
+        STREAM_SNIPPET_BYTES.remove(stream_id)
+        _storage_published.discard(stream_id)
+        STORAGE_STREAMS.dec()
+        return
+    STREAM_RECORDS.labels(stream_id).set(records)
+    STREAM_SNIPPET_BYTES.labels(stream_id).set(snippet_bytes)
 
 
 def observe_rpc(method: str, code: str, seconds: float) -> None:

@@ -70,8 +70,11 @@ class StreamIngestor:
         media: MediaInfo | None = None,
         timer: StageTimer | None = None,
         start_s: float = 0.0,
+        provisional: bool = False,
     ) -> None:
         self.stream_id = validate_stream_id(stream_id)
+        # store the memory consolidation holds open after every segment (see _store_open)
+        self.provisional = provisional
         self.c = components
         self.s = components.settings
         self.source = source
@@ -152,6 +155,8 @@ class StreamIngestor:
         memory.metadata.update(self._provenance())
         for done in self.consolidator.add(memory):
             self._store(done)
+        if self.provisional:
+            self._store_open()
 
     def _provenance(self) -> dict[str, Any]:
         m = self.media
@@ -163,7 +168,31 @@ class StreamIngestor:
             "ingested_at": time.time(),
         }
 
+    def _store_open(self) -> None:
+        """Store the memory consolidation still holds open, marked provisional, so a moment is
+        answerable as soon as its segment closes rather than after the next one. Its ids are
+        the final ones (stream + start time): a merge or the close upserts it in place, and a
+        worker restarted from a checkpoint rebuilds and rewrites exactly the same records."""
+        memory = self.consolidator.open_memory
+        if memory is None:
+            return
+        started = time.perf_counter()
+        memory.metadata["provisional"] = True
+        event = self.replay.replay(memory, provisional=True)
+        self.c.store.upsert_memories([memory])
+        self.c.store.upsert_events([event])
+        metrics.PROVISIONAL_WRITES.inc()
+        self.timer.add("provisional", started)
+        self._formed(memory, event)
+
+    def _formed(self, memory: ShortTermMemory, event: ThetaEvent) -> None:
+        """Standing queries see each memory as soon as it is stored (provisional or final)."""
+        started = time.perf_counter()
+        self.c.memory_formed(memory, event)
+        self.timer.add("watches", started)
+
     def _store(self, memory: ShortTermMemory) -> None:
+        memory.metadata.pop("provisional", None)
         started = time.perf_counter()
         event = self.replay.replay(memory)
         memory.metadata["models"] = {**memory.metadata.get("models", {}), "llm": event.metadata["summariser"]}
@@ -176,6 +205,7 @@ class StreamIngestor:
         metrics.STREAM_SECONDS.inc(max(0.0, memory.t_end - memory.t_start))
         self.memory_ids.add(memory.id)
         self.events.append(event)
+        self._formed(memory, event)
         self.progress.memories += 1
         self.progress.events += 1
 
@@ -290,12 +320,15 @@ class StreamRunner:
         timer: StageTimer | None = None,
         resume: Checkpoint | None = None,
         previous: StreamInfo | None = None,
+        live: bool = False,
     ) -> None:
         from episodic.stream.chunk_decoder import ChunkDecoder
 
         self.stream_id = validate_stream_id(stream_id)
         self.c = components
         self.s = components.settings
+        mode = self.s.provisional_memories
+        self.provisional = mode == "always" or (mode == "auto" and live)
         self.source = source
         self.media = media
         self.timer = timer or StageTimer()
@@ -322,7 +355,8 @@ class StreamRunner:
 
     def _new_ingestor(self, start_s: float) -> StreamIngestor:
         return StreamIngestor(
-            self.stream_id, self.c, source=self.source, media=self.media, timer=self.timer, start_s=start_s
+            self.stream_id, self.c, source=self.source, media=self.media, timer=self.timer, start_s=start_s,
+            provisional=self.provisional,
         )
 
     @property
@@ -452,7 +486,7 @@ class StreamRunner:
         started = time.perf_counter()
         try:
             refresh_overviews(self.c.store, self.c.embedder, self.stream_id,
-                              self.s.overview_stretch_s, since_s=since_s)
+                              self.s.overview_stretch_s, since_s=since_s, windows=self.s.summary_windows)
         except EpisodicError as exc:
             msg = f"the stream overview was not updated ({exc}); recall's global impressions may be stale"
             log.warning("%s: %s", self.stream_id, msg)
@@ -573,7 +607,7 @@ def ingest_file(
                 f"{s.max_stream_duration_s:.0f}"
             )
         components.ensure_schema()
-        runner = StreamRunner(stream_id, components, source=stored_as, media=info, timer=timer)
+        runner = StreamRunner(stream_id, components, source=stored_as, media=info, timer=timer, live=is_url(str(path)))
         chunks = iter(chunker)
         try:
             while True:

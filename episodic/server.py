@@ -6,7 +6,8 @@ What it promises, and where each promise is kept:
   each scoped to stream ids or to all (``["*"]``). A call's scope is the intersection of what
   it asks for and what its key may see; naming a stream outside the key is PERMISSION_DENIED,
   and an id (segment, event, snippet) outside it is NOT_FOUND with the same message as an id
-  that does not exist, so a key cannot probe for other tenants' records. Keys are compared by
+  that does not exist, so a key cannot probe for other tenants' records (nor time them: an
+  id's stream is checked before the store is read). Keys are compared by
   their SHA-256 digests, so the lookup time does not depend on how much of a key is right.
   With no keys configured anyone may call, so the server then refuses to bind anything but
   loopback.
@@ -20,11 +21,22 @@ What it promises, and where each promise is kept:
 * **Bad input never takes the server down**: every field is validated before it reaches the
   store (which renders filters from validated values only), request messages are capped at
   ``grpc_max_receive_bytes``, and a failing call is answered and logged, not raised further.
+  Status messages quote at most about 100 characters of a value and are cut at 400, so a
+  20 kB id is INVALID_ARGUMENT, never a trailer over gRPC's metadata limit. A body that does
+  not parse is INVALID_ARGUMENT, counted (``episodic_malformed_requests_total``) and logged
+  in one line, not a traceback per call.
+* **Load**: model-bound calls wait in a bounded line and are refused beyond it (below), so
+  health checks, listings and searches stay fast whatever Asks are queued; every call leaves
+  one line on the ``episodic.access`` logger (method, key id, status, milliseconds).
 
-Calls run on a thread pool (``grpc_max_workers``); the store and snippet store are opened
-before the server starts, so threads never race to create them. Ask and Article hold a
-language model, so at most ``grpc_max_concurrent_asks`` answers or articles are computed at
-once and the rest queue within their deadlines. Article runs the writing in a thread of its
+Calls run on a thread pool; the store and snippet store are opened before the server starts,
+so threads never race to create them. Ask, Article and Locate (and Recall with a model parser)
+hold a model, so at most ``grpc_max_concurrent_asks`` of them run at once, at most
+``grpc_max_queued_asks`` more wait within their deadlines, and any beyond that are refused at
+once with RESOURCE_EXHAUSTED and trailing metadata ``retry-after-ms``. The pool has
+``grpc_max_workers`` threads plus one for each turn and place in that line (and one per
+following WatchAlerts stream), so waiting model calls can never take the threads everything
+else needs. Article runs the writing in a thread of its
 own and streams its progress from there, so a cancelled call stops the work at the next
 progress report instead of holding the model for nothing.
 """
@@ -52,7 +64,7 @@ from episodic.core.errors import ConfigError
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
 from episodic.server_auth import load_api_keys
-from episodic.servicer import EpisodicServicer
+from episodic.servicer import ALERT_FOLLOWERS_MAX, EpisodicServicer, MalformedRequests
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +116,14 @@ class ServerHandle:
         self.server.stop(grace_s).wait()
 
 
+def pool_size(settings: Settings) -> int:
+    """Threads serving calls: ``grpc_max_workers`` that long-held calls can never take, plus
+    one per model turn and per place in the line for one (waiting calls hold their thread) and
+    one per following WatchAlerts stream (``ALERT_FOLLOWERS_MAX``, each open until cancelled)."""
+    return (settings.grpc_max_workers + settings.grpc_max_concurrent_asks + settings.grpc_max_queued_asks
+            + ALERT_FOLLOWERS_MAX)
+
+
 def create_server(settings: Settings, components: Any = None) -> ServerHandle:
     """Build and bind the server (see :func:`build_server`); the handle also carries the bound
     address, the servicer and the health servicer."""
@@ -123,9 +143,11 @@ def create_server(settings: Settings, components: Any = None) -> ServerHandle:
     # message, and worker threads never race to create them.
     _ = components.store, components.snippets
 
-    servicer = EpisodicServicer(components, keys, settings.grpc_max_concurrent_asks)
+    servicer = EpisodicServicer(components, keys, settings.grpc_max_concurrent_asks,
+                                settings.grpc_max_queued_asks)
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=settings.grpc_max_workers, thread_name_prefix="episodic-grpc"),
+        futures.ThreadPoolExecutor(max_workers=pool_size(settings), thread_name_prefix="episodic-grpc"),
+        interceptors=(MalformedRequests(SERVICE_NAME),),
         maximum_concurrent_rpcs=settings.grpc_max_concurrent_rpcs,
         options=[
             ("grpc.max_receive_message_length", settings.grpc_max_receive_bytes),
@@ -187,6 +209,13 @@ def _warm_up(handle: ServerHandle) -> None:
     handle.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
 
 
+def _tend_watches(components: Any) -> None:
+    """Watch deadlines (absent ``--by HH:MM``) and webhooks other processes left pending:
+    the server is the one process that runs all day even when no memory forms."""
+    if components.tick_watches() is not None and "watch_store" in components.__dict__:
+        components.webhooks().wake()
+
+
 def serve(
     settings: Settings,
     components: Any = None,
@@ -216,6 +245,7 @@ def serve(
                 previous[sig] = signal.signal(sig, on_signal)
         endpoint = None
         warming: threading.Thread | None = None
+        sweeper: Any = None
         try:
             endpoint = metrics.start_metrics_server(settings.metrics)
             if settings.serve_warm_up:
@@ -228,9 +258,17 @@ def serve(
                 warming.start()
             if on_ready is not None:
                 on_ready(handle)
+            from episodic import forgetting_jobs  # retention and interrupted forgets (issue 17)
+
+            sweeper = forgetting_jobs.start_sweeper(handle.servicer.forgetter(), settings)
+            ticked = time.monotonic()
             while not stop.wait(0.5):
-                pass
+                if time.monotonic() - ticked >= settings.watch_tick_s:
+                    ticked = time.monotonic()
+                    _tend_watches(components)
         finally:
+            if sweeper is not None:
+                sweeper.stop()
             handle.stop(settings.grpc_grace_s)
             if warming is not None and warming.is_alive():
                 # a process that exits while a model loads in native code aborts (SIGABRT):

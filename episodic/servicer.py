@@ -1,9 +1,17 @@
 """The EpisodicMemory servicer: each RPC validated, scoped to its caller's key, run within its
 deadline, and its failure mapped to a gRPC status (see :mod:`episodic.server` for the promises).
+
+Under load: model-bound calls take turns (:class:`ModelTurns`); beyond ``grpc_max_queued_asks``
+waiting they are refused at once with RESOURCE_EXHAUSTED and trailing metadata
+``retry-after-ms``, so they never hold more than turns + queue threads of the pool. Every call
+leaves one line on the ``episodic.access`` logger (method, key id, status, milliseconds; no
+user values), and a request body that does not parse is counted and logged in one line
+(:class:`MalformedRequests`).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import os
@@ -36,10 +44,12 @@ from episodic.server_paging import (
 )
 
 log = logging.getLogger(__name__)
+access_log = logging.getLogger("episodic.access")  # one line per call, no user values
 
 CHUNK_BYTES = 1024 * 1024  # DownloadSnippet chunk size (the proto promises <= 1 MiB)
 _NO_DEADLINE_S = 1e8  # time_remaining() above this means the caller set no deadline
-_POLL_S = 0.25  # how often a streaming call waiting on its worker checks for cancellation
+_POLL_S = 0.25  # how often a call waiting on a worker or a model turn checks for cancellation
+MAX_MESSAGE_CHARS = 400  # a status message is cut here: it travels in a size-limited trailer
 
 R = TypeVar("R")
 Q = TypeVar("Q")  # a request dataclass with a deadline_s field
@@ -50,11 +60,11 @@ def _status_for(exc: BaseException, method: str, caller: Caller | None) -> tuple
     """Map an exception to the status the client sees, logging what the client must not."""
     who = caller.key_id if caller else "-"
     if isinstance(exc, ApiError):
-        return exc.code, exc.message
+        return exc.code, _bounded(exc.message)
     if isinstance(exc, DeadlineExceeded):
         return grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the answer was ready"
     if isinstance(exc, InputError):
-        return grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+        return grpc.StatusCode.INVALID_ARGUMENT, _bounded(str(exc))
     if isinstance(exc, StoreError):
         log.warning("%s (key %s): store unavailable: %s", method, who, exc)
         return grpc.StatusCode.UNAVAILABLE, "the memory store is unavailable; try again later"
@@ -63,6 +73,172 @@ def _status_for(exc: BaseException, method: str, caller: Caller | None) -> tuple
         return grpc.StatusCode.UNAVAILABLE, "a model backend is unavailable; try again later"
     log.error("%s (key %s) failed", method, who, exc_info=exc)
     return grpc.StatusCode.INTERNAL, "internal error (details are in the server log)"
+
+
+def _bounded(message: str) -> str:
+    """A status message of at most about MAX_MESSAGE_CHARS: one echoing a 20 kB value would
+    exceed gRPC's metadata limit and reach the client as RESOURCE_EXHAUSTED instead."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS]}… ({len(message)} characters)"
+
+
+class Overloaded(ApiError):
+    """RESOURCE_EXHAUSTED with a retry hint (trailing metadata ``retry-after-ms``)."""
+
+    def __init__(self, message: str, retry_after_ms: int) -> None:
+        super().__init__(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+        self.retry_after_ms = retry_after_ms
+        self.trailing = (("retry-after-ms", str(retry_after_ms)),)
+
+
+def _always() -> bool:
+    return True
+
+
+class ModelTurns:
+    """At most ``turns`` model-bound calls run at once, at most ``queue_max`` wait for a turn
+    (first come, first served), and one more is refused at once with :class:`Overloaded`.
+
+    A waiting call holds a gRPC worker thread, so model-bound calls hold at most turns +
+    queue_max threads; the server gives its pool that many on top of ``grpc_max_workers``, and
+    health checks, listings and searches always find a thread. A waiter leaves the line when
+    its deadline passes or its caller goes away. ``release`` may come from another thread (an
+    Article's worker), like a semaphore's.
+    """
+
+    def __init__(self, turns: int = 1, queue_max: int = 16) -> None:
+        self.turns = max(1, turns)
+        self.queue_max = max(0, queue_max)
+        self._cond = threading.Condition()
+        self._running = 0
+        self._line: collections.deque[object] = collections.deque()
+        self._starts: collections.deque[float] = collections.deque()
+        self._turn_s = 1.0  # moving average of how long a turn is held (for the retry hint)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._line)
+
+    @property
+    def running(self) -> int:
+        return self._running
+
+    def retry_after_ms(self) -> int:
+        """About how long the calls now running and waiting take to have their turns (a turn's
+        recent average length; 1 s before any): a refused client that waits this long finds
+        room in the line, and a crowd of refused clients does not come back all at once."""
+        calls = self._running + len(self._line)
+        return int(min(60_000, max(100, 1000 * self._turn_s * max(1, calls) / self.turns)))
+
+    def acquire(self, timeout: float | None = None, alive: Callable[[], bool] = _always) -> bool:
+        """Take a turn: True once taken, False when ``timeout`` seconds passed or ``alive()``
+        turned false first; :class:`Overloaded` at once when the line is full."""
+        with self._cond:
+            if not self._line and self._running < self.turns:
+                self._take()
+                return True
+            if len(self._line) >= self.queue_max:
+                ms = self.retry_after_ms()
+                raise Overloaded(
+                    f"the server is busy: {self._running} model call(s) running and "
+                    f"{len(self._line)} waiting (grpc_max_queued_asks); retry after {ms} ms "
+                    "(trailing metadata retry-after-ms)",
+                    ms,
+                )
+            ticket = object()
+            self._line.append(ticket)
+            self._publish()
+            end = None if timeout is None else time.monotonic() + timeout
+            try:
+                while True:
+                    if self._line[0] is ticket and self._running < self.turns:
+                        self._take()
+                        return True
+                    left = None if end is None else end - time.monotonic()
+                    if (left is not None and left <= 0) or not alive():
+                        return False
+                    self._cond.wait(_POLL_S if left is None else min(_POLL_S, left))
+            finally:
+                self._line.remove(ticket)
+                self._cond.notify_all()  # the next in line may be at the head now
+                self._publish()
+
+    def release(self) -> None:
+        with self._cond:
+            if self._running <= 0:
+                raise ValueError("ModelTurns released more often than acquired")
+            self._running -= 1
+            held = time.monotonic() - self._starts.popleft()
+            self._turn_s = 0.8 * self._turn_s + 0.2 * held
+            self._cond.notify_all()
+            self._publish()
+
+    def _take(self) -> None:
+        self._running += 1
+        self._starts.append(time.monotonic())
+        self._publish()
+
+    def _publish(self) -> None:
+        metrics.MODEL_CALLS.labels("running").set(self._running)
+        metrics.MODEL_CALLS.labels("waiting").set(len(self._line))
+
+
+class _Malformed:
+    """Stands in for a request body that did not parse; the handler refuses it."""
+
+    __slots__ = ("error", "size")
+
+    def __init__(self, size: int, error: str) -> None:
+        self.size, self.error = size, error
+
+
+def _tolerant(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as exc:  # gRPC would log a traceback and answer INTERNAL
+            return _Malformed(len(data), type(exc).__name__)
+
+    return parse
+
+
+class MalformedRequests(grpc.ServerInterceptor):
+    """Hands the handlers of ``service`` a :class:`_Malformed` for a body that does not parse,
+    so the call is answered INVALID_ARGUMENT, counted and logged in one line, instead of gRPC
+    logging a full traceback per call and answering INTERNAL."""
+
+    def __init__(self, service: str) -> None:
+        self._prefix = f"/{service}/"
+        self._handlers: dict[str, Any] = {}
+
+    def intercept_service(self, continuation: Callable[[Any], Any], handler_call_details: Any) -> Any:
+        method = handler_call_details.method
+        if not method.startswith(self._prefix):
+            return continuation(handler_call_details)
+        handler = self._handlers.get(method)
+        if handler is None:
+            handler = continuation(handler_call_details)
+            if handler is None or handler.request_deserializer is None:
+                return handler
+            handler = handler._replace(request_deserializer=_tolerant(handler.request_deserializer))
+            self._handlers[method] = handler  # one per method the service registered
+        return handler
+
+
+def _refuse_malformed(request: _Malformed, method: str, caller: Caller) -> InputError:
+    metrics.MALFORMED_REQUESTS.labels(method).inc()
+    log.warning("%s (key %s): request body of %d bytes does not parse (%s); refused",
+                method, caller.key_id, request.size, request.error)
+    return InputError(f"the request body ({request.size} bytes) is not a valid {method} request message")
+
+
+def _finish(method: str, caller: Caller | None, code: grpc.StatusCode, started: float) -> None:
+    """Record a finished call: its latency metric and its access log line."""
+    seconds = time.perf_counter() - started
+    metrics.observe_rpc(method, code.name, seconds)
+    access_log.info("method=%s key=%s code=%s ms=%.1f",
+                    method, caller.key_id if caller else "-", code.name, 1000 * seconds)
 
 
 def _check_deadline(context: grpc.ServicerContext) -> float | None:
@@ -85,13 +261,18 @@ def _unary(method: Callable[..., R]) -> Callable[..., R]:
         started = time.perf_counter()
         try:
             caller = self.keys.authenticate(context.invocation_metadata())
+            if isinstance(request, _Malformed):
+                raise _refuse_malformed(request, method.__name__, caller)
             deadline = _check_deadline(context)
             result = method(self, request, context, caller, deadline)
-            metrics.observe_rpc(method.__name__, "OK", time.perf_counter() - started)
+            _finish(method.__name__, caller, grpc.StatusCode.OK, started)
             return result
         except Exception as exc:  # every failure becomes a status; none escapes to grpc
             code, message = _status_for(exc, method.__name__, caller)
-        metrics.observe_rpc(method.__name__, code.name, time.perf_counter() - started)
+            trailing = getattr(exc, "trailing", ())
+        _finish(method.__name__, caller, code, started)
+        if trailing:
+            context.set_trailing_metadata(trailing)
         context.abort(code, message)
         raise AssertionError("unreachable: context.abort raises")
 
@@ -107,16 +288,25 @@ def _streaming(method: Callable[..., Iterator[R]]) -> Callable[..., Iterator[R]]
         started = time.perf_counter()
         try:
             caller = self.keys.authenticate(context.invocation_metadata())
+            if isinstance(request, _Malformed):
+                raise _refuse_malformed(request, method.__name__, caller)
             deadline = _check_deadline(context)
             yield from method(self, request, context, caller, deadline)
-            metrics.observe_rpc(method.__name__, "OK", time.perf_counter() - started)
+            _finish(method.__name__, caller, grpc.StatusCode.OK, started)
             return
         except Exception as exc:
             code, message = _status_for(exc, method.__name__, caller)
-        metrics.observe_rpc(method.__name__, code.name, time.perf_counter() - started)
+            trailing = getattr(exc, "trailing", ())
+        _finish(method.__name__, caller, code, started)
+        if trailing:
+            context.set_trailing_metadata(trailing)
         context.abort(code, message)
 
     return wrapper
+
+
+ALERT_FOLLOWERS_MAX = 8  # WatchAlerts calls with follow open at once (each holds a server thread)
+ALERT_POLL_S = 0.5  # how often a following WatchAlerts call looks for new alerts
 
 
 def _optional(msg: Any, name: str) -> float | None:
@@ -126,7 +316,8 @@ def _optional(msg: Any, name: str) -> float | None:
 class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
     """``episodic.v1.EpisodicMemory`` over the configured store, snippets and MemoryQA."""
 
-    def __init__(self, components: Any, keys: ApiKeys, max_concurrent_asks: int = 1) -> None:
+    def __init__(self, components: Any, keys: ApiKeys, max_concurrent_asks: int = 1,
+                 max_queued_asks: int = 16) -> None:
         self.components = components
         self.keys = keys
         self._qa: Any = None
@@ -135,7 +326,8 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         self._articles_lock = threading.Lock()
         self._recall: Any = None
         self._recall_lock = threading.Lock()
-        self._asks = threading.BoundedSemaphore(max_concurrent_asks)
+        self._asks = ModelTurns(max_concurrent_asks, max_queued_asks)
+        self._followers = threading.BoundedSemaphore(ALERT_FOLLOWERS_MAX)
 
     # -- helpers -----------------------------------------------------------------------------
     def qa(self) -> Any:
@@ -171,6 +363,11 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         """The segment a caller may see, by segment id or event id; NOT_FOUND otherwise
         (the same message whether it does not exist or belongs to another key)."""
         ident = check_id(segment_or_event_id, "segment id")
+        # Record ids begin with their stream id ("<stream>@<ms>", events add ".e"): an id
+        # outside the key is refused from the id alone, before the store is read, so another
+        # tenant's record answers exactly like a missing one, in the same time too.
+        if not caller.may_see(ident.partition("@")[0]):
+            raise ApiError(grpc.StatusCode.NOT_FOUND, f"no segment {ident!r}")
         store = self.components.store
         memory = None
         if ident.endswith(".e"):  # event ids end in ".e"; segment ids never do
@@ -186,15 +383,27 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
     # -- Ask, Search, Locate and Recall -----------------------------------------------------
     def _in_turn(self, run: Callable[[Q], R], req: Q, context: grpc.ServicerContext, deadline: float | None) -> R:
         """``run(req)`` once one of ``grpc_max_concurrent_asks`` turns is free (model and
-        decoding heavy calls queue within their deadline; the wait counts against it)."""
-        if not self._asks.acquire(timeout=deadline):
-            raise ApiError(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed while waiting for a free model")
+        decoding heavy calls queue within their deadline; the wait counts against it). More
+        than ``grpc_max_queued_asks`` waiting: RESOURCE_EXHAUSTED at once, with a retry hint."""
+        self._take_turn(context, deadline)
         try:
             if deadline is not None:
                 req = replace(req, deadline_s=_check_deadline(context))  # type: ignore[type-var]
             return run(req)
         finally:
             self._asks.release()
+
+    def _take_turn(self, context: grpc.ServicerContext, deadline: float | None) -> None:
+        # a waiter whose caller is gone leaves the line (minimal test contexts lack is_active)
+        if not self._asks.acquire(deadline, getattr(context, "is_active", _always)):
+            raise ApiError(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed while waiting for a free model")
+
+    def _recall_takes_turn(self) -> bool:
+        """Recall waits on the language model only with a model parser (the rule that
+        ``FuzzyRecall`` applies: recall_parser = "model", or "auto" with llm = "openai")."""
+        settings = getattr(self.components, "settings", None)
+        mode = getattr(settings, "recall_parser", "rules")
+        return mode == "model" or (mode == "auto" and getattr(settings, "llm", "") == "openai")
 
     @_unary
     def Ask(self, request: pb.AskRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.AskResponse:  # noqa: N802
@@ -245,13 +454,17 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
     def Recall(self, request: pb.RecallRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.RecallResponse:  # noqa: N802
         """Fuzzy recall within the caller's streams: scoped like Search before anything is
         read, and neither a result nor a rejected stream outside the scope is returned. Like
-        Search it takes no turn: it embeds and searches, and the rule parser (the default)
-        needs no language model; a model parser's backend serialises its own calls."""
+        Search it takes no turn when it embeds and searches only (the rule parser); with a
+        model parser it waits on the language model, so it takes a turn like Ask does."""
         req = api_recall.recall_request_from_proto(request, deadline)
         req = replace(req, scope=replace(req.scope, stream_ids=caller.scope(req.scope.stream_ids)))
         if req.scope.stream_ids == ():
             raise ApiError(grpc.StatusCode.PERMISSION_DENIED, "this API key may not read any stream")
-        result = self.recall_service().recall(req)
+        service = self.recall_service()
+        if self._recall_takes_turn():
+            result = self._in_turn(service.recall, req, context, deadline)
+        else:
+            result = service.recall(req)
         visible = [r for r in result.results if caller.may_see(r.stream_id)]
         # rejected lines name their stream first ("cam2: ..."): keep only the caller's
         rejected = [line for line in result.rejected if caller.may_see(line.partition(":")[0])]
@@ -270,8 +483,7 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         if req.scope.stream_ids == ():
             raise ApiError(grpc.StatusCode.PERMISSION_DENIED, "this API key may not read any stream")
         service = self.articles()
-        if not self._asks.acquire(timeout=deadline):
-            raise ApiError(grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed while waiting for a free model")
+        self._take_turn(context, deadline)
         run = _ArticleRun(service)
         try:
             if deadline is not None:  # the time spent in line counts against the deadline
@@ -303,6 +515,67 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         yield pb.ArticleUpdate(article=api_convert.article_to_proto(article))
 
     # -- reading the store -------------------------------------------------------------------
+    # -- standing queries (episodic/api_watch.py) ---------------------------------------------
+    def _watches(self) -> Any:
+        from episodic.api_watch import Watches
+
+        return Watches(lambda: self.components.watch_store)
+
+    @_unary
+    def AddWatch(self, request: pb.AddWatchRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.AddWatchResponse:  # noqa: N802
+        from episodic.api_watch import ScopeDenied, watch_from_proto, watch_to_proto
+
+        try:
+            watch, secret = self._watches().add(watch_from_proto(request.watch), caller.key_id, caller.streams)
+        except ScopeDenied as exc:
+            raise ApiError(grpc.StatusCode.PERMISSION_DENIED, str(exc)) from None
+        log.info("AddWatch (key %s): %s %s on %d stream(s)", caller.key_id, watch.id, watch.kind, len(watch.stream_ids))
+        return pb.AddWatchResponse(watch=watch_to_proto(watch), webhook_secret=secret)
+
+    @_unary
+    def ListWatches(self, request: pb.ListWatchesRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.ListWatchesResponse:  # noqa: N802
+        from episodic.api_watch import watch_to_proto
+
+        watches = self._watches().visible(caller.key_id, caller.streams)
+        return pb.ListWatchesResponse(watches=[watch_to_proto(w) for w in watches])
+
+    @_unary
+    def RemoveWatch(self, request: pb.RemoveWatchRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.RemoveWatchResponse:  # noqa: N802
+        from episodic.api_watch import WatchNotFound
+
+        try:
+            self._watches().remove(request.id, caller.key_id, caller.streams)
+        except WatchNotFound:
+            raise ApiError(grpc.StatusCode.NOT_FOUND, "no such watch for this API key") from None
+        return pb.RemoveWatchResponse(removed=True)
+
+    @_streaming
+    def WatchAlerts(self, request: pb.WatchAlertsRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> Iterator[pb.Alert]:  # noqa: N802
+        """The caller's alerts from ``after_seq`` on; with ``follow`` the call stays open and
+        polls the alert log (which other processes append to) until cancelled. Followers are
+        bounded (``ALERT_FOLLOWERS_MAX``) so they never take the threads other calls need."""
+        from episodic.api_watch import alert_to_proto
+
+        watches = self._watches()
+        seq = int(request.after_seq)
+        ids = list(request.watch_ids)[:100] or None
+        if request.follow and not self._followers.acquire(blocking=False):
+            raise ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                           f"{ALERT_FOLLOWERS_MAX} alert streams are open already; try again later")
+        try:
+            while context.is_active():
+                batch, read_to = watches.alerts(seq, caller.key_id, caller.streams, ids)
+                for alert in batch:
+                    yield alert_to_proto(alert)
+                if read_to == seq:  # the log has nothing newer
+                    if not request.follow:
+                        return
+                    time.sleep(ALERT_POLL_S)
+                seq = read_to
+        finally:
+            if request.follow:
+                self._followers.release()
+
     @_unary
     def ListEvents(self, request: pb.ListEventsRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.ListEventsResponse:  # noqa: N802
         requested = validation.stream_ids(list(request.stream_ids))
@@ -359,7 +632,70 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
     @_unary
     def ListStreams(self, request: pb.ListStreamsRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.ListStreamsResponse:  # noqa: N802
         streams = [s for s in self.components.store.list_streams() if caller.may_see(s.stream_id)]
-        return pb.ListStreamsResponse(streams=[api_records.stream_to_proto(s) for s in streams])
+        storage: dict[str, Any] = {}
+        if request.with_storage:
+            from episodic.api_forget import storage_of
+
+            storage = {sid: storage_of(u) for sid, u in self.forgetter().storage(s.stream_id for s in streams).items()}
+        return pb.ListStreamsResponse(streams=[api_records.stream_to_proto(s, storage.get(s.stream_id)) for s in streams])
+
+    # -- the day at a glance (issue 17) ------------------------------------------------------
+    @_unary
+    def ListSummaries(self, request: pb.ListSummariesRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.ListSummariesResponse:  # noqa: N802
+        """One stream's summary windows, scoped like ListEvents: a stream outside the key is
+        PERMISSION_DENIED. Stored overviews only: no model and no memory is read."""
+        from episodic import api_summaries
+        from episodic.services.summaries import list_summaries
+
+        req = api_summaries.summaries_request_from_proto(request)
+        caller.scope((req.stream_id,))  # PERMISSION_DENIED outside the key's streams
+        result = list_summaries(self.components.store, self.components.settings, req)
+        return api_summaries.summary_list_to_proto(result)
+
+    # -- forgetting on purpose (issue 17) ----------------------------------------------------
+    def forgetter(self) -> Any:
+        """The process's Forgetter (services.forgetting), built on first use; the embedder it
+        may need for recomposing overviews loads only then."""
+        with _FORGETTER_LOCK:
+            if getattr(self, "_forgetter", None) is None:
+                from episodic import forgetting_jobs
+
+                self._forgetter = forgetting_jobs.forgetter(self.components)
+            return self._forgetter
+
+    @_unary
+    def Forget(self, request: pb.ForgetRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.ForgetResponse:  # noqa: N802
+        """Forget a stream or a stretch of it (services.forgetting), audited with the caller's
+        key id. The request is checked first (a bad range is INVALID_ARGUMENT whoever owns the
+        stream); then a stream outside the key and one with no record are the same NOT_FOUND.
+        A key scoped to streams may forget those; a ``["*"]`` key (or none, on loopback) any.
+        The deadline is not applied: a forget, once started, completes (it is crash-safe)."""
+        from episodic import api_forget, forgetting_jobs
+        from episodic.core.records import validate_stream_id
+        from episodic.services.forgetting import StreamNotFound, check_forget_range
+
+        sid = validate_stream_id(request.stream_id)
+        t_min, t_max = check_forget_range(_optional(request, "t_min"), _optional(request, "t_max"))
+        missing = ApiError(grpc.StatusCode.NOT_FOUND, f"no stream {sid!r}")
+        if not caller.may_see(sid):
+            raise missing
+        f = self.forgetter()
+        try:
+            report = f.forget(sid, t_min, t_max, key_id=caller.key_id, reason="request")
+        except StreamNotFound:
+            raise missing from None
+        log.info("Forget (key %s): %s %s: %d records, %d snippet files (audit %s)", caller.key_id, sid,
+                 "whole" if report.whole_stream else f"[{t_min}, {t_max}]", report.records,
+                 report.snippet_files, report.audit_id)
+        forgetting_jobs.forgotten(report)
+        try:
+            forgetting_jobs.refresh_stream(f, self.components.settings, sid)
+        except Exception as exc:  # the gauges are a convenience: the forget is done
+            log.warning("storage gauges not refreshed: %s", exc)
+        return api_forget.forget_report_to_proto(report)
+
+
+_FORGETTER_LOCK = threading.Lock()
 
 
 class ArticleCancelled(Exception):  # noqa: N818 - it is a signal, not an error
@@ -382,7 +718,7 @@ class _ArticleRun:
         self._queue: queue.Queue[Any] = queue.Queue()
         self._done = object()
 
-    def start(self, req: Any, semaphore: threading.BoundedSemaphore) -> None:
+    def start(self, req: Any, semaphore: ModelTurns) -> None:
         """Run write(req) in a daemon thread that releases ``semaphore`` when it is done."""
 
         def work() -> None:

@@ -43,6 +43,7 @@ from episodic.core.errors import EpisodicError
 from episodic.core.records import StreamInfo
 from episodic.pipeline import Checkpoint, StreamRunner, in_stream_numbering, sessions_of
 from episodic.stream.media_chunk import ChunkError, MediaChunk
+from episodic.worker_forget import ForgetWatch
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +89,13 @@ class Worker:
         self._own_producer = producer is None
         self.producer = producer or kafka_io.ChunkProducer(self.s.kafka)
         self.dead_letters = kafka_io.DeadLetterWriter(self.producer, self.s.kafka)
+        if self.s.kafka_alerts_topic:
+            components.alert_listeners.append(self._publish_alerts)
         self.streams: dict[str, _Stream] = {}
         self.next_offsets: dict[Any, int] = {}  # partition → offset after the last handled record
         self.committed: dict[Any, int] = {}
         self.stats = WorkerStats()
+        self.forgets = ForgetWatch(components)  # forgets made while we write (issue 17)
         self._ignored_sessions: set[str] = set()
         self._joined_at: float | None = None  # when the group last assigned us partitions
         self._run_thread: threading.Thread | None = None
@@ -100,6 +104,18 @@ class Worker:
         self.on_chunk = on_chunk
         self._stop = threading.Event()
         self._lock = threading.Lock()
+
+    def _publish_alerts(self, alerts: list[Any]) -> None:
+        """Alerts this worker's watches raised, onto the alerts topic (``episodic.v1.Alert``,
+        keyed by stream id). Queued without waiting: a slow broker never holds up ingest."""
+        from episodic.api_watch import alert_to_proto
+
+        for alert in alerts:
+            try:
+                self.producer.send_to(self.s.kafka_alerts_topic, alert.stream_id.encode(),
+                                      alert_to_proto(alert).SerializeToString(), what=f"alert {alert.id}")
+            except EpisodicError as exc:
+                log.warning("alert %s was not published to %s: %s", alert.id, self.s.kafka_alerts_topic, exc)
 
     # -- lifecycle -------------------------------------------------------------------------
     def stop(self) -> None:
@@ -131,7 +147,7 @@ class Worker:
         self._run_thread = threading.current_thread()
         self.c.ensure_schema()
         self.consumer.subscribe([self.s.kafka_topic], listener=_Listener())
-        last_record = time.monotonic()
+        last_record = ticked = time.monotonic()
         try:
             while not self._stop.is_set():
                 batch = self.consumer.poll(timeout_ms=500, max_records=self.s.worker_max_buffered_chunks)
@@ -142,6 +158,9 @@ class Worker:
                     last_record = polled_at
                 self._handle_batch(batch, polled_at)
                 self._commit()
+                if polled_at - ticked >= self.s.watch_tick_s:  # absent watches' --by deadlines
+                    ticked = polled_at
+                    self.c.tick_watches(streams=sorted(self.streams))
                 if (
                     idle_exit_s is not None
                     and not batch
@@ -207,6 +226,8 @@ class Worker:
         key = record.key.decode("utf-8", "replace") if isinstance(record.key, bytes) else record.key
         if key is not None and key != chunk.stream_id:
             log.warning("chunk %s of %s arrived with key %r", chunk.seq, chunk.stream_id, key)
+        if self._forgotten(chunk):
+            return
         opened_here = chunk.stream_id not in self.streams
         st = self.streams.get(chunk.stream_id) or self._open(chunk, tp, record.offset)
         if st is None:
@@ -273,11 +294,12 @@ class Worker:
             cp = Checkpoint(chunk.seq, chunk.t_start)
         runner = StreamRunner(
             chunk.stream_id,
-            self.c,
+            self.forgets.backends_for(chunk.stream_id),
             source=chunk.source,
             media=_media_of(chunk),
             resume=cp,
             previous=info,
+            live=True,
         )
         if cp is not None and cp.seq > 0:
             log.info("%s: resuming at chunk %d (t=%.2f s)", chunk.stream_id, cp.seq, cp.t_s)
@@ -293,7 +315,9 @@ class Worker:
         places it the same way when it reads the session again."""
         start = Checkpoint(cp.seq, round(float(info.t_end), 6))
         runner = StreamRunner(
-            chunk.stream_id, self.c, source=chunk.source, media=_media_of(chunk), resume=start, previous=info,
+            chunk.stream_id, self.forgets.backends_for(chunk.stream_id), source=chunk.source,
+            media=_media_of(chunk), resume=start, previous=info,
+            live=True,
         )
         runner.sessions[chunk.session_id] = (start.seq, start.t_s)
         log.info(
@@ -305,9 +329,25 @@ class Worker:
         metrics.OPEN_STREAMS.set(len(self.streams))
         return st
 
+    def _forgotten(self, chunk: MediaChunk) -> bool:
+        """Drop the stream's runner when a forget reached what it holds, and skip the chunk
+        when it lies in a stretch forgotten after it was produced (see episodic.worker_forget)."""
+        st = self.streams.get(chunk.stream_id)
+        if st is not None and self.forgets.reached(st.runner):
+            self.forgets.drop(st.runner)
+            del self.streams[chunk.stream_id]
+            metrics.OPEN_STREAMS.set(len(self.streams))
+            st = None
+        if not self.forgets.forgotten(chunk, st.runner if st is not None else None):
+            return False
+        log.info("%s: chunk %d (t=%.2f s) lies in a forgotten stretch: skipped", chunk.stream_id, chunk.seq, chunk.t_start)
+        self.stats.skipped += 1
+        metrics.CHUNKS.labels("skipped").inc()
+        return True
+
     def _end(self, st: _Stream, chunk: MediaChunk) -> None:
         runner = st.runner
-        store = self.c.store
+        store = runner.c.store  # guarded: a forget meanwhile is not undone
         if not runner.resumed:
             # the whole stream went through this runner: drop records of earlier runs
             store.delete_stream_records_except(runner.stream_id, runner.memory_ids)
@@ -427,6 +467,9 @@ def run_worker(settings: Settings, idle_exit_s: float | None = None) -> WorkerSt
     endpoint = metrics.start_metrics_server(settings.metrics)
     components = Components(settings)
     worker = Worker(components)
+    from episodic import forgetting_jobs  # retention and interrupted forgets (issue 17)
+
+    sweeper = forgetting_jobs.start_sweeper(forgetting_jobs.forgetter(components), settings)
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -442,6 +485,7 @@ def run_worker(settings: Settings, idle_exit_s: float | None = None) -> WorkerSt
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sweeper.stop()
         worker.close()
         components.close()
         if endpoint is not None:

@@ -88,6 +88,11 @@ class Consolidator:
         self.kept += 1
         return [kept] if kept is not None else []
 
+    @property
+    def open_memory(self) -> ShortTermMemory | None:
+        """The memory the next segment may still merge into (not final yet)."""
+        return self._open
+
     def finish(self) -> list[ShortTermMemory]:
         kept, self._open = self._open, None
         return [kept] if kept is not None else []

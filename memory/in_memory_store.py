@@ -238,6 +238,34 @@ class InMemoryStore:
                 self._caches["memories"].delete([mid])
         return removed
 
+    def delete_range(
+        self, stream_id: str, t_min: float | None = None, t_max: float | None = None
+    ) -> dict[str, int]:
+        sid = check_stream(stream_id)
+        lo, hi = check_range(t_min, t_max)
+        out = {"memories": 0, "events": 0, "vectors": 0, "frames": 0}
+        with self._lock:
+            gone = {i for i, m in self._memories.items() if m.stream_id == sid and _overlaps(m.t_start, m.t_end, lo, hi)}
+            stale = [
+                i for i, e in self._events.items()
+                if e.stream_id == sid and (e.memory_id in gone or (
+                    e.memory_id not in self._memories and _overlaps(e.t_start, e.t_end, lo, hi)))
+            ]
+            for eid in stale:
+                del self._events[eid]
+            if stale:
+                self._caches["events"].delete(stale)
+            out["events"] = len(stale)
+            for mid in sorted(gone):
+                vec_ids, frame_ids = self._children.get(mid, ([], []))
+                out["vectors"] += len(vec_ids)
+                out["frames"] += len(frame_ids)
+                self._drop_children(mid)
+                del self._memories[mid]
+                self._caches["memories"].delete([mid])
+            out["memories"] = len(gone)
+        return out
+
     def delete_stream(self, stream_id: str) -> int:
         sid = check_stream(stream_id)
         with self._lock:
@@ -330,7 +358,18 @@ class InMemoryStore:
         with self._lock:
             return [copy.deepcopy(s) for _, s in sorted(self._streams.items())]
 
-    def counts(self) -> dict[str, int]:
+    def counts(self, stream_id: str | None = None) -> dict[str, int]:
+        if stream_id is not None:
+            sid = check_stream(stream_id)
+            with self._lock:
+                return {
+                    "events": sum(e.stream_id == sid for e in self._events.values()),
+                    "memories": sum(m.stream_id == sid for m in self._memories.values()),
+                    "vectors": sum(r["stream_id"] == sid for r in self._rows["vectors"].values()),
+                    "frames": sum(r["stream_id"] == sid for r in self._rows["frames"].values()),
+                    "overviews": sum(o.stream_id == sid for o in self._overviews.values()),
+                    "streams": int(sid in self._streams),
+                }
         with self._lock:
             return {
                 "events": len(self._events), "memories": len(self._memories), "vectors": len(self._rows["vectors"]),

@@ -19,6 +19,18 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 10.0
 
 
+def _check_scipy_once() -> None:
+    """pymilvus looks for scipy.sparse on the first insert or search (``SciPyHelper``), with
+    no lock: many server threads doing it at once raced inside the import and failed with a
+    module-lock deadlock (seen with 50 concurrent Searches). Do it once, here, first."""
+    try:
+        from pymilvus.client.utils import SciPyHelper
+
+        SciPyHelper.is_scipy_sparse(None)
+    except (ImportError, AttributeError):  # another pymilvus layout: nothing to warm
+        pass
+
+
 class MilvusConnection:
     """``_connect`` for the store (uses ``self.uri``, ``self.is_lite``, ``self.settings``)."""
 
@@ -31,6 +43,8 @@ class MilvusConnection:
     def _connect(self) -> Any:
         from pymilvus import MilvusClient
         from pymilvus.exceptions import MilvusException
+
+        _check_scipy_once()
 
         if self.is_lite:
             path = Path(self.uri).expanduser()

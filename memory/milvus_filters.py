@@ -18,7 +18,7 @@ from typing import Any, get_args
 
 import numpy as np
 
-from episodic.core.errors import InputError
+from episodic.core.errors import InputError, shown
 from episodic.core.records import (
     STREAM_ID_PATTERN,
     OverviewScope,
@@ -73,7 +73,7 @@ def render_filter(template: str, **params: Any) -> str:
 def check_id(value: Any, what: str = "id") -> str:
     if not isinstance(value, str) or not SAFE_VALUE.fullmatch(value):
         raise InputError(
-            f"invalid {what} {value!r}: use 1-256 characters from A-Z a-z 0-9 . _ @ : + -"
+            f"invalid {what} {shown(value)}: use 1-256 characters from A-Z a-z 0-9 . _ @ : + -"
         )
     return value
 
@@ -92,7 +92,7 @@ def check_stream(stream_id: Any) -> str:
     through, which must never reach a filter or a file name."""
     validate_stream_id(stream_id)
     if not STREAM_ID_PATTERN.fullmatch(stream_id):
-        raise InputError(f"invalid stream id {stream_id!r}")
+        raise InputError(f"invalid stream id {shown(stream_id)}")
     return stream_id
 
 

@@ -385,6 +385,37 @@ class MilvusStore(MilvusConnection, MilvusSchema, MilvusRows, MilvusSearch):
             removed += self._delete_ids(MEMORIES, stale)
         return removed
 
+    def delete_range(
+        self, stream_id: str, t_min: float | None = None, t_max: float | None = None
+    ) -> dict[str, int]:
+        """Delete the stream's memories overlapping [t_min, t_max] (the filter list_memories
+        uses) with their events, E_i and frame rows, and event/E_i/frame rows in the range
+        whose memory is not stored. Children and events go first and the memories last, so
+        a crash part-way leaves memories a repeat finds again, never rows nothing lists.
+        Reads are Strong on a server: a worker's writes a moment ago are seen."""
+        sid = _check_stream(stream_id)
+        in_range = _filter([sid], t_min, t_max)  # validates the range
+        out = {"memories": 0, "events": 0, "vectors": 0, "frames": 0}
+        if not self._attach():
+            return out
+        mem_rows = self._query(MEMORIES, in_range, ["id", "children"], strong=True)
+        gone = {r["id"] for r in mem_rows}
+        stored = {r["id"] for r in self._query(MEMORIES, render_filter("stream_id == {sid}", sid=sid), ["id"], strong=True)}
+        for collection in (EVENTS, VECTORS, FRAMES):
+            rows = self._query(collection, in_range, ["id", "memory_id"], strong=True)
+            stale = {r["id"] for r in rows if r["memory_id"] in gone or r["memory_id"] not in stored}
+            if collection == EVENTS:
+                listed = self._query_in(EVENTS, "memory_id", sorted(gone), ["id"], strong=True)
+            else:
+                ids = [i for r in mem_rows for i in (r.get("children") or {}).get(collection, [])]
+                listed = self._get(collection, ids, ["id"], strong=True)
+            stale |= {r["id"] for r in listed}
+            if stale:
+                out[collection] = self._delete_ids(collection, sorted(stale))
+        if gone:
+            out["memories"] = self._delete_ids(MEMORIES, sorted(gone))
+        return out
+
     def delete_stream(self, stream_id: str) -> int:
         """Remove every record of a stream, its StreamInfo included; returns rows deleted."""
         sid = _check_stream(stream_id)
@@ -548,10 +579,14 @@ class MilvusStore(MilvusConnection, MilvusSchema, MilvusRows, MilvusSearch):
         rows = self._query(STREAMS, "", ["*"])
         return sorted((self._stream_from_row(r) for r in rows), key=lambda s: s.stream_id)
 
-    def counts(self) -> dict[str, int]:
-        """Rows per collection (for status displays and tests)."""
+    def counts(self, stream_id: str | None = None) -> dict[str, int]:
+        """Rows per collection (for status displays and tests); of one stream with
+        ``stream_id`` (its storage use, without the store-wide ``meta``)."""
         out: dict[str, int] = {}
+        where = "" if stream_id is None else render_filter("stream_id == {sid}", sid=_check_stream(stream_id))
         for collection in ALL_COLLECTIONS:
+            if stream_id is not None and collection not in (EVENTS, MEMORIES, VECTORS, FRAMES, OVERVIEWS, STREAMS):
+                continue
             if not self._has(collection):
                 out[collection] = 0
                 continue
@@ -559,7 +594,7 @@ class MilvusStore(MilvusConnection, MilvusSchema, MilvusRows, MilvusSearch):
                 "counting",
                 self._client.query,
                 self.name(collection),
-                filter="",
+                filter=where,
                 output_fields=["count(*)"],
                 **self._read_options(),
             )

@@ -165,8 +165,14 @@ class SemanticReplay:
                 return summary, how
         return compose_summary(memory), COMPOSED + "-fallback"
 
-    def replay(self, memory: ShortTermMemory) -> ThetaEvent:
-        summary, how = self.summarise(memory)
+    def replay(self, memory: ShortTermMemory, provisional: bool = False) -> ThetaEvent:
+        """The memory's event. ``provisional``: the memory is still open (consolidation may
+        merge the next segment into it), so the summary is composed (microseconds) whatever
+        ``summariser`` says; the final event replaces it under the same id."""
+        if provisional:
+            summary, how = compose_summary(memory), COMPOSED
+        else:
+            summary, how = self.summarise(memory)
         visual, speech = self.context(memory)
         vec = self.embedder.embed_texts([summary])[0]
         return ThetaEvent(
@@ -180,7 +186,8 @@ class SemanticReplay:
             vector=memory.vector,
             visual_context=visual,
             audio_context=[speech] if speech else [],
-            metadata={"summariser": how, "embedder": self.embedder.model_id},
+            metadata={"summariser": how, "embedder": self.embedder.model_id}
+            | ({"provisional": True} if provisional else {}),
         )
 
 

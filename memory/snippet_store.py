@@ -3,6 +3,9 @@
 Layout: ``<snippet_dir>/<stream_id>/<segment_id>.mp4`` (``.m4a`` when the segment has no
 video). The URI handed to the memory records is ``file://<absolute path>``.
 
+The encoding (:func:`prepare_snippet` checks the input, :class:`SnippetEncoder` writes the MP4)
+is shared with :mod:`.s3_snippet_store`, which keeps the same bytes in an S3-API bucket.
+
 Why the encoding choices:
 * H.264 yuv420p in MP4 plays in every browser and player. B-frames are off: with B-frames
   and irregular frame times the MP4 muxer derives a track duration from decode timestamps
@@ -25,7 +28,8 @@ import re
 import time
 import urllib.parse
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import IO, Any
@@ -84,158 +88,84 @@ def _even(n: int) -> int:
     return max(2, n - n % 2)
 
 
-class FileSnippetStore:
-    """SnippetStore on the local file system (see the module docstring for the format)."""
+@dataclass(frozen=True)
+class SnippetInput:
+    """One segment's checked snippet content: frames sorted by time, mono audio shifted to
+    begin at ``t_start`` (``None`` when there is none)."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.root = Path(settings.resolved_snippet_dir).expanduser().absolute()
+    t_start: float
+    t_end: float
+    frames: list[Any]
+    audio: np.ndarray | None
+    sample_rate_hz: int
+    fps: float
 
-    # -- paths -----------------------------------------------------------------------------
-    def _stream_dir(self, stream_id: str) -> Path:
-        validate_stream_id(stream_id)
-        if not STREAM_ID_PATTERN.fullmatch(stream_id):  # re.match + $ lets "a\n" through
-            raise InputError(f"invalid stream id {stream_id!r}")
-        d = self.root / stream_id
-        # validate_stream_id already excludes '/', '..' and a leading '.'; check anyway.
-        if d.parent != self.root:
-            raise InputError(f"invalid stream id {stream_id!r}")
-        return d
+    @property
+    def suffix(self) -> str:
+        """``.mp4`` with video, ``.m4a`` for audio only."""
+        return ".mp4" if self.frames else ".m4a"
 
-    def path_for(self, uri: str) -> Path:
-        """The file a snippet URI names, refusing anything outside the snippet directory
-        (other schemes, hosts, ``..``, symlinks that lead out) with InputError."""
-        if not isinstance(uri, str) or not uri:
-            raise InputError(f"not a snippet URI: {uri!r}")
-        try:
-            parts = urllib.parse.urlsplit(uri)
-            if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
-                raise InputError(f"not a file:// snippet URI: {uri!r}")
-            if parts.query or parts.fragment:
-                raise InputError(f"a snippet URI has no query or fragment: {uri!r}")
-            raw = urllib.parse.unquote(parts.path)
-            if "\x00" in raw or not raw.startswith("/"):
-                raise InputError(f"not an absolute snippet path: {uri!r}")
-            if any(part in ("..", ".") for part in raw.split("/")):
-                raise InputError(f"snippet URI may not contain '.' or '..' segments: {uri!r}")
-            resolved = Path(raw).resolve(strict=False)
-            root = self.root.resolve(strict=False)
-        except (ValueError, OSError) as exc:
-            raise InputError(f"not a valid snippet URI {uri!r}: {exc}") from None
-        if resolved == root or not resolved.is_relative_to(root):
-            moved = self._relocated(raw, root)
-            if moved is not None:
-                return moved
-            raise InputError(f"snippet URI {uri!r} is outside the snippet directory {root}")
-        return resolved
 
-    def _relocated(self, raw: str, root: Path) -> Path | None:
-        """A record written before the data directory was moved, copied or mounted elsewhere
-        names the old place (``/old/data/snippets/<stream>/<segment>.mp4``): the same
-        ``<stream>/<segment>`` under this snippet directory, when it is there. Never a path
-        outside this directory."""
-        parts = [p for p in raw.split("/") if p]
-        if len(parts) < 2:
-            return None
-        stream, name = parts[-2], parts[-1]
-        if not STREAM_ID_PATTERN.fullmatch(stream) or Path(name).suffix not in SNIPPET_SUFFIXES:
-            return None
-        candidate = (root / stream / name).resolve(strict=False)
-        if candidate.parent.parent != root or not candidate.is_file():
-            return None
-        return candidate
-
-    def uri_for(self, path: Path) -> str:
-        """``file://`` + the absolute path; only characters a URI path cannot hold are
-        %-escaped (``@`` and ``:`` stay readable, unlike ``Path.as_uri``)."""
-        return "file://" + urllib.parse.quote(str(Path(path).absolute()), safe="/@:+,=._~-")
-
-    # -- writing ---------------------------------------------------------------------------
-    def put(
-        self,
-        stream_id: str,
-        segment_id: str,
-        t_start: float,
-        t_end: float,
-        video_frames: Sequence[Any],
-        audio: np.ndarray | None,
-        sample_rate_hz: int,
-        fps: float,
-        audio_t_start: float | None = None,
-    ) -> SnippetRef:
-        """Encode one segment. ``audio`` is mono float32 in [-1, 1] whose first sample is at
-        ``audio_t_start`` (default ``t_start``; pass ``Segment.audio_t_start`` when the
-        segment's audio does not begin exactly at its start: it is shifted into place).
-
-        ``video_frames`` are SnippetFrames (``.t`` stream seconds, ``.frame`` an
-        av.VideoFrame). Re-putting the same segment replaces the file atomically.
-        """
-        validate_segment_id(segment_id)
-        directory = self._stream_dir(stream_id)
-        t0 = _finite(t_start, "t_start")
-        t1 = _finite(t_end, "t_end")
-        if t1 <= t0:
-            raise InputError(f"segment {segment_id}: t_end ({t1}) must be after t_start ({t0})")
-        fps = _finite(fps, "fps")
-        if fps <= 0:
-            raise InputError(f"fps must be positive, got {fps}")
-        frames = sorted(
-            (f for f in video_frames if getattr(f, "frame", None) is not None),
-            key=lambda f: float(f.t),
-        )
+def prepare_snippet(
+    segment_id: str,
+    t_start: float,
+    t_end: float,
+    video_frames: Sequence[Any],
+    audio: np.ndarray | None,
+    sample_rate_hz: int,
+    fps: float,
+    audio_t_start: float | None = None,
+) -> SnippetInput:
+    """Check and normalise what ``SnippetStore.put`` is given (every store encodes this)."""
+    validate_segment_id(segment_id)
+    t0 = _finite(t_start, "t_start")
+    t1 = _finite(t_end, "t_end")
+    if t1 <= t0:
+        raise InputError(f"segment {segment_id}: t_end ({t1}) must be after t_start ({t0})")
+    fps = _finite(fps, "fps")
+    if fps <= 0:
+        raise InputError(f"fps must be positive, got {fps}")
+    frames = sorted(
+        (f for f in video_frames if getattr(f, "frame", None) is not None),
+        key=lambda f: float(f.t),
+    )
+    samples = None
+    if audio is not None:
+        samples = np.asarray(audio, dtype=np.float32)
+        if samples.ndim == 2:  # tolerate (channels, n) or (n, channels): mix down
+            axis = 0 if samples.shape[0] <= 8 and samples.shape[0] < samples.shape[1] else 1
+            samples = samples.mean(axis=axis)
+        samples = samples.reshape(-1)
+    if samples is not None and audio_t_start is not None and samples.size:
+        shift = round((_finite(audio_t_start, "audio_t_start") - t0) * int(sample_rate_hz))
+        if shift > 0:  # audio begins after t_start: silence before it
+            samples = np.concatenate([np.zeros(shift, dtype=np.float32), samples])
+        elif shift < 0:  # audio begins before t_start: drop the part before
+            samples = samples[-shift:]
+    if samples is not None and samples.size == 0:
         samples = None
-        if audio is not None:
-            samples = np.asarray(audio, dtype=np.float32)
-            if samples.ndim == 2:  # tolerate (channels, n) or (n, channels): mix down
-                axis = 0 if samples.shape[0] <= 8 and samples.shape[0] < samples.shape[1] else 1
-                samples = samples.mean(axis=axis)
-            samples = samples.reshape(-1)
-        if samples is not None and audio_t_start is not None and samples.size:
-            shift = round((_finite(audio_t_start, "audio_t_start") - t0) * int(sample_rate_hz))
-            if shift > 0:  # audio begins after t_start: silence before it
-                samples = np.concatenate([np.zeros(shift, dtype=np.float32), samples])
-            elif shift < 0:  # audio begins before t_start: drop the part before
-                samples = samples[-shift:]
-        if samples is not None and samples.size == 0:
-            samples = None
-        if samples is not None and (
-            isinstance(sample_rate_hz, bool) or int(sample_rate_hz) <= 0 or int(sample_rate_hz) != sample_rate_hz
-        ):
-            raise InputError(f"sample_rate_hz must be a positive integer, got {sample_rate_hz!r}")
-        if not frames and samples is None:
-            raise InputError(f"segment {segment_id}: no video frames and no audio to store")
+    if samples is not None and (
+        isinstance(sample_rate_hz, bool) or int(sample_rate_hz) <= 0 or int(sample_rate_hz) != sample_rate_hz
+    ):
+        raise InputError(f"sample_rate_hz must be a positive integer, got {sample_rate_hz!r}")
+    if not frames and samples is None:
+        raise InputError(f"segment {segment_id}: no video frames and no audio to store")
+    return SnippetInput(t0, t1, frames, samples, int(sample_rate_hz or 0) if samples is not None else 0, fps)
 
-        suffix = ".mp4" if frames else ".m4a"
-        final = directory / f"{segment_id}{suffix}"
-        directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / f".{segment_id}{suffix}.{os.getpid()}.{uuid.uuid4().hex[:8]}{TMP_SUFFIX}"
-        try:
-            self._encode(tmp, t0, t1, frames, samples, int(sample_rate_hz or 0), fps)
-            with open(tmp, "rb") as fh:  # the rename must not publish unwritten data
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-            _fsync_dir(directory)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-        # A segment that changed kind (video ↔ audio-only) must not leave the old file.
-        other = final.with_suffix(".m4a" if suffix == ".mp4" else ".mp4")
-        with contextlib.suppress(FileNotFoundError):
-            other.unlink()
-        return SnippetRef(uri=self.uri_for(final), t_start=t0, t_end=t1)
 
-    def _encode(
-        self,
-        path: Path,
-        t0: float,
-        t1: float,
-        frames: list[Any],
-        audio: np.ndarray | None,
-        sample_rate_hz: int,
-        fps: float,
-    ) -> None:
+class SnippetEncoder:
+    """The one MP4 writer every snippet store uses (see the module docstring for the format);
+    ``settings`` needs ``snippet_max_width`` and ``snippet_crf``."""
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+
+    def encode(self, path: Path, snippet: SnippetInput) -> None:
+        """Write ``snippet`` as an MP4 file at ``path`` (replacing whatever is there)."""
         import av
+
+        t0, t1, frames, audio = snippet.t_start, snippet.t_end, snippet.frames, snippet.audio
+        sample_rate_hz, fps = snippet.sample_rate_hz, snippet.fps
 
         span = t1 - t0
         try:
@@ -362,6 +292,118 @@ class FileSnippetStore:
             chunks.append((off, frame))
         return stream, chunks
 
+
+class FileSnippetStore:
+    """SnippetStore on the local file system (see the module docstring for the format)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.root = Path(settings.resolved_snippet_dir).expanduser().absolute()
+        self.encoder = SnippetEncoder(settings)
+
+    # -- paths -----------------------------------------------------------------------------
+    def _stream_dir(self, stream_id: str) -> Path:
+        validate_stream_id(stream_id)
+        if not STREAM_ID_PATTERN.fullmatch(stream_id):  # re.match + $ lets "a\n" through
+            raise InputError(f"invalid stream id {stream_id!r}")
+        d = self.root / stream_id
+        # validate_stream_id already excludes '/', '..' and a leading '.'; check anyway.
+        if d.parent != self.root:
+            raise InputError(f"invalid stream id {stream_id!r}")
+        return d
+
+    def path_for(self, uri: str) -> Path:
+        """The file a snippet URI names, refusing anything outside the snippet directory
+        (other schemes, hosts, ``..``, symlinks that lead out) with InputError."""
+        if not isinstance(uri, str) or not uri:
+            raise InputError(f"not a snippet URI: {uri!r}")
+        try:
+            parts = urllib.parse.urlsplit(uri)
+            if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+                raise InputError(f"not a file:// snippet URI: {uri!r}")
+            if parts.query or parts.fragment:
+                raise InputError(f"a snippet URI has no query or fragment: {uri!r}")
+            raw = urllib.parse.unquote(parts.path)
+            if "\x00" in raw or not raw.startswith("/"):
+                raise InputError(f"not an absolute snippet path: {uri!r}")
+            if any(part in ("..", ".") for part in raw.split("/")):
+                raise InputError(f"snippet URI may not contain '.' or '..' segments: {uri!r}")
+            resolved = Path(raw).resolve(strict=False)
+            root = self.root.resolve(strict=False)
+        except (ValueError, OSError) as exc:
+            raise InputError(f"not a valid snippet URI {uri!r}: {exc}") from None
+        if resolved == root or not resolved.is_relative_to(root):
+            moved = self._relocated(raw, root)
+            if moved is not None:
+                return moved
+            raise InputError(f"snippet URI {uri!r} is outside the snippet directory {root}")
+        return resolved
+
+    def _relocated(self, raw: str, root: Path) -> Path | None:
+        """A record written before the data directory was moved, copied or mounted elsewhere
+        names the old place (``/old/data/snippets/<stream>/<segment>.mp4``): the same
+        ``<stream>/<segment>`` under this snippet directory, when it is there. Never a path
+        outside this directory."""
+        parts = [p for p in raw.split("/") if p]
+        if len(parts) < 2:
+            return None
+        stream, name = parts[-2], parts[-1]
+        if not STREAM_ID_PATTERN.fullmatch(stream) or Path(name).suffix not in SNIPPET_SUFFIXES:
+            return None
+        candidate = (root / stream / name).resolve(strict=False)
+        if candidate.parent.parent != root or not candidate.is_file():
+            return None
+        return candidate
+
+    def uri_for(self, path: Path) -> str:
+        """``file://`` + the absolute path; only characters a URI path cannot hold are
+        %-escaped (``@`` and ``:`` stay readable, unlike ``Path.as_uri``)."""
+        return "file://" + urllib.parse.quote(str(Path(path).absolute()), safe="/@:+,=._~-")
+
+    # -- writing ---------------------------------------------------------------------------
+    def put(
+        self,
+        stream_id: str,
+        segment_id: str,
+        t_start: float,
+        t_end: float,
+        video_frames: Sequence[Any],
+        audio: np.ndarray | None,
+        sample_rate_hz: int,
+        fps: float,
+        audio_t_start: float | None = None,
+    ) -> SnippetRef:
+        """Encode one segment. ``audio`` is mono float32 in [-1, 1] whose first sample is at
+        ``audio_t_start`` (default ``t_start``; pass ``Segment.audio_t_start`` when the
+        segment's audio does not begin exactly at its start: it is shifted into place).
+
+        ``video_frames`` are SnippetFrames (``.t`` stream seconds, ``.frame`` an
+        av.VideoFrame). Re-putting the same segment replaces the file atomically.
+        """
+        validate_segment_id(segment_id)
+        directory = self._stream_dir(stream_id)
+        snippet = prepare_snippet(segment_id, t_start, t_end, video_frames, audio, sample_rate_hz, fps,
+                                  audio_t_start)
+        suffix = snippet.suffix
+        final = directory / f"{segment_id}{suffix}"
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = directory / f".{segment_id}{suffix}.{os.getpid()}.{uuid.uuid4().hex[:8]}{TMP_SUFFIX}"
+        try:
+            self.encoder.encode(tmp, snippet)
+            with open(tmp, "rb") as fh:  # the rename must not publish unwritten data
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+            _fsync_dir(directory)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        # A segment that changed kind (video ↔ audio-only) must not leave the old file.
+        other = final.with_suffix(".m4a" if suffix == ".mp4" else ".mp4")
+        with contextlib.suppress(FileNotFoundError):
+            other.unlink()
+        return SnippetRef(uri=self.uri_for(final), t_start=snippet.t_start, t_end=snippet.t_end)
+
     # -- reading ---------------------------------------------------------------------------
     def open(self, uri: str) -> IO[bytes]:
         """The snippet's bytes, read-only; URIs outside the snippet directory are refused."""
@@ -404,6 +446,29 @@ class FileSnippetStore:
                 removed += 1
         with contextlib.suppress(OSError):
             directory.rmdir()  # only succeeds when empty
+        return removed
+
+    def delete_uris(self, uris: Iterable[str]) -> int:
+        """Delete exactly the snippets these URIs name; returns how many files were removed.
+        Idempotent: a snippet already gone is no error, and a URI this store does not hold
+        (another scheme, outside the snippet directory) is left alone, never followed."""
+        removed = 0
+        for uri in uris:
+            try:
+                path = self.path_for(uri)
+            except InputError:
+                continue
+            if path.suffix not in SNIPPET_SUFFIXES or path.parent.parent != self.root.resolve():
+                continue
+            try:
+                if path.is_symlink() or not path.is_file():
+                    continue
+                path.unlink()
+                removed += 1
+            except FileNotFoundError:
+                continue
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # the stream's last snippet: only succeeds when empty
         return removed
 
     def bytes_used(self, stream_id: str | None = None) -> int:

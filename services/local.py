@@ -18,6 +18,7 @@ from episodic.core.query import (
     RecallResult,
     Scope,
 )
+from episodic.core.summaries import SummariesRequest, SummaryList
 from episodic.services.look_again import Progress
 from episodic.services.qa import MemoryQA
 
@@ -63,6 +64,12 @@ class LocalMemoryService:
                 self._recall = FuzzyRecall(self.components, qa=self.qa)
             recall = self._recall
         return recall.recall(req)
+
+    def list_summaries(self, req: SummariesRequest) -> SummaryList:
+        """The day at a glance: one stream's summary windows (stored overviews; no model)."""
+        from episodic.services.summaries import list_summaries
+
+        return list_summaries(self.components.store, self.components.settings, req)
 
     def write_article(
         self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None

@@ -63,6 +63,7 @@ from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.video_grid import format_time
 from episodic.services.look_again import LookAgain
+from episodic.services.window_answer import WindowAnswerer
 
 SEARCH_HITS = 10  # moments asked for when inspect has no recall to start from
 INSPECT_RESERVE_S = 0.5  # of a request's deadline, kept for answering after looking
@@ -130,6 +131,8 @@ class MemoryQA:
         self.relisten = Relistener(components, self.settings)
         # looking again at the stored video: Locate, and Ask's inspect pathway
         self.look = LookAgain(components, lambda q, scope, k: self.search(q, scope, k))
+        # SUMMARY questions about a window of time: the stored summary windows (issue 17)
+        self.windows = WindowAnswerer(store, self.settings)
         self._store_warm = False
 
     def prepare(self) -> None:
@@ -173,6 +176,18 @@ class MemoryQA:
         with clock.stage("analysis"):
             q_vec, analysis = self._analyse(req.question)
             analysis.shape = question_shape(req.question, len(req.options))
+        with clock.stage("window_summaries"):
+            windowed = self.windows.answer(req, analysis)
+        if windowed is not None:  # "what happened on cam2 this morning?": the window's summary
+            clock.check("returning the answer")
+            draft = Draft(answer=windowed.answer, confidence=windowed.confidence, source="gist")
+            result = AskResult(
+                answer=windowed.answer, confidence=windowed.confidence, pathway=Pathway.FAST,
+                query_type=QueryType.SUMMARY, evidence=windowed.evidence, fast_answer=windowed.answer,
+                fast_confidence=windowed.confidence, timings_ms=clock.finish(),
+            )
+            self._after_request()
+            return result, Trace(analysis=analysis, fast=draft, notes={"windows": windowed.notes})
         reader = MemoryReader(self.c.store)
         with clock.stage("modality_check"):
             # a "visual" question about things only ever said is about speech

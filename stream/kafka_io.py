@@ -134,6 +134,8 @@ def ensure_topics(settings: KafkaSettings, timeout_s: float = 15.0) -> int:
             (settings.kafka_topic, settings.kafka_partitions),
             (settings.kafka_dlq_topic, settings.kafka_partitions),
         ]
+        if settings.kafka_alerts_topic:
+            wanted.append((settings.kafka_alerts_topic, settings.kafka_partitions))
         for name, partitions in wanted:
             if name in existing:
                 continue

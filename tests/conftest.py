@@ -8,6 +8,7 @@ import pytest
 from episodic.process import offline_model_hubs
 from tests.kafka_fixtures import kafka_broker, kafka_settings  # noqa: F401
 from tests.milvus_server_fixtures import milvus_server  # noqa: F401
+from tests.s3_fixtures import s3_server, s3_settings  # noqa: F401
 from tests.vision_standin import standin, vision  # noqa: F401
 
 

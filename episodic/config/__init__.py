@@ -7,7 +7,8 @@ unique, so ``[segmentation] segment_min_s = 6`` and ``segment_min_s = 6`` mean t
 
 Inside the program the keys are filed under sections (storage, sampling, segmentation, vision,
 sound, speech, models, consolidation, snippets, limits, retrieval, articles, server, metrics,
-chunks, reconnect, kafka; defined in :mod:`.ingest`, :mod:`.serving` and :mod:`.transport`),
+chunks, reconnect, kafka, retention; defined in :mod:`.ingest`, :mod:`.serving`,
+:mod:`.transport` and :mod:`.retention`),
 each checking its own values; a component is given the section it needs.
 """
 
@@ -33,6 +34,7 @@ from episodic.config.ingest import (
     StorageSettings,
     VisionSettings,
 )
+from episodic.config.retention import RetentionSettings
 from episodic.config.serving import (
     ArticleSettings,
     LookSettings,
@@ -42,6 +44,7 @@ from episodic.config.serving import (
     ServerSettings,
 )
 from episodic.config.transport import ChunkSettings, KafkaSettings, ReconnectSettings
+from episodic.config.watches import WatchSettings
 from episodic.core.errors import ConfigError
 
 ENV_PREFIX = "EPISODIC_"
@@ -69,6 +72,8 @@ SECTIONS: dict[str, type] = {
     "chunks": ChunkSettings,
     "reconnect": ReconnectSettings,
     "kafka": KafkaSettings,
+    "retention": RetentionSettings,
+    "watches": WatchSettings,
 }
 # every flat key → the section it is filed under
 FIELD_SECTION: dict[str, str] = {f.name: name for name, cls in SECTIONS.items() for f in fields(cls)}
@@ -100,6 +105,8 @@ class Settings:
     chunks: ChunkSettings
     reconnect: ReconnectSettings
     kafka: KafkaSettings
+    retention: RetentionSettings
+    watches: WatchSettings
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __init__(self, extra: dict[str, Any] | None = None, **values: Any) -> None:
@@ -150,8 +157,20 @@ class Settings:
         return self.storage.resolved_snippet_dir
 
     @property
+    def snippet_s3_location(self) -> tuple[str, str] | None:
+        return self.storage.snippet_s3_location
+
+    @property
+    def resolved_snippet_cache_dir(self) -> Path:
+        return self.storage.resolved_snippet_cache_dir
+
+    @property
     def resolved_model_cache_dir(self) -> Path:
         return self.models.resolved_model_cache_dir
+
+    @property
+    def resolved_forget_dir(self) -> Path:
+        return self.retention.resolved_forget_dir(self.data_dir)
 
 
 _FIELDS = {f.name: f for cls in SECTIONS.values() for f in fields(cls)}

@@ -6,10 +6,55 @@ See :mod:`episodic.config` for how the flat keys are filed under sections.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_DATA_DIR = "./episodic-data"
+
+# S3 bucket names (AWS's rules, which MinIO and Ceph follow): 3-63 lower-case letters, digits,
+# dots and hyphens, a letter or digit at both ends; key prefixes: path segments of safe characters
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_PREFIX_PART = re.compile(r"[A-Za-z0-9._@=+-]{1,200}")
+
+
+def parse_s3_uri(uri: str) -> tuple[str, str]:
+    """``s3://bucket/some/prefix`` → ``("bucket", "some/prefix")``; ValueError saying what is
+    wrong otherwise (another scheme, no bucket, a bucket name S3 refuses, an odd prefix)."""
+    text = str(uri).strip()
+    if not text.lower().startswith("s3://"):
+        raise ValueError(f"snippet_uri must be empty (snippets under snippet_dir) or s3://bucket[/prefix], got {uri!r}")
+    rest = text[5:]
+    bucket, _, prefix = rest.partition("/")
+    if not bucket:
+        raise ValueError(f"snippet_uri {uri!r} names no bucket: write s3://bucket[/prefix]")
+    if not _BUCKET.fullmatch(bucket) or ".." in bucket or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", bucket):
+        raise ValueError(f"snippet_uri {uri!r}: {bucket!r} is not a valid S3 bucket name "
+                         "(3-63 lower-case letters, digits, '.' and '-', a letter or digit at both ends)")
+    if any(c in prefix for c in "?#"):
+        raise ValueError(f"snippet_uri {uri!r}: a prefix has no query or fragment")
+    parts = [p for p in prefix.split("/") if p]
+    for part in parts:
+        if part in (".", "..") or not _PREFIX_PART.fullmatch(part):
+            raise ValueError(f"snippet_uri {uri!r}: prefix part {part!r} may use only letters, digits "
+                             "and . _ @ = + - (and is not '.' or '..')")
+    return bucket, "/".join(parts)
+
+
+def _summary_window_problems(windows: str, stretch_s: float) -> list[str]:
+    """summary_windows: sizes such as "1h,1d", each a whole number of overview stretches."""
+    from episodic.core.errors import InputError
+    from episodic.core.summaries import parse_windows, window_name
+
+    try:
+        sizes = parse_windows(windows)
+    except InputError as exc:
+        return [f"summary_windows: {exc}"]
+    bad = [w for w in sizes if w <= stretch_s or abs(w / stretch_s - round(w / stretch_s)) > 1e-9]
+    if bad:
+        return [f"summary_windows {', '.join(window_name(w) for w in bad)}: each window must be a whole "
+                f"number (2 or more) of overview_stretch_s ({stretch_s:g} s)"]
+    return ["summary_windows: at most 4 sizes"] if len(sizes) > 4 else []
 
 
 @dataclass(frozen=True)
@@ -28,6 +73,31 @@ class StorageSettings:
     # (where a worker resumes) are always Strong.
     milvus_read_consistency: str = "Session"  # Strong | Session | Bounded | Eventually
     snippet_dir: str = ""  # "" → <data_dir>/snippets
+    # Where snippets live: "" → the local snippet_dir; "s3://bucket/prefix" → an S3-API object
+    # store (AWS S3, MinIO, Ceph…; needs the `s3` extra, boto3). Credentials come from the
+    # standard boto3 chain (AWS_ACCESS_KEY_ID…, ~/.aws, an instance role) unless the two keys
+    # below are set, best through EPISODIC_S3_ACCESS_KEY_ID / EPISODIC_S3_SECRET_ACCESS_KEY.
+    snippet_uri: str = ""
+    s3_endpoint_url: str = ""  # "" → AWS; e.g. http://minio:9000 for a self-hosted server
+    s3_region: str = ""  # "" → the boto3 chain's region (AWS_DEFAULT_REGION, ~/.aws/config)
+    s3_access_key_id: str = ""
+    s3_secret_access_key: str = ""
+    # auto: path-style URLs with s3_endpoint_url (MinIO, Ceph, most servers), virtual-hosted on AWS
+    s3_addressing_style: str = "auto"  # auto | path | virtual
+    # With snippets in S3, readers that need a seekable file (re-listening, looking again)
+    # get a copy from a local cache under <data_dir>/snippet-cache, least recently used
+    # first out once it holds more than this
+    snippet_cache_mib: int = 2048
+
+    @property
+    def snippet_s3_location(self) -> tuple[str, str] | None:
+        """``(bucket, prefix)`` of an ``s3://`` snippet_uri (prefix without slashes at either
+        end, "" for the bucket's top), None for local snippets; ValueError when malformed."""
+        return parse_s3_uri(self.snippet_uri) if self.snippet_uri else None
+
+    @property
+    def resolved_snippet_cache_dir(self) -> Path:
+        return Path(self.data_dir) / "snippet-cache"
 
     @property
     def resolved_milvus_uri(self) -> str:
@@ -45,6 +115,19 @@ class StorageSettings:
             problems.append("milvus_read_consistency must be Strong, Session, Bounded or Eventually")
         if s.store not in ("milvus", "memory"):
             problems.append("store must be milvus or memory")
+        try:
+            s.snippet_s3_location  # noqa: B018 - parsing is the check
+        except ValueError as exc:
+            problems.append(str(exc))
+        if s.s3_endpoint_url and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", s.s3_endpoint_url):
+            problems.append(f"s3_endpoint_url must be an http(s):// URL, got {s.s3_endpoint_url!r}")
+        if s.s3_addressing_style not in ("auto", "path", "virtual"):
+            problems.append("s3_addressing_style must be auto, path or virtual")
+        if bool(s.s3_access_key_id) != bool(s.s3_secret_access_key):
+            problems.append("set both s3_access_key_id and s3_secret_access_key, or neither "
+                            "(then the standard AWS credential chain is used)")
+        if not 1 <= s.snippet_cache_mib <= 16 * 1024 * 1024:
+            problems.append("snippet_cache_mib must be between 1 and 16777216 (16 TiB)")
         return problems
 
 
@@ -289,13 +372,26 @@ class ConsolidationSettings:
     # seconds, so a long recording's impression is not the average of a day (RVMS-Bench's
     # global facet is about one video; a 24 h camera holds many "videos").
     overview_stretch_s: float = 600.0
+    # The day at a glance (issue 17): each stretch is also the smallest summary window; these
+    # longer windows (whole numbers of stretches, aligned to stream time 0) are merged from
+    # the stretches they hold ("" for none): `episodic summaries`, ListSummaries, SUMMARY questions
+    summary_windows: str = "1h,1d"
+    # Fresh memories (issue 17): on live sources (the Kafka worker, `ingest` of a URL) the
+    # memory consolidation still holds open is stored as soon as each segment closes, marked
+    # provisional, and replaced in place (same ids) when the next segment merges or it closes.
+    # Without it a moment is answerable only after the *next* segment closes (17-25 s lag).
+    # auto: live sources only | always | never
+    provisional_memories: str = "auto"
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
         s = self
         problems: list[str] = []
+        if s.provisional_memories not in ("auto", "always", "never"):
+            problems.append("provisional_memories must be auto, always or never")
         if not 60 <= s.overview_stretch_s <= 86400:
             problems.append("overview_stretch_s must be between 60 and 86400 seconds")
+        problems += _summary_window_problems(s.summary_windows, s.overview_stretch_s)
         if not -1 <= s.consolidation_cos <= 1.0001:
             problems.append("consolidation_cos is a cosine in [-1, 1]")
         if not 0 <= s.replay_max_images <= 16:

@@ -249,12 +249,19 @@ class ServerSettings:
 
     grpc_host: str = "127.0.0.1"  # loopback unless API keys are configured (see api_keys_file)
     grpc_port: int = 50051  # 0 → any free port (printed at start)
-    grpc_max_workers: int = 8  # threads serving calls concurrently
+    # threads for calls that do not wait on the model (health, listings, Search, ...); the pool
+    # gets grpc_max_concurrent_asks + grpc_max_queued_asks threads more for the model-bound
+    # calls, so queued Asks can never take the threads the others need
+    grpc_max_workers: int = 8
     grpc_max_concurrent_rpcs: int = 256  # calls in flight or queued; more get RESOURCE_EXHAUSTED
     # Ask runs the language model, which holds a CPU (or GPU) fully and whose engines are not
     # all thread-safe: at most this many answers are computed at once, the rest wait in line
     # (within their deadline).
     grpc_max_concurrent_asks: int = 1
+    # Model-bound calls (Ask, Article, Locate; Recall with a model parser) that may wait for a
+    # turn; one more is refused at once with RESOURCE_EXHAUSTED and a retry hint (trailing
+    # metadata retry-after-ms). 0 = none wait.
+    grpc_max_queued_asks: int = 16
     grpc_max_receive_bytes: int = 1024 * 1024  # largest request message accepted
     # Load models and the vector cache at start; episodic.v1.EpisodicMemory reports
     # NOT_SERVING on the health service until done (readiness probes), "" reports SERVING.
@@ -274,6 +281,8 @@ class ServerSettings:
             problems.append("grpc_port must be in 0..65535 (0 = any free port)")
         if s.grpc_max_workers < 1 or s.grpc_max_concurrent_asks < 1:
             problems.append("grpc_max_workers and grpc_max_concurrent_asks must be >= 1")
+        if not 0 <= s.grpc_max_queued_asks <= 1000:
+            problems.append("grpc_max_queued_asks must be in 0..1000 (each waiting call holds a thread)")
         if s.grpc_max_concurrent_rpcs < s.grpc_max_workers:
             problems.append("grpc_max_concurrent_rpcs must be >= grpc_max_workers")
         if not 4096 <= s.grpc_max_receive_bytes <= 64 * 1024 * 1024:

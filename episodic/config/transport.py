@@ -65,6 +65,9 @@ class KafkaSettings:
     kafka_bootstrap_servers: str = "127.0.0.1:9092"  # comma-separated host:port list
     kafka_topic: str = "episodic.media"  # media chunks, keyed by stream id
     kafka_dlq_topic: str = "episodic.media.dlq"  # chunks that could not be decoded, with the reason
+    # alerts of standing queries (episodic.v1.Alert protobuf, key = stream id), published by
+    # the worker as it raises them; "" = not published
+    kafka_alerts_topic: str = "episodic.alerts"
     kafka_partitions: int = 6  # when push/worker create the topic (existing topics are kept)
     kafka_replication_factor: int = 1
     kafka_group_id: str = "episodic-workers"

@@ -57,8 +57,9 @@ def _records(store: Any, stream_id: str) -> tuple[list[tuple], list[tuple]]:
     memories = sorted(store.list_memories(stream_id=stream_id), key=lambda m: m.id)
     events = sorted(store.list_events(stream_id=stream_id), key=lambda e: e.id)
     return (
-        [(m.id, m.t_start, m.t_end, m.transcript_text, m.visual_text, m.ocr_text, len(m.snippets)) for m in memories],
-        [(e.id, e.memory_id, e.t_start, e.t_end, e.summary) for e in events],
+        [(m.id, m.t_start, m.t_end, m.transcript_text, m.visual_text, m.ocr_text, len(m.snippets),
+          bool(m.metadata.get("provisional"))) for m in memories],
+        [(e.id, e.memory_id, e.t_start, e.t_end, e.summary, bool(e.metadata.get("provisional"))) for e in events],
     )
 
 
@@ -388,6 +389,79 @@ def _drain_once(s: Settings) -> tuple[Components, Any]:
         return components, worker.run(idle_exit_s=3.0)
     finally:
         worker.close()
+
+
+# -- fresh memories: provisional, then final -----------------------------------------------------
+def test_a_live_stream_s_open_memory_is_answerable_before_consolidation_closes_it(kafka, media, reference, tmp_path):
+    """Each segment's memory is stored (provisional) as soon as the segment closes, long before
+    the next segment tells consolidation whether to merge; the final records replace those
+    in place, and what remains is exactly what embedded ingest stores."""
+    s = kafka.replace(data_dir=tmp_path / "fresh")
+    kafka_io.ensure_topics(s)
+    _push(media[LONG], LONG, kafka, tmp_path / "push")
+    components = Components(s)
+    # a standing query on this data directory: the worker evaluates it as memories form
+    from episodic.core.watches import Watch
+    from episodic.memory.watch_store import SqliteWatchStore
+
+    watches = SqliteWatchStore(s.watches.resolved_watch_db(s.data_dir))
+    watches.add_watch(Watch(id="w-oxford", query="the train to Oxford", key_id="local", created_at=time.time()))
+    watches.close()
+    fed = {"t": 0.0}
+    writes: list[tuple[str, float, bool, float]] = []  # (event id, t_end, provisional, stream time fed)
+    wall: dict[tuple[str, bool], float] = {}  # (event id, provisional) → first write time
+    original = components.store.upsert_events
+
+    def upsert_events(events: Any) -> None:
+        original(events)
+        writes.extend((e.id, e.t_end, bool(e.metadata.get("provisional")), fed["t"]) for e in events)
+        for e in events:
+            wall.setdefault((e.id, bool(e.metadata.get("provisional"))), time.time())
+
+    components.store.upsert_events = upsert_events
+    worker = Worker(components, on_chunk=lambda chunk, stats: fed.__setitem__("t", max(fed["t"], chunk.t_end)))
+    try:
+        worker.run(idle_exit_s=3.0)
+        got = _records(components.store, LONG)
+    finally:
+        worker.close()
+        components.close()
+    assert got == reference[LONG]  # nothing doubled, lost or left provisional
+    finals = {eid: t_end for eid, t_end, provisional, _ in writes if not provisional}
+    assert set(finals) == {e[0] for e in reference[LONG][1]}
+    first_seen = {}
+    for eid, t_end, provisional, fed_t in writes:
+        first_seen.setdefault(eid, (provisional, t_end, fed_t))
+    for eid, (provisional, t_end, fed_t) in first_seen.items():
+        assert provisional, f"{eid} was first written final"
+        # stored when its first segment closed: the segmenter's look-ahead (at most
+        # segment_min_s) and a chunk (2 s) later; a final write waits for the next segment too
+        assert fed_t - t_end <= s.segment_min_s + 2.5, (eid, t_end, fed_t)
+    # a memory that grew by merging was answerable at each size on the way
+    for eid, t_end in finals.items():
+        sizes = sorted({w[1] for w in writes if w[0] == eid and w[2]})
+        assert sizes and sizes[-1] <= t_end + 1e-6
+        assert sizes[0] == first_seen[eid][1]
+    # the watch fired once, on the memory that heard it, while that memory was still provisional,
+    # and the alert went to the alerts topic as an episodic.v1.Alert
+    from episodic.proto.episodic.v1 import episodic_pb2 as pb
+
+    consumer = kafka_io.make_consumer(s, [s.kafka_alerts_topic], group_id=s.kafka_group_id + ".alerts")
+    published: list[Any] = []
+    try:
+        deadline = time.monotonic() + 20
+        while not published and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=300).values():
+                published += [pb.Alert.FromString(r.value) for r in records]
+    finally:
+        consumer.close()
+    assert len(published) == 1, published
+    alert = published[0]
+    assert alert.watch_id == "w-oxford" and alert.stream_id == LONG and 0 < alert.confidence <= 1
+    (event,) = alert.event_ids
+    heard = {m[0]: m[3].lower() for m in reference[LONG][0]}
+    assert "train" in heard[alert.segment_ids[0]] or "oxford" in heard[alert.segment_ids[0]], (alert, heard)
+    assert alert.created_at <= wall[(event, False)], "the alert waited for the final memory"
 
 
 # -- dead letters, malformed and oversized messages -----------------------------------------------

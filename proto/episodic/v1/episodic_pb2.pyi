@@ -297,20 +297,22 @@ class ListEventsRequest(_message.Message):
     def __init__(self, stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("id", "stream_id", "segment_id", "t_start", "t_end", "summary")
+    __slots__ = ("id", "stream_id", "segment_id", "t_start", "t_end", "summary", "provisional")
     ID_FIELD_NUMBER: _ClassVar[int]
     STREAM_ID_FIELD_NUMBER: _ClassVar[int]
     SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
     T_START_FIELD_NUMBER: _ClassVar[int]
     T_END_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    PROVISIONAL_FIELD_NUMBER: _ClassVar[int]
     id: str
     stream_id: str
     segment_id: str
     t_start: float
     t_end: float
     summary: str
-    def __init__(self, id: _Optional[str] = ..., stream_id: _Optional[str] = ..., segment_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., summary: _Optional[str] = ...) -> None: ...
+    provisional: bool
+    def __init__(self, id: _Optional[str] = ..., stream_id: _Optional[str] = ..., segment_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., summary: _Optional[str] = ..., provisional: _Optional[bool] = ...) -> None: ...
 
 class ListEventsResponse(_message.Message):
     __slots__ = ("events", "next_page_token")
@@ -319,6 +321,94 @@ class ListEventsResponse(_message.Message):
     events: _containers.RepeatedCompositeFieldContainer[Event]
     next_page_token: str
     def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListSummariesRequest(_message.Message):
+    __slots__ = ("stream_id", "window", "t_min", "t_max")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    T_MIN_FIELD_NUMBER: _ClassVar[int]
+    T_MAX_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    window: str
+    t_min: float
+    t_max: float
+    def __init__(self, stream_id: _Optional[str] = ..., window: _Optional[str] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ...) -> None: ...
+
+class Tally(_message.Message):
+    __slots__ = ("item", "count")
+    ITEM_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    item: str
+    count: float
+    def __init__(self, item: _Optional[str] = ..., count: _Optional[float] = ...) -> None: ...
+
+class Quote(_message.Message):
+    __slots__ = ("t", "text")
+    T_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    t: float
+    text: str
+    def __init__(self, t: _Optional[float] = ..., text: _Optional[str] = ...) -> None: ...
+
+class WindowSummary(_message.Message):
+    __slots__ = ("stream_id", "window", "window_s", "t_start", "t_end", "covered_start", "covered_end", "memories", "events", "said", "topics", "people", "seen", "on_screen", "heard", "tone", "people_seen", "text", "wall_start", "wall_end", "id", "updated_at")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_S_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    COVERED_START_FIELD_NUMBER: _ClassVar[int]
+    COVERED_END_FIELD_NUMBER: _ClassVar[int]
+    MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    SAID_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    PEOPLE_FIELD_NUMBER: _ClassVar[int]
+    SEEN_FIELD_NUMBER: _ClassVar[int]
+    ON_SCREEN_FIELD_NUMBER: _ClassVar[int]
+    HEARD_FIELD_NUMBER: _ClassVar[int]
+    TONE_FIELD_NUMBER: _ClassVar[int]
+    PEOPLE_SEEN_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    WALL_START_FIELD_NUMBER: _ClassVar[int]
+    WALL_END_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    window: str
+    window_s: float
+    t_start: float
+    t_end: float
+    covered_start: float
+    covered_end: float
+    memories: int
+    events: int
+    said: _containers.RepeatedCompositeFieldContainer[Quote]
+    topics: _containers.RepeatedCompositeFieldContainer[Tally]
+    people: _containers.RepeatedCompositeFieldContainer[Tally]
+    seen: _containers.RepeatedCompositeFieldContainer[Tally]
+    on_screen: _containers.RepeatedCompositeFieldContainer[Tally]
+    heard: _containers.RepeatedCompositeFieldContainer[Tally]
+    tone: _containers.RepeatedScalarFieldContainer[str]
+    people_seen: int
+    text: str
+    wall_start: str
+    wall_end: str
+    id: str
+    updated_at: float
+    def __init__(self, stream_id: _Optional[str] = ..., window: _Optional[str] = ..., window_s: _Optional[float] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., covered_start: _Optional[float] = ..., covered_end: _Optional[float] = ..., memories: _Optional[int] = ..., events: _Optional[int] = ..., said: _Optional[_Iterable[_Union[Quote, _Mapping]]] = ..., topics: _Optional[_Iterable[_Union[Tally, _Mapping]]] = ..., people: _Optional[_Iterable[_Union[Tally, _Mapping]]] = ..., seen: _Optional[_Iterable[_Union[Tally, _Mapping]]] = ..., on_screen: _Optional[_Iterable[_Union[Tally, _Mapping]]] = ..., heard: _Optional[_Iterable[_Union[Tally, _Mapping]]] = ..., tone: _Optional[_Iterable[str]] = ..., people_seen: _Optional[int] = ..., text: _Optional[str] = ..., wall_start: _Optional[str] = ..., wall_end: _Optional[str] = ..., id: _Optional[str] = ..., updated_at: _Optional[float] = ...) -> None: ...
+
+class ListSummariesResponse(_message.Message):
+    __slots__ = ("stream_id", "summaries", "wall_clock_start", "windows")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIES_FIELD_NUMBER: _ClassVar[int]
+    WALL_CLOCK_START_FIELD_NUMBER: _ClassVar[int]
+    WINDOWS_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    summaries: _containers.RepeatedCompositeFieldContainer[WindowSummary]
+    wall_clock_start: str
+    windows: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, stream_id: _Optional[str] = ..., summaries: _Optional[_Iterable[_Union[WindowSummary, _Mapping]]] = ..., wall_clock_start: _Optional[str] = ..., windows: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetSegmentRequest(_message.Message):
     __slots__ = ("id",)
@@ -404,11 +494,13 @@ class SnippetChunk(_message.Message):
     def __init__(self, data: _Optional[bytes] = ..., content_type: _Optional[str] = ..., offset: _Optional[int] = ..., total_size: _Optional[int] = ...) -> None: ...
 
 class ListStreamsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("with_storage",)
+    WITH_STORAGE_FIELD_NUMBER: _ClassVar[int]
+    with_storage: bool
+    def __init__(self, with_storage: _Optional[bool] = ...) -> None: ...
 
 class Stream(_message.Message):
-    __slots__ = ("stream_id", "source", "t_end", "segments", "events", "updated_at", "complete", "gaps")
+    __slots__ = ("stream_id", "source", "t_end", "segments", "events", "updated_at", "complete", "gaps", "storage")
     STREAM_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     T_END_FIELD_NUMBER: _ClassVar[int]
@@ -417,6 +509,7 @@ class Stream(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_FIELD_NUMBER: _ClassVar[int]
     GAPS_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_FIELD_NUMBER: _ClassVar[int]
     stream_id: str
     source: str
     t_end: float
@@ -425,7 +518,28 @@ class Stream(_message.Message):
     updated_at: float
     complete: bool
     gaps: _containers.RepeatedCompositeFieldContainer[Gap]
-    def __init__(self, stream_id: _Optional[str] = ..., source: _Optional[str] = ..., t_end: _Optional[float] = ..., segments: _Optional[int] = ..., events: _Optional[int] = ..., updated_at: _Optional[float] = ..., complete: _Optional[bool] = ..., gaps: _Optional[_Iterable[_Union[Gap, _Mapping]]] = ...) -> None: ...
+    storage: StreamStorage
+    def __init__(self, stream_id: _Optional[str] = ..., source: _Optional[str] = ..., t_end: _Optional[float] = ..., segments: _Optional[int] = ..., events: _Optional[int] = ..., updated_at: _Optional[float] = ..., complete: _Optional[bool] = ..., gaps: _Optional[_Iterable[_Union[Gap, _Mapping]]] = ..., storage: _Optional[_Union[StreamStorage, _Mapping]] = ...) -> None: ...
+
+class StreamStorage(_message.Message):
+    __slots__ = ("memories", "events", "vectors", "frames", "overviews", "streams", "records", "snippet_bytes")
+    MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    OVERVIEWS_FIELD_NUMBER: _ClassVar[int]
+    STREAMS_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_BYTES_FIELD_NUMBER: _ClassVar[int]
+    memories: int
+    events: int
+    vectors: int
+    frames: int
+    overviews: int
+    streams: int
+    records: int
+    snippet_bytes: int
+    def __init__(self, memories: _Optional[int] = ..., events: _Optional[int] = ..., vectors: _Optional[int] = ..., frames: _Optional[int] = ..., overviews: _Optional[int] = ..., streams: _Optional[int] = ..., records: _Optional[int] = ..., snippet_bytes: _Optional[int] = ...) -> None: ...
 
 class Gap(_message.Message):
     __slots__ = ("t_start", "t_end")
@@ -440,6 +554,42 @@ class ListStreamsResponse(_message.Message):
     STREAMS_FIELD_NUMBER: _ClassVar[int]
     streams: _containers.RepeatedCompositeFieldContainer[Stream]
     def __init__(self, streams: _Optional[_Iterable[_Union[Stream, _Mapping]]] = ...) -> None: ...
+
+class ForgetRequest(_message.Message):
+    __slots__ = ("stream_id", "t_min", "t_max")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    T_MIN_FIELD_NUMBER: _ClassVar[int]
+    T_MAX_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    t_min: float
+    t_max: float
+    def __init__(self, stream_id: _Optional[str] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ...) -> None: ...
+
+class ForgetResponse(_message.Message):
+    __slots__ = ("audit_id", "stream_id", "whole_stream", "t_min", "t_max", "forgotten", "snippet_files", "overviews_recomposed", "at", "finished_at", "recovered")
+    AUDIT_ID_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_STREAM_FIELD_NUMBER: _ClassVar[int]
+    T_MIN_FIELD_NUMBER: _ClassVar[int]
+    T_MAX_FIELD_NUMBER: _ClassVar[int]
+    FORGOTTEN_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_FILES_FIELD_NUMBER: _ClassVar[int]
+    OVERVIEWS_RECOMPOSED_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    RECOVERED_FIELD_NUMBER: _ClassVar[int]
+    audit_id: str
+    stream_id: str
+    whole_stream: bool
+    t_min: float
+    t_max: float
+    forgotten: StreamStorage
+    snippet_files: int
+    overviews_recomposed: int
+    at: float
+    finished_at: float
+    recovered: bool
+    def __init__(self, audit_id: _Optional[str] = ..., stream_id: _Optional[str] = ..., whole_stream: _Optional[bool] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., forgotten: _Optional[_Union[StreamStorage, _Mapping]] = ..., snippet_files: _Optional[int] = ..., overviews_recomposed: _Optional[int] = ..., at: _Optional[float] = ..., finished_at: _Optional[float] = ..., recovered: _Optional[bool] = ...) -> None: ...
 
 class ArticleRequest(_message.Message):
     __slots__ = ("request", "style", "stream_ids", "t_min", "t_max", "fusion", "max_sub_queries")
@@ -591,3 +741,111 @@ class ArticleResult(_message.Message):
     timings_ms: _containers.ScalarMap[str, float]
     markdown: str
     def __init__(self, request: _Optional[str] = ..., style: _Optional[_Union[ArticleStyle, str]] = ..., title: _Optional[str] = ..., sections: _Optional[_Iterable[_Union[Section, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., claims: _Optional[_Iterable[_Union[Claim, _Mapping]]] = ..., dropped_claims: _Optional[int] = ..., sub_queries: _Optional[_Iterable[str]] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., thin_evidence: _Optional[bool] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., markdown: _Optional[str] = ...) -> None: ...
+
+class Watch(_message.Message):
+    __slots__ = ("id", "query", "kind", "stream_ids", "within_s", "by_time", "then", "period", "cooldown_s", "webhook_url", "key_id", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STREAM_IDS_FIELD_NUMBER: _ClassVar[int]
+    WITHIN_S_FIELD_NUMBER: _ClassVar[int]
+    BY_TIME_FIELD_NUMBER: _ClassVar[int]
+    THEN_FIELD_NUMBER: _ClassVar[int]
+    PERIOD_FIELD_NUMBER: _ClassVar[int]
+    COOLDOWN_S_FIELD_NUMBER: _ClassVar[int]
+    WEBHOOK_URL_FIELD_NUMBER: _ClassVar[int]
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    query: str
+    kind: str
+    stream_ids: _containers.RepeatedScalarFieldContainer[str]
+    within_s: float
+    by_time: str
+    then: str
+    period: str
+    cooldown_s: float
+    webhook_url: str
+    key_id: str
+    created_at: float
+    def __init__(self, id: _Optional[str] = ..., query: _Optional[str] = ..., kind: _Optional[str] = ..., stream_ids: _Optional[_Iterable[str]] = ..., within_s: _Optional[float] = ..., by_time: _Optional[str] = ..., then: _Optional[str] = ..., period: _Optional[str] = ..., cooldown_s: _Optional[float] = ..., webhook_url: _Optional[str] = ..., key_id: _Optional[str] = ..., created_at: _Optional[float] = ...) -> None: ...
+
+class AddWatchRequest(_message.Message):
+    __slots__ = ("watch",)
+    WATCH_FIELD_NUMBER: _ClassVar[int]
+    watch: Watch
+    def __init__(self, watch: _Optional[_Union[Watch, _Mapping]] = ...) -> None: ...
+
+class AddWatchResponse(_message.Message):
+    __slots__ = ("watch", "webhook_secret")
+    WATCH_FIELD_NUMBER: _ClassVar[int]
+    WEBHOOK_SECRET_FIELD_NUMBER: _ClassVar[int]
+    watch: Watch
+    webhook_secret: str
+    def __init__(self, watch: _Optional[_Union[Watch, _Mapping]] = ..., webhook_secret: _Optional[str] = ...) -> None: ...
+
+class ListWatchesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListWatchesResponse(_message.Message):
+    __slots__ = ("watches",)
+    WATCHES_FIELD_NUMBER: _ClassVar[int]
+    watches: _containers.RepeatedCompositeFieldContainer[Watch]
+    def __init__(self, watches: _Optional[_Iterable[_Union[Watch, _Mapping]]] = ...) -> None: ...
+
+class RemoveWatchRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class RemoveWatchResponse(_message.Message):
+    __slots__ = ("removed",)
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    removed: bool
+    def __init__(self, removed: _Optional[bool] = ...) -> None: ...
+
+class WatchAlertsRequest(_message.Message):
+    __slots__ = ("after_seq", "follow", "watch_ids")
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    FOLLOW_FIELD_NUMBER: _ClassVar[int]
+    WATCH_IDS_FIELD_NUMBER: _ClassVar[int]
+    after_seq: int
+    follow: bool
+    watch_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, after_seq: _Optional[int] = ..., follow: _Optional[bool] = ..., watch_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Alert(_message.Message):
+    __slots__ = ("id", "seq", "watch_id", "kind", "query", "stream_id", "t_start", "t_end", "confidence", "message", "count", "event_ids", "segment_ids", "snippet_uris", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    WATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    T_START_FIELD_NUMBER: _ClassVar[int]
+    T_END_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_URIS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    seq: int
+    watch_id: str
+    kind: str
+    query: str
+    stream_id: str
+    t_start: float
+    t_end: float
+    confidence: float
+    message: str
+    count: int
+    event_ids: _containers.RepeatedScalarFieldContainer[str]
+    segment_ids: _containers.RepeatedScalarFieldContainer[str]
+    snippet_uris: _containers.RepeatedScalarFieldContainer[str]
+    created_at: float
+    def __init__(self, id: _Optional[str] = ..., seq: _Optional[int] = ..., watch_id: _Optional[str] = ..., kind: _Optional[str] = ..., query: _Optional[str] = ..., stream_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., confidence: _Optional[float] = ..., message: _Optional[str] = ..., count: _Optional[int] = ..., event_ids: _Optional[_Iterable[str]] = ..., segment_ids: _Optional[_Iterable[str]] = ..., snippet_uris: _Optional[_Iterable[str]] = ..., created_at: _Optional[float] = ...) -> None: ...

@@ -61,6 +61,11 @@ class EpisodicMemoryStub:
                 request_serializer=episodic_dot_v1_dot_episodic__pb2.ListEventsRequest.SerializeToString,
                 response_deserializer=episodic_dot_v1_dot_episodic__pb2.ListEventsResponse.FromString,
                 _registered_method=True)
+        self.ListSummaries = channel.unary_unary(
+                '/episodic.v1.EpisodicMemory/ListSummaries',
+                request_serializer=episodic_dot_v1_dot_episodic__pb2.ListSummariesRequest.SerializeToString,
+                response_deserializer=episodic_dot_v1_dot_episodic__pb2.ListSummariesResponse.FromString,
+                _registered_method=True)
         self.GetSegment = channel.unary_unary(
                 '/episodic.v1.EpisodicMemory/GetSegment',
                 request_serializer=episodic_dot_v1_dot_episodic__pb2.GetSegmentRequest.SerializeToString,
@@ -76,10 +81,35 @@ class EpisodicMemoryStub:
                 request_serializer=episodic_dot_v1_dot_episodic__pb2.ListStreamsRequest.SerializeToString,
                 response_deserializer=episodic_dot_v1_dot_episodic__pb2.ListStreamsResponse.FromString,
                 _registered_method=True)
+        self.Forget = channel.unary_unary(
+                '/episodic.v1.EpisodicMemory/Forget',
+                request_serializer=episodic_dot_v1_dot_episodic__pb2.ForgetRequest.SerializeToString,
+                response_deserializer=episodic_dot_v1_dot_episodic__pb2.ForgetResponse.FromString,
+                _registered_method=True)
         self.Article = channel.unary_stream(
                 '/episodic.v1.EpisodicMemory/Article',
                 request_serializer=episodic_dot_v1_dot_episodic__pb2.ArticleRequest.SerializeToString,
                 response_deserializer=episodic_dot_v1_dot_episodic__pb2.ArticleUpdate.FromString,
+                _registered_method=True)
+        self.AddWatch = channel.unary_unary(
+                '/episodic.v1.EpisodicMemory/AddWatch',
+                request_serializer=episodic_dot_v1_dot_episodic__pb2.AddWatchRequest.SerializeToString,
+                response_deserializer=episodic_dot_v1_dot_episodic__pb2.AddWatchResponse.FromString,
+                _registered_method=True)
+        self.ListWatches = channel.unary_unary(
+                '/episodic.v1.EpisodicMemory/ListWatches',
+                request_serializer=episodic_dot_v1_dot_episodic__pb2.ListWatchesRequest.SerializeToString,
+                response_deserializer=episodic_dot_v1_dot_episodic__pb2.ListWatchesResponse.FromString,
+                _registered_method=True)
+        self.RemoveWatch = channel.unary_unary(
+                '/episodic.v1.EpisodicMemory/RemoveWatch',
+                request_serializer=episodic_dot_v1_dot_episodic__pb2.RemoveWatchRequest.SerializeToString,
+                response_deserializer=episodic_dot_v1_dot_episodic__pb2.RemoveWatchResponse.FromString,
+                _registered_method=True)
+        self.WatchAlerts = channel.unary_stream(
+                '/episodic.v1.EpisodicMemory/WatchAlerts',
+                request_serializer=episodic_dot_v1_dot_episodic__pb2.WatchAlertsRequest.SerializeToString,
+                response_deserializer=episodic_dot_v1_dot_episodic__pb2.Alert.FromString,
                 _registered_method=True)
 
 
@@ -126,6 +156,15 @@ class EpisodicMemoryServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListSummaries(self, request, context):
+        """The day at a glance: one stream's summaries per window of stream time (10 minutes, an
+        hour, a day), composed from its memories as the stream grows: the span, what was said,
+        seen, read on screen and heard, with counts. Scoped like ListEvents.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetSegment(self, request, context):
         """Fetch one segment's details: transcript, what was seen and read, snippets, models.
         """
@@ -147,11 +186,55 @@ class EpisodicMemoryServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Forget(self, request, context):
+        """Forget a stream, or the stretch of it a time range overlaps: its memories, events, E_i,
+        frames and snippet files (a memory that overlaps the range goes whole); a whole stream also
+        loses its overviews, listing and checkpoint, a range has its overviews recomposed. Audited
+        (ids, range, counts, the caller's key id; never content). Idempotent and crash-safe: an
+        interrupted forget is finished by the next one or the server's sweep. The key must cover
+        the stream; a stream it may not see and one that does not exist are both NOT_FOUND. Not
+        cancellable: once started it completes, whatever the deadline.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Article(self, request, context):
         """Write a cited article from the memory of several streams: server-streamed progress, then
         the article. The stream is zero or more ArticleUpdate.progress messages followed by
         exactly one ArticleUpdate.article; an error ends it with a status instead (possibly after
         some progress). Cancelling the call stops the work.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddWatch(self, request, context):
+        """Standing queries: register a watch, evaluated as each memory forms on the streams it
+        covers (within the caller's scope); alerts go to WatchAlerts, the Kafka alerts topic and
+        the watch's webhook. The response carries the webhook signing secret, shown only here.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWatches(self, request, context):
+        """The caller's watches (an unscoped key sees every watch).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveWatch(self, request, context):
+        """Remove one of the caller's watches; NOT_FOUND for a missing or another key's watch.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchAlerts(self, request, context):
+        """Alerts in the order they were raised, from after_seq on, on streams the caller may see;
+        with follow, the stream stays open and new alerts arrive as they are raised.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -185,6 +268,11 @@ def add_EpisodicMemoryServicer_to_server(servicer, server):
                     request_deserializer=episodic_dot_v1_dot_episodic__pb2.ListEventsRequest.FromString,
                     response_serializer=episodic_dot_v1_dot_episodic__pb2.ListEventsResponse.SerializeToString,
             ),
+            'ListSummaries': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSummaries,
+                    request_deserializer=episodic_dot_v1_dot_episodic__pb2.ListSummariesRequest.FromString,
+                    response_serializer=episodic_dot_v1_dot_episodic__pb2.ListSummariesResponse.SerializeToString,
+            ),
             'GetSegment': grpc.unary_unary_rpc_method_handler(
                     servicer.GetSegment,
                     request_deserializer=episodic_dot_v1_dot_episodic__pb2.GetSegmentRequest.FromString,
@@ -200,10 +288,35 @@ def add_EpisodicMemoryServicer_to_server(servicer, server):
                     request_deserializer=episodic_dot_v1_dot_episodic__pb2.ListStreamsRequest.FromString,
                     response_serializer=episodic_dot_v1_dot_episodic__pb2.ListStreamsResponse.SerializeToString,
             ),
+            'Forget': grpc.unary_unary_rpc_method_handler(
+                    servicer.Forget,
+                    request_deserializer=episodic_dot_v1_dot_episodic__pb2.ForgetRequest.FromString,
+                    response_serializer=episodic_dot_v1_dot_episodic__pb2.ForgetResponse.SerializeToString,
+            ),
             'Article': grpc.unary_stream_rpc_method_handler(
                     servicer.Article,
                     request_deserializer=episodic_dot_v1_dot_episodic__pb2.ArticleRequest.FromString,
                     response_serializer=episodic_dot_v1_dot_episodic__pb2.ArticleUpdate.SerializeToString,
+            ),
+            'AddWatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddWatch,
+                    request_deserializer=episodic_dot_v1_dot_episodic__pb2.AddWatchRequest.FromString,
+                    response_serializer=episodic_dot_v1_dot_episodic__pb2.AddWatchResponse.SerializeToString,
+            ),
+            'ListWatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWatches,
+                    request_deserializer=episodic_dot_v1_dot_episodic__pb2.ListWatchesRequest.FromString,
+                    response_serializer=episodic_dot_v1_dot_episodic__pb2.ListWatchesResponse.SerializeToString,
+            ),
+            'RemoveWatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveWatch,
+                    request_deserializer=episodic_dot_v1_dot_episodic__pb2.RemoveWatchRequest.FromString,
+                    response_serializer=episodic_dot_v1_dot_episodic__pb2.RemoveWatchResponse.SerializeToString,
+            ),
+            'WatchAlerts': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchAlerts,
+                    request_deserializer=episodic_dot_v1_dot_episodic__pb2.WatchAlertsRequest.FromString,
+                    response_serializer=episodic_dot_v1_dot_episodic__pb2.Alert.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -354,6 +467,33 @@ class EpisodicMemory:
             _registered_method=True)
 
     @staticmethod
+    def ListSummaries(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/episodic.v1.EpisodicMemory/ListSummaries',
+            episodic_dot_v1_dot_episodic__pb2.ListSummariesRequest.SerializeToString,
+            episodic_dot_v1_dot_episodic__pb2.ListSummariesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def GetSegment(request,
             target,
             options=(),
@@ -435,6 +575,33 @@ class EpisodicMemory:
             _registered_method=True)
 
     @staticmethod
+    def Forget(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/episodic.v1.EpisodicMemory/Forget',
+            episodic_dot_v1_dot_episodic__pb2.ForgetRequest.SerializeToString,
+            episodic_dot_v1_dot_episodic__pb2.ForgetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def Article(request,
             target,
             options=(),
@@ -451,6 +618,114 @@ class EpisodicMemory:
             '/episodic.v1.EpisodicMemory/Article',
             episodic_dot_v1_dot_episodic__pb2.ArticleRequest.SerializeToString,
             episodic_dot_v1_dot_episodic__pb2.ArticleUpdate.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddWatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/episodic.v1.EpisodicMemory/AddWatch',
+            episodic_dot_v1_dot_episodic__pb2.AddWatchRequest.SerializeToString,
+            episodic_dot_v1_dot_episodic__pb2.AddWatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/episodic.v1.EpisodicMemory/ListWatches',
+            episodic_dot_v1_dot_episodic__pb2.ListWatchesRequest.SerializeToString,
+            episodic_dot_v1_dot_episodic__pb2.ListWatchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveWatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/episodic.v1.EpisodicMemory/RemoveWatch',
+            episodic_dot_v1_dot_episodic__pb2.RemoveWatchRequest.SerializeToString,
+            episodic_dot_v1_dot_episodic__pb2.RemoveWatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchAlerts(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/episodic.v1.EpisodicMemory/WatchAlerts',
+            episodic_dot_v1_dot_episodic__pb2.WatchAlertsRequest.SerializeToString,
+            episodic_dot_v1_dot_episodic__pb2.Alert.FromString,
             options,
             channel_credentials,
             insecure,

@@ -740,10 +740,10 @@ def test_50_concurrent_clients_search(server):
 
 @slow
 def test_concurrent_clients_ask(server):
-    """Asks queue for the model (grpc_max_concurrent_asks, 1 here) and for the server's
-    threads (grpc_max_workers, 8) but every client gets its own, correct answer from its own
-    tenant's stream. Sixteen clients overrun both limits (50 took a minute more and showed
-    nothing new; benchmarks/ measures throughput)."""
+    """Asks queue for the model (grpc_max_concurrent_asks, 1 here; grpc_max_queued_asks wait)
+    but every client gets its own, correct answer from its own tenant's stream. Ten clients
+    queue nine deep and outnumber grpc_max_workers (8); 16 and 50 took longer and showed
+    nothing new (benchmarks/bench_serving.py measures the queue under load)."""
     questions = {
         KEY_A: ("What did Tom put in the blue bowl?", re.compile(r"apple", re.I), "kitchen"),
         # (not "the train to Oxford": Whisper base hears this synthetic voice's "to Oxford" as
@@ -758,7 +758,7 @@ def test_concurrent_clients_ask(server):
             reply = stub.Ask(pb.AskRequest(question=questions[key][0], top_k=3), metadata=md(key), timeout=600)
         return key, reply
 
-    for key, reply in _concurrently(16, client):
+    for key, reply in _concurrently(10, client):
         _, pattern, stream = questions[key]
         assert pattern.search(reply.answer), (key, reply.answer)
         assert reply.evidence and {e.stream_id for e in reply.evidence} == {stream}

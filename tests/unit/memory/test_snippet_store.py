@@ -242,6 +242,24 @@ def test_delete_stream_and_bytes_used(store: FileSnippetStore) -> None:
     assert store.bytes_used("never") == 0
 
 
+def test_delete_uris_is_exact_and_idempotent(store: FileSnippetStore, tmp_path: Path) -> None:
+    refs = [store.put("cam", f"cam@{i:012d}.s", float(i), i + 1.0, make_frames([float(i)]), None, SR, 1.0)
+            for i in range(3)]
+    before = store.bytes_used("cam")
+    assert store.delete_uris([refs[0].uri, refs[2].uri]) == 2
+    assert [store.path_for(r.uri).exists() for r in refs] == [False, True, False]
+    assert 0 < store.bytes_used("cam") < before
+    assert store.delete_uris([refs[0].uri, refs[2].uri]) == 0  # already gone: no error
+    # never outside the snippet directory, whatever the URI says
+    outside = tmp_path / "data" / "keep.mp4"
+    outside.write_bytes(b"not ours")
+    root = store.root.resolve()
+    assert store.delete_uris([f"file://{outside}", f"file://{root}/cam/../../keep.mp4", "s3://b/cam/x.mp4", ""]) == 0
+    assert outside.exists()
+    assert store.delete_uris([refs[1].uri]) == 1
+    assert not (store.root / "cam").exists()  # the stream's last snippet: its folder goes too
+
+
 def test_a_moved_data_directory_still_serves_its_snippets(tmp_path: Path) -> None:
     import shutil
 

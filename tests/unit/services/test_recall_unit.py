@@ -153,7 +153,9 @@ def test_a_growing_stream_updates_its_overviews(components: Components) -> None:
     store.upsert_events([late[1]])
     refresh_overviews(store, embedder, "repair", stretch_s=600.0, since_s=600.0)
     after = {o.id: o for o in store.list_overviews("repair")}
-    assert set(after) == set(before) | {overview_id("repair", 600.0)}
+    # two stretches in the first hour: its summary window (issue 17) is stored too
+    assert set(after) == set(before) | {overview_id("repair", 600.0), overview_id("repair", 0.0) + "1h"}
+    assert after[overview_id("repair", 0.0) + "1h"].scope == "window"
     assert after[overview_id("repair")].t_end == pytest.approx(710.0)
     assert after[overview_id("repair")].updated_at > before[overview_id("repair")].updated_at
     assert "bathroom" in after[overview_id("repair", 600.0)].text
