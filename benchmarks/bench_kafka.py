@@ -18,8 +18,8 @@ timing) against:
 
 With fresh memories (issue 17) a memory is stored provisionally as soon as its segment closes;
 ``--provisional never`` measures the lag without them. Two standing queries with a webhook to a
-receiver on loopback measure alert latency: the event's first store write → the alert's POST
-received.
+receiver on loopback measure alert latency: the store write that made the memory match → the
+alert's POST received.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Probe:
     def __init__(self) -> None:
         self.chunks: dict[str, list[tuple[float, float, int]]] = {}  # (t_start, t_end, produced_ms)
         self.stored: list[tuple[str, float, float]] = []  # (stream, event t_end, wall s)
-        self.first_write: dict[str, float] = {}  # event id → wall s of its first write
+        self.writes: dict[str, list[float]] = {}  # event id → wall s of each write
         self.lock = threading.Lock()
 
     def on_chunk(self, chunk: Any, stats: Any) -> None:
@@ -70,7 +70,7 @@ class Probe:
             with self.lock:
                 self.stored += [(e.stream_id, e.t_end, now) for e in events]
                 for e in events:
-                    self.first_write.setdefault(e.id, now)
+                    self.writes.setdefault(e.id, []).append(now)
 
         store.upsert_events = upsert_events
 
@@ -183,7 +183,13 @@ def live(settings: Settings, c: Components, rec: Path, n: int, seconds: float, w
     for w in c.watch_store.list_watches():
         c.watch_store.remove_watch(w.id)
     hooks.server.shutdown()
-    alert_lat = [at - probe.first_write[a["event_ids"][0]] for at, a in hooks.got if a["event_ids"][0] in probe.first_write]
+    # from the write that made the memory match (the last one of its event before the POST; a
+    # provisional memory may match only once it has grown) to the POST received
+    alert_lat = []
+    for at, a in hooks.got:
+        before = [w for w in probe.writes.get(a["event_ids"][-1], []) if w <= at]
+        if before:
+            alert_lat.append(at - max(before))
     lags = probe.lags()
     t = np.array([x for x, _ in lags]) if lags else np.zeros(0)
     lag = np.array([y for _, y in lags]) if lags else np.zeros(0)

@@ -2,7 +2,7 @@
 
 A forget records a tombstone (the stream-time range, when; ``services.forgetting``). The worker
 
-* writes every stream through a :class:`~services.forgetting.GuardedStore`: a write that comes
+* writes every stream through a :class:`~services.forget_guard.GuardedStore`: a write that comes
   after a forget it did not know of when its runner started is checked against that forget's
   tombstone under the shared forget lock, so a memory, event or overview of the forgotten
   stretch is never stored again (and a whole-stream forget's listing and checkpoint are not
@@ -26,7 +26,8 @@ import logging
 from typing import Any
 
 from episodic.pipeline import in_stream_numbering, sessions_of
-from episodic.services.forgetting import ForgetBooks, GuardedBackends
+from episodic.services.forget_books import ForgetBooks
+from episodic.services.forget_guard import GuardedBackends
 
 log = logging.getLogger(__name__)
 

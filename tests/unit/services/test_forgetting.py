@@ -19,11 +19,11 @@ from episodic.core.records import SnippetRef, StreamInfo, TranscriptPiece, overv
 from episodic.memory.in_memory_store import InMemoryStore
 from episodic.memory.overview import refresh_overviews
 from episodic.memory.snippet_store import FileSnippetStore
+from episodic.services.forget_guard import GuardedStore
 from episodic.services.forgetting import (
     DAY_S,
     ForgetBooks,
     Forgetter,
-    GuardedStore,
     StreamNotFound,
     check_forget_range,
 )
