@@ -8,6 +8,7 @@ the embedded ``episodic ingest`` and the Kafka worker run the very same code. Co
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import time
@@ -29,7 +30,7 @@ from episodic.core.records import (
     segment_id,
     validate_stream_id,
 )
-from episodic.memory.consolidation import Consolidator
+from episodic.memory.consolidation import Consolidator, merge_into
 from episodic.memory.encoder import PerceptualEncoder, StageTimer
 from episodic.memory.overview import refresh_overviews
 from episodic.memory.replay import SemanticReplay
@@ -41,6 +42,12 @@ log = logging.getLogger(__name__)
 # utterance (a share of the interval: 60 s → at most 90 s between restart points).
 CHECKPOINT_SPEECH_DEFER = 0.5
 
+
+
+def _content_key(seg: Segment) -> tuple[Any, ...]:
+    """What a segment's encoding depends on, cheaply: its span and how much media it holds."""
+    return (round(seg.t_start, 6), round(seg.t_end, 6), len(seg.frames), len(seg.snippet_frames),
+            int(seg.audio.size), None if seg.audio_t_start is None else round(seg.audio_t_start, 6))
 
 
 @dataclass
@@ -73,8 +80,12 @@ class StreamIngestor:
         provisional: bool = False,
     ) -> None:
         self.stream_id = validate_stream_id(stream_id)
-        # store the memory consolidation holds open after every segment (see _store_open)
+        # store the memory consolidation holds open after every segment (see _store_open) and
+        # the segment the segmenter holds back (see _preview_held)
         self.provisional = provisional
+        self.start_s = float(start_s)
+        self._previewed: tuple[tuple[Any, ...], ShortTermMemory] | None = None
+        self._previewed_span: tuple[float, float] | None = None
         self.c = components
         self.s = components.settings
         self.source = source
@@ -128,6 +139,8 @@ class StreamIngestor:
         self.progress.stream_s = max(self.progress.stream_s, t)
         for seg in closed:
             self._process(seg)
+        if self.provisional:
+            self._preview_held()
         self.progress.wall_s = time.perf_counter() - self._started
 
     def _process(self, seg: Segment) -> None:
@@ -136,6 +149,42 @@ class StreamIngestor:
             self.skipped_spans.append((seg.t_start, seg.t_end))
             return
         self.progress.segments += 1
+        previewed, self._previewed = self._previewed, None
+        if previewed is not None and previewed[0] == _content_key(seg):
+            memory = previewed[1]  # encoded when the segment closed (see _preview_held)
+        else:
+            memory = self._encode(seg)
+        for done in self.consolidator.add(memory):
+            self._store(done)
+        if self.provisional:
+            self._store_open()
+
+    def _preview_held(self) -> None:
+        """The segment the segmenter has closed but holds back until the next one closes (a
+        short last piece could still join it) is encoded now and stored provisionally: merged
+        into a copy of the open memory when consolidation would merge it, else as its own
+        memory. Its release then reuses the encoding when span and media are unchanged; when
+        they changed (the stream ended with a short piece, late media), it is encoded again
+        and :meth:`StreamRunner._drop_orphans` removes a provisional memory nothing replaced."""
+        span = self.segmenter.planner.held
+        if span is None or self._previewed_span == (span.t_start, span.t_end):
+            return  # nothing held, or this one is stored already (checked per pushed block)
+        self._previewed_span = (span.t_start, span.t_end)
+        seg = self.segmenter.held_preview()
+        if seg is None or (not seg.snippet_frames and not seg.audio.size):
+            return
+        key = _content_key(seg)
+        memory = self._encode(seg)
+        self._previewed = (key, memory)
+        if self.consolidator.would_merge(memory):
+            shown = copy.deepcopy(self.consolidator.open_memory)
+            merge_into(shown, copy.deepcopy(memory))
+        else:
+            shown = copy.deepcopy(memory)
+        self._store_provisional(shown)
+
+    def _encode(self, seg: Segment) -> ShortTermMemory:
+        """The segment's snippet file and its ShortTermMemory (not consolidated yet)."""
         started = time.perf_counter()
         ref = self.c.snippets.put(
             self.stream_id,
@@ -153,10 +202,7 @@ class StreamIngestor:
         memory = self.encoder.encode(self.stream_id, seg)
         memory.snippets = [ref]
         memory.metadata.update(self._provenance())
-        for done in self.consolidator.add(memory):
-            self._store(done)
-        if self.provisional:
-            self._store_open()
+        return memory
 
     def _provenance(self) -> dict[str, Any]:
         m = self.media
@@ -174,8 +220,10 @@ class StreamIngestor:
         the final ones (stream + start time): a merge or the close upserts it in place, and a
         worker restarted from a checkpoint rebuilds and rewrites exactly the same records."""
         memory = self.consolidator.open_memory
-        if memory is None:
-            return
+        if memory is not None:
+            self._store_provisional(memory)
+
+    def _store_provisional(self, memory: ShortTermMemory) -> None:
         started = time.perf_counter()
         memory.metadata["provisional"] = True
         event = self.replay.replay(memory, provisional=True)
@@ -460,6 +508,8 @@ class StreamRunner:
         """Store everything of the current run; returns where its last segment ends."""
         self._push(self.decoder.flush())
         progress = self.ingestor.finish()
+        if self.provisional:
+            self._drop_orphans()
         self.memory_ids |= self.ingestor.memory_ids
         self.snippet_uris |= self.ingestor.snippet_uris
         for t0, t1 in self.ingestor.skipped_spans:
@@ -470,6 +520,22 @@ class StreamRunner:
         self.warnings.extend(self.decoder.warnings)
         self.decoder.warnings.clear()
         return self.ingestor.segmenter.emitted_until
+
+    def _drop_orphans(self) -> None:
+        """Provisional memories of this run that no final memory replaced: a held segment
+        previewed as a memory of its own whose span or media changed before its release (the
+        run ended with a short piece merged into it, late media) and was then consolidated
+        otherwise. Every final write clears the flag, so whatever still carries it is one
+        (also one left by a process killed after such a preview)."""
+        ing = self.ingestor
+        stale = {m.id for m in self.c.store.list_memories(self.stream_id, t_min=ing.start_s)
+                 if m.metadata.get("provisional") and m.id not in ing.memory_ids}
+        if not stale:
+            return
+        keep = {m.id for m in self.c.store.list_memories(self.stream_id, limit=1 << 40)} - stale
+        removed = self.c.store.delete_stream_records_except(self.stream_id, keep)
+        log.info("%s: %d provisional memories nothing replaced were removed (%d records)",
+                 self.stream_id, len(stale), removed)
 
     def _restart_at(self, chunk: Any) -> None:
         run_start = self.checkpoint.t_s

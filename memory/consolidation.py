@@ -71,19 +71,24 @@ class Consolidator:
         self.kept = 0
         self.merged = 0
 
+    def would_merge(self, seg: ShortTermMemory) -> bool:
+        """Whether :meth:`add` would fold ``seg`` into the open memory (nothing changes)."""
+        kept = self._open
+        if kept is None:
+            return False
+        similar = cosine(seg.vector, kept.vector) >= self.gamma
+        if similar and self.frame_cos is not None:
+            a, b = mean_frame_feature(seg), mean_frame_feature(kept)
+            similar = a is None or b is None or cosine(a, b) >= self.frame_cos
+        return similar and seg.t_end - kept.t_start <= self.max_span_s
+
     def add(self, seg: ShortTermMemory) -> list[ShortTermMemory]:
         """Offer the next segment (in stream order); returns memories that are now final."""
         kept = self._open
-        if kept is not None:
-            similar = cosine(seg.vector, kept.vector) >= self.gamma
-            if similar and self.frame_cos is not None:
-                a, b = mean_frame_feature(seg), mean_frame_feature(kept)
-                similar = a is None or b is None or cosine(a, b) >= self.frame_cos
-            fits = seg.t_end - kept.t_start <= self.max_span_s
-            if similar and fits:
-                merge_into(kept, seg)
-                self.merged += 1
-                return []
+        if kept is not None and self.would_merge(seg):
+            merge_into(kept, seg)
+            self.merged += 1
+            return []
         self._open = seg
         self.kept += 1
         return [kept] if kept is not None else []

@@ -134,6 +134,11 @@ class BoundaryPlanner:
             raise ValueError(f"unknown boundary kind {boundary.kind!r}")
 
     @property
+    def held(self) -> Span | None:
+        """The last closed span, held back until the next one closes (see :meth:`_close`)."""
+        return self._held
+
+    @property
     def pending_start(self) -> float:
         """Earliest time not yet released in a span (the held segment's start)."""
         return self._held.t_start if self._held is not None else self.t0
@@ -483,6 +488,30 @@ class StreamSegmenter:
             self._index += 1
             self._emitted_until = span.t_end
         return out
+
+    def held_preview(self) -> Segment | None:
+        """The segment the planner has closed but holds back, built from the buffers without
+        consuming them (None when nothing is held). It is released when the next segment
+        closes, so that a short last piece of the stream can still be merged into it; a live
+        source stores it provisionally now instead of waiting. The released segment has the
+        same span and media unless the stream ends with a short piece or media for it arrives
+        late (callers compare before reusing anything computed from the preview)."""
+        span = self.planner.held
+        if span is None:
+            return None
+        lo, hi = span.t_start - _EPS, span.t_end - _EPS
+        audio, audio_t = self._peek_audio(span.t_start, span.t_end)
+        return Segment(
+            index=self._index,
+            t_start=span.t_start,
+            t_end=span.t_end,
+            frames=[f for f in self._frames if lo <= f.t < hi],
+            snippet_frames=[f for f in self._snippets if lo <= f.t < hi],
+            audio=audio,
+            audio_t_start=audio_t,
+            sample_rate_hz=self.rate,
+            boundary_kind=span.kind,
+        )
 
     def speaking_at(self, t: float, lookback_s: float = 1.5, tolerance_s: float = 0.25) -> bool:
         """Whether an utterance is still going on at ``t`` (the end of the audio pushed so far).

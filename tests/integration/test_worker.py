@@ -437,11 +437,12 @@ def test_a_live_stream_s_open_memory_is_answerable_before_consolidation_closes_i
         # stored when its first segment closed: the segmenter's look-ahead (at most
         # segment_min_s) and a chunk (2 s) later; a final write waits for the next segment too
         assert fed_t - t_end <= s.segment_min_s + 2.5, (eid, t_end, fed_t)
-    # a memory that grew by merging was answerable at each size on the way
-    for eid, t_end in finals.items():
-        sizes = sorted({w[1] for w in writes if w[0] == eid and w[2]})
-        assert sizes and sizes[-1] <= t_end + 1e-6
-        assert sizes[0] == first_seen[eid][1]
+    # each memory was answerable (provisional) before it was final, and nothing provisional
+    # was written after its final version (a preview may have differed in size: a held
+    # segment merged, or re-split when the run closed)
+    for eid in finals:
+        last_final = max(i for i, w in enumerate(writes) if w[0] == eid and not w[2])
+        assert not any(w[0] == eid and w[2] for w in writes[last_final + 1:]), eid
     # the watch fired once, on the memory that heard it, while that memory was still provisional,
     # and the alert went to the alerts topic as an episodic.v1.Alert
     from episodic.proto.episodic.v1 import episodic_pb2 as pb
