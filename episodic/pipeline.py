@@ -44,6 +44,20 @@ CHECKPOINT_SPEECH_DEFER = 0.5
 
 
 
+def live_wall_clock_start(chunk: Any) -> str | None:
+    """When stream time 0 of a *live* source was on the wall clock: a chunk is produced as soon
+    as its media has been captured, so its production time less its end in stream time (ISO
+    8601, UTC, to the second). None for recordings (a duration is known: they were filmed
+    earlier than they are pushed or ingested) and for chunks without a production time."""
+    import datetime as dt
+
+    produced = getattr(chunk, "produced_at_ms", 0) or 0
+    if getattr(chunk, "duration_s", 0) or produced <= 0:
+        return None
+    at = produced / 1000 - float(chunk.t_end)
+    return dt.datetime.fromtimestamp(at, dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
 def _content_key(seg: Segment) -> tuple[Any, ...]:
     """What a segment's encoding depends on, cheaply: its span and how much media it holds."""
     return (round(seg.t_start, 6), round(seg.t_end, 6), len(seg.frames), len(seg.snippet_frames),
@@ -391,6 +405,8 @@ class StreamRunner:
         # stretches the live source was away (its chunk's gap_before_s), in stream time
         self.source_gaps: list[tuple[float, float]] = source_gaps_of(previous) if self.resumed else []
         self.fed_until_s = start.t_s  # stream time where the last chunk fed ends
+        # when stream time 0 was on the wall clock (ISO 8601, UTC), for a live source only
+        self.wall_clock_start: str | None = (previous.metadata or {}).get("wall_clock_start") if previous else None
         self.memory_ids: set[str] = set()
         self.snippet_uris: set[str] = set()
         self.duplicates = 0
@@ -440,6 +456,8 @@ class StreamRunner:
             self._restart_at(chunk)  # no memory spans the time the source was away
         elif self._checkpoint_due(chunk):
             self._restart_at(chunk)
+        if self.wall_clock_start is None:
+            self.wall_clock_start = live_wall_clock_start(chunk)
         started = time.perf_counter()
         items = self.decoder.decode(chunk)  # ChunkError: nothing of the chunk was used
         self.timer.add("decode", started)
@@ -580,6 +598,8 @@ class StreamRunner:
         }
         if self.source_gaps:
             metadata["gaps"] = [list(g) for g in self.source_gaps]
+        if self.wall_clock_start:
+            metadata["wall_clock_start"] = self.wall_clock_start
         if complete is not None:
             metadata["complete"] = complete
         return StreamInfo(
