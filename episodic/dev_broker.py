@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -53,8 +54,31 @@ def tansu_binary() -> str:
     return path
 
 
+def _ephemeral_floor() -> int:
+    """The lowest port the kernel hands out to outgoing connections (Linux; 32768 elsewhere)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(host: str = HOST) -> int:
-    """A TCP port nobody listens on right now."""
+    """A TCP port nobody listens on right now, chosen below the kernel's ephemeral range.
+
+    A port the kernel gave out for ``bind(0)`` comes from the range it also uses for outgoing
+    connections, so between this call and the caller's listen() any client in the machine may
+    take it (seen in CI: a server failing to bind a port picked a moment before). Ports below
+    that range are only ever taken by listeners."""
+    floor = _ephemeral_floor()
+    rng = random.SystemRandom()
+    for _ in range(64):
+        port = rng.randrange(20000, floor) if floor > 21000 else 0
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return int(s.getsockname()[1])
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])

@@ -128,6 +128,12 @@ class Tombstone:
     audit_id: str
 
     def covers(self, t0: float, t1: float) -> bool:
+        """Whether a record spanning [t0, t1] lies in the forgotten stretch. A range forget's
+        stretch is closed (as the range the user gave); a whole-stream forget reaches what was
+        stored then, so its end is open: a record that starts exactly there was never stored
+        and is new (the next chunk after the forget starts where the last memory ended)."""
+        if self.whole:
+            return t1 >= self.t_min and t0 < self.t_max
         return _overlaps(t0, t1, self.t_min, self.t_max)
 
 

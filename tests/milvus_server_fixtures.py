@@ -14,7 +14,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,9 +34,9 @@ _COMPONENTS = ("rootCoord", "proxy", "queryCoord", "queryNode", "indexCoord", "i
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    from episodic.dev_broker import free_port
+
+    return free_port()
 
 
 def milvus_server_binary() -> str | None:

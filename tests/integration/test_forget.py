@@ -25,6 +25,7 @@ from episodic import samples
 from episodic import server as server_mod
 from episodic.config import Settings, load_settings
 from episodic.core.errors import ConfigError
+from episodic.dev_broker import free_port
 from episodic.memory.milvus_store import MilvusStore
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
@@ -203,7 +204,7 @@ def test_retention_by_gc_and_by_the_serve_sweep(data: Path, tmp_path: Path) -> N
     killed = run_cli("forget", "--stream-id", "other", "--t-max", "5", data=data,
                      env={"EPISODIC_FORGET_CRASH_AT": "records"}, check=False)
     assert killed.returncode == -signal.SIGKILL
-    port = server_mod_free_port()
+    port = free_port()
     proc = start_cli("serve", "--port", str(port), data=data,
                      env={"EPISODIC_RETENTION_SWEEP_INTERVAL_S": "1", "EPISODIC_SERVE_WARM_UP": "false"})
     try:
@@ -225,14 +226,6 @@ def test_retention_by_gc_and_by_the_serve_sweep(data: Path, tmp_path: Path) -> N
     assert all(_look(data)["other"]["counts"][k] == 0 for k in KINDS)
 
 
-def server_mod_free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # -- the Forget RPC ---------------------------------------------------------------------------------
 @pytest.fixture()
 def served(data: Path, tmp_path: Path) -> Iterator[tuple[Any, Any, str]]:
@@ -245,7 +238,7 @@ def served(data: Path, tmp_path: Path) -> Iterator[tuple[Any, Any, str]]:
     components = Components(settings)
     for attempt in range(3):
         try:
-            handle = server_mod.create_server(settings.replace(grpc_port=server_mod_free_port()), components)
+            handle = server_mod.create_server(settings.replace(grpc_port=free_port()), components)
             break
         except ConfigError:
             if attempt == 2:

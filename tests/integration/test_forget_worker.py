@@ -94,9 +94,10 @@ def test_a_worker_writing_the_stream_does_not_bring_a_forget_back(tmp_path: Path
         def check() -> list[Any]:
             store = components.store
             kept = store.list_memories(SID, with_vectors=True)
-            # nothing overlapping the forgotten stretch in any collection, no orphan rows
-            assert [m.id for m in kept if m.t_start <= cut] == []
-            assert store.list_events(SID, t_max=cut) == []
+            # nothing overlapping the forgotten stretch in any collection, no orphan rows (a
+            # whole-stream forget reaches what was stored: a memory may start exactly at its end)
+            assert [m.id for m in kept if m.t_start < cut] == []
+            assert [e.id for e in store.list_events(SID, t_max=cut) if e.t_start < cut] == []
             counts = store.counts(SID)
             assert counts["memories"] == len(kept) and counts["events"] == len(kept)
             assert counts["vectors"] == sum(len(m.embeddings) for m in kept)
@@ -115,7 +116,7 @@ def test_a_worker_writing_the_stream_does_not_bring_a_forget_back(tmp_path: Path
         assert restarted.stats.skipped >= sum(1 for c in chunks if c.t_start < cut)
         kept = check()
         # what came after the forget is remembered as usual
-        assert kept and min(m.t_start for m in kept) > cut and max(m.t_end for m in kept) > 28
+        assert kept and min(m.t_start for m in kept) >= cut and max(m.t_end for m in kept) > 28
         assert any("library" in m.transcript_text.lower() for m in kept)
         assert components.store.get_stream(SID) is not None
     finally:

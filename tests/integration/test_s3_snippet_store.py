@@ -34,11 +34,9 @@ SEG = "cam@000000000000.s"
 
 
 def _free_port() -> int:
-    import socket
+    from episodic.dev_broker import free_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 def _objects(server: S3Server, bucket: str, prefix: str = "") -> dict[str, int]:

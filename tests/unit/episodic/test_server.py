@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -32,6 +31,7 @@ from episodic import server as server_mod
 from episodic import servicer as servicer_mod
 from episodic.config import Settings, load_settings
 from episodic.core.errors import ConfigError, StoreError
+from episodic.dev_broker import free_port
 from episodic.proto import generate
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
@@ -45,12 +45,6 @@ KEY_ALL = "admin-key-0123456789abcdef01"  # sees everything
 SEG_K0, SEG_K1 = "kitchen@000000000000", "kitchen@000000008000"
 SEG_S0 = "station@000000000000"
 Code = grpc.StatusCode
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def md(key: str | None, header: str = "authorization") -> tuple[tuple[str, str], ...]:
@@ -116,7 +110,7 @@ def _start(settings: Settings, components: Any) -> server_mod.ServerHandle:
     """A started server on a free loopback port (retrying if another process took the port)."""
     for attempt in range(3):
         try:
-            handle = server_mod.create_server(settings.replace(grpc_port=_free_port()), components)
+            handle = server_mod.create_server(settings.replace(grpc_port=free_port()), components)
             break
         except ConfigError:
             if attempt == 2:
@@ -129,7 +123,7 @@ def _start(settings: Settings, components: Any) -> server_mod.ServerHandle:
 def server(store) -> Iterator[Server]:
     settings = store.settings.replace(grpc_host="127.0.0.1", api_keys_file=str(store.keys_file))
     for attempt in range(3):
-        port = _free_port()
+        port = free_port()
         try:
             grpc_server = server_mod.build_server(settings.replace(grpc_port=port), store.components)
             break

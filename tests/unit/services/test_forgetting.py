@@ -238,6 +238,26 @@ def test_a_guarded_write_cannot_bring_a_forgotten_stretch_back(world: World) -> 
     assert len(world.store.list_memories("a")) == 1
 
 
+def test_a_whole_stream_forget_reaches_what_was_stored_and_no_further(world: World) -> None:
+    """The next chunk after a whole-stream forget starts where the last stored memory ended; a
+    memory starting exactly there is new (never stored) and must pass, one reaching into the
+    stored stretch must not. A range forget's end stays closed, as the user gave it."""
+    world.stream("a", [0.0, 10.0])
+    guard = GuardedStore(world.store, world.snippets, world.books, "a", since_seq=world.books.tombstones.latest_seq())
+    reach = max(m.t_end for m in world.store.list_memories("a"))
+    world.forgetter().forget("a")
+    (tomb,) = world.books.tombstones.for_stream("a")
+    assert tomb.whole and tomb.t_max == reach
+    assert not tomb.covers(reach, reach + 5) and tomb.covers(reach - 0.5, reach + 5)
+    new, old = world.memory("a", reach), world.memory("a", 10.0)
+    guard.upsert_memories([new, old])
+    assert [m.t_start for m in world.store.list_memories("a")] == [reach] and guard.dropped == 1
+    world.stream("b", [0.0, 10.0])
+    world.forgetter().forget("b", 0.0, 10.0)
+    (ranged,) = world.books.tombstones.for_stream("b")
+    assert ranged.covers(10.0, 15.0)
+
+
 def test_a_guarded_write_waits_for_a_forget_in_progress(world: World) -> None:
     world.stream("a", [0.0])
     world.books.ensure()
