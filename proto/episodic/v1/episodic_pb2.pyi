@@ -125,21 +125,25 @@ class AskResponse(_message.Message):
     def __init__(self, answer: _Optional[str] = ..., choice_index: _Optional[int] = ..., confidence: _Optional[float] = ..., pathway: _Optional[_Union[Pathway, str]] = ..., query_type: _Optional[_Union[QueryType, str]] = ..., evidence: _Optional[_Iterable[_Union[Evidence, _Mapping]]] = ..., fast_answer: _Optional[str] = ..., fast_confidence: _Optional[float] = ..., timings_ms: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("query", "stream_ids", "t_min", "t_max", "top_k")
+    __slots__ = ("query", "stream_ids", "t_min", "t_max", "top_k", "image", "like_segment_id")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     STREAM_IDS_FIELD_NUMBER: _ClassVar[int]
     T_MIN_FIELD_NUMBER: _ClassVar[int]
     T_MAX_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    LIKE_SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
     query: str
     stream_ids: _containers.RepeatedScalarFieldContainer[str]
     t_min: float
     t_max: float
     top_k: int
-    def __init__(self, query: _Optional[str] = ..., stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., top_k: _Optional[int] = ...) -> None: ...
+    image: bytes
+    like_segment_id: str
+    def __init__(self, query: _Optional[str] = ..., stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., top_k: _Optional[int] = ..., image: _Optional[bytes] = ..., like_segment_id: _Optional[str] = ...) -> None: ...
 
 class Moment(_message.Message):
-    __slots__ = ("stream_id", "t_start", "t_end", "score", "why", "segment_id", "snippet_uri")
+    __slots__ = ("stream_id", "t_start", "t_end", "score", "why", "segment_id", "snippet_uri", "snippet_url", "thumbnail_url")
     STREAM_ID_FIELD_NUMBER: _ClassVar[int]
     T_START_FIELD_NUMBER: _ClassVar[int]
     T_END_FIELD_NUMBER: _ClassVar[int]
@@ -147,6 +151,8 @@ class Moment(_message.Message):
     WHY_FIELD_NUMBER: _ClassVar[int]
     SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
     SNIPPET_URI_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_URL_FIELD_NUMBER: _ClassVar[int]
+    THUMBNAIL_URL_FIELD_NUMBER: _ClassVar[int]
     stream_id: str
     t_start: float
     t_end: float
@@ -154,7 +160,9 @@ class Moment(_message.Message):
     why: str
     segment_id: str
     snippet_uri: str
-    def __init__(self, stream_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., score: _Optional[float] = ..., why: _Optional[str] = ..., segment_id: _Optional[str] = ..., snippet_uri: _Optional[str] = ...) -> None: ...
+    snippet_url: str
+    thumbnail_url: str
+    def __init__(self, stream_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., score: _Optional[float] = ..., why: _Optional[str] = ..., segment_id: _Optional[str] = ..., snippet_uri: _Optional[str] = ..., snippet_url: _Optional[str] = ..., thumbnail_url: _Optional[str] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("moments",)
@@ -417,18 +425,20 @@ class GetSegmentRequest(_message.Message):
     def __init__(self, id: _Optional[str] = ...) -> None: ...
 
 class Snippet(_message.Message):
-    __slots__ = ("index", "uri", "t_start", "t_end", "content_type")
+    __slots__ = ("index", "uri", "t_start", "t_end", "content_type", "url")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     URI_FIELD_NUMBER: _ClassVar[int]
     T_START_FIELD_NUMBER: _ClassVar[int]
     T_END_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
     index: int
     uri: str
     t_start: float
     t_end: float
     content_type: str
-    def __init__(self, index: _Optional[int] = ..., uri: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., content_type: _Optional[str] = ...) -> None: ...
+    url: str
+    def __init__(self, index: _Optional[int] = ..., uri: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., content_type: _Optional[str] = ..., url: _Optional[str] = ...) -> None: ...
 
 class TranscriptPiece(_message.Message):
     __slots__ = ("t_start", "t_end", "text")
@@ -441,7 +451,7 @@ class TranscriptPiece(_message.Message):
     def __init__(self, t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., text: _Optional[str] = ...) -> None: ...
 
 class Segment(_message.Message):
-    __slots__ = ("id", "stream_id", "t_start", "t_end", "transcript", "transcript_pieces", "visual_text", "ocr_text", "snippets", "keyframe_times", "models")
+    __slots__ = ("id", "stream_id", "t_start", "t_end", "transcript", "transcript_pieces", "visual_text", "ocr_text", "snippets", "keyframe_times", "models", "thumbnail_uri", "thumbnail_url")
     class ModelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -460,6 +470,8 @@ class Segment(_message.Message):
     SNIPPETS_FIELD_NUMBER: _ClassVar[int]
     KEYFRAME_TIMES_FIELD_NUMBER: _ClassVar[int]
     MODELS_FIELD_NUMBER: _ClassVar[int]
+    THUMBNAIL_URI_FIELD_NUMBER: _ClassVar[int]
+    THUMBNAIL_URL_FIELD_NUMBER: _ClassVar[int]
     id: str
     stream_id: str
     t_start: float
@@ -471,7 +483,9 @@ class Segment(_message.Message):
     snippets: _containers.RepeatedCompositeFieldContainer[Snippet]
     keyframe_times: _containers.RepeatedScalarFieldContainer[float]
     models: _containers.ScalarMap[str, str]
-    def __init__(self, id: _Optional[str] = ..., stream_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., transcript: _Optional[str] = ..., transcript_pieces: _Optional[_Iterable[_Union[TranscriptPiece, _Mapping]]] = ..., visual_text: _Optional[str] = ..., ocr_text: _Optional[str] = ..., snippets: _Optional[_Iterable[_Union[Snippet, _Mapping]]] = ..., keyframe_times: _Optional[_Iterable[float]] = ..., models: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    thumbnail_uri: str
+    thumbnail_url: str
+    def __init__(self, id: _Optional[str] = ..., stream_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., transcript: _Optional[str] = ..., transcript_pieces: _Optional[_Iterable[_Union[TranscriptPiece, _Mapping]]] = ..., visual_text: _Optional[str] = ..., ocr_text: _Optional[str] = ..., snippets: _Optional[_Iterable[_Union[Snippet, _Mapping]]] = ..., keyframe_times: _Optional[_Iterable[float]] = ..., models: _Optional[_Mapping[str, str]] = ..., thumbnail_uri: _Optional[str] = ..., thumbnail_url: _Optional[str] = ...) -> None: ...
 
 class DownloadSnippetRequest(_message.Message):
     __slots__ = ("segment_id", "index")
