@@ -11,6 +11,9 @@ TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 need_apt=()
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)   # speech for demo + tests
 command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)         # the example producer and its test
+# the console's tests drive Debian's browser and its matching driver (no browser download)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 # a live RTSP camera for the reconnection test (GStreamer's RTSP server, system Python bindings)
 /usr/bin/python3 -c "import gi; gi.require_version('GstRtspServer', '1.0')" >/dev/null 2>&1 \
   || need_apt+=(python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-rtsp gstreamer1.0-plugins-good)
