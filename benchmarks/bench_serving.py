@@ -96,7 +96,7 @@ class SlowAsk:
         return AskResult(answer="stand-in", confidence=0.5, pathway=Pathway.FAST,
                          query_type=QueryType.AUDIO, evidence=[])
 
-    def search(self, query: str, scope: Any, top_k: int, deadline_s: float | None = None) -> list[Any]:
+    def search(self, query: str, scope: Any, top_k: int, deadline_s: float | None = None, **example: Any) -> list[Any]:
         return [] if self._search is None else self._search(query, scope, top_k, deadline_s=deadline_s)
 
 

@@ -32,6 +32,11 @@ class StoreError(EpisodicError):
     exit_code = 4
 
 
+class StoreLockedError(StoreError):
+    """A Milvus Lite store that another process (an ingest, an ``episodic serve``) holds open:
+    the CLI's read commands then ask the ``episodic serve`` that holds it, if one does."""
+
+
 class ModelError(EpisodicError):
     """A configured model cannot be loaded or answered with something unusable."""
 

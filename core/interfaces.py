@@ -7,9 +7,10 @@ call from one thread at a time.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: importing the Protocols does not load numpy (CLI start-up)
+    import numpy as np
 
 from episodic.core.article import Article, ArticleProgress, ArticleRequest
 from episodic.core.llm import LanguageModel
@@ -301,6 +302,11 @@ class SnippetStore(Protocol):
             video_frames: Sequence[object], audio: np.ndarray | None, sample_rate_hz: int,
             fps: float, audio_t_start: float | None = None) -> SnippetRef: ...
 
+    def put_thumbnail(self, stream_id: str, segment_id: str, jpeg: bytes) -> str:
+        """Keep a segment's thumbnail (JPEG bytes) beside its snippet; returns its URI, which
+        ``open``, ``delete_uris`` and ``delete_stream`` treat like a snippet's."""
+        ...
+
     def open(self, uri: str): ...
 
     def path_for(self, uri: str) -> Any: ...
@@ -359,8 +365,13 @@ class MemoryService(Protocol):
     def ask(self, req: AskRequest) -> AskResult: ...
 
     def search(
-        self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None
-    ) -> list[Moment]: ...
+        self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None,
+        image: bytes | None = None, like_segment_id: str | None = None,
+    ) -> list[Moment]:
+        """Moments matching ``query``, best first; search by example with ``image`` (JPEG, PNG
+        or WebP bytes, at most 8 MiB) or ``like_segment_id`` (a stored segment's key frame),
+        where ``query`` may be empty (words and picture together are rank-fused)."""
+        ...
 
     def locate(self, req: LocateRequest) -> LocateResult:
         """The moments in scope that the stored video itself shows ``req.query`` at, best

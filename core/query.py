@@ -95,6 +95,10 @@ class Moment:
     why: str
     segment_id: str = ""
     snippet_uri: str = ""
+    # the snippet and the key-frame thumbnail over a server's HTTP API (signed URLs); "" in
+    # process and from a server without one
+    snippet_url: str = ""
+    thumbnail_url: str = ""
 
 
 @dataclass(frozen=True)

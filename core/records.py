@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from episodic.core.errors import InputError, shown
+
+if TYPE_CHECKING:  # numpy is imported where vectors are computed: the CLI starts without it
+    import numpy as np
 
 # What an E_i entry was made from: a key frame, a stretch of speech, an audio window.
 EntryModality = Literal["visual", "speech", "audio"]
@@ -152,9 +153,21 @@ class ShortTermMemory:
     snippets: list[SnippetRef] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     sounds: list[SoundObservation] = field(default_factory=list)  # non-speech audio windows
+    # A small JPEG of the middle key frame, kept by the snippet store beside the snippets
+    # ("" for audio-only memories and those stored before thumbnails existed)
+    thumbnail_uri: str = ""
     # JPEG key frames, kept only while the memory is formed, for a vision-language summariser
     # (semantic replay with llm = "openai"); never stored, not part of equality
     keyframe_images: list[bytes] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def file_uris(self) -> list[str]:
+        """Every file the snippet store keeps for this memory: its snippets and its thumbnail
+        (what forgetting deletes and orphan clean-up keeps)."""
+        uris = [s.uri for s in self.snippets]
+        if self.thumbnail_uri:
+            uris.append(self.thumbnail_uri)
+        return uris
 
     @property
     def transcript_text(self) -> str:
@@ -256,6 +269,8 @@ def representative_of(entries: list[EmbeddingEntry]) -> np.ndarray | None:
     described alike ("a scene; colours: grey"), so two segments in which different things were
     said looked the same and consolidation merged a whole minute into one memory. Averaging
     per modality first gives what was said, seen and heard an equal say."""
+    import numpy as np
+
     groups: dict[str, list[np.ndarray]] = {}
     for e in entries:
         v = np.asarray(e.vector, dtype=np.float32)
@@ -268,6 +283,8 @@ def representative_of(entries: list[EmbeddingEntry]) -> np.ndarray | None:
 
 
 def normalise(v: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     v = np.asarray(v, dtype=np.float32)
     n = float(np.linalg.norm(v))
     return v / n if n > 0 else v

@@ -136,9 +136,12 @@ def search_args(
     t_min: float | None = None,
     t_max: float | None = None,
     top_k: int = 0,
+    by_example: bool = False,
 ) -> tuple[str, Scope, int]:
-    """Validated ``(query, scope, top_k)`` for ``MemoryQA.search``."""
-    return validation.text(query, "query"), validation.scope(_scope(stream_ids, t_min, t_max)), _top_k(top_k)
+    """Validated ``(query, scope, top_k)`` for ``MemoryQA.search``; with ``by_example`` (a
+    picture or a segment to search by is given) the query may be empty."""
+    text = validation.text(query, "query") if not by_example or (query or "").strip() else ""
+    return text, validation.scope(_scope(stream_ids, t_min, t_max)), _top_k(top_k)
 
 
 def locate_request(
@@ -263,18 +266,24 @@ def article_request_from_proto(msg: pb.ArticleRequest, deadline_s: float | None 
     )
 
 
-def search_request_to_proto(query: str, scope: Scope, top_k: int) -> pb.SearchRequest:
-    msg = pb.SearchRequest(query=query, stream_ids=list(scope.stream_ids or ()), top_k=top_k)
+def search_request_to_proto(
+    query: str, scope: Scope, top_k: int, image: bytes | None = None, like_segment_id: str | None = None
+) -> pb.SearchRequest:
+    msg = pb.SearchRequest(query=query, stream_ids=list(scope.stream_ids or ()), top_k=top_k,
+                           image=image or b"", like_segment_id=like_segment_id or "")
     put_times(msg, scope)
     return msg
 
 
 def search_request_from_proto(msg: pb.SearchRequest) -> tuple[str, Scope, int]:
+    """``(query, scope, top_k)``; the example to search by is in ``msg.image`` and
+    ``msg.like_segment_id`` (with one of them the query may be empty)."""
     return search_args(
         msg.query,
         list(msg.stream_ids),
         *times_of(msg),
         msg.top_k,
+        by_example=bool(msg.image) or bool(msg.like_segment_id),
     )
 
 
@@ -543,6 +552,8 @@ def moment_to_proto(m: Moment) -> pb.Moment:
         why=m.why,
         segment_id=m.segment_id,
         snippet_uri=m.snippet_uri,
+        snippet_url=m.snippet_url,
+        thumbnail_url=m.thumbnail_url,
     )
 
 
@@ -555,6 +566,8 @@ def moment_from_proto(msg: pb.Moment) -> Moment:
         why=msg.why,
         segment_id=msg.segment_id,
         snippet_uri=msg.snippet_uri,
+        snippet_url=msg.snippet_url,
+        thumbnail_url=msg.thumbnail_url,
     )
 
 
@@ -567,6 +580,8 @@ def moment_to_dict(m: Moment) -> dict[str, Any]:
         "why": m.why,
         "segment_id": m.segment_id,
         "snippet_uri": m.snippet_uri,
+        "snippet_url": m.snippet_url,
+        "thumbnail_url": m.thumbnail_url,
     }
 
 

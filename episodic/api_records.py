@@ -12,7 +12,7 @@ from typing import Any
 from episodic.core.records import ShortTermMemory, StreamInfo, ThetaEvent
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 
-_CONTENT_TYPES = {".mp4": "video/mp4", ".m4a": "audio/mp4"}
+_CONTENT_TYPES = {".mp4": "video/mp4", ".m4a": "audio/mp4", ".jpg": "image/jpeg"}
 
 
 # -- stored records ------------------------------------------------------------------------------
@@ -42,6 +42,7 @@ def event_to_dict(e: pb.Event) -> dict[str, Any]:
         "t_end": round(e.t_end, 3),
         "summary": e.summary,
         "provisional": e.provisional,
+        "thumbnail_url": e.thumbnail_url,
     }
 
 
@@ -70,6 +71,7 @@ def segment_to_proto(m: ShortTermMemory) -> pb.Segment:
         ],
         keyframe_times=list(m.keyframe_times),
         models={str(k): str(v) for k, v in models.items()} if isinstance(models, dict) else {},
+        thumbnail_uri=m.thumbnail_uri,
     )
 
 
@@ -93,11 +95,14 @@ def segment_to_dict(s: pb.Segment) -> dict[str, Any]:
                 "t_start": round(sn.t_start, 3),
                 "t_end": round(sn.t_end, 3),
                 "content_type": sn.content_type,
+                "url": sn.url,  # over the HTTP API (signed); "" when the server runs none
             }
             for sn in s.snippets
         ],
         "keyframe_times": [round(t, 3) for t in s.keyframe_times],
         "models": dict(sorted(s.models.items())),
+        "thumbnail_uri": s.thumbnail_uri,
+        "thumbnail_url": s.thumbnail_url,
     }
 
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 import sys
 
 from episodic import (
+    cli_console,
     cli_forget,
     cli_kafka,
+    cli_mcp,
     cli_query,
     cli_recall,
     cli_records,
+    cli_setup,
     cli_summaries,
     cli_tools,
     cli_watch,
@@ -23,7 +26,8 @@ from episodic.core.errors import EpisodicError, StoreError
 from episodic.process import limit_malloc_arenas, quiet_grpc_logging
 
 # the command groups, in the order --help lists them
-for _group in (cli_records, cli_query, cli_recall, cli_summaries, cli_forget, cli_kafka, cli_tools):
+for _group in (cli_records, cli_query, cli_console, cli_recall, cli_summaries, cli_mcp, cli_forget,
+               cli_kafka, cli_tools, cli_setup):
     app.registered_commands += _group.commands.registered_commands
 app.add_typer(cli_watch.app, name="watch")
 
@@ -47,8 +51,11 @@ def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
     limit_malloc_arenas()
     quiet_grpc_logging()
+    cli_setup.accept_click_completion_instruction()
     try:
-        app()  # standalone: usage errors and --help are handled (and exit) by click
+        # standalone: usage errors and --help are handled (and exit) by click; the name is fixed
+        # so `python -m episodic.cli` says `episodic` too and reads _EPISODIC_COMPLETE
+        app(prog_name="episodic")
     except EpisodicError as exc:
         err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)

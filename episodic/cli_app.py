@@ -22,10 +22,29 @@ app = typer.Typer(
         "(a Milvus Lite file under --data by default), then list them."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion; `episodic completion SHELL`
     pretty_exceptions_enable=False,
 )
 err = Console(stderr=True)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from episodic.version import package_version
+
+        sys.stdout.write(f"episodic {package_version()}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _app_options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True),
+    ] = False,
+) -> None:
+    # no docstring: the app's help above stays its description
+    pass
 
 DataOpt = Annotated[
     Path | None,

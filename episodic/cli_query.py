@@ -22,6 +22,7 @@ from episodic.cli_app import (
     _settings,
     err,
 )
+from episodic.cli_remote import ApiKeyOpt, CaCertOpt, ServerOpt, TimeoutOpt, memory_service
 from episodic.config import load_settings
 from episodic.core.errors import InputError
 
@@ -29,22 +30,6 @@ commands = typer.Typer()  # merged into the app by episodic.cli
 
 
 # -- query: serve, ask, search ----------------------------------------------------------------
-ServerOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--server",
-        help="host:port of an `episodic serve` to ask. Without it the question is answered in-process from --data.",
-        envvar="EPISODIC_SERVER",
-    ),
-]
-ApiKeyOpt = Annotated[
-    str | None,
-    typer.Option("--api-key", help="API key for --server (sent as `authorization: Bearer`). Env: EPISODIC_API_KEY", envvar="EPISODIC_API_KEY"),
-]
-CaCertOpt = Annotated[
-    Path | None,
-    typer.Option("--ca-cert", help="PEM CA certificate that signed the server's TLS certificate: talk TLS to --server."),
-]
 StreamsOpt = Annotated[
     list[str] | None,
     typer.Option("--stream-id", help="Only this stream; repeat for several. Default: every stream (the API key may see)."),
@@ -52,10 +37,6 @@ StreamsOpt = Annotated[
 TMinOpt = Annotated[float | None, typer.Option("--t-min", help="Only memories ending at or after this stream time (s).")]
 TMaxOpt = Annotated[float | None, typer.Option("--t-max", help="Only memories starting at or before this stream time (s).")]
 TopKOpt = Annotated[int, typer.Option("--top-k", help="How many pieces of evidence / moments (1-100).")]
-TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", help="Give up after this many seconds (the call's deadline).", min=0.001)
-]
-
 class _GreedyChoices(TyperCommand):
     """Lets ``--choices A B C`` take every following word up to the next option, as people
     write it; click options take a fixed number of values, so the words are rewritten to
@@ -84,52 +65,57 @@ class _GreedyChoices(TyperCommand):
         return super().parse_args(ctx, out)
 
 
-def _service(
-    server: str | None, api_key: str | None, ca_cert: Path | None, timeout: float,
-    data: Path | None, config: Path | None,
-) -> Any:
-    """The memory as a MemoryService: an `episodic serve` at ``server``, or this process over
-    ``--data`` (models loaded here). Both take the same requests and give the same results."""
-    if server:
-        from episodic.client import Client
-
-        return Client(server, api_key, ca_cert, timeout_s=timeout)
-    settings = _settings(data, config)
-    _quiet_libraries()
-    from episodic.components import Components
-    from episodic.services.local import LocalMemoryService
-
-    return LocalMemoryService(Components(settings))
+# the memory as a MemoryService: --server's, the `episodic serve` holding --data, or in-process
+_service = memory_service
 
 
 @commands.command()
 def serve(
     host: Annotated[str | None, typer.Option("--host", help="Address to listen on. Default: grpc_host (127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option("--port", help="Port. Default: grpc_port (50051); 0 picks a free one.")] = None,
+    http_port: Annotated[
+        int | None,
+        typer.Option("--http-port", help="Also serve the REST/JSON API and the web console on this port (0 picks a free one). Default: http_port (-1 = off)."),
+    ] = None,
+    http_host: Annotated[str | None, typer.Option("--http-host", help="Address for --http-port. Default: http_host, else --host.")] = None,
     data: DataOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Serve the memory over gRPC (episodic.v1.EpisodicMemory, health, reflection) until Ctrl-C or SIGTERM.
 
-    Prints `listening on HOST:PORT` on stdout once it accepts calls. Without api_keys_file it listens on loopback only; with tls_cert_path/tls_key_path it speaks TLS.
+    Prints `listening on HOST:PORT` on stdout once it accepts calls, and with --http-port `http on http://HOST:PORT` once the REST API and the console do. Without api_keys_file it listens on loopback only; with tls_cert_path/tls_key_path it speaks TLS (HTTPS too).
+
+    While it runs, <data>/serve.json names it, and read commands on the same --data (streams, events, segments, ask, search …) ask it instead of opening the store it holds.
     """
     import logging
 
-    settings = load_settings(config_file=config, data_dir=data, grpc_host=host, grpc_port=port)
+    settings = load_settings(config_file=config, data_dir=data, grpc_host=host, grpc_port=port,
+                             http_port=http_port, http_host=http_host)
     _quiet_libraries()
     # the server's own notes at INFO; libraries only when something is wrong
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("episodic").setLevel(logging.INFO)
+    from episodic import cli_remote
     from episodic.server import serve as run_server
 
     def ready(handle: Any) -> None:
+        # read commands on this data directory (streams, ask …) come here while it runs
+        try:
+            cli_remote.write_marker(settings.data_dir, handle.address, handle.tls, settings.tls_cert_path)
+        except OSError as exc:  # a read-only data directory: serving still works
+            err.print(f"[yellow]warning[/yellow]: cannot write {cli_remote.MARKER_NAME}: {exc}", highlight=False)
         sys.stdout.write(f"listening on {handle.address}\n")
+        if handle.http is not None:
+            sys.stdout.write(f"http on {handle.http.url}\n")
         sys.stdout.flush()
         n = len(handle.servicer.keys)
         access = f"{n} API key(s)" if n else "no API keys: open to anyone on this machine"
         err.print(f"{'TLS' if handle.tls else 'plaintext'}, {access}; Ctrl-C or SIGTERM stops", highlight=False)
 
-    run_server(settings, on_ready=ready)
+    try:
+        run_server(settings, on_ready=ready)
+    finally:
+        cli_remote.remove_marker(settings.data_dir)
 
 
 @commands.command(cls=_GreedyChoices)
@@ -181,9 +167,36 @@ def ask(
         err.print(table)
 
 
+def _example_image(path: Path) -> bytes:
+    """The bytes of ``--image``, checked here (a readable JPEG, PNG or WebP of at most 8 MiB)
+    so a bad file is one line and exit 2 before any model loads or a server is called."""
+    from episodic.retrieval.by_example import MAX_IMAGE_BYTES, decode_image
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_IMAGE_BYTES:
+            raise InputError(f"--image {path}: {size / 2**20:.1f} MiB; at most {MAX_IMAGE_BYTES // 2**20} MiB are allowed")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"--image {path}: {exc.strerror or exc}") from None
+    try:
+        decode_image(data)
+    except InputError as exc:
+        raise InputError(f"--image {path}: {exc}") from None
+    return data
+
+
 @commands.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for, in words.")],
+    query: Annotated[str, typer.Argument(help="What to look for, in words (may be left out with --image or --like).")] = "",
+    image: Annotated[
+        Path | None,
+        typer.Option("--image", help="Search by example: moments whose key frames look like this picture (JPEG, PNG or WebP, at most 8 MiB); with QUERY too, words and picture are rank-fused."),
+    ] = None,
+    like: Annotated[
+        str | None,
+        typer.Option("--like", help="Search by example: moments that look like this stored segment's key frame (a segment or event id, as `episodic segments` lists)."),
+    ] = None,
     stream_id: StreamsOpt = None,
     t_min: TMinOpt = None,
     t_max: TMaxOpt = None,
@@ -196,12 +209,19 @@ def search(
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Find the moments (stream, start, end) that match a description, best first."""
+    """Find the moments (stream, start, end) that match a description, or look like a picture (--image) or a stored segment (--like), best first."""
     from episodic import api_convert
 
-    text, scope, k = api_convert.search_args(query, stream_id or (), t_min, t_max, top_k)
+    if image is not None and like:
+        raise InputError("search by --image or by --like, not both")
+    picture = _example_image(image) if image is not None else None
+    text, scope, k = api_convert.search_args(query, stream_id or (), t_min, t_max, top_k,
+                                             by_example=picture is not None or bool(like))
     with _service(server, api_key, ca_cert, timeout, data, config) as memory:
-        moments = memory.search(text, scope, k, deadline_s=timeout)
+        if picture is not None or like:
+            moments = memory.search(text, scope, k, deadline_s=timeout, image=picture, like_segment_id=like)
+        else:
+            moments = memory.search(text, scope, k, deadline_s=timeout)
     if json_out:
         _print_json(api_convert.search_result_to_dict(moments))
         return

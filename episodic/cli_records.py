@@ -24,6 +24,7 @@ from episodic.cli_app import (
     _settings,
     err,
 )
+from episodic.cli_remote import ApiKeyOpt, CaCertOpt, ServerOpt, TimeoutOpt, read_document
 from episodic.core.errors import EpisodicError, InputError
 
 commands = typer.Typer()  # merged into the app by episodic.cli
@@ -169,8 +170,6 @@ def ingest(
 
 # -- listing ----------------------------------------------------------------------------------
 def _open_store(data: Path | None, config: Path | None):
-    from episodic.memory.milvus_store import MilvusStore
-
     settings = _settings(data, config)
     if not settings.milvus_uri and not Path(settings.data_dir).is_dir():
         # a mistyped --data is not an empty store
@@ -179,101 +178,136 @@ def _open_store(data: Path | None, config: Path | None):
             "(`episodic ingest FILE` creates it)"
         )
     if not settings.milvus_uri and not Path(settings.resolved_milvus_uri).exists():
-        return settings, None
+        return settings, None  # an empty store: answered without importing the store (or numpy)
+    from episodic.memory.milvus_store import MilvusStore
+
     return settings, MilvusStore(settings)
 
 
 @commands.command()
 def events(
-    stream_id: StreamOpt = None, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
+    stream_id: StreamOpt = None, server: ServerOpt = None, api_key: ApiKeyOpt = None, ca_cert: CaCertOpt = None,
+    timeout: TimeoutOpt = 60.0, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    """List ThetaEvents (one-sentence summaries of consolidated memories)."""
+    """List ThetaEvents (one-sentence summaries of consolidated memories), from --data or through --server (ListEvents, every page)."""
     from episodic.core.records import validate_stream_id
 
     if stream_id is not None:
         validate_stream_id(stream_id)
-    _, store = _open_store(data, config)
-    rows = []
-    if store is not None:
-        try:
-            rows = store.list_events(stream_id=stream_id, with_vectors=False)
-        finally:
-            store.close()
-    if json_out:
+
+    def local(settings: Any) -> dict[str, Any]:
+        _, store = _open_store(data, config)
+        if store is None:
+            return {"events": []}  # an empty store: nothing heavy imported
         from episodic import api_records
 
-        _print_json(api_records.events_document(rows))
+        try:
+            return api_records.events_document(store.list_events(stream_id=stream_id, with_vectors=False))
+        finally:
+            store.close()
+
+    def remote(client: Any) -> dict[str, Any]:
+        return {"events": [e.to_dict() for e in client.list_events(stream_id, timeout_s=timeout)]}
+
+    doc = read_document(server, api_key, ca_cert, timeout, data, config, local, remote)
+    if json_out:
+        _print_json(doc)
         return
-    if not rows:
+    if not doc["events"]:
         err.print("no events" + (f" for stream {stream_id!r}" if stream_id else "") + " in this store")
         return
     table = Table("stream", "start", "end", "summary", "id", show_lines=False)
-    for e in rows:
-        pending = " (provisional)" if (e.metadata or {}).get("provisional") else ""
-        table.add_row(e.stream_id, _fmt_t(e.t_start), _fmt_t(e.t_end), e.summary + pending, e.id)
+    for e in doc["events"]:
+        pending = " (provisional)" if e["provisional"] else ""
+        table.add_row(e["stream_id"], _fmt_t(e["t_start"]), _fmt_t(e["t_end"]), e["summary"] + pending, e["id"])
     Console().print(table)
+
+
+def _remote_segments(client: Any, stream_id: str | None, timeout: float) -> list[Any]:
+    """Every segment through a server: its events name them (one per segment), GetSegment
+    reads each; sorted as the store lists them, by (stream_id, t_start, id)."""
+    ids = dict.fromkeys(e.segment_id for e in client.list_events(stream_id, timeout_s=timeout))
+    return sorted((client.get_segment(i, timeout_s=timeout) for i in ids), key=lambda s: (s.stream_id, s.t_start, s.id))
 
 
 @commands.command()
 def segments(
-    stream_id: StreamOpt = None, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False
+    stream_id: StreamOpt = None, server: ServerOpt = None, api_key: ApiKeyOpt = None, ca_cert: CaCertOpt = None,
+    timeout: TimeoutOpt = 60.0, data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    """List ShortTermMemories with their transcript, visual text and snippet URIs."""
+    """List ShortTermMemories with their transcript, visual text and snippet URIs, from --data or through --server (GetSegment for each event's segment)."""
     from episodic.core.records import validate_stream_id
 
     if stream_id is not None:
         validate_stream_id(stream_id)
-    _, store = _open_store(data, config)
-    rows = []
-    if store is not None:
-        try:
-            rows = store.list_memories(stream_id=stream_id)
-        finally:
-            store.close()
-    if json_out:
+
+    def local(settings: Any) -> dict[str, Any]:
+        _, store = _open_store(data, config)
+        if store is None:
+            return {"segments": []}
         from episodic import api_records
 
-        _print_json(api_records.segments_document(rows))
+        try:
+            return api_records.segments_document(store.list_memories(stream_id=stream_id))
+        finally:
+            store.close()
+
+    def remote(client: Any) -> dict[str, Any]:
+        return {"segments": [s.to_dict() for s in _remote_segments(client, stream_id, timeout)]}
+
+    doc = read_document(server, api_key, ca_cert, timeout, data, config, local, remote)
+    if json_out:
+        _print_json(doc)
         return
-    if not rows:
+    if not doc["segments"]:
         err.print("no segments" + (f" for stream {stream_id!r}" if stream_id else "") + " in this store")
         return
     table = Table("stream", "start", "end", "transcript", "visual", "snippet", show_lines=True)
-    for m in rows:
+    for m in doc["segments"]:
         table.add_row(
-            m.stream_id,
-            _fmt_t(m.t_start),
-            _fmt_t(m.t_end),
-            m.transcript_text or "—",
-            m.visual_text or "—",
-            "\n".join(sn.uri for sn in m.snippets),
+            m["stream_id"],
+            _fmt_t(m["t_start"]),
+            _fmt_t(m["t_end"]),
+            m["transcript"] or "—",
+            m["visual_text"] or "—",
+            "\n".join(sn["uri"] for sn in m["snippets"]),
         )
     Console().print(table)
 
 
 @commands.command()
-def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
-    """List the streams in the store, with what each takes: its records (memories, events, E_i, frames, overviews, its listing) and the bytes of its snippet files (--json: "storage", as ListStreams with with_storage)."""
-    settings, store = _open_store(data, config)
-    rows = []
-    usage: dict[str, Any] = {}
-    if store is not None:
+def streams(
+    server: ServerOpt = None, api_key: ApiKeyOpt = None, ca_cert: CaCertOpt = None, timeout: TimeoutOpt = 60.0,
+    data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = False,
+) -> None:
+    """List the streams in the store, with what each takes: its records (memories, events, E_i, frames, overviews, its listing) and the bytes of its snippet files (--json: "storage", as ListStreams with with_storage). From --data, or through --server."""
+
+    def local(settings: Any) -> dict[str, Any]:
+        settings, store = _open_store(data, config)
+        if store is None:
+            return {"streams": []}
         try:
             rows = store.list_streams()
-            if rows:
-                from episodic.components import Components
-                from episodic.services.forgetting import stream_storage
+            if not rows:
+                return {"streams": []}
+            from episodic import api_records
+            from episodic.api_forget import storage_of
+            from episodic.components import Components
+            from episodic.services.forgetting import stream_storage
 
-                usage = stream_storage(store, Components(settings).snippets, [s.stream_id for s in rows])
+            usage = stream_storage(store, Components(settings).snippets, [s.stream_id for s in rows])
+            return api_records.streams_document(rows, {sid: storage_of(u) for sid, u in usage.items()})
         finally:
             store.close()
-    if json_out:
-        from episodic import api_records
-        from episodic.api_forget import storage_of
 
-        _print_json(api_records.streams_document(rows, {sid: storage_of(u) for sid, u in usage.items()}))
+    def remote(client: Any) -> dict[str, Any]:
+        return {"streams": [s.to_dict() for s in client.list_streams(with_storage=True, timeout_s=timeout)]}
+
+    doc = read_document(server, api_key, ca_cert, timeout, data, config, local, remote)
+    if json_out:
+        _print_json(doc)
         return
-    if not rows:
+    if not doc["streams"]:
         err.print("no streams in this store yet: run `episodic ingest FILE`")
         return
     from episodic.cli_forget import _human_bytes
@@ -283,13 +317,11 @@ def streams(data: DataOpt = None, config: ConfigOpt = None, json_out: JsonOpt = 
     for heading in ("duration", "memories", "events", "records", "snippets"):
         table.add_column(heading, no_wrap=True)
     table.add_column("source", overflow="fold")
-    for s in rows:
-        name = s.stream_id + (" (incomplete)" if s.metadata.get("complete") is False else "")
-        if s.metadata.get("gaps"):
-            name += f" ({len(s.metadata['gaps'])} gap(s))"
-        u = usage.get(s.stream_id)
-        table.add_row(name, _fmt_t(s.t_end), str(s.memories), str(s.events),
-                      str(u.records) if u else "—", _human_bytes(u.snippet_bytes) if u else "—", s.source)
+    for s in doc["streams"]:
+        name = s["stream_id"] + (" (incomplete)" if s["complete"] is False else "")
+        if s["gaps"]:
+            name += f" ({len(s['gaps'])} gap(s))"
+        u = s.get("storage")
+        table.add_row(name, _fmt_t(s["t_end"]), str(s["segments"]), str(s["events"]),
+                      str(u["records"]) if u else "—", _human_bytes(u["snippet_bytes"]) if u else "—", s["source"])
     Console().print(table)
-
-

@@ -19,8 +19,9 @@ from episodic.cli_app import (
     err,
 )
 from episodic.cli_kafka import push, worker
-from episodic.cli_query import ApiKeyOpt, CaCertOpt, _service, ask
+from episodic.cli_query import ApiKeyOpt, CaCertOpt, ask
 from episodic.cli_records import _open_store, events, ingest
+from episodic.cli_remote import local_memory_service
 from episodic.core.errors import InputError
 
 commands = typer.Typer()  # merged into the app by episodic.cli
@@ -141,7 +142,7 @@ def evaluate(
     label_set = load_labelled_set(labels) if labels is not None else None
     from episodic.services.articles import ArticleService
 
-    local = _service(None, None, None, 0.0, data, config)
+    local = local_memory_service(data, config)  # it ingests: never through a server
     components = local.components
     try:
         if build_sample:

@@ -6,19 +6,34 @@ them) has one code path for both and cannot tell which one answered::
 
     with Client("127.0.0.1:50051", api_key="…") as memory:
         print(memory.ask(AskRequest("When does the train leave?")).answer)
+        for event in memory.list_events(stream_id="kitchen"):  # every page, fetched as needed
+            print(event.t_start, event.summary)
 
-A failed call raises :class:`RemoteCallError` with the gRPC status and the server's message.
+It also reads the stored records (:mod:`episodic.client_records`: streams, events, segments)
+and downloads snippets. A failed call raises :class:`RemoteCallError` with the gRPC status and
+the server's message; deadlines and retries are described on :class:`Client`.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from episodic import api_convert, api_recall
+from episodic.client_calls import (  # noqa: F401 - the client's public names, kept here
+    DEFAULT_TIMEOUT_S,
+    MAX_RECEIVE_BYTES,
+    REMOTE_EXIT_CODES,
+    Connection,
+    RemoteCallError,
+    open_channel,
+)
+from episodic.client_records import Event, Segment, Stream
 from episodic.core.article import Article, ArticleProgress, ArticleRequest
-from episodic.core.errors import EpisodicError, InputError
+from episodic.core.errors import EpisodicError
 from episodic.core.query import (
     AskRequest,
     AskResult,
@@ -32,100 +47,31 @@ from episodic.core.query import (
 from episodic.core.summaries import SummariesRequest, SummaryList
 from episodic.core.watches import Alert, Watch
 
-MAX_RECEIVE_BYTES = 16 * 1024 * 1024
-DEFAULT_TIMEOUT_S = 300.0
-# how a failed call's status maps to the CLI's exit codes (the same as local errors')
-REMOTE_EXIT_CODES = {
-    "INVALID_ARGUMENT": 2,
-    "UNAUTHENTICATED": 2,
-    "PERMISSION_DENIED": 2,
-    "NOT_FOUND": 2,
-    "UNAVAILABLE": 4,
-    "DEADLINE_EXCEEDED": 6,
-}
+EVENTS_PAGE_SIZE = 500  # ListEvents' largest page
 
 
-class RemoteCallError(EpisodicError):
-    """A call to an `episodic serve` failed: the gRPC status and the server's message."""
+class Client(Connection):
+    """Ask, Search, Locate, Recall, Article, the stored records, snippets, watches and Forget on
+    an `episodic serve` at ``server`` (host:port); ``api_key`` is sent as ``authorization:
+    Bearer``, ``ca_cert`` (the PEM of the CA that signed the server's certificate) makes it TLS.
 
-    def __init__(self, server: str, code: str, details: str) -> None:
-        super().__init__(f"{server}: {code}: {details}")
-        self.code = code
-        self.exit_code = REMOTE_EXIT_CODES.get(code, 1)
+    **Deadlines.** Every call has one: its ``timeout_s`` argument, else the request's
+    ``deadline_s`` (Ask, Locate, Recall, Article), else the client's ``timeout_s`` (300 s). It
+    covers all the call's tries; past it the call fails with DEADLINE_EXCEEDED. ``list_events``
+    applies it to each page, ``download_snippet`` to the whole download.
 
+    **Retries.** Calls that change nothing on the server (ListStreams, ListEvents, GetSegment,
+    Search, ListSummaries, ListWatches, and Ask, Locate, Recall, which only read the memory)
+    are tried again when they fail with UNAVAILABLE (a server not up yet or restarting): four
+    tries in all, waiting about 0.2 s × 2^n with ±20 % jitter, never past the deadline. The
+    streams (DownloadSnippet, Article, WatchAlerts) are tried again only before their first
+    message; once one has begun, a failure is reported. Forget, AddWatch and RemoveWatch are
+    never tried again. Other statuses fail at once.
 
-def _check_server(server: str) -> str:
-    host, sep, port = server.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise InputError(f"--server must be host:port, got {server!r}")
-    return server
-
-
-def _read_ca(ca_cert: Path | None) -> bytes | None:
-    if ca_cert is None:
-        return None
-    try:
-        return Path(ca_cert).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read --ca-cert {ca_cert}: {exc.strerror or exc}") from None
-
-
-def open_channel(server: str, ca_root: bytes | None = None) -> Any:
-    """A gRPC channel to ``host:port`` (TLS when ``ca_root``, the server's CA in PEM, is given)."""
-    import grpc
-
-    options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
-    if ca_root is not None:
-        return grpc.secure_channel(server, grpc.ssl_channel_credentials(ca_root), options=options)
-    return grpc.insecure_channel(server, options=options)
-
-
-class Client:
-    """Ask, Search, Locate, Recall and Article on an `episodic serve` at ``server`` (host:port)."""
-
-    def __init__(
-        self, server: str, api_key: str | None = None, ca_cert: Path | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        self.server = _check_server(server)  # a bad address or CA file fails here, at once
-        self.timeout_s = timeout_s
-        self._metadata = (("authorization", f"Bearer {api_key}"),) if api_key else ()
-        self._ca_root = _read_ca(ca_cert)
-        self._channel: Any = None
-
-    def _stub(self) -> Any:
-        from episodic.proto.episodic.v1 import episodic_pb2_grpc
-
-        if self._channel is None:
-            self._channel = open_channel(self.server, self._ca_root)
-        return episodic_pb2_grpc.EpisodicMemoryStub(self._channel)
-
-    def _failed(self, exc: Any) -> RemoteCallError:
-        code = exc.code().name if exc.code() is not None else "UNKNOWN"
-        return RemoteCallError(self.server, code, exc.details() or "no details")
-
-    def _unary(self, method: str, request: Any, timeout_s: float) -> Any:
-        """One unary call; a gRPC failure becomes a one-line RemoteCallError."""
-        import grpc
-
-        try:
-            return getattr(self._stub(), method)(request, timeout=timeout_s, metadata=self._metadata)
-        except grpc.RpcError as exc:
-            raise self._failed(exc) from None
-
-    def _stream(self, method: str, request: Any, timeout_s: float) -> Iterator[Any]:
-        """The messages of one server-streaming call as they arrive; a failure (also after some
-        messages) becomes a RemoteCallError. Leaving the loop early cancels the call, so the
-        server stops working for nobody."""
-        import grpc
-
-        call = getattr(self._stub(), method)(request, timeout=timeout_s, metadata=self._metadata)
-        try:
-            yield from call
-        except grpc.RpcError as exc:
-            raise self._failed(exc) from None
-        finally:
-            call.cancel()  # a no-op once the call has ended
+    **Errors.** A failure is a :class:`RemoteCallError` (an EpisodicError) with ``code``, the
+    gRPC status name, and the server's message; the CLI exits with its ``exit_code``
+    (UNAVAILABLE 4, DEADLINE_EXCEEDED 6, bad input or keys 2).
+    """
 
     # -- MemoryService ---------------------------------------------------------------------
     def ask(self, req: AskRequest) -> AskResult:
@@ -133,15 +79,17 @@ class Client:
         return api_convert.ask_result_from_proto(reply)
 
     def search(
-        self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None
+        self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None,
+        image: bytes | None = None, like_segment_id: str | None = None,
     ) -> list[Moment]:
-        msg = api_convert.search_request_to_proto(query, scope or Scope(), top_k)
+        msg = api_convert.search_request_to_proto(query, scope or Scope(), top_k, image, like_segment_id)
         reply = self._unary("Search", msg, deadline_s or self.timeout_s)
         return [api_convert.moment_from_proto(m) for m in reply.moments]
 
-    def locate(self, req: LocateRequest) -> LocateResult:
+    def locate(self, req: LocateRequest, on_progress: Callable[..., None] | None = None) -> LocateResult:
         """Look again at the server's stored video (its frame decoding, its looker); the
-        request's deadline is the call's, as for Ask."""
+        request's deadline is the call's, as for Ask. The server does not report progress:
+        ``on_progress`` (taken as in-process) is never called."""
         reply = self._unary("Locate", api_convert.locate_request_to_proto(req), req.deadline_s or self.timeout_s)
         return api_convert.locate_result_from_proto(reply)
 
@@ -173,6 +121,81 @@ class Client:
         if result is None:
             raise EpisodicError(f"{self.server}: the Article call ended without an article")
         return result
+
+    # -- stored records ----------------------------------------------------------------------
+    def list_streams(self, with_storage: bool = False, timeout_s: float | None = None) -> list[Stream]:
+        """The streams the API key may see, sorted by id. ``with_storage`` adds what each takes
+        (``Stream.storage``: records per collection and snippet bytes; slower on the server)."""
+        from episodic.proto.episodic.v1 import episodic_pb2 as pb
+
+        reply = self._unary("ListStreams", pb.ListStreamsRequest(with_storage=with_storage), timeout_s or self.timeout_s)
+        return [Stream.from_proto(s) for s in reply.streams]
+
+    def list_events(
+        self, stream_id: str | list[str] | None = None, t_min: float | None = None, t_max: float | None = None,
+        page_size: int = EVENTS_PAGE_SIZE, timeout_s: float | None = None,
+    ) -> Iterator[Event]:
+        """Every event of ``stream_id`` (one id or a list; None: every stream the key may see)
+        that ends at or after ``t_min`` and starts at or before ``t_max``, sorted by (stream_id,
+        t_start, id). The ListEvents pages (``page_size`` events, 1-500) are fetched as the loop
+        reaches them; ``timeout_s`` is each page's deadline."""
+        from episodic.proto.episodic.v1 import episodic_pb2 as pb
+
+        ids = [stream_id] if isinstance(stream_id, str) else list(stream_id or ())
+        msg = pb.ListEventsRequest(stream_ids=ids, page_size=page_size)
+        if t_min is not None:
+            msg.t_min = t_min
+        if t_max is not None:
+            msg.t_max = t_max
+        while True:
+            reply = self._unary("ListEvents", msg, timeout_s or self.timeout_s)
+            for event in reply.events:
+                yield Event.from_proto(event)
+            if not reply.next_page_token:
+                return
+            if reply.next_page_token == msg.page_token:
+                raise EpisodicError(f"{self.server}: ListEvents gave the same page token twice")
+            msg.page_token = reply.next_page_token
+
+    def get_segment(self, segment_id: str, timeout_s: float | None = None) -> Segment:
+        """One segment (a ShortTermMemory: transcript, visual text, snippets …) by its id, or by
+        the id of the event that summarises it. NOT_FOUND outside the key, as for no such id."""
+        from episodic.proto.episodic.v1 import episodic_pb2 as pb
+
+        reply = self._unary("GetSegment", pb.GetSegmentRequest(id=segment_id), timeout_s or self.timeout_s)
+        return Segment.from_proto(reply)
+
+    def download_snippet(self, segment_id: str, index: int = 0, timeout_s: float | None = None) -> Iterator[bytes]:
+        """The bytes of a segment's snippet ``index`` (``Segment.snippets``: a playable .mp4 or
+        .m4a) as they arrive, in order, at most 1 MiB at a time; joined, they are the file.
+        ``timeout_s`` covers the whole download; leaving the loop early cancels it."""
+        from episodic.proto.episodic.v1 import episodic_pb2 as pb
+
+        msg = pb.DownloadSnippetRequest(segment_id=segment_id, index=index)
+        offset, total = 0, None
+        for chunk in self._stream("DownloadSnippet", msg, timeout_s or self.timeout_s):
+            if chunk.offset != offset:
+                raise EpisodicError(f"{self.server}: DownloadSnippet sent bytes at {chunk.offset}, expected {offset}")
+            offset, total = offset + len(chunk.data), chunk.total_size
+            if chunk.data:
+                yield chunk.data
+        if total is not None and offset != total:
+            raise EpisodicError(f"{self.server}: DownloadSnippet ended after {offset} of {total} bytes")
+
+    def save_snippet(self, segment_id: str, index: int, path: str | Path, timeout_s: float | None = None) -> Path:
+        """Download snippet ``index`` of a segment into ``path`` and return it. The bytes go to
+        a temporary file beside it, renamed once complete: a failed download leaves no part."""
+        path = Path(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for data in self.download_snippet(segment_id, index, timeout_s):
+                    out.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
 
     # -- standing queries ------------------------------------------------------------------
     def add_watch(self, watch: Watch) -> tuple[Watch, str]:
@@ -218,11 +241,6 @@ class Client:
         reply = self._unary("Forget", api_forget.forget_request_to_proto(stream_id, t_min, t_max),
                             timeout_s or self.timeout_s)
         return api_forget.forget_report_from_proto(reply)
-
-    def close(self) -> None:
-        channel, self._channel = self._channel, None
-        if channel is not None:
-            channel.close()
 
     def __enter__(self) -> Client:
         return self

@@ -25,6 +25,7 @@ from episodic.core.records import (
 from episodic.memory.consolidation import Consolidator, merge_into
 from episodic.memory.encoder import PerceptualEncoder, StageTimer
 from episodic.memory.replay import SemanticReplay
+from episodic.memory.thumbnails import make_thumbnail, middle_keyframe
 from episodic.stream.segmentation import StreamSegmenter
 
 
@@ -140,6 +141,7 @@ class StreamIngestor:
             memory = self._encode(seg)
         for done in self.consolidator.add(memory):
             self._store(done)
+        self._drop_merged_thumbnail(memory)
         if self.provisional:
             self._store_open()
 
@@ -185,8 +187,34 @@ class StreamIngestor:
         self.timer.add("snippets", started)
         memory = self.encoder.encode(self.stream_id, seg)
         memory.snippets = [ref]
+        self._thumbnail(seg, memory)
         memory.metadata.update(self._provenance())
         return memory
+
+    def _thumbnail(self, seg: Segment, memory: ShortTermMemory) -> None:
+        """A small JPEG of the segment's middle key frame (the decoded frame the encoder
+        used), kept beside its snippet; none for audio-only segments."""
+        side = int(self.s.thumbnail_max_side)
+        frame = middle_keyframe(seg.frames, memory.frames) if side > 0 else None
+        if frame is None:
+            return
+        started = time.perf_counter()
+        jpeg = make_thumbnail(frame.rgb, side, int(self.s.thumbnail_quality))
+        memory.thumbnail_uri = self.c.snippets.put_thumbnail(
+            self.stream_id, segment_id(self.stream_id, seg.t_start), jpeg
+        )
+        self.snippet_uris.add(memory.thumbnail_uri)
+        self.timer.add("thumbnails", started)
+
+    def _drop_merged_thumbnail(self, memory: ShortTermMemory) -> None:
+        """A segment consolidation merged into the open memory keeps no thumbnail of its own
+        (the memory keeps its first one): delete the file it would orphan."""
+        kept = self.consolidator.open_memory
+        uri = memory.thumbnail_uri
+        if not uri or kept is None or kept is memory or kept.thumbnail_uri == uri:
+            return
+        self.c.snippets.delete_uris([uri])
+        self.snippet_uris.discard(uri)
 
     def _provenance(self) -> dict[str, Any]:
         m = self.media

@@ -103,7 +103,7 @@ WORKER_HEARTBEAT = Gauge(
 MODEL_METHODS = {
     "embedder": ("embed_texts", "embed_images", "embed_audio"),
     "asr": ("transcribe",),
-    "describer": ("describe",),
+    "describer": ("describe", "frame_features"),
     "llm": ("generate", "generate_many"),
 }
 

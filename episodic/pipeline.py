@@ -389,7 +389,7 @@ def _keep_incomplete(runner: StreamRunner, components: Components) -> str:
     try:
         stored = components.store.list_memories(runner.stream_id)
         # snippets of segments no stored memory holds yet would be orphans
-        components.snippets.delete_stream(runner.stream_id, {r.uri for m in stored for r in m.snippets})
+        components.snippets.delete_stream(runner.stream_id, {u for m in stored for u in m.file_uris})
         info = runner.stream_info(complete=False)
         info.memories = info.events = len(stored)
         info.t_end = max((m.t_end for m in stored), default=0.0)

@@ -56,7 +56,6 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from episodic import metrics
 from episodic.config import Settings
@@ -64,6 +63,7 @@ from episodic.core.errors import ConfigError
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
 from episodic.server_auth import load_api_keys
+from episodic.server_reflection import enable_server_reflection
 from episodic.servicer import ALERT_FOLLOWERS_MAX, EpisodicServicer, MalformedRequests
 
 log = logging.getLogger(__name__)
@@ -109,11 +109,17 @@ class ServerHandle:
     servicer: EpisodicServicer
     health: health.HealthServicer
     tls: bool
+    http: Any = None  # the REST API's HttpEndpoint (episodic/http_server.py) when http_port >= 0
 
     def stop(self, grace_s: float | None = None) -> None:
-        """Stop taking calls, give the ones in flight ``grace_s`` seconds, and wait."""
+        """Stop taking calls, give the ones in flight ``grace_s`` seconds, and wait (the HTTP
+        API first: its requests are calls to this server)."""
         self.health.enter_graceful_shutdown()
+        if self.http is not None:
+            self.http.stop(grace_s)
         self.server.stop(grace_s).wait()
+        if self.http is not None:
+            self.http.cleanup()
 
 
 def pool_size(settings: Settings) -> int:
@@ -160,18 +166,34 @@ def create_server(settings: Settings, components: Any = None) -> ServerHandle:
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
-        server,
+    enable_server_reflection(  # grpc.reflection.v1 and v1alpha
+        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server,
     )
     target = format_address(host, settings.grpc_port)
+    http = None
     try:
         if credentials is not None:
             port = server.add_secure_port(target, credentials)
         else:
             port = server.add_insecure_port(target)
+        if port and settings.http_port >= 0:
+            # the REST API calls this server over a private unix socket (http_server.py)
+            from episodic.http_server import bind_http
+
+            http = bind_http(settings, keys)
+            if not server.add_insecure_port(http.grpc_target):
+                raise ConfigError(f"cannot listen on {http.grpc_target}")
+            servicer.links = http.links
     except RuntimeError as exc:
+        if http is not None:
+            http.stop()
+            http.cleanup()
         raise ConfigError(f"cannot listen on {target}: {exc} (is another server using the port?)") from None
+    except ConfigError:
+        if http is not None:
+            http.stop()
+            http.cleanup()
+        raise
     if not port:
         raise ConfigError(f"cannot listen on {target} (is another server using the port?)")
     return ServerHandle(
@@ -180,6 +202,7 @@ def create_server(settings: Settings, components: Any = None) -> ServerHandle:
         servicer=servicer,
         health=health_servicer,
         tls=credentials is not None,
+        http=http,
     )
 
 
@@ -252,6 +275,8 @@ def serve(
                 # ready (for load balancers) only once the models and caches are loaded
                 handle.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
             handle.server.start()
+            if handle.http is not None:
+                handle.http.start(handle)  # the REST API and the console (http_server.py)
             if settings.serve_warm_up:
                 warming = threading.Thread(target=_warm_up, args=(handle,), daemon=True,
                                            name="episodic-warm-up")

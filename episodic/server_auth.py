@@ -125,6 +125,13 @@ class ApiKeys:
     def __len__(self) -> int:
         return len(self._scopes)
 
+    def by_key_id(self, key_id: str) -> Caller | None:
+        """The caller whose key has this fingerprint (a signed media URL names it), or None
+        when no configured key has it (a key removed since). Without keys: anonymous only."""
+        if not self._scopes:
+            return ANONYMOUS if key_id == ANONYMOUS.key_id else None
+        return next((c for c in self._scopes.values() if c.key_id == key_id), None)
+
     def authenticate(self, metadata: tuple[tuple[str, Any], ...] | None) -> Caller:
         """The caller for a call's metadata, or UNAUTHENTICATED."""
         if not self._scopes:

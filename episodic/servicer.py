@@ -185,6 +185,9 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         self._recall_lock = threading.Lock()
         self._asks = ModelTurns(max_concurrent_asks, max_queued_asks)
         self._followers = threading.BoundedSemaphore(ALERT_FOLLOWERS_MAX)
+        # signed HTTP URLs of snippets and thumbnails (episodic.http_links.MediaLinks), set
+        # when the HTTP API is on; None leaves the messages' url fields empty
+        self.links: Any = None
 
     # -- helpers -----------------------------------------------------------------------------
     def qa(self) -> Any:
@@ -281,11 +284,18 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         scope = replace(scope, stream_ids=caller.scope(scope.stream_ids))
         if scope.stream_ids == ():
             raise ApiError(grpc.StatusCode.PERMISSION_DENIED, "this API key may not read any stream")
-        moments = self.qa().search(query, scope, top_k, deadline_s=deadline)
+        like = request.like_segment_id or None
+        if like:  # search by a stored segment's key frame: one this key may see, else NOT_FOUND
+            like = self._segment(like, caller).id
+        moments = self.qa().search(query, scope, top_k, deadline_s=deadline, image=request.image or None,
+                                   like_segment_id=like)
         visible = [m for m in moments if caller.may_see(m.stream_id)]
         if len(visible) != len(moments):
             log.error("Search (key %s): MemoryQA.search returned moments outside the scope", caller.key_id)
-        return pb.SearchResponse(moments=[api_convert.moment_to_proto(m) for m in visible[:top_k]])
+        reply = pb.SearchResponse(moments=[api_convert.moment_to_proto(m) for m in visible[:top_k]])
+        if self.links is not None:
+            self.links.moments(reply.moments, caller.key_id, self.components.store)
+        return reply
 
     @_unary
     def Locate(self, request: pb.LocateRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.LocateResponse:  # noqa: N802
@@ -449,11 +459,15 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
             raise RuntimeError("page_events returned events outside the caller's streams")
         page, more = visible[:page_size], len(visible) > page_size
         token = _encode_token(_event_key(page[-1]), fingerprint) if more else ""
-        return pb.ListEventsResponse(events=[api_records.event_to_proto(e) for e in page], next_page_token=token)
+        reply = pb.ListEventsResponse(events=[api_records.event_to_proto(e) for e in page], next_page_token=token)
+        if self.links is not None:
+            self.links.events(reply.events, caller.key_id, self.components.store)
+        return reply
 
     @_unary
     def GetSegment(self, request: pb.GetSegmentRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> pb.Segment:  # noqa: N802
-        return api_records.segment_to_proto(self._segment(request.id, caller))
+        segment = api_records.segment_to_proto(self._segment(request.id, caller))
+        return segment if self.links is None else self.links.segment(segment, caller.key_id)
 
     @_streaming
     def DownloadSnippet(self, request: pb.DownloadSnippetRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> Iterator[pb.SnippetChunk]:  # noqa: N802

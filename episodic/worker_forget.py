@@ -62,7 +62,7 @@ class ForgetWatch:
         written = set(runner.snippet_uris) | set(runner.ingestor.snippet_uris)
         if not written:
             return 0
-        named = {s.uri for m in self.c.store.list_memories(runner.stream_id, limit=1 << 40) for s in m.snippets}
+        named = {u for m in self.c.store.list_memories(runner.stream_id, limit=1 << 40) for u in m.file_uris}
         removed = self.c.snippets.delete_uris(sorted(written - named))
         log.info("%s: a forget reached the open run: runner dropped, %d unsaved snippet files deleted",
                  runner.stream_id, removed)

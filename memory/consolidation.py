@@ -33,7 +33,9 @@ MOTION_RANK = {"": 0, "still": 1, "moving": 2, "camera panning": 3}
 
 
 def merge_into(kept: ShortTermMemory, seg: ShortTermMemory) -> None:
-    """Fold ``seg`` into ``kept`` in place: span, E, texts, frames, snippets, provenance."""
+    """Fold ``seg`` into ``kept`` in place: span, E, texts, frames, snippets, provenance. The
+    memory keeps its first thumbnail; one ``seg`` had that ``kept`` did not take is the
+    caller's to delete (``seg.thumbnail_uri != kept.thumbnail_uri``)."""
     kept.t_end = max(kept.t_end, seg.t_end)
     kept.embeddings.extend(seg.embeddings)
     kept.transcript.extend(seg.transcript)
@@ -41,6 +43,8 @@ def merge_into(kept: ShortTermMemory, seg: ShortTermMemory) -> None:
     kept.frames.extend(seg.frames)
     kept.frame_features.extend(seg.frame_features)
     kept.snippets.extend(seg.snippets)
+    # one thumbnail per memory: the first segment's with video (the caller deletes the other)
+    kept.thumbnail_uri = kept.thumbnail_uri or seg.thumbnail_uri
     kept.keyframe_images.extend(seg.keyframe_images)
     kept.vector = representative_vector(kept)
     if MOTION_RANK.get(seg.metadata.get("motion", ""), 0) > MOTION_RANK.get(kept.metadata.get("motion", ""), 0):

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from episodic.core.errors import StoreError
+from episodic.core.errors import StoreError, StoreLockedError
 from episodic.memory.milvus_lite import _lite_dir_locked, _lite_lock, _lite_refs, _lite_served_here
 
 log = logging.getLogger(__name__)
@@ -112,8 +112,8 @@ class MilvusConnection:
         return copy
 
     @staticmethod
-    def _locked_error(path: str) -> StoreError:
-        return StoreError(
+    def _locked_error(path: str) -> StoreLockedError:
+        return StoreLockedError(
             f"the store at {path} is in use by another episodic process (Milvus Lite allows one "
             "process per data directory); stop it, or run `milvus-lite server --data-dir "
             f"{path} --host 127.0.0.1 --port 19530` and point milvus_uri at http://127.0.0.1:19530"

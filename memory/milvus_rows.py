@@ -120,7 +120,11 @@ class MilvusRows:
                 "frames",
             ),
             "snippets": _json_field(
-                {"items": [{"uri": s.uri, "t_start": s.t_start, "t_end": s.t_end} for s in m.snippets]},
+                {
+                    "items": [{"uri": s.uri, "t_start": s.t_start, "t_end": s.t_end} for s in m.snippets],
+                    # the thumbnail rides with the snippets (no schema change; "" when none)
+                    **({"thumbnail": str(m.thumbnail_uri)} if m.thumbnail_uri else {}),
+                },
                 mid,
                 "snippets",
             ),
@@ -208,6 +212,8 @@ class MilvusRows:
             SnippetRef(str(s["uri"]), float(s["t_start"]), float(s["t_end"]))
             for s in _items(r.get("snippets"))
         ]
+        sn = r.get("snippets")
+        thumbnail = str(sn.get("thumbnail") or "") if isinstance(sn, dict) else ""
         return ShortTermMemory(
             id=r["id"],
             stream_id=r["stream_id"],
@@ -219,6 +225,7 @@ class MilvusRows:
             snippets=snippets,
             metadata=dict(r.get("metadata") or {}),
             sounds=sounds,
+            thumbnail_uri=thumbnail,
         )
 
     def _event_row(self, e: ThetaEvent) -> dict[str, Any]:

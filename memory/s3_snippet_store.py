@@ -4,7 +4,8 @@ Selected by ``snippet_uri = "s3://bucket/prefix"`` (AWS S3, MinIO, Ceph RGW, any
 speaks the S3 API; ``s3_endpoint_url`` names a self-hosted one). Needs boto3 (the ``s3`` extra).
 
 Layout and URIs: object ``<prefix>/<stream_id>/<segment_id>.mp4`` (``.m4a`` without video),
-handed to the memory records as ``s3://<bucket>/<prefix>/<stream_id>/<segment_id>.mp4``. The
+handed to the memory records as ``s3://<bucket>/<prefix>/<stream_id>/<segment_id>.mp4``, and the
+segment's thumbnail beside it as ``<segment_id>.jpg`` (deleted, listed and read like a snippet). The
 bytes are exactly what :class:`~.snippet_store.FileSnippetStore` writes: both stores encode
 with the one :class:`~.snippet_store.SnippetEncoder` (to a local temporary file, which is then
 uploaded with one PUT: an object is never seen half-written, and a re-put replaces it whole).
@@ -48,8 +49,9 @@ from episodic.config import Settings
 from episodic.core.errors import ConfigError, EpisodicError, InputError, StoreError
 from episodic.core.records import STREAM_ID_PATTERN, SnippetRef, validate_stream_id
 from episodic.memory.snippet_store import (
-    SNIPPET_SUFFIXES,
+    FILE_SUFFIXES,
     STALE_TMP_S,
+    THUMBNAIL_SUFFIX,
     TMP_SUFFIX,
     SnippetEncoder,
     prepare_snippet,
@@ -57,7 +59,7 @@ from episodic.memory.snippet_store import (
 )
 
 CACHE_GRACE_S = 60.0  # a cached copy used this recently is never evicted
-CONTENT_TYPES = {".mp4": "video/mp4", ".m4a": "audio/mp4"}
+CONTENT_TYPES = {".mp4": "video/mp4", ".m4a": "audio/mp4", THUMBNAIL_SUFFIX: "image/jpeg"}
 COPY_CHUNK = 1024 * 1024
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 _REFUSED = {"403", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken",
@@ -261,7 +263,7 @@ class S3SnippetStore:
             raise outside
         stream, name = pieces
         suffix = Path(name).suffix
-        if not STREAM_ID_PATTERN.fullmatch(stream) or suffix not in SNIPPET_SUFFIXES:
+        if not STREAM_ID_PATTERN.fullmatch(stream) or suffix not in FILE_SUFFIXES:
             raise outside
         try:
             validate_segment_id(name[: -len(suffix)])
@@ -401,6 +403,16 @@ class S3SnippetStore:
         self.cache.drop(stream_id, other)
         return SnippetRef(uri=self.uri_for_key(key), t_start=snippet.t_start, t_end=snippet.t_end)
 
+    def put_thumbnail(self, stream_id: str, segment_id: str, jpeg: bytes) -> str:
+        """Upload a segment's thumbnail (JPEG bytes) beside its snippet (one PUT); its URI."""
+        validate_segment_id(segment_id)
+        name = f"{segment_id}{THUMBNAIL_SUFFIX}"
+        key = self._stream_prefix(stream_id) + name
+        self._call("store a thumbnail", self.client().put_object, Bucket=self.bucket, Key=key, Body=bytes(jpeg),
+                   ContentType=CONTENT_TYPES[THUMBNAIL_SUFFIX])
+        self.cache.drop(stream_id, name)  # an older copy of a re-put thumbnail
+        return self.uri_for_key(key)
+
     # -- reading ---------------------------------------------------------------------------
     def path_for(self, uri: str) -> Path:
         """A local copy of the snippet (from the cache, downloaded when missing or changed):
@@ -458,7 +470,7 @@ class S3SnippetStore:
         for obj in self._list(head):
             key = obj["Key"]
             name = key[len(head) :]
-            if "/" in name or Path(name).suffix not in SNIPPET_SUFFIXES or key in keep:
+            if "/" in name or Path(name).suffix not in FILE_SUFFIXES or key in keep:
                 continue
             doomed.append(key)
         removed = self._delete_keys(doomed)

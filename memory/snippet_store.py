@@ -1,7 +1,9 @@
 """C_i on disk: one playable MP4 (H.264 + AAC) per raw segment, under ``snippet_dir``.
 
 Layout: ``<snippet_dir>/<stream_id>/<segment_id>.mp4`` (``.m4a`` when the segment has no
-video). The URI handed to the memory records is ``file://<absolute path>``.
+video), and beside it the segment's thumbnail ``<segment_id>.jpg`` (memory/thumbnails.py). The
+URI handed to the memory records is ``file://<absolute path>``. Every rule below for snippets
+(deleting, moving a data directory, refusing paths outside it) holds for thumbnails too.
 
 The encoding (:func:`prepare_snippet` checks the input, :class:`SnippetEncoder` writes the MP4)
 is shared with :mod:`.s3_snippet_store`, which keeps the same bytes in an S3-API bucket.
@@ -44,6 +46,8 @@ VIDEO_TIME_BASE = Fraction(1, 90000)
 AUDIO_BITRATE = 48_000  # mono speech/ambience; about 21 MB per hour
 AUDIO_CHUNK = 1024  # AAC frame size
 SNIPPET_SUFFIXES = (".mp4", ".m4a")
+THUMBNAIL_SUFFIX = ".jpg"
+FILE_SUFFIXES = (*SNIPPET_SUFFIXES, THUMBNAIL_SUFFIX)  # every file a snippet store keeps
 TMP_SUFFIX = ".tmp"
 STALE_TMP_S = 600.0  # a temporary file this old belongs to a crashed writer
 
@@ -348,7 +352,7 @@ class FileSnippetStore:
         if len(parts) < 2:
             return None
         stream, name = parts[-2], parts[-1]
-        if not STREAM_ID_PATTERN.fullmatch(stream) or Path(name).suffix not in SNIPPET_SUFFIXES:
+        if not STREAM_ID_PATTERN.fullmatch(stream) or Path(name).suffix not in FILE_SUFFIXES:
             return None
         candidate = (root / stream / name).resolve(strict=False)
         if candidate.parent.parent != root or not candidate.is_file():
@@ -404,11 +408,32 @@ class FileSnippetStore:
             other.unlink()
         return SnippetRef(uri=self.uri_for(final), t_start=snippet.t_start, t_end=snippet.t_end)
 
+    def put_thumbnail(self, stream_id: str, segment_id: str, jpeg: bytes) -> str:
+        """Keep a segment's thumbnail (JPEG bytes) beside its snippet; returns its URI.
+        Re-putting replaces it atomically."""
+        validate_segment_id(segment_id)
+        directory = self._stream_dir(stream_id)
+        final = directory / f"{segment_id}{THUMBNAIL_SUFFIX}"
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = directory / f".{segment_id}{THUMBNAIL_SUFFIX}.{os.getpid()}.{uuid.uuid4().hex[:8]}{TMP_SUFFIX}"
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(jpeg)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        return self.uri_for(final)
+
     # -- reading ---------------------------------------------------------------------------
     def open(self, uri: str) -> IO[bytes]:
-        """The snippet's bytes, read-only; URIs outside the snippet directory are refused."""
+        """The snippet's (or thumbnail's) bytes, read-only; URIs outside the snippet
+        directory are refused."""
         path = self.path_for(uri)
-        if path.suffix not in SNIPPET_SUFFIXES or not path.is_file():
+        if path.suffix not in FILE_SUFFIXES or not path.is_file():
             raise InputError(f"no snippet at {uri}")
         try:
             return open(path, "rb")  # noqa: SIM115 - the caller owns and closes it
@@ -417,8 +442,8 @@ class FileSnippetStore:
 
     # -- housekeeping ----------------------------------------------------------------------
     def delete_stream(self, stream_id: str, keep_uris: set[str]) -> int:
-        """Delete the stream's snippet files not named in ``keep_uris`` (and temporary files
-        that crashed writers left behind); returns the number of files removed."""
+        """Delete the stream's snippet and thumbnail files not named in ``keep_uris`` (and
+        temporary files that crashed writers left behind); returns the number of files removed."""
         directory = self._stream_dir(stream_id)
         if not directory.is_dir():
             return 0
@@ -439,7 +464,7 @@ class FileSnippetStore:
                     continue
                 if not stale:  # possibly a writer at work right now
                     continue
-            elif entry.suffix not in SNIPPET_SUFFIXES or entry.resolve() in keep:
+            elif entry.suffix not in FILE_SUFFIXES or entry.resolve() in keep:
                 continue
             with contextlib.suppress(FileNotFoundError):
                 entry.unlink()
@@ -449,7 +474,8 @@ class FileSnippetStore:
         return removed
 
     def delete_uris(self, uris: Iterable[str]) -> int:
-        """Delete exactly the snippets these URIs name; returns how many files were removed.
+        """Delete exactly the snippets (and thumbnails) these URIs name; returns how many
+        files were removed.
         Idempotent: a snippet already gone is no error, and a URI this store does not hold
         (another scheme, outside the snippet directory) is left alone, never followed."""
         removed = 0
@@ -458,7 +484,7 @@ class FileSnippetStore:
                 path = self.path_for(uri)
             except InputError:
                 continue
-            if path.suffix not in SNIPPET_SUFFIXES or path.parent.parent != self.root.resolve():
+            if path.suffix not in FILE_SUFFIXES or path.parent.parent != self.root.resolve():
                 continue
             try:
                 if path.is_symlink() or not path.is_file():

@@ -435,6 +435,20 @@ class OfflineVisualDescriber:
             p = (p[:n] + p[n:]) / 2.0
         return p, feats.numpy().astype(np.float32)
 
+    def frame_features(self, frames_rgb: Sequence[np.ndarray]) -> np.ndarray:
+        """(n, 1280) L2-normalised features of whole frames, exactly as :meth:`describe`
+        stores them for key frames (search by example encodes its picture with this)."""
+        if not len(frames_rgb):
+            return np.zeros((0, FEATURE_DIM), dtype=np.float32)
+        net = self._classifier()
+        import torch
+
+        x = torch.from_numpy(classifier_input([as_rgb_uint8(f) for f in frames_rgb]))
+        with torch.inference_mode():
+            pooled = net.extract_features(x).mean(dim=(2, 3))
+            feats = torch.nn.functional.normalize(pooled, dim=-1)
+        return feats.numpy().astype(np.float32)
+
     def read_text(self, frame_rgb: np.ndarray) -> str:
         """On-screen text lines (confidence ≥ ``ocr_min_confidence``) in reading order."""
         return " ".join(text for _, _, text in self.read_text_boxes(frame_rgb))

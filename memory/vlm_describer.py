@@ -131,6 +131,10 @@ class VLMVisualDescriber:
         """Load the offline models now (the server is reached on the first frame)."""
         self.offline.prepare(ocr=ocr)
 
+    def frame_features(self, frames_rgb: Sequence[np.ndarray]) -> np.ndarray:
+        """The offline describer's frame features (those :meth:`describe` stores)."""
+        return self.offline.frame_features(frames_rgb)
+
     def _captions(self, frames_rgb: Sequence[np.ndarray]) -> list[str | ModelError]:
         """One caption (or the call's ModelError) per frame, requested concurrently."""
         max_side = int(self.settings.openai_image_max_side)

@@ -51,7 +51,7 @@ class GuardedStore:
             keep, drop = self._split(memories, self.newer())
             if drop:
                 self.dropped += len(drop)
-                self._snippets.delete_uris([s.uri for m in drop for s in m.snippets])
+                self._snippets.delete_uris([u for m in drop for u in m.file_uris])
                 log.info("%s: %d memories of a forgotten stretch not stored", self.stream_id, len(drop))
             self._inner.upsert_memories(keep)
 

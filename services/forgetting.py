@@ -278,7 +278,7 @@ class Forgetter:
         tomb_lo, tomb_hi = intent["tombstone"]
         self.books.tombstones.add(sid, float(tomb_lo), float(tomb_hi), float(intent["at"]), whole, intent["audit_id"])
         memories = self.store.list_memories(sid, t_min=lo, t_max=hi, limit=ALL)
-        files = self.snippets.delete_uris(sorted({s.uri for m in memories for s in m.snippets}))
+        files = self.snippets.delete_uris(sorted({u for m in memories for u in m.file_uris}))
         _crash_point("snippets")
         counts = {k: 0 for k in RECORD_KINDS}
         recomposed = 0
@@ -293,7 +293,7 @@ class Forgetter:
             counts["streams"] = int(had_listing)
             # snippet files no stored memory names (a crashed writer's, a segment still
             # held open when the stream was forgotten)
-            left = {s.uri for m in self.store.list_memories(sid, limit=ALL) for s in m.snippets}
+            left = {u for m in self.store.list_memories(sid, limit=ALL) for u in m.file_uris}
             files += self.snippets.delete_stream(sid, left)
         else:
             counts.update(self.store.delete_range(sid, lo, hi))

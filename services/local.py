@@ -44,9 +44,13 @@ class LocalMemoryService:
         return self.qa.ask(req)
 
     def search(
-        self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None
+        self, query: str, scope: Scope | None = None, top_k: int = 5, deadline_s: float | None = None,
+        image: bytes | None = None, like_segment_id: str | None = None,
     ) -> list[Moment]:
-        return self.qa.search(query, scope, top_k, deadline_s=deadline_s)
+        """Moments matching ``query``; with ``image`` (JPEG/PNG/WebP bytes) or
+        ``like_segment_id`` also, or only, those that look like it (search by example)."""
+        return self.qa.search(query, scope, top_k, deadline_s=deadline_s, image=image,
+                              like_segment_id=like_segment_id)
 
     def locate(self, req: LocateRequest, on_progress: Progress | None = None) -> LocateResult:
         """Look again at the stored video; ``on_progress(stream_id, report)`` after each grid

@@ -32,7 +32,7 @@ import numpy as np
 
 from episodic.core import validation
 from episodic.core.deadline import Deadline
-from episodic.core.errors import EpisodicError
+from episodic.core.errors import EpisodicError, InputError
 from episodic.core.interfaces import QueryBackends
 from episodic.core.query import (
     AskRequest,
@@ -47,6 +47,13 @@ from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.structured import StructuredAnswerer, asks_pictured, option_streams
 from episodic.retrieval.association import CrossModalAssociation
+from episodic.retrieval.by_example import (
+    Example,
+    ExampleSearch,
+    fuse_moments,
+    image_example,
+    segment_example,
+)
 from episodic.retrieval.detailed import (
     DetailedRecall,
     MemoryReader,
@@ -361,20 +368,50 @@ class MemoryQA:
                     snippet_uri=uri, score=m.confidence)
 
     def search(
-        self, query: str, scope: Scope | None = None, top_k: int = 10, deadline_s: float | None = None
+        self, query: str, scope: Scope | None = None, top_k: int = 10, deadline_s: float | None = None,
+        image: bytes | None = None, like_segment_id: str | None = None,
     ) -> list[Moment]:
-        """Moments matching ``query``, best first (see :mod:`retrieval.moments`)."""
-        text = validation.text(query, "query")
+        """Moments matching ``query``, best first (see :mod:`retrieval.moments`). Search by
+        example (:mod:`retrieval.by_example`): ``image`` (JPEG, PNG or WebP bytes) or
+        ``like_segment_id`` (a stored segment's key frame) finds the moments that look like
+        it; ``query`` may then be empty, and words and picture together are rank-fused."""
+        by_example = bool(image) or bool(like_segment_id)
+        if image and like_segment_id:
+            raise InputError("search by an image or by like_segment_id, not both")
+        text = validation.text(query, "query") if not by_example or (query or "").strip() else ""
         scope = validation.scope(scope)
         top_k = validation.top_k(top_k)
         clock = Deadline(validation.deadline(deadline_s))
-        with clock.stage("analysis"):
-            q_vec, analysis = self._analyse(text)
-        with clock.stage("search"):
-            moments = self.moments.search(analysis, q_vec, scope, top_k, MemoryReader(self.c.store))
+        example = None
+        if by_example:
+            with clock.stage("example"):
+                example = self._example(image, like_segment_id)
+        moments: list[Moment] = []
+        if text:
+            with clock.stage("analysis"):
+                q_vec, analysis = self._analyse(text)
+            with clock.stage("search"):
+                moments = self.moments.search(analysis, q_vec, scope, top_k, MemoryReader(self.c.store))
+        if example is not None:
+            with clock.stage("search_by_example"):
+                pictured = ExampleSearch(self.c.store).search(example, scope, top_k)
+            moments = fuse_moments(moments, pictured, top_k) if text else pictured
         clock.check("returning the moments")
         self._after_request()
         return moments
+
+    def _example(self, image: bytes | None, like_segment_id: str | None) -> Example:
+        """What a search by example looks for: a picture encoded by the describer's frame
+        feature extractor (the one that made the stored frame features), or a stored
+        segment's key frame features as they are."""
+        if like_segment_id:
+            return segment_example(self.c.store, like_segment_id)
+        describer = self.c.describer
+        features = getattr(describer, "frame_features", None)
+        if features is None:  # any VisualDescriber: its describe() gives the same features
+            def features(frames: Any) -> Any:
+                return describer.describe(frames, [0.0] * len(frames), [False] * len(frames))[1]
+        return image_example(image or b"", features, int(self.settings.analysis_max_width))
 
     def prepare_query(self, text: str) -> tuple[np.ndarray, QueryAnalysis]:
         """A query's vector and analysis, computed once for several scoped searches."""

@@ -56,6 +56,7 @@ def make_memory(rng: np.random.Generator, stream_id: str, t0: float, n_vec: int 
         ],
         snippets=[SnippetRef(f"file:///snips/{stream_id}/{mid}.s.mp4", t0, t0 + 7.25)],
         metadata={"segments": 2, "models": {"asr": "x"}, "score": np.float32(0.5)},
+        thumbnail_uri=f"file:///snips/{stream_id}/{mid}.s.jpg",
     )
 
 
@@ -126,6 +127,7 @@ def assert_memory_equal(got: ShortTermMemory, want: ShortTermMemory, with_vector
     assert got.transcript == want.transcript
     assert got.frames == want.frames
     assert got.snippets == want.snippets
+    assert got.thumbnail_uri == want.thumbnail_uri
     assert got.metadata == {"segments": 2, "models": {"asr": "x"}, "score": 0.5}
     assert got.transcript_text == want.transcript_text
     if not with_vectors:

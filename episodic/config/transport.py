@@ -41,9 +41,9 @@ class ReconnectSettings:
     # this many failed attempts in a row or this long without the source, whichever is first.
     # 0 attempts: no reconnection (a drop ends the stream, as for a file).
     reconnect_attempts: int = 10
-    reconnect_max_s: float = 300.0
-    reconnect_first_delay_s: float = 1.0
-    reconnect_max_delay_s: float = 30.0
+    reconnect_max_s: float = 300.0  # give up after this long without the source
+    reconnect_first_delay_s: float = 1.0  # first wait before opening it again
+    reconnect_max_delay_s: float = 30.0  # longest wait between two attempts
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
@@ -69,21 +69,21 @@ class KafkaSettings:
     # the worker as it raises them; "" = not published
     kafka_alerts_topic: str = "episodic.alerts"
     kafka_partitions: int = 6  # when push/worker create the topic (existing topics are kept)
-    kafka_replication_factor: int = 1
-    kafka_group_id: str = "episodic-workers"
-    kafka_client_id: str = "episodic"
+    kafka_replication_factor: int = 1  # when push/worker create the topic
+    kafka_group_id: str = "episodic-workers"  # consumer group the workers share (partitions are split among them)
+    kafka_client_id: str = "episodic"  # client id the brokers see (logs, quotas)
     kafka_security_protocol: str = "PLAINTEXT"  # PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL
     kafka_sasl_mechanism: str = ""  # PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512
-    kafka_sasl_username: str = ""
-    kafka_sasl_password: str = ""
+    kafka_sasl_username: str = ""  # for SASL_PLAINTEXT / SASL_SSL
+    kafka_sasl_password: str = ""  # best set as EPISODIC_KAFKA_SASL_PASSWORD
     kafka_ssl_cafile: str = ""  # PEM CA for SSL / SASL_SSL
     kafka_ssl_certfile: str = ""  # client certificate (mutual TLS)
-    kafka_ssl_keyfile: str = ""
+    kafka_ssl_keyfile: str = ""  # the client certificate's private key (PEM)
     kafka_max_message_bytes: int = 8 * 1024 * 1024  # producer request size / consumer fetch limit
-    kafka_session_timeout_ms: int = 6000
-    kafka_heartbeat_interval_ms: int = 1000
+    kafka_session_timeout_ms: int = 6000  # a worker silent this long leaves the group (its partitions move)
+    kafka_heartbeat_interval_ms: int = 1000  # how often a worker tells the group it is alive
     kafka_max_poll_interval_ms: int = 600000  # one poll's chunks may take minutes to encode
-    kafka_request_timeout_ms: int = 30000
+    kafka_request_timeout_ms: int = 30000  # one request to a broker
     kafka_delivery_timeout_ms: int = 120000  # producer: give up on a chunk after this (retries included)
     worker_max_buffered_chunks: int = 64  # per worker: pause fetching past this (backpressure)
 

@@ -18,8 +18,8 @@ class WatchSettings:
     # queries (a first look, not a held-out measure): paraphrases of what was said or shown
     # scored 0.38-0.82, one loose paraphrase 0.29, unrelated queries at most 0.29.
     watch_min_score: float = 0.33
-    watch_full_score: float = 0.7
-    watch_webhook_timeout_s: float = 5.0
+    watch_full_score: float = 0.7  # a match scoring this or more has confidence 1
+    watch_webhook_timeout_s: float = 5.0  # one webhook POST
     watch_webhook_max_attempts: int = 6  # then the alert is marked failed (it stays in the log)
     watch_webhook_backoff_s: float = 1.0  # 1, 2, 4 … s between attempts, at most 300 s
     watch_tick_s: float = 30.0  # how often serve/worker check `--by HH:MM` deadlines

@@ -95,7 +95,8 @@ def _files(data: Path, sid: str) -> set[str]:
 
 
 def _names(memories: Any) -> set[str]:
-    return {s.uri.rsplit("/", 1)[-1] for m in memories for s in m.snippets}
+    """The files the memories name: their snippets and thumbnails."""
+    return {u.rsplit("/", 1)[-1] for m in memories for u in m.file_uris}
 
 
 # -- the CLI on a real store ----------------------------------------------------------------------
@@ -116,7 +117,7 @@ def test_forget_a_range_then_the_whole_stream(data: Path) -> None:
     assert (report["whole_stream"], report["t_min"], report["t_max"]) == (False, 0.0, 0.5)
     want = {"memories": 1, "events": 1, "vectors": len(first.embeddings), "frames": len(first.frame_features)}
     assert {k: report["counts"][k] for k in want} == want and report["counts"]["streams"] == 0
-    assert report["snippet_files"] == len(first.snippets)
+    assert report["snippet_files"] == len(first.file_uris) == len(first.snippets) + 1  # + its thumbnail
     after = _look(data)
     # every collection: the forgotten memory's rows are gone, the rest of cam is untouched
     for kind in ("memories", "events", "vectors", "frames"):

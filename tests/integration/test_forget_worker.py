@@ -105,7 +105,7 @@ def test_a_worker_writing_the_stream_does_not_bring_a_forget_back(tmp_path: Path
             # and no snippet file but those of the memories kept
             d = settings.resolved_snippet_dir / SID
             on_disk = {p.name for p in d.iterdir()} if d.is_dir() else set()
-            assert on_disk == {s.uri.rsplit("/", 1)[-1] for m in kept for s in m.snippets}
+            assert on_disk == {u.rsplit("/", 1)[-1] for m in kept for u in m.file_uris}  # snippets, thumbnails
             return kept
 
         check()

@@ -122,6 +122,29 @@ def test_a_segment_that_changes_kind_leaves_one_snippet(any_store) -> None:
         assert len(fh.read()) == any_store.bytes_used("cam")
 
 
+def test_thumbnails_live_beside_the_snippets_and_go_with_them(any_store) -> None:
+    ref = _put(any_store, "cam", SEG, 0.0, 1.0)
+    jpeg = b"\xff\xd8\xff\xe0 a small picture \xff\xd9"
+    uri = any_store.put_thumbnail("cam", SEG, jpeg)
+    assert uri == ref.uri[: -len(".mp4")] + ".jpg"
+    with any_store.open(uri) as fh:
+        assert fh.read() == jpeg
+    assert any_store.put_thumbnail("cam", SEG, jpeg + b"!") == uri  # a re-put replaces it
+    with any_store.open(uri) as fh:
+        assert fh.read() == jpeg + b"!"
+    other = _put(any_store, "cam", "cam@000000005000.s", 5.0, 1.0)
+    other_thumb = any_store.put_thumbnail("cam", "cam@000000005000.s", jpeg)
+    # kept when named, removed when not, like snippets
+    assert any_store.delete_stream("cam", {ref.uri, uri, other.uri}) == 1
+    with pytest.raises(InputError):
+        any_store.open(other_thumb)
+    assert any_store.delete_uris([uri]) == 1 and any_store.delete_uris([uri]) == 0
+    with any_store.open(ref.uri) as fh:
+        assert fh.read(12)[4:8] == b"ftyp"
+    with pytest.raises(InputError):
+        any_store.put_thumbnail("cam", "../x", jpeg)
+
+
 def test_bad_input_is_refused_before_anything_is_written(any_store) -> None:
     for stream, segment in (("..", "a.s"), ("a/b", "a.s"), ("cam\n", "a.s"), ("cam", "../x"), ("cam", "a/b")):
         with pytest.raises(InputError):
@@ -385,8 +408,12 @@ def test_an_ingest_stores_its_snippets_in_the_bucket(ingested) -> None:
     memories = components.store.list_memories("desk")
     refs = [r for m in memories for r in m.snippets]
     assert memories and refs and all(r.uri.startswith(f"s3://{bucket}/snips/v1/desk/") for r in refs)
+    assert all(m.thumbnail_uri.startswith(f"s3://{bucket}/snips/v1/desk/") for m in memories)
     keys = set(_objects(server, bucket))
-    assert keys == {r.uri[len(f"s3://{bucket}/"):] for r in refs}  # one object per snippet, no orphans
+    # one object per snippet and per thumbnail, no orphans
+    assert keys == {u[len(f"s3://{bucket}/"):] for m in memories for u in m.file_uris}
+    head = server.client().head_object(Bucket=bucket, Key=memories[0].thumbnail_uri[len(f"s3://{bucket}/"):])
+    assert head["ContentType"] == "image/jpeg"
     assert not components.settings.resolved_snippet_dir.exists()
     # re-listening decodes the audio of the snippets (a local copy from the cache)
     m = memories[0]

@@ -305,7 +305,7 @@ class ListEventsRequest(_message.Message):
     def __init__(self, stream_ids: _Optional[_Iterable[str]] = ..., t_min: _Optional[float] = ..., t_max: _Optional[float] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("id", "stream_id", "segment_id", "t_start", "t_end", "summary", "provisional")
+    __slots__ = ("id", "stream_id", "segment_id", "t_start", "t_end", "summary", "provisional", "thumbnail_url")
     ID_FIELD_NUMBER: _ClassVar[int]
     STREAM_ID_FIELD_NUMBER: _ClassVar[int]
     SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -313,6 +313,7 @@ class Event(_message.Message):
     T_END_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     PROVISIONAL_FIELD_NUMBER: _ClassVar[int]
+    THUMBNAIL_URL_FIELD_NUMBER: _ClassVar[int]
     id: str
     stream_id: str
     segment_id: str
@@ -320,7 +321,8 @@ class Event(_message.Message):
     t_end: float
     summary: str
     provisional: bool
-    def __init__(self, id: _Optional[str] = ..., stream_id: _Optional[str] = ..., segment_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., summary: _Optional[str] = ..., provisional: _Optional[bool] = ...) -> None: ...
+    thumbnail_url: str
+    def __init__(self, id: _Optional[str] = ..., stream_id: _Optional[str] = ..., segment_id: _Optional[str] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., summary: _Optional[str] = ..., provisional: _Optional[bool] = ..., thumbnail_url: _Optional[str] = ...) -> None: ...
 
 class ListEventsResponse(_message.Message):
     __slots__ = ("events", "next_page_token")

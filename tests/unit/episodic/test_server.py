@@ -394,7 +394,9 @@ def test_unknown_ids_are_not_found(server, method, request_):
 
 @slow
 def test_oversized_message_is_refused_and_the_server_keeps_serving(server):
-    err = rpc_error(server.stub.Ask, pb.AskRequest(question="x" * (2 * 1024 * 1024)), metadata=md(KEY_ALL))
+    # over grpc_max_receive_bytes (9 MiB by default: a Search picture may be 8 MiB)
+    too_big = Settings().grpc_max_receive_bytes + 1024 * 1024
+    err = rpc_error(server.stub.Ask, pb.AskRequest(question="x" * too_big), metadata=md(KEY_ALL))
     assert err.code() == Code.RESOURCE_EXHAUSTED
     _serving(server)
 

@@ -88,7 +88,7 @@ class SlowQA:
         return AskResult(answer="three apples", confidence=0.9, pathway=Pathway.FAST,
                          query_type=QueryType.AUDIO, evidence=[])
 
-    def search(self, query: str, scope: Any, top_k: int, deadline_s: float | None = None) -> list[Any]:
+    def search(self, query: str, scope: Any, top_k: int, deadline_s: float | None = None, **example: Any) -> list[Any]:
         return []
 
 
