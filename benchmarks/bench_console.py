@@ -136,14 +136,20 @@ def browser() -> Any:
 
 
 def measure(d: Any, url: str, n: int) -> dict[str, float]:
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
     d.execute_cdp_cmd("Network.enable", {})
     d.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
     d.get("about:blank")
     d.get(url + "/")
-    WebDriverWait(d, 120, poll_frequency=0.05).until(
-        lambda _d: d.execute_script("return performance.getEntriesByName('episodic:timeline-rendered').length > 0"))
+    try:
+        WebDriverWait(d, 120, poll_frequency=0.05).until(
+            lambda _d: d.execute_script("return performance.getEntriesByName('episodic:timeline-rendered').length > 0"))
+    except TimeoutException:
+        status = d.execute_script("return [document.getElementById('streams').textContent, "
+                                  "document.getElementById('timeline-status').textContent]")
+        raise SystemExit(f"the timeline did not render in 120 s: {status}; browser log: {d.get_log('browser')}") from None
     cards = d.execute_script("return document.querySelectorAll('#cards .card').length")
     if cards != n:
         raise SystemExit(f"the timeline shows {cards} cards, expected {n}")

@@ -39,9 +39,10 @@ _KEY_ID = re.compile(r"[0-9a-f]{12}|anonymous")
 _SIG = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
-def load_secret(data_dir: Path) -> bytes:
-    """The server's media-signing secret, created (0600, 32 random bytes) on first use."""
-    path = Path(data_dir) / SECRET_FILE
+def load_secret(data_dir: Path, secret_file: str = "") -> bytes:
+    """The server's media-signing secret: ``secret_file`` when given (replicas share it), else
+    ``<data_dir>/http_media_secret``, created (0600, 32 random bytes) on first use."""
+    path = Path(secret_file).expanduser() if secret_file else Path(data_dir) / SECRET_FILE
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -50,7 +51,7 @@ def load_secret(data_dir: Path) -> bytes:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:  # another process made it meanwhile: use theirs
-            return load_secret(data_dir)
+            return load_secret(data_dir, secret_file)
         except OSError as exc:
             raise ConfigError(f"cannot create {path}: {exc.strerror or exc}") from None
         with os.fdopen(fd, "wb") as f:

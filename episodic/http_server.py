@@ -79,13 +79,16 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def media_signer(settings: Settings) -> Signer:
-    """The media URL signer, its secret in ``<data_dir>/http_media_secret``; on a read-only data
-    directory an ephemeral secret (URLs then die with the process), said once in the log."""
+    """The media URL signer, its secret in ``http_media_secret_file`` or
+    ``<data_dir>/http_media_secret``; on a read-only data directory without a secret file an
+    ephemeral secret (URLs then die with the process), said once in the log."""
     try:
-        return Signer(load_secret(Path(settings.data_dir)))
+        return Signer(load_secret(Path(settings.data_dir), settings.http_media_secret_file))
     except ConfigError as exc:
         import secrets
 
+        if settings.http_media_secret_file:
+            raise  # a secret the replicas share must not be swapped for one of this process's
         log.warning("%s; signed media URLs will use a secret that lasts until this server stops", exc)
         return Signer(secrets.token_hex(32).encode())
 

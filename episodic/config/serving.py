@@ -284,6 +284,10 @@ class ServerSettings:
     # ("https://ops.example.com"); "" → none (CORS closed), "*" → any (auth stays by header)
     http_cors_origins: str = ""
     http_max_upload_bytes: int = 8 * 1024 * 1024  # largest request body (search by image)
+    # the secret that signs snippet and thumbnail URLs; "" → <data_dir>/http_media_secret (made
+    # on first use). Replicas behind one load balancer share one file (a mounted secret), so a
+    # URL one of them signed plays from any of them.
+    http_media_secret_file: str = ""
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""

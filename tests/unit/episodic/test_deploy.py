@@ -389,14 +389,19 @@ def test_compose_ports_load_balancer_and_scrape_targets():
     # nginx gRPC front: upstream = the server service on its gRPC port
     lb_conf = compose["configs"]["grpc-lb"]["content"]
     upstreams = re.findall(r"^\s*server\s+([\w.-]+):(\d+)\s+resolve;", lb_conf, re.M)
-    assert upstreams and all(host in servers and int(port) == servers[host].grpc_port for host, port in upstreams)
-    [upstream_name] = re.findall(r"upstream\s+(\w+)\s*\{", lb_conf)
-    assert re.search(rf"grpc_pass\s+grpc://{upstream_name};", lb_conf)
+    # one upstream for gRPC and one for the HTTP API (issue 18), each on the servers' own port
+    assert upstreams and all(host in servers for host, _ in upstreams)
+    assert {int(p) for _, p in upstreams} == {s.grpc_port for s in servers.values()} | {s.http_port for s in servers.values()}
+    grpc_up, http_up = re.findall(r"upstream\s+(\w+)\s*\{", lb_conf)
+    assert re.search(rf"grpc_pass\s+grpc://{grpc_up};", lb_conf)
+    assert re.search(rf"proxy_pass\s+http://{http_up};", lb_conf)
+    for s in servers.values():
+        assert s.http_host == "0.0.0.0" and s.http_media_secret_file.startswith("/run/secrets/")
     assert re.search(r"^\s*http2\s+on;", lb_conf, re.M)
-    [listen] = re.findall(r"^\s*listen\s+(\d+);", lb_conf, re.M)
+    listens = re.findall(r"^\s*listen\s+(\d+);", lb_conf, re.M)
     lb = [svc for svc in services.values() if any(c["source"] == "grpc-lb" for c in svc.get("configs", []))]
-    assert len(lb) == 1
-    assert any(str(p).split(":")[-1] == listen for p in lb[0]["ports"])
+    assert len(lb) == 1 and len(listens) == 2
+    assert {str(p).split(":")[-1] for p in lb[0]["ports"]} == set(listens)
     body = re.search(r"client_max_body_size\s+(\d+)m;", lb_conf)
     assert body and int(body.group(1)) * 2**20 >= max(s.grpc_max_receive_bytes for s in servers.values())
     # Prometheus: every episodic service with metrics, on its metrics port
