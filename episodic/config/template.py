@@ -14,10 +14,12 @@ Explanations are ``# text``, with a space, so the two never look alike.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import io
 import json
 import math
+import sys
 import textwrap
 import tokenize
 from collections.abc import Mapping
@@ -42,28 +44,58 @@ class FieldDoc:
 
 def field_docs(cls: type) -> dict[str, FieldDoc]:
     """The comments of every field of a dataclass, read from its source code."""
-    source = textwrap.dedent(inspect.getsource(cls))
-    lines = source.splitlines()
-    trailing: dict[int, str] = {}  # line number (1-based) → comment after code on that line
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.COMMENT and tok.line[: tok.start[1]].strip():
-            trailing[tok.start[0]] = _comment_text(tok.string)
-    tree = ast.parse(source)
-    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    lines, node = _class_source(cls)
     names = {f.name for f in fields(cls)}
     docs: dict[str, FieldDoc] = {}
-    for node in body:
-        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+    for item in node.body:
+        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
             continue
-        if node.target.id not in names:
+        if item.target.id not in names:
             continue
         above: list[str] = []
-        i = node.lineno - 2  # the line above, 0-based
+        i = item.lineno - 2  # the line above, 0-based
         while i >= 0 and lines[i].lstrip().startswith("#"):
             above.insert(0, _comment_text(lines[i].strip()))
             i -= 1
-        docs[node.target.id] = FieldDoc(tuple(above), trailing.get(node.end_lineno or node.lineno, ""))
+        end = item.end_lineno or item.lineno
+        docs[item.target.id] = FieldDoc(tuple(above), _trailing_comment(lines[item.lineno - 1 : end]))
     return docs
+
+
+def _class_source(cls: type) -> tuple[list[str], ast.ClassDef]:
+    """The lines of the file that defines ``cls`` and its class statement (each file is
+    parsed once, not once per class)."""
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if path:
+        lines, tree = _parsed(path)
+        found = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.__name__]
+        if len(found) == 1:
+            return lines, found[0]
+    # a class made elsewhere (or two of that name in one file): its own source
+    source = textwrap.dedent(inspect.getsource(cls))
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.ClassDef)
+    return source.splitlines(), node
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(path: str) -> tuple[list[str], ast.Module]:
+    source = Path(path).read_text(encoding="utf-8")
+    return source.splitlines(), ast.parse(source)
+
+
+def _trailing_comment(statement: list[str]) -> str:
+    """The comment after the code on a statement's last line ("" when none)."""
+    text = "\n".join(line.strip() for line in statement) + "\n"
+    comment = ""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and tok.line[: tok.start[1]].strip():
+                comment = _comment_text(tok.string)
+    except (tokenize.TokenError, SyntaxError):
+        return ""
+    return comment
 
 
 def _comment_text(comment: str) -> str:
