@@ -47,9 +47,11 @@ def console(
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("episodic").setLevel(logging.INFO)
     logging.getLogger("episodic.access").setLevel(logging.WARNING)  # a browser makes many calls
+    from episodic import cli_remote
     from episodic.server import serve as run_server
 
     def ready(handle: Any) -> None:
+        cli_remote.publish_marker(settings, handle)  # `episodic streams` etc. ask this server meanwhile
         url = f"{handle.http.url}/"
         sys.stdout.write(f"console at {url}\n")
         sys.stdout.flush()
@@ -60,4 +62,7 @@ def console(
         if not no_browser:
             _open_browser(url)
 
-    run_server(settings, on_ready=ready)
+    try:
+        run_server(settings, on_ready=ready)
+    finally:
+        cli_remote.remove_marker(settings.data_dir)

@@ -99,11 +99,7 @@ def serve(
     from episodic.server import serve as run_server
 
     def ready(handle: Any) -> None:
-        # read commands on this data directory (streams, ask …) come here while it runs
-        try:
-            cli_remote.write_marker(settings.data_dir, handle.address, handle.tls, settings.tls_cert_path)
-        except OSError as exc:  # a read-only data directory: serving still works
-            err.print(f"[yellow]warning[/yellow]: cannot write {cli_remote.MARKER_NAME}: {exc}", highlight=False)
+        cli_remote.publish_marker(settings, handle)
         sys.stdout.write(f"listening on {handle.address}\n")
         if handle.http is not None:
             sys.stdout.write(f"http on {handle.http.url}\n")

@@ -79,6 +79,15 @@ def write_marker(data_dir: str | Path, address: str, tls: bool, tls_cert: str = 
     return path
 
 
+def publish_marker(settings: Settings, handle: Any) -> None:
+    """Once a server listens: read commands on its data directory (streams, ask …) come to it
+    while it runs (`serve` and `console` both). A read-only data directory only warns."""
+    try:
+        write_marker(settings.data_dir, handle.address, handle.tls, settings.tls_cert_path)
+    except OSError as exc:
+        err.print(f"[yellow]warning[/yellow]: cannot write {MARKER_NAME}: {exc}", highlight=False)
+
+
 def remove_marker(data_dir: str | Path) -> None:
     """Remove the marker if this process wrote it (another server may have written its own)."""
     path = marker_path(data_dir)

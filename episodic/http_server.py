@@ -28,22 +28,11 @@ from typing import Any
 from episodic.config import Settings
 from episodic.core.errors import ConfigError
 from episodic.http_links import MediaLinks, Signer, load_secret
+from episodic.server import _is_loopback
 
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 15.0
-
-
-def _is_loopback(host: str) -> bool:
-    import ipaddress
-
-    h = host.strip("[]")
-    if h == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(h).is_loopback
-    except ValueError:
-        return False
 
 
 def _url_host(host: str) -> str:
