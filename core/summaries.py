@@ -14,18 +14,17 @@ Window sizes are written as people say them: ``10m``, ``1h``, ``1d`` (also ``90s
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from episodic.core import validation
+from episodic.core.durations import parse_duration
 from episodic.core.errors import InputError
 from episodic.core.records import validate_stream_id
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _UNIT_WORDS = {"s": "second", "m": "minute", "h": "hour", "d": "day"}
-_WINDOW = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$", re.I)
 MAX_WINDOW_S = 7 * 86400.0
 # where a stream's wall-clock start is kept in StreamInfo.metadata: ISO 8601 ("2024-05-01T
 # 08:00:00+02:00"; no offset means UTC) or Unix seconds
@@ -50,10 +49,10 @@ def window_words(seconds: float) -> str:
 
 def parse_window(text: Any) -> float:
     """``"10m"`` → 600.0 (InputError naming the mistake otherwise)."""
-    m = _WINDOW.match(text) if isinstance(text, str) else None
-    if m is None:
-        raise InputError(f"a window is a number and a unit (s, m, h, d) such as 10m, 1h or 1d; got {text!r}")
-    seconds = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    try:
+        seconds = parse_duration(text, "a window", unit_required=True)
+    except InputError:
+        raise InputError(f"a window is a number and a unit (s, m, h, d) such as 10m, 1h or 1d; got {text!r}") from None
     if not 1.0 <= seconds <= MAX_WINDOW_S:
         raise InputError(f"a window must be between 1 s and 7 days, got {text!r}")
     return seconds

@@ -13,13 +13,13 @@ once and deliver it once.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import time
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
+from episodic.core.durations import parse_duration
 from episodic.core.errors import InputError
 
 WATCH_KINDS = ("match", "first", "again", "absent", "order")
@@ -31,26 +31,6 @@ MAX_COOLDOWN_S = 7 * 86400.0
 MAX_URL_CHARS = 2000
 MAX_STREAMS = 100
 _TIME_OF_DAY = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?|w|weeks?)?\s*$", re.I)
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def parse_duration(text: str | float | int, what: str = "duration") -> float:
-    """``"90"``, ``"90s"``, ``"10m"``, ``"1.5h"``, ``"7d"``, ``"1w"`` → seconds; InputError otherwise."""
-    if isinstance(text, bool):
-        raise InputError(f"{what} must be a duration such as 90s, 10m, 2h or 7d, got {text!r}")
-    if isinstance(text, int | float):
-        value = float(text)
-    else:
-        m = _DURATION.match(str(text)[:40])
-        if not m:
-            shown = str(text)[:40]
-            raise InputError(f"{what} must be a duration such as 90s, 10m, 2h or 7d, got {shown!r}")
-        unit = (m.group(2) or "s")[0].lower()
-        value = float(m.group(1)) * _UNIT_S[unit]
-    if not math.isfinite(value) or value < 0:
-        raise InputError(f"{what} must be a finite, non-negative duration")
-    return value
 
 
 @dataclass
