@@ -339,11 +339,11 @@ def article(
     json_out: JsonOpt = False,
     markdown_out: Annotated[bool, typer.Option("--markdown", help="Print the article as raw Markdown on stdout.")] = False,
 ) -> None:
-    from episodic import api_convert
+    from episodic import api_article
 
     if json_out and markdown_out:
         raise InputError("--json and --markdown both choose the output: give one of them")
-    req = api_convert.article_request(request, style, stream_id or (), t_min, t_max, fusion, max_sub_queries, timeout)
+    req = api_article.article_request(request, style, stream_id or (), t_min, t_max, fusion, max_sub_queries, timeout)
     started = time.monotonic()
     waiting = f"waiting for {server}" if server else "loading the models"
     with _ArticleProgressView(err, enabled=err.is_terminal or not json_out, waiting=waiting) as view, \
@@ -351,7 +351,7 @@ def article(
         # DeadlineExceeded, InputError and a failed call are EpisodicErrors: one line, their exit code
         result = memory.write_article(req, progress=view.update)
     if json_out:
-        _print_json(api_convert.article_to_dict(result))
+        _print_json(api_article.article_to_dict(result))
         return
     text = result.markdown()
     out = Console()

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from episodic import api_convert, api_recall
+from episodic import api_article, api_convert, api_recall
 from episodic.client_calls import (  # noqa: F401 - the client's public names, kept here
     DEFAULT_TIMEOUT_S,
     MAX_RECEIVE_BYTES,
@@ -112,12 +112,12 @@ class Client(Connection):
         self, req: ArticleRequest, progress: Callable[[ArticleProgress], None] | None = None
     ) -> Article:
         result = None
-        for update in self._stream("Article", api_convert.article_request_to_proto(req), req.deadline_s or self.timeout_s):
+        for update in self._stream("Article", api_article.article_request_to_proto(req), req.deadline_s or self.timeout_s):
             kind = update.WhichOneof("update")
             if kind == "progress" and progress is not None:
-                progress(api_convert.article_progress_from_proto(update.progress))
+                progress(api_article.article_progress_from_proto(update.progress))
             elif kind == "article":
-                result = api_convert.article_from_proto(update.article)
+                result = api_article.article_from_proto(update.article)
         if result is None:
             raise EpisodicError(f"{self.server}: the Article call ended without an article")
         return result

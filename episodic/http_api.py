@@ -26,7 +26,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from episodic import api_convert, api_recall, api_records
+from episodic import api_article, api_convert, api_recall, api_records
 from episodic.core.errors import InputError
 from episodic.http_errors import ApiFailure, Guard, from_rpc_error, install_handlers
 from episodic.http_models import (
@@ -355,11 +355,11 @@ def _routes(app: FastAPI) -> None:
               summary="Write a cited article (episodic article --json); Accept: text/event-stream streams progress")
     async def articles(request: Request, body: ArticleBody) -> Any:
         try:
-            req = api_convert.article_request(body.request, body.style, body.stream_ids, body.t_min, body.t_max,
+            req = api_article.article_request(body.request, body.style, body.stream_ids, body.t_min, body.t_max,
                                               body.fusion or None, body.max_sub_queries)
         except InputError as exc:  # the server's own validator: the same message
             raise ApiFailure("INVALID_ARGUMENT", str(exc)) from None
-        msg = api_convert.article_request_to_proto(req)
+        msg = api_article.article_request_to_proto(req)
         timeout = body.deadline_s or ARTICLE_TIMEOUT_S
         if "text/event-stream" in request.headers.get("accept", ""):
             return StreamingResponse(_article_events(request, msg, timeout), media_type="text/event-stream",
@@ -367,7 +367,7 @@ def _routes(app: FastAPI) -> None:
         async with contextlib.aclosing(_drain(request, "Article", msg, timeout)) as updates:
             async for update in updates:
                 if update.WhichOneof("update") == "article":
-                    return _json(api_convert.article_to_dict(api_convert.article_from_proto(update.article)))
+                    return _json(api_article.article_to_dict(api_article.article_from_proto(update.article)))
         raise ApiFailure("UNAVAILABLE", "the Article call ended without an article")
 
     # -- standing queries ------------------------------------------------------------------------
@@ -429,6 +429,6 @@ async def _article_events(request: Request, msg: Any, timeout: float) -> AsyncIt
                     p = update.progress
                     yield event("progress", {"stage": p.stage, "done": p.done, "total": p.total, "message": p.message})
                 else:
-                    yield event("article", api_convert.article_to_dict(api_convert.article_from_proto(update.article)))
+                    yield event("article", api_article.article_to_dict(api_article.article_from_proto(update.article)))
     except ApiFailure as exc:
         yield event("error", {"error": {"code": exc.code, "message": exc.message}})

@@ -39,7 +39,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from episodic import api_convert, api_recall
+from episodic import api_article, api_convert, api_recall
 from episodic.client import Client, RemoteCallError
 from episodic.client_inprocess import InProcessClient
 from episodic.core.errors import EpisodicError, InputError
@@ -383,8 +383,8 @@ def build_app(memory: Any, timeout_s: float | None = None) -> MCPServer:
         t_max: TMax = None,
     ) -> ArticleDoc:
         def run() -> dict[str, Any]:
-            req = api_convert.article_request(topic, style, stream_ids or (), t_min, t_max, None, 0, article_s)
-            return api_convert.article_to_dict(client(ctx).write_article(req))
+            req = api_article.article_request(topic, style, stream_ids or (), t_min, t_max, None, 0, article_s)
+            return api_article.article_to_dict(client(ctx).write_article(req))
 
         return _call(run)
 

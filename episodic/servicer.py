@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from episodic import api_convert, api_recall, api_records, metrics
+from episodic import api_article, api_convert, api_recall, api_records, metrics
 from episodic.core import validation
 from episodic.core.article import ArticleProgress
 from episodic.core.errors import DeadlineExceeded, InputError, ModelError, StoreError
@@ -345,7 +345,7 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
     # -- Article -----------------------------------------------------------------------------
     @_streaming
     def Article(self, request: pb.ArticleRequest, context: grpc.ServicerContext, caller: Caller, deadline: float | None) -> Iterator[pb.ArticleUpdate]:  # noqa: N802
-        req = api_convert.article_request_from_proto(request, deadline)
+        req = api_article.article_request_from_proto(request, deadline)
         req = replace(req, scope=replace(req.scope, stream_ids=caller.scope(req.scope.stream_ids)))
         if req.scope.stream_ids == ():
             raise ApiError(grpc.StatusCode.PERMISSION_DENIED, "this API key may not read any stream")
@@ -365,7 +365,7 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
                 if isinstance(item, BaseException):
                     raise item
                 if isinstance(item, ArticleProgress):
-                    yield pb.ArticleUpdate(progress=api_convert.article_progress_to_proto(item))
+                    yield pb.ArticleUpdate(progress=api_article.article_progress_to_proto(item))
                 else:
                     article = item
         finally:
@@ -379,7 +379,7 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
         )
         if leaked:  # the text may rest on them: refuse rather than filter
             raise RuntimeError(f"ArticleService.write cited streams outside the request scope: {leaked}")
-        yield pb.ArticleUpdate(article=api_convert.article_to_proto(article))
+        yield pb.ArticleUpdate(article=api_article.article_to_proto(article))
 
     # -- reading the store -------------------------------------------------------------------
     # -- standing queries (episodic/api_watch.py) ---------------------------------------------

@@ -30,7 +30,7 @@ import grpc
 import numpy as np
 import pytest
 
-from episodic import api_convert, api_records
+from episodic import api_article, api_convert, api_records
 from episodic import server as server_mod
 from episodic.config import load_settings
 from episodic.core.query import AskResult, Evidence, Moment, Pathway, QueryType
@@ -413,7 +413,7 @@ def test_articles_as_json_and_as_server_sent_events(env: Env) -> None:
         assert r.status == 200, r.body
         updates = list(env.stub.Article(pb.ArticleRequest(request=body["request"], style=pb.ARTICLE_STYLE_BULLET,
                                                           stream_ids=["kitchen"]), metadata=md(KEY_A), timeout=10))
-        want = api_convert.article_to_dict(api_convert.article_from_proto(updates[-1].article))
+        want = api_article.article_to_dict(api_article.article_from_proto(updates[-1].article))
         assert r.json() == want and r.json()["markdown"].startswith("# Apples")
         sse = env.http("POST", "/v1/articles", body, key=KEY_A, headers={"Accept": "text/event-stream"})
         assert sse.status == 200 and sse.headers["content-type"].startswith("text/event-stream")

@@ -23,7 +23,7 @@ from typing import Any
 import grpc
 import pytest
 
-from episodic import api_convert
+from episodic import api_article
 from episodic import servicer as servicer_mod
 from episodic.core.article import (
     Article,
@@ -93,22 +93,22 @@ def _article(style: ArticleStyle = ArticleStyle.GINGER, stream: str = "kitchen")
 @pytest.mark.parametrize("style", list(ArticleStyle))
 def test_article_round_trips_through_proto(style):
     article = _article(style)
-    msg = api_convert.article_to_proto(article)
+    msg = api_article.article_to_proto(article)
     assert msg.markdown == article.markdown()
-    back = api_convert.article_from_proto(pb.ArticleResult.FromString(msg.SerializeToString()))
+    back = api_article.article_from_proto(pb.ArticleResult.FromString(msg.SerializeToString()))
     assert back == article
     assert back.style is style
 
 
 def test_empty_article_round_trips():
     article = Article(request="r", style=ArticleStyle.BULLET, title="R")
-    assert api_convert.article_from_proto(api_convert.article_to_proto(article)) == article
+    assert api_article.article_from_proto(api_article.article_to_proto(article)) == article
 
 
 def test_article_dict_has_the_message_fields():
     """The --json document speaks the proto's field names, nested too, and is plain JSON."""
     article = _article()
-    doc = api_convert.article_to_dict(article)
+    doc = api_article.article_to_dict(article)
 
     def names(descriptor: Any) -> set[str]:
         return {f.name for f in descriptor.fields}
@@ -128,30 +128,30 @@ def test_article_dict_has_the_message_fields():
 
 def test_progress_round_trips_and_clamps():
     p = ArticleProgress("retrieve", 2, 5, "where does the train leave from")
-    assert api_convert.article_progress_from_proto(api_convert.article_progress_to_proto(p)) == p
-    odd = api_convert.article_progress_to_proto(ArticleProgress("extract", -1, -3))
+    assert api_article.article_progress_from_proto(api_article.article_progress_to_proto(p)) == p
+    odd = api_article.article_progress_to_proto(ArticleProgress("extract", -1, -3))
     assert (odd.done, odd.total, odd.message) == (0, 0, "")
 
 
 @pytest.mark.parametrize("style", list(ArticleStyle))
 @pytest.mark.parametrize("fusion", list(Fusion))
 def test_article_request_round_trips(style, fusion):
-    req = api_convert.article_request("What happened?", style.value, ["kitchen", "station"], 1.5, None,
+    req = api_article.article_request("What happened?", style.value, ["kitchen", "station"], 1.5, None,
                                       fusion.value, 4, 30.0)
     assert req.scope == Scope(("kitchen", "station"), 1.5, None)
     assert (req.style, req.fusion, req.max_sub_queries) == (style, fusion, 4)
-    msg = pb.ArticleRequest.FromString(api_convert.article_request_to_proto(req).SerializeToString())
+    msg = pb.ArticleRequest.FromString(api_article.article_request_to_proto(req).SerializeToString())
     assert msg.HasField("t_min") and not msg.HasField("t_max")
-    assert api_convert.article_request_from_proto(msg, 30.0) == req
+    assert api_article.article_request_from_proto(msg, 30.0) == req
 
 
 def test_article_request_defaults():
     """Unset enums and max_sub_queries 0 are the server's defaults: GINGER, RRF, configured."""
-    req = api_convert.article_request_from_proto(pb.ArticleRequest(request="What happened?"))
+    req = api_article.article_request_from_proto(pb.ArticleRequest(request="What happened?"))
     assert req == ArticleRequest("What happened?", ArticleStyle.GINGER, Scope(), None, None, None)
-    assert api_convert.article_request("x", fusion="weighted_rrf").fusion is Fusion.WEIGHTED_RRF
-    assert api_convert.article_request("x", style="CAG").style is ArticleStyle.CAG
-    msg = api_convert.article_request_to_proto(api_convert.article_request("x"))
+    assert api_article.article_request("x", fusion="weighted_rrf").fusion is Fusion.WEIGHTED_RRF
+    assert api_article.article_request("x", style="CAG").style is ArticleStyle.CAG
+    msg = api_article.article_request_to_proto(api_article.article_request("x"))
     assert msg.max_sub_queries == 0 and not msg.stream_ids
 
 
@@ -174,27 +174,27 @@ BAD_REQUESTS = [
 def test_bad_article_requests_are_input_errors(fields, needle):
     args = {"request": "What happened?", **fields}
     with pytest.raises(InputError) as info:
-        api_convert.article_request(**args)
+        api_article.article_request(**args)
     assert needle in str(info.value)
 
 
 def test_unknown_enum_numbers_are_input_errors():
     """proto3 enums are open: a number from a newer client is refused, not defaulted."""
     with pytest.raises(InputError, match="style 99"):
-        api_convert.article_request_from_proto(pb.ArticleRequest(request="x", style=99))
+        api_article.article_request_from_proto(pb.ArticleRequest(request="x", style=99))
     with pytest.raises(InputError, match="fusion 42"):
-        api_convert.article_request_from_proto(pb.ArticleRequest(request="x", fusion=42))
+        api_article.article_request_from_proto(pb.ArticleRequest(request="x", fusion=42))
     with pytest.raises(ValueError, match="unknown article style"):
-        api_convert.article_from_proto(pb.ArticleResult(title="t"))  # UNSPECIFIED is never sent
+        api_article.article_from_proto(pb.ArticleResult(title="t"))  # UNSPECIFIED is never sent
 
 
 def test_the_service_limits_apply_before_sending():
     """max_sub_queries' upper bound is the kernel validator's; the CLI checks it before a call."""
     from episodic.core.validation import MAX_SUB_QUERIES
 
-    assert api_convert.article_request("x", max_sub_queries=MAX_SUB_QUERIES).max_sub_queries == MAX_SUB_QUERIES
+    assert api_article.article_request("x", max_sub_queries=MAX_SUB_QUERIES).max_sub_queries == MAX_SUB_QUERIES
     with pytest.raises(InputError, match="max_sub_queries"):
-        api_convert.article_request("x", max_sub_queries=MAX_SUB_QUERIES + 1)
+        api_article.article_request("x", max_sub_queries=MAX_SUB_QUERIES + 1)
 
 
 # -- the servicer, with a stand-in ArticleService -------------------------------------------------------
@@ -237,7 +237,7 @@ def test_servicer_streams_progress_then_the_article():
     kinds = [u.WhichOneof("update") for u in updates]
     assert kinds == ["progress"] * 3 + ["article"]
     assert [u.progress.stage for u in updates[:3]] == ["decompose", "retrieve", "write"]
-    assert api_convert.article_from_proto(updates[-1].article) == articles.article
+    assert api_article.article_from_proto(updates[-1].article) == articles.article
     (req,) = articles.requests
     assert req.scope.stream_ids == ("kitchen",)  # no streams named: everything the key may see
     assert req.style is ArticleStyle.BULLET and req.max_sub_queries == 3
@@ -356,8 +356,8 @@ def test_cancelling_the_call_stops_the_work(how):
 def _fake_stream(article: Article, sent: list[Any]) -> Any:
     def stream(client: Any, method: str, request: Any, *rest: Any) -> Iterator[pb.ArticleUpdate]:
         sent.append((client.server, method, request))
-        yield pb.ArticleUpdate(progress=api_convert.article_progress_to_proto(ArticleProgress("retrieve", 1, 2)))
-        yield pb.ArticleUpdate(article=api_convert.article_to_proto(article))
+        yield pb.ArticleUpdate(progress=api_article.article_progress_to_proto(ArticleProgress("retrieve", 1, 2)))
+        yield pb.ArticleUpdate(article=api_article.article_to_proto(article))
 
     return stream
 
@@ -375,7 +375,7 @@ def test_cli_article_through_a_server(monkeypatch):
             "--t-max", "12", "--max-sub-queries", "3", "--server", "host:1"]
     out = CliRunner().invoke(cli.app, [*args, "--json"])
     assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout) == api_convert.article_to_dict(article)
+    assert json.loads(out.stdout) == api_article.article_to_dict(article)
     (server_addr, method, request) = sent[0]
     assert (server_addr, method) == ("host:1", "Article")
     assert (request.style, request.fusion) == (pb.ARTICLE_STYLE_CAG, pb.FUSION_METHOD_WEIGHTED_RRF)
@@ -441,7 +441,7 @@ def test_article_streams_progress_then_one_article(article_updates):
     result = article_updates[-1].article
     assert result.style == pb.ARTICLE_STYLE_GINGER and result.request == REQUEST
     assert result.title and result.sub_queries and result.sections
-    article = api_convert.article_from_proto(result)
+    article = api_article.article_from_proto(result)
     assert result.markdown == article.markdown()
 
 
@@ -513,7 +513,7 @@ def test_cli_article_json_in_process_matches_the_server(store, article_updates):
     )
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)  # exactly one JSON document
-    remote = api_convert.article_to_dict(api_convert.article_from_proto(article_updates[-1].article))
+    remote = api_article.article_to_dict(api_article.article_from_proto(article_updates[-1].article))
     assert {k: v for k, v in doc.items() if k != "timings_ms"} == {
         k: v for k, v in remote.items() if k != "timings_ms"
     }
@@ -527,7 +527,7 @@ def test_cli_article_through_the_server(server, article_updates, tmp_path):
     proc = run_cli("article", REQUEST, "--server", server.address, "--api-key", KEY_A, "--json",
                    data=tmp_path, timeout=300)
     doc = json.loads(proc.stdout)
-    remote = api_convert.article_to_dict(api_convert.article_from_proto(article_updates[-1].article))
+    remote = api_article.article_to_dict(api_article.article_from_proto(article_updates[-1].article))
     assert {k: v for k, v in doc.items() if k != "timings_ms"} == {
         k: v for k, v in remote.items() if k != "timings_ms"
     }

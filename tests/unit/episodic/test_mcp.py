@@ -15,7 +15,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from episodic import api_convert, api_recall, api_records, mcp_schemas
+from episodic import api_article, api_convert, api_recall, api_records, mcp_schemas
 from episodic.components import Components
 from episodic.config import Settings
 from episodic.core.article import (
@@ -145,7 +145,7 @@ def test_results_are_the_cli_json_documents(components) -> None:
     want = api_recall.recall_result_to_dict(local.recall(api_recall.recall_request(
         "someone says the suitcase is by the ticket machine", top_k=2)))
     assert {**recalled.structured_content, "elapsed_s": 0} == {**want, "elapsed_s": 0}
-    want = api_convert.article_to_dict(local.write_article(api_convert.article_request(
+    want = api_article.article_to_dict(local.write_article(api_article.article_request(
         "where the suitcase is", "bullet", ["cam1"])))
     assert {**article.structured_content, "timings_ms": {}} == {**want, "timings_ms": {}}
     assert article.structured_content["citations"] and "[1]" in article.structured_content["markdown"]
@@ -169,7 +169,7 @@ def test_every_schema_keeps_its_document_whole() -> None:
     _same(mcp_schemas.RecallDoc, api_recall.recall_result_to_dict(RecallResult(
         [RecalledStream("cam1", 1.5, 1.0, 2.0, 0.6, {"key_moment": 0.9, "audio": 0.5}, "said", "cam1@000000001000")],
         {"key_moment": "a cat"}, ["cam2: key_moment held, but not audio (0.00)"], 0.2)))
-    _same(mcp_schemas.ArticleDoc, api_convert.article_to_dict(Article(
+    _same(mcp_schemas.ArticleDoc, api_article.article_to_dict(Article(
         "the day", ArticleStyle.BULLET, "The day",
         [Section("Morning", [Sentence("Tom came [1].", [1])])],
         [Citation(1, "cam1", "cam1@000000001000", 1.0, 2.0, "file:///s.mp4")],
