@@ -53,7 +53,7 @@ from episodic.core.records import (  # noqa: E402
     memory_id,
     normalise,
 )
-from episodic.memory.overview import refresh_overviews  # noqa: E402
+from episodic.memory.overview_windows import refresh_overviews  # noqa: E402
 from episodic.memory.snippet_store import FileSnippetStore  # noqa: E402
 from episodic.services.forgetting import DAY_S, ForgetBooks, Forgetter  # noqa: E402
 

@@ -45,9 +45,9 @@ from episodic.config import load_settings  # noqa: E402
 from episodic.core.query import AskRequest  # noqa: E402
 from episodic.core.records import StreamInfo, overview_id  # noqa: E402
 from episodic.glance_set import SEGMENT_S, WINDOW_S, glance_records, glance_window  # noqa: E402
-from episodic.memory.overview import (  # noqa: E402
+from episodic.memory.overview import compose_overview  # noqa: E402
+from episodic.memory.overview_windows import (  # noqa: E402
     STREAM_MEMORIES_MAX,
-    compose_overview,
     refresh_overviews,
     stretch_starts,
     window_overview_id,

@@ -26,7 +26,7 @@ from episodic.core.records import (
 )
 from episodic.ingestor import Progress, StreamIngestor  # noqa: F401 - callers import them from here
 from episodic.memory.encoder import StageTimer
-from episodic.memory.overview import refresh_overviews
+from episodic.memory.overview_windows import refresh_overviews
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -49,13 +48,13 @@ from episodic.server_paging import (
     _query_fingerprint,
     page_events,
 )
+from episodic.servicer_articles import _ArticleRun
 
 log = logging.getLogger(__name__)
 access_log = logging.getLogger("episodic.access")  # one line per call, no user values
 
 CHUNK_BYTES = 1024 * 1024  # DownloadSnippet chunk size (the proto promises <= 1 MiB)
 _NO_DEADLINE_S = 1e8  # time_remaining() above this means the caller set no deadline
-_POLL_S = 0.25  # how often a call waiting on a worker or a model turn checks for cancellation
 MAX_MESSAGE_CHARS = 400  # a status message is cut here: it travels in a size-limited trailer
 
 R = TypeVar("R")
@@ -567,63 +566,3 @@ class EpisodicServicer(pb_grpc.EpisodicMemoryServicer):
 
 
 _FORGETTER_LOCK = threading.Lock()
-
-
-class ArticleCancelled(Exception):  # noqa: N818 - it is a signal, not an error
-    """Raised inside ``ArticleService.write`` (from its progress callback) once the call that
-    wanted the article is gone, so the writing stops at the next stage boundary."""
-
-
-class _ArticleRun:
-    """One ``ArticleService.write`` in a thread of its own, reporting through a queue.
-
-    Why a thread: gRPC streams what the handler yields, and write() reports progress through a
-    callback, so the callback puts each report on a queue the handler drains and yields. The
-    thread also lets the handler notice a cancelled call while write() is busy; it then sets
-    ``cancelled`` and the next progress report raises :class:`ArticleCancelled` inside write().
-    """
-
-    def __init__(self, service: Any) -> None:
-        self.service = service
-        self.cancelled = threading.Event()
-        self._queue: queue.Queue[Any] = queue.Queue()
-        self._done = object()
-
-    def start(self, req: Any, semaphore: ModelTurns) -> None:
-        """Run write(req) in a daemon thread that releases ``semaphore`` when it is done."""
-
-        def work() -> None:
-            try:
-                self._queue.put(self.service.write(req, progress=self._report))
-            except BaseException as exc:  # handed to the handler, which maps it to a status
-                self._queue.put(exc)
-            finally:
-                semaphore.release()
-                self._queue.put(self._done)
-
-        threading.Thread(target=work, name="episodic-article", daemon=True).start()
-
-    def _report(self, progress: Any) -> None:
-        if self.cancelled.is_set():
-            raise ArticleCancelled("the Article call was cancelled")
-        self._queue.put(progress)
-
-    def updates(self, context: grpc.ServicerContext) -> Iterator[Any]:
-        """Progress reports, then the article (or the exception write() raised); ends early,
-        without either, when the call is cancelled or its deadline passes."""
-        while True:
-            try:
-                item = self._queue.get(timeout=_POLL_S)
-            except queue.Empty:
-                if not context.is_active():
-                    self.cancel()
-                    return
-                continue
-            if item is self._done:
-                return
-            yield item
-
-    def cancel(self) -> None:
-        self.cancelled.set()
-
-

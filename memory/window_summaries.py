@@ -25,16 +25,14 @@ from datetime import datetime
 from episodic.core.records import StreamOverview
 from episodic.core.summaries import WindowSummary, clock_time, wall_clock, window_name, window_words
 from episodic.memory.overview import (
-    align_to,
-    merge_overviews,
     read_count,
     read_said,
     read_sounds,
     read_span,
     read_tally,
     window_of,
-    window_overview_id,
 )
+from episodic.memory.overview_windows import align_to, merge_overviews, window_overview_id
 
 SHOWN_TOPICS = 8
 SHOWN_NAMES = 6

@@ -327,7 +327,7 @@ class Forgetter:
             return 0, 0
         if self._embedder is None:
             return self.store.delete_overviews(sid), 0
-        from episodic.memory.overview import refresh_overviews
+        from episodic.memory.overview_windows import refresh_overviews
 
         before = {o.id for o in existing}
         windows = {} if self.summary_windows is None else {"windows": self.summary_windows}

@@ -18,7 +18,7 @@ from episodic.core.summaries import (
     summaries_request,
     window_name,
 )
-from episodic.memory.overview import summary_sizes
+from episodic.memory.overview_windows import summary_sizes
 from episodic.memory.window_summaries import list_window_summaries
 
 

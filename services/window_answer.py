@@ -21,7 +21,8 @@ from typing import Any
 from episodic.core.query import AskRequest, Evidence, QueryType
 from episodic.core.records import StreamOverview
 from episodic.core.summaries import WALL_CLOCK_KEY, WindowSummary, clock_time, parse_wall_clock
-from episodic.memory.overview import merge_overviews, read_span, window_of
+from episodic.memory.overview import read_span, window_of
+from episodic.memory.overview_windows import merge_overviews
 from episodic.memory.window_summaries import to_summary, windows_of
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.window_scope import (

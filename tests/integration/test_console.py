@@ -12,7 +12,8 @@ Checked: the key prompt on 401 and the key kept in sessionStorage only; the time
 card per event, zooms, and a card plays its snippet; search results are listed and marked on
 the timeline; Ask shows the answer, a confidence bar, the pathway and evidence, and clicking
 evidence seeks the video to it; an article's citation seeks the video; the Alerts tab lists a
-watch; a key scoped to "cam" never shows "garden" anywhere (page and every API response);
+watch, adds one through its form (a refusal shows the server's message) and removes it; a Recall
+result card plays its moment; a key scoped to "cam" never shows "garden" anywhere (page and every API response);
 no horizontal overflow at a phone's 375 px; server text with HTML stays text (no element, no
 alert); no script errors or CSP violations. Screenshots go to tests/artifacts/console/.
 """
@@ -424,3 +425,67 @@ def test_phone_width_has_no_horizontal_overflow(driver, base, tmp_path) -> None:
         shoot(d, "phone-search", tmp_path)
     finally:
         d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_watch_form_adds_and_removes_and_recall_plays_its_moment(driver, base, tmp_path) -> None:
+    d = driver
+    open_console(d, base, KEY_ALL)
+    tab(d, "alerts")
+    wait(d, lambda: "the train to Oxford" in d.find_element(By.ID, "watch-list").text)
+    # a refusal of the server shows in the form, as its message
+    d.find_element(By.CSS_SELECTOR, "#watch-kind option[value=absent]").click()
+    assert d.find_element(By.ID, "watch-by").is_displayed() and not d.find_element(By.ID, "watch-then").is_displayed()
+    d.find_element(By.ID, "watch-query").send_keys("someone opens the shop")
+    d.find_element(By.ID, "watch-by").send_keys("25:99")
+    d.find_element(By.CSS_SELECTOR, "#watch-form button[type=submit]").click()
+    wait(d, lambda: d.find_element(By.ID, "watch-error").is_displayed())
+    assert "HH:MM" in d.find_element(By.ID, "watch-error").text
+    # an order watch on "cam": listed with its second query, then removed after a confirm
+    d.find_element(By.CSS_SELECTOR, "#watch-kind option[value=order]").click()
+    assert d.find_element(By.ID, "watch-then").is_displayed() and not d.find_element(By.ID, "watch-by").is_displayed()
+    d.find_element(By.ID, "watch-then").send_keys("<b>a van</b> drives in")
+    d.find_element(By.ID, "watch-within").send_keys("10m")
+    d.find_element(By.CSS_SELECTOR, "#watch-scope option[value=cam]").click()
+    d.find_element(By.ID, "watch-webhook").send_keys("http://127.0.0.1:9/hook")  # no alert is raised here
+    d.find_element(By.CSS_SELECTOR, "#watch-form button[type=submit]").click()
+    wait(d, lambda: "someone opens the shop" in d.find_element(By.ID, "watch-list").text)
+    assert not d.find_element(By.ID, "watch-error").is_displayed()
+    assert len(d.find_element(By.CSS_SELECTOR, "#watch-secret .secret-value").text) >= 16  # shown once
+    mine = next(w for w in call(base, "/v1/watches", KEY_ALL)["watches"] if w["query"] == "someone opens the shop")
+    assert (mine["kind"], mine["then"], mine["within_s"], mine["stream_ids"]) == ("order", "<b>a van</b> drives in", 600, ["cam"])
+    row = d.find_element(By.CSS_SELECTOR, f".watch[data-watch-id='{mine['id']}']")
+    assert "then “<b>a van</b> drives in” · within 10 min · webhook · cam" in row.text
+    shoot(d, "desktop-watches", tmp_path)
+    row.find_element(By.CSS_SELECTOR, ".watch-remove").click()
+    wait(d, lambda: d.switch_to.alert).accept()
+    wait(d, lambda: not d.find_elements(By.CSS_SELECTOR, f".watch[data-watch-id='{mine['id']}']"))
+    assert "the train to Oxford" in d.find_element(By.ID, "watch-list").text
+    assert all(w["id"] != mine["id"] for w in call(base, "/v1/watches", KEY_ALL)["watches"])
+    # recall: a described moment as a card with its confidence and facet scores; a click plays it
+    tab(d, "recall")
+    d.find_element(By.ID, "recall-description").send_keys("someone put three green apples in a blue bowl")
+    d.find_element(By.CSS_SELECTOR, "#recall-form button[type=submit]").click()
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "#recall-results .moment")
+         or d.find_element(By.ID, "recall-status").text.startswith(("Recall failed", "Nothing")), timeout=60)
+    cards = d.find_elements(By.CSS_SELECTOR, "#recall-results .moment")
+    assert cards, d.find_element(By.ID, "recall-status").text
+    first = cards[0]
+    assert first.get_attribute("data-stream-id") == "cam" and "%" in first.text and "at 0:" in first.text
+    assert first.find_elements(By.CSS_SELECTOR, ".bar[aria-label=confidence]")
+    shoot(d, "desktop-recall", tmp_path)
+    seg_id = first.get_attribute("data-segment-id")
+    first.click()
+    wait(d, lambda: js(d, "const v = document.getElementById('player');"
+                          "return v.dataset.segmentId === arguments[0] && !!v.src", seg_id))
+    # both views fit a phone
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 375, "height": 812, "deviceScaleFactor": 2, "mobile": True})
+    try:
+        for name in ("recall", "alerts"):
+            tab(d, name)
+            scroll, inner = js(d, "return [document.documentElement.scrollWidth, window.innerWidth]")
+            assert inner == 375 and scroll <= inner, (name, scroll, inner)
+            js(d, f"document.getElementById('panel-{name}').scrollIntoView()")
+            shoot(d, f"phone-{name}", tmp_path)
+    finally:
+        d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    no_script_errors(d)

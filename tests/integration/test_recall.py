@@ -32,7 +32,7 @@ from episodic.core.records import (
     memory_id,
     normalise,
 )
-from episodic.memory.overview import refresh_overviews
+from episodic.memory.overview_windows import refresh_overviews
 from episodic.memory.sound import DESCRIPTIONS
 from episodic.memory.summary_composer import compose_summary
 from episodic.memory.vision import describe_text

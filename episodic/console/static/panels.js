@@ -3,7 +3,7 @@
 
 import { api, apiEvents, qs } from "./api.js";
 import { setMarks } from "./timeline.js";
-import { $, bar, clear, el, fmtCount, fmtRange, fmtTime, toast } from "./util.js";
+import { $, bar, clear, el, fmtCount, fmtDuration, fmtRange, fmtTime, toast } from "./util.js";
 
 let goTo = () => {};
 
@@ -14,7 +14,11 @@ export function initPanels(open) {
   $("search-clear").addEventListener("click", clearSearch);
   $("ask-form").addEventListener("submit", runAsk);
   $("article-form").addEventListener("submit", runArticle);
-  for (const id of ["ask-question", "article-topic"]) {
+  $("recall-form").addEventListener("submit", runRecall);
+  $("watch-form").addEventListener("submit", addWatch);
+  $("watch-kind").addEventListener("change", showWatchFields);
+  showWatchFields();
+  for (const id of ["ask-question", "article-topic", "recall-description"]) {
     $(id).addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) ev.target.form.requestSubmit();
     });
@@ -32,7 +36,7 @@ function busy(form, on) {
 }
 
 /** A clickable card for a moment: thumbnail (when there is one), stream, time, and lines of text. */
-function momentCard({ stream_id, segment_id, t_start, t_end, thumbnail_url }, { lines = [], score, scoreLabel = "score", chips = [], kind = "" } = {}) {
+function momentCard({ stream_id, segment_id, t_start, t_end, thumbnail_url, t }, { lines = [], score, scoreLabel = "score", chips = [], kind = "", when = "" } = {}) {
   const thumb = thumbnail_url ? el("span", { class: "thumb" }, el("img", { src: thumbnail_url, alt: "", loading: "lazy", decoding: "async", width: 160, height: 90 })) : null;
   const playable = Boolean(segment_id);
   const card = el(
@@ -51,14 +55,14 @@ function momentCard({ stream_id, segment_id, t_start, t_end, thumbnail_url }, { 
         "span",
         { class: "moment-top" },
         stream_id ? el("span", { class: "chip", text: stream_id }) : null,
-        el("span", { class: "moment-time", text: fmtRange(t_start, t_end, { tenths: t_end - t_start < 20 }) }),
+        el("span", { class: "moment-time", text: when || fmtRange(t_start, t_end, { tenths: t_end - t_start < 20 }) }),
         ...chips.map((c) => el("span", { class: "chip chip-soft", text: c })),
       ),
       ...lines.filter(Boolean).map((l) => el("span", { class: "moment-text", text: l })),
       Number.isFinite(score) ? bar(score, scoreLabel) : null,
     ),
   );
-  if (playable) card.addEventListener("click", () => goTo(stream_id, segment_id, t_start));
+  if (playable) card.addEventListener("click", () => goTo(stream_id, segment_id, Number.isFinite(t) ? t : t_start));
   return card;
 }
 
@@ -246,6 +250,67 @@ function renderArticle(a) {
   return frag;
 }
 
+// -- recall ----------------------------------------------------------------------------------
+const FACETS = [
+  ["global", "global_impression", "recall-global", "global"],
+  ["key_moment", "key_moment", "recall-key-moment", "key moment"],
+  ["temporal", "temporal", "recall-temporal", "temporal"],
+  ["audio", "audio", "recall-audio", "audio"],
+];
+
+async function runRecall(ev) {
+  ev.preventDefault();
+  const form = ev.target;
+  const body = { description: $("recall-description").value.trim(), stream_ids: scopeOf("recall-scope") };
+  for (const [, field, id] of FACETS) body[field] = $(id).value.trim();
+  if (!body.description && !FACETS.some(([, field]) => body[field])) {
+    toast("Describe the recording, or give at least one clue.", "info");
+    return;
+  }
+  body.top_k = Math.max(1, Math.min(100, Number($("recall-top-k").value) || 5));
+  const out = clear($("recall-results"));
+  $("recall-status").textContent = "Recalling…";
+  busy(form, true);
+  try {
+    const r = await api("/v1/recall", { method: "POST", json: body });
+    const results = r.results || [];
+    $("recall-status").textContent = results.length
+      ? `${fmtCount(results.length, "recording")} in ${Number(r.elapsed_s || 0).toFixed(2)} s`
+      : "Nothing in the memory fits that description.";
+    out.append(...renderRecall(r));
+  } catch (err) {
+    $("recall-status").textContent = `Recall failed: ${err.message}`;
+  } finally {
+    busy(form, false);
+  }
+}
+
+function renderRecall(r) {
+  const nodes = [];
+  const searched = Object.entries(r.facets || {}).filter(([, v]) => v);
+  if (searched.length) {
+    const label = new Map(FACETS.map(([key, , , name]) => [key, name]));
+    nodes.push(el("p", { class: "recall-facets muted" }, "Searched: ", ...searched.map(([k, v]) => el("span", { class: "chip chip-soft", title: label.get(k) || k, text: `${label.get(k) || k}: ${v}` }))));
+  }
+  for (const res of r.results || []) {
+    const scores = Object.entries(res.facets || {}).map(([k, v]) => `${(FACETS.find((f) => f[0] === k) || [k, k, k, k])[3]} ${Math.round(Number(v) * 100)}%`);
+    nodes.push(
+      momentCard(res, {
+        lines: [res.why],
+        chips: scores,
+        score: res.confidence,
+        scoreLabel: "confidence",
+        kind: "recalled",
+        when: `at ${fmtTime(res.t, { tenths: true })} (${fmtRange(res.t_start, res.t_end)})`,
+      }),
+    );
+  }
+  if ((r.rejected || []).length) {
+    nodes.push(el("details", { class: "rejected" }, el("summary", { text: `Ruled out (${r.rejected.length})` }), ...r.rejected.map((x) => el("p", { class: "muted", text: x }))));
+  }
+  return nodes;
+}
+
 // -- watches and alerts ----------------------------------------------------------------------
 const alertsState = { on: false, after: 0, seen: 0, timer: 0 };
 
@@ -272,19 +337,123 @@ export function resetAlerts() {
   alertsState.seen = 0;
   clear($("alert-list"));
   clear($("watch-list"));
+  clear($("watch-secret")).hidden = true;
+  watchError("");
   $("alerts-count").hidden = true;
 }
 
 function renderWatches(watches) {
   const box = clear($("watch-list"));
   if (!watches.length) {
-    box.append(el("p", { class: "muted", text: "No watches. Add one with: episodic watch add \"a delivery van arrives\"" }));
+    box.append(el("p", { class: "muted", text: "No watches yet: add one above." }));
     return;
   }
   for (const w of watches) {
     const scope = (w.stream_ids || []).length ? w.stream_ids.join(", ") : "every stream";
-    const extra = [w.kind, w.then ? `then “${w.then}”` : "", w.by_time ? `by ${w.by_time}` : "", w.within_s ? `within ${Math.round(w.within_s)} s` : ""].filter(Boolean).join(" · ");
-    box.append(el("div", { class: "watch" }, el("span", { class: "watch-query", text: w.query }), el("span", { class: "muted", text: `${extra} · ${scope}` })));
+    const extra = [
+      w.kind,
+      w.then ? `then “${w.then}”` : "",
+      w.by_time ? `by ${w.by_time}` : "",
+      w.within_s ? `within ${fmtDuration(w.within_s)}` : "",
+      w.kind === "first" && w.period ? `per ${w.period === "ever" ? "stream, ever" : w.period}` : "",
+      w.webhook_url ? "webhook" : "",
+    ].filter(Boolean).join(" · ");
+    const remove = el("button", { type: "button", class: "btn btn-small btn-quiet watch-remove", text: "Remove", title: `Remove this watch (${w.id})`, dataset: { watchId: w.id } });
+    remove.addEventListener("click", () => removeWatch(w, remove));
+    box.append(
+      el("div", { class: "watch", dataset: { watchId: w.id } },
+        el("span", { class: "watch-body" }, el("span", { class: "watch-query", text: w.query }), el("span", { class: "muted", text: `${extra} · ${scope}` })),
+        remove),
+    );
+  }
+}
+
+async function refreshWatches() {
+  const body = await api("/v1/watches");
+  renderWatches(body.watches || []);
+}
+
+function showWatchFields() {
+  const kind = $("watch-kind").value;
+  for (const node of $("watch-form").querySelectorAll("[data-kinds]")) node.hidden = !node.dataset.kinds.split(" ").includes(kind);
+}
+
+const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?|w|weeks?)?\s*$/i;
+const UNIT_S = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
+
+/** "90", "90s", "10m", "1.5h", "7d", "1w" → seconds (as core/durations.py reads them); NaN otherwise. */
+function parseDuration(text) {
+  const m = DURATION.exec(text);
+  return m ? Number(m[1]) * UNIT_S[(m[2] || "s")[0].toLowerCase()] : NaN;
+}
+
+function watchError(message) {
+  const box = $("watch-error");
+  box.textContent = message || "";
+  box.hidden = !message;
+}
+
+async function addWatch(ev) {
+  ev.preventDefault();
+  const form = ev.target;
+  const kind = $("watch-kind").value;
+  const body = { query: $("watch-query").value.trim(), kind, stream_ids: scopeOf("watch-scope") };
+  const uses = (id) => !$(id).closest("[data-kinds]").hidden;
+  const within = $("watch-within").value.trim();
+  if (uses("watch-within") && within) {
+    body.within_s = parseDuration(within);
+    if (!Number.isFinite(body.within_s)) return watchError(`“Within” must be a duration such as 90s, 10m, 2h or 7d, not “${within}”.`);
+  }
+  if (uses("watch-by")) body.by_time = $("watch-by").value.trim();
+  if (uses("watch-then")) body.then = $("watch-then").value.trim();
+  if (uses("watch-period")) body.period = $("watch-period").value;
+  const hook = $("watch-webhook").value.trim();
+  if (hook) body.webhook_url = hook;
+  if (!body.query) return watchError("Say what to watch for.");
+  watchError("");
+  $("watch-secret").hidden = true;
+  busy(form, true);
+  try {
+    const r = await api("/v1/watches", { method: "POST", json: body });
+    for (const id of ["watch-query", "watch-within", "watch-by", "watch-then", "watch-webhook"]) $(id).value = "";
+    if (r.webhook_secret) showSecret(r.watch, r.webhook_secret);
+    toast(`Watching for “${r.watch?.query || body.query}”.`, "info");
+    await refreshWatches();
+  } catch (err) {
+    watchError(err.status === 400 || err.status === 422 ? err.message : `Could not add the watch: ${err.message}`);
+  } finally {
+    busy(form, false);
+  }
+}
+
+/** The webhook secret, shown once: the server never returns it again. */
+function showSecret(watch, secret) {
+  const box = clear($("watch-secret"));
+  const done = el("button", { type: "button", class: "btn btn-small", text: "I have copied it" });
+  done.addEventListener("click", () => {
+    clear(box).hidden = true;
+  });
+  box.append(
+    el("p", { text: `Webhook secret for “${watch?.query || ""}”: shown only now. Check X-Episodic-Signature with it.` }),
+    el("code", { class: "secret-value", text: secret }),
+    done,
+  );
+  box.hidden = false;
+}
+
+async function removeWatch(w, button) {
+  if (!window.confirm(`Remove the watch “${w.query}”? Its alerts stop.`)) return;
+  button.disabled = true;
+  try {
+    await api(`/v1/watches/${encodeURIComponent(w.id)}`, { method: "DELETE" });
+    toast(`Removed the watch “${w.query}”.`, "info");
+  } catch (err) {
+    toast(`Could not remove the watch: ${err.message}`);
+  }
+  try {
+    await refreshWatches();
+  } catch {
+    button.disabled = false;
   }
 }
 

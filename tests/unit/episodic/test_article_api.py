@@ -23,7 +23,7 @@ from typing import Any
 import grpc
 import pytest
 
-from episodic import api_article
+from episodic import api_article, servicer_articles
 from episodic import servicer as servicer_mod
 from episodic.core.article import (
     Article,
@@ -348,7 +348,7 @@ def test_cancelling_the_call_stops_the_work(how):
         stream.close()
     work.go.set()
     assert work.finished.wait(10)
-    assert isinstance(work.stopped, servicer_mod.ArticleCancelled)
+    assert isinstance(work.stopped, servicer_articles.ArticleCancelled)
     assert _free(servicer)
 
 

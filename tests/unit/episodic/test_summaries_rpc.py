@@ -24,7 +24,7 @@ from episodic.core.errors import InputError
 from episodic.core.records import StreamInfo
 from episodic.core.summaries import summaries_request
 from episodic.glance_set import glance_records, glance_window
-from episodic.memory.overview import refresh_overviews
+from episodic.memory.overview_windows import refresh_overviews
 from episodic.proto.episodic.v1 import episodic_pb2 as pb
 from episodic.proto.episodic.v1 import episodic_pb2_grpc as pb_grpc
 from episodic.services.local import LocalMemoryService

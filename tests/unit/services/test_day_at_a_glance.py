@@ -28,13 +28,8 @@ from episodic.core.summaries import (
 )
 from episodic.glance_set import SEGMENT_S, WINDOW_S, GlanceWindow, glance_records, glance_window
 from episodic.memory.in_memory_store import InMemoryStore
-from episodic.memory.overview import (
-    compose_facets,
-    read_sounds,
-    read_tally,
-    refresh_overviews,
-    window_overview_id,
-)
+from episodic.memory.overview import compose_facets, read_sounds, read_tally
+from episodic.memory.overview_windows import refresh_overviews, window_overview_id
 from episodic.retrieval.window_scope import asked_time, asks_for_summary, mentioned_streams, resolve
 from episodic.services.local import LocalMemoryService
 from episodic.services.qa import MemoryQA

@@ -17,7 +17,7 @@ from episodic.config import Settings
 from episodic.core.errors import InputError
 from episodic.core.records import SnippetRef, StreamInfo, TranscriptPiece, overview_id
 from episodic.memory.in_memory_store import InMemoryStore
-from episodic.memory.overview import refresh_overviews
+from episodic.memory.overview_windows import refresh_overviews
 from episodic.memory.snippet_store import FileSnippetStore
 from episodic.services.forget_guard import GuardedStore
 from episodic.services.forgetting import (

@@ -29,7 +29,8 @@ from episodic.core.records import (
     overview_id,
 )
 from episodic.memory.in_memory_store import InMemoryStore
-from episodic.memory.overview import compose_facets, refresh_overviews
+from episodic.memory.overview import compose_facets
+from episodic.memory.overview_windows import refresh_overviews
 from episodic.memory.summary_composer import content_words, source_text
 from episodic.services.recall import FuzzyRecall
 from tests.fakes import HashEmbedder, ScriptedLLM
