@@ -473,10 +473,17 @@ def test_k8s_ports_probes_services_and_annotations():
         labels = obj["spec"]["template"]["metadata"]["labels"]
         services = [d for d in docs if d["kind"] == "Service" and d["spec"]["selector"].items() <= labels.items()]
         assert {d["spec"].get("clusterIP") for d in services} >= {None, "None"}, "ClusterIP and headless"
+        # the console and REST API (issue 18) on its own port, every replica with one shared secret
+        assert ports["http"] == s.http_port and s.http_host == "0.0.0.0"
+        [keys] = [v for v in _pod["volumes"] if v.get("secret")]
+        mounted = {Path(m["mountPath"]) / i["path"] for m in c["volumeMounts"] if m["name"] == keys["name"]
+                   for i in keys["secret"]["items"]}
+        assert Path(s.http_media_secret_file) in mounted
         for svc in services:
             for port in svc["spec"]["ports"]:
                 target = port["targetPort"]
-                assert (ports[target] if isinstance(target, str) else target) == s.grpc_port
+                want = s.http_port if port["name"] == "http" else s.grpc_port
+                assert (ports[target] if isinstance(target, str) else target) == want
 
 
 def test_k8s_wiring_points_at_the_services():
