@@ -151,16 +151,23 @@ def get_snippet(segment_id: str, index: str, request: Request) -> Response:
             raise
         headers = {"Accept-Ranges": "bytes", "Cache-Control": "private, max-age=600",
                    "Content-Disposition": "inline"}
-        if span is None:
-            headers["Content-Length"] = str(size)
-            return StreamingResponse(_stream(f, 0, size), 200, headers, api_records.snippet_content_type(uri))
-        first, last = span
+        first, last = span if span is not None else (0, size - 1)
         headers["Content-Length"] = str(last - first + 1)
-        headers["Content-Range"] = f"bytes {first}-{last}/{size}"
-        return StreamingResponse(_stream(f, first, last - first + 1), 206, headers,
-                                 api_records.snippet_content_type(uri))
+        if span is not None:
+            headers["Content-Range"] = f"bytes {first}-{last}/{size}"
+        status, ctype = (206 if span is not None else 200), api_records.snippet_content_type(uri)
+        if request.method == "HEAD":  # what a player asks first: the size, and that ranges work
+            f.close()
+            return Response(None, status, headers, ctype)
+        return StreamingResponse(_stream(f, first, last - first + 1), status, headers, ctype)
 
     return _run(request, "HttpSnippet", path, work)
+
+
+@router.head("/v1/segments/{segment_id}/snippets/{index}", include_in_schema=False)
+def head_snippet(segment_id: str, index: str, request: Request) -> Response:
+    """GET's headers without the bytes (the same key and signature rules)."""
+    return get_snippet(segment_id, index, request)
 
 
 @router.get("/v1/segments/{segment_id}/thumbnail", tags=["media"],

@@ -449,6 +449,12 @@ def test_snippets_answer_range_requests(env: Env) -> None:
         assert r.headers["content-range"] == f"bytes */{len(SNIPPET)}"
     assert h("GET", path, key=KEY_A, headers={"Range": "bytes=0-1,5-6"}).status == 200  # several: the whole file
     assert h("GET", path).status == 401
+    # HEAD: a player's first question (size, ranges), the same rules, no bytes
+    head = h("HEAD", path, key=KEY_A)
+    assert (head.status, head.body, head.headers["content-length"]) == (200, b"", str(len(SNIPPET)))
+    assert head.headers["accept-ranges"] == "bytes"
+    assert h("HEAD", path, key=KEY_A, headers={"Range": "bytes=0-9"}).headers["content-range"] == f"bytes 0-9/{len(SNIPPET)}"
+    assert h("HEAD", path).status == 401
     assert h("GET", f"/v1/segments/{SEG_S0}/snippets/0", key=KEY_A).status == 404
     assert h("GET", f"/v1/segments/{SEG_K0}/snippets/1", key=KEY_A).status == 404
     thumb = h("GET", f"/v1/segments/{SEG_K0}/thumbnail", key=KEY_A)
