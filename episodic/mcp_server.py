@@ -25,6 +25,7 @@ one of ``api_keys_file``'s keys, whose scope then applies to that caller's calls
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import hmac
 import json
@@ -78,7 +79,8 @@ def _digest(key: str) -> bytes:
 
 class RemoteMemory:
     """The tools answered by an `episodic serve` through :class:`Client` (one channel, shared
-    by every call), with ``api_key``'s scope. Over HTTP, callers must send that same key."""
+    by every call), with ``api_key``'s scope; over HTTP, callers must then send that same key.
+    Without ``api_key``, each HTTP caller's own key goes to the server."""
 
     def __init__(self, server: str, api_key: str | None = None, ca_cert: Path | None = None,
                  timeout_s: float = LIST_TIMEOUT_S) -> None:
@@ -96,11 +98,18 @@ class RemoteMemory:
         return self._key is not None and hmac.compare_digest(_digest(token), self._key)
 
     def client(self, authorization: str | None = None) -> Client:
+        """The shared client; without ``--api-key``, an HTTP caller's own ``Authorization``
+        header is passed on, so the server applies that caller's key and scope (one MCP
+        endpoint for several users, each seeing what their key may see)."""
         with self._lock:  # the channel is made on first use: once, not by two calls at once
             if not self._opened:
                 self._client._stub()
                 self._opened = True
-        return self._client
+        if self._key is not None or not authorization:
+            return self._client
+        caller = copy.copy(self._client)  # the same channel, this caller's metadata
+        caller._metadata = (("authorization", authorization),)
+        return caller
 
     def close(self) -> None:
         self._client.close()

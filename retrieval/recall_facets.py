@@ -12,6 +12,9 @@ free text fills the facets not given, by **rules** (the default: deterministic, 
 inventing detail) or by a capable **model** asked for a JSON object that is validated
 strictly, asked again once with the reason, then replaced by the rules; a failing model never
 fails the request.
+This module holds the facet queries and the rules; the model's way is
+:mod:`retrieval.recall_model` and the request (explicit facets, the fallback, the checks)
+:mod:`retrieval.recall_request`.
 
 Rules: the text is cut at sentence ends, semicolons, "then", "after/before that", "while",
 "when", "and" before a subject, and commas (a comma piece without a subject of its own and
@@ -33,19 +36,12 @@ number spelled the other way ("forty minutes" ↔ "40 minutes").
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass, field
 
-from episodic.core.errors import InputError
-from episodic.core.llm import ChatMessage, LanguageModel, json_in_reply
-from episodic.core.query import FACET_NAMES, FacetName, RecallRequest
+from episodic.core.query import FACET_NAMES, FacetName
 from episodic.retrieval.query_analysis import COLOUR_WORDS, NUMBER_WORDS, STOPWORDS, tokens
 
-log = logging.getLogger(__name__)
-
-MAX_FIELD_CHARS = 2000  # per request field
-MAX_MODEL_CHARS = 200  # per string in the model's reply
 MAX_ALTERNATIVES = 8  # per facet
 RELATIONS = ("before", "after", "start", "end")
 _TRIM = " \t,.;:!?-–—\"'()[]"
@@ -60,13 +56,6 @@ class FacetQuery:
     # temporal/audio: before | after (the key moment), start | end (of the recording); a key
     # moment may carry start | end too ("it came late in the video")
     relation: str = ""
-
-
-@dataclass
-class ParsedDescription:
-    facets: dict[str, FacetQuery]  # at most one per facet name, in FACET_NAMES order
-    source: str  # "explicit" | "rules" | "model": what made the facets
-    notes: list[str] = field(default_factory=list)
 
 
 # -- lexicon (general-purpose, written for this module) ------------------------------------
@@ -512,165 +501,3 @@ def rule_facets(description: str, notes: list[str], has_key_moment: bool = False
     if position and "key_moment" in out and not out["key_moment"].relation:
         out["key_moment"].relation = position
     return out
-
-
-# -- the model (a capable OpenAI-compatible one) ----------------------------------------------
-
-RECALL_SYSTEM = (
-    "Someone is trying to find a recording they only half remember. Sort the clues in their "
-    "description into up to four kinds and reply with one JSON object, nothing else, with "
-    'these keys: "global": what the whole recording was like (its kind, topic, mood or '
-    'occasion), or null; "key_moment": one concrete thing seen at some moment, or null; '
-    '"temporal": {"text": what happened, "relation": "before" or "after" (that moment) or '
-    '"start" or "end" (of the recording)}, or null; "audio": what was heard (the words said, '
-    'music, sounds), or null; "alternatives": an object from those key names to lists of other '
-    "ways to say that clue (synonyms, broader words, likely misrememberings). Use their own "
-    "words where you can, keep every string under 200 characters and add nothing they did "
-    "not say."
-)
-
-
-def recall_user(description: str) -> str:
-    return f"Description: {description}\n\nJSON object:"
-
-
-def parse_model_reply(reply: str) -> tuple[dict[str, tuple[str, str, list[str]]], str]:
-    """The model's clues as facet → (text, relation, alternatives), or ({}, why not). A
-    ```json fence, prose around the object and unknown keys are tolerated; wrong types,
-    over-long strings and unknown relations are not."""
-    obj = json_in_reply(reply, dict)
-    if obj is None:
-        return {}, "was not valid JSON"
-
-    def is_text(value: object) -> bool:
-        return isinstance(value, str) and len(value) <= MAX_MODEL_CHARS
-
-    out: dict[str, tuple[str, str, list[str]]] = {}
-    for name in ("global", "key_moment", "audio"):
-        value = obj.get(name)
-        if value is not None and not is_text(value):
-            return {}, f'gave "{name}" that is neither null nor a string of at most 200 characters'
-        if value and value.strip():
-            out[name] = (value, "", [])
-    temporal = obj.get("temporal")
-    if temporal is not None:
-        if not (isinstance(temporal, dict) and is_text(temporal.get("text"))
-                and temporal.get("relation") in RELATIONS):
-            return {}, 'gave "temporal" that is neither null nor {"text", "relation"} as asked'
-        if temporal["text"].strip():
-            out["temporal"] = (temporal["text"], temporal["relation"], [])
-    alternatives = obj.get("alternatives") or {}
-    if not isinstance(alternatives, dict):
-        return {}, 'gave "alternatives" that is not an object'
-    for name, items in alternatives.items():
-        if name in FACET_NAMES and not (isinstance(items, list) and all(map(is_text, items))):
-            return {}, f'gave "alternatives.{name}" that is not a list of short strings'
-        if name in out:
-            out[name][2].extend(x.strip() for x in items if x.strip())
-    return (out, "") if out else ({}, "named no clue")
-
-
-def model_facets(description: str, llm: LanguageModel, notes: list[str],
-                 ) -> dict[str, FacetQuery] | None:
-    """The free text's facets by the model, or None (with a note) when it gave none usable."""
-    messages = [ChatMessage("system", RECALL_SYSTEM), ChatMessage("user", recall_user(description))]
-    why = ""
-    for attempt in range(2):
-        try:
-            reply = str(llm.generate(messages, max_tokens=400, temperature=0.0, seed=attempt))
-        except Exception as exc:  # whatever the model does, the rules can answer
-            log.warning("recall facets: the model failed (%s); using the rules", exc)
-            notes.append(f"the model failed ({exc}); rules used")
-            return None
-        parsed, why = parse_model_reply(reply)
-        facets = {name: q for name in FACET_NAMES if name in parsed
-                  and (q := facet_query(name, *parsed[name])) is not None}
-        if facets:
-            return facets
-        why = why or "named no clue with content words"
-        log.warning("recall facets: model reply %d %s", attempt + 1, why)
-        messages += [ChatMessage("assistant", reply), ChatMessage(
-            "user", f"That reply {why}. Answer again with only the JSON object described.")]
-    notes.append(f"the model's reply {why}; rules used")
-    return None
-
-
-# -- the request ----------------------------------------------------------------------------
-
-_FIELDS = (("global_impression", "global"), ("key_moment", "key_moment"),
-           ("temporal", "temporal"), ("audio", "audio"))
-
-
-def _quote(text: str, limit: int = 80) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
-
-
-def parse_description(req: RecallRequest, llm: LanguageModel | None = None,
-                      use_model: bool = False) -> ParsedDescription:
-    """The facet queries of a recall request: explicit facets as given, the free text filling
-    the rest (by the model when ``use_model`` and one is given, else by the rules). Raises
-    InputError for a request that names nothing to look for."""
-    values: dict[str, str] = {}
-    for attr in ("description", *(a for a, _ in _FIELDS)):
-        value = getattr(req, attr)
-        if not isinstance(value, str):
-            raise InputError(f"recall: {attr} must be text, not {type(value).__name__}")
-        if len(value) > MAX_FIELD_CHARS:
-            raise InputError(f"recall: {attr} is {len(value)} characters; "
-                             f"at most {MAX_FIELD_CHARS}")
-        values[attr] = value.strip()
-    if not any(values.values()):
-        raise InputError("recall: nothing to look for; give a description or at least one facet "
-                         "(global impression, key moment, temporal context or audio)")
-    notes: list[str] = []
-    facets: dict[str, FacetQuery] = {}
-    position = ""  # an explicit temporal clue that only places the key moment ("late in it")
-    for attr, name in _FIELDS:
-        if values[attr]:
-            query = facet_query(name, values[attr])
-            if query is None and name == "temporal" and values["key_moment"]:
-                position = _relation(values[attr])
-                if position in ("start", "end"):
-                    notes.append(f"the temporal clue places the key moment at the {position}")
-                    continue
-            if query is None:
-                raise InputError(f"recall: the {attr.replace('_', ' ')} {_quote(values[attr])} "
-                                 "names nothing to look for (no content words)")
-            facets[name] = query
-    if position in ("start", "end") and not facets["key_moment"].relation:
-        facets["key_moment"].relation = position
-    source = "explicit"
-    if description := values["description"]:
-        free = None
-        if use_model and llm is None:
-            notes.append("no language model was given; rules used")
-        elif use_model and llm is not None:
-            free = model_facets(description, llm, notes)
-        kind = "rules" if free is None else "model"
-        if free is None:
-            free = rule_facets(description, notes, "key_moment" in facets)
-        if not free and not facets:
-            raise InputError(f"recall: the description {_quote(description)} names nothing to "
-                             "look for; describe something seen or heard in the recording")
-        if not free:
-            notes.append("the description added no facet")
-        for name, query in free.items():
-            if name in facets:
-                notes.append(f"the explicit {name} facet replaces the description's {query.text!r}")
-            else:
-                facets[name], source = query, kind
-    temporal = facets.get("temporal")
-    if (temporal and temporal.relation in ("before", "after", "") and "key_moment" not in facets
-            and not values["temporal"]):
-        # the free text's before/after clue has nothing to be before or after: search it as
-        # the moment itself rather than refuse what a person wrote
-        facets["key_moment"] = FacetQuery("key_moment", temporal.text, temporal.keywords,
-                                          temporal.alternatives)
-        del facets["temporal"]
-        notes.append(f"no key moment for the before/after clue {temporal.text!r}: "
-                     "searched as the moment itself")
-        temporal = None
-    if temporal and temporal.relation in ("before", "after", "") and "key_moment" not in facets:
-        raise InputError(f"recall: the before/after clue {_quote(temporal.text)} needs a key "
-                         "moment to be before or after; describe that moment too (--key-moment)")
-    return ParsedDescription({n: facets[n] for n in FACET_NAMES if n in facets}, source, notes)

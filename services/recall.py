@@ -5,8 +5,9 @@ the web; here the corpus is the memory itself:
 
 1. **Recall** – the description becomes facet queries: a global impression (G), a key moment
    (K), what came before or after it (T) and what was heard (A), each with keywords and
-   alternatives (:mod:`retrieval.recall_facets`; rules on the embedded default, a capable
-   model's validated JSON otherwise).
+   alternatives (:mod:`retrieval.recall_request`; rules on the embedded default
+   (:mod:`retrieval.recall_facets`), a capable model's validated JSON otherwise
+   (:mod:`retrieval.recall_model`)).
 2. **Search** – candidates from every facet: stream overviews for G
    (:mod:`memory.overview`), moment search for K, T and A (transcripts, on-screen text,
    visual words and the audio observations all live there), fused per stream by reciprocal
@@ -54,13 +55,8 @@ from episodic.core.query import (
 from episodic.core.records import StreamOverview, normalise
 from episodic.memory.overview import compose_overview
 from episodic.retrieval.detailed import MemoryReader
-from episodic.retrieval.recall_facets import (
-    FacetQuery,
-    ParsedDescription,
-    alternatives_of,
-    keywords_of,
-    parse_description,
-)
+from episodic.retrieval.recall_facets import FacetQuery, alternatives_of, keywords_of
+from episodic.retrieval.recall_request import ParsedDescription, parse_description
 from episodic.services.qa import MemoryQA, about_writing
 
 LOOK_BUDGET_S = 6.0  # looking again at the first result's key moment, at most this long

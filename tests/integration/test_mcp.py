@@ -28,6 +28,7 @@ from tests.cli_runner import run_cli
 pytestmark = pytest.mark.slow  # the module's memory is made by the real models
 
 KEY_KITCHEN = "kitchen-key-0123456789abcdef01"
+KEY_STATION = "station-key-0123456789abcdef01"
 TOOLS = {"ask", "search", "locate", "recall", "list_streams", "list_events", "get_segment", "write_article"}
 APPLES = "Tom put three green apples in the blue bowl."
 OXFORD = "The train to Oxford leaves from platform seven."
@@ -56,7 +57,7 @@ def memory(tmp_path_factory) -> dict[str, Any]:
     finally:
         components.close()
     keys = tmp / "keys.toml"
-    keys.write_text(f'"{KEY_KITCHEN}" = ["kitchen"]\n')
+    keys.write_text(f'"{KEY_KITCHEN}" = ["kitchen"]\n"{KEY_STATION}" = ["station"]\n')
     keys.chmod(0o600)
     assert segments["kitchen"] and segments["station"]
     return {"data": data, "keys": keys, "segments": segments}
@@ -176,9 +177,9 @@ def _stop(proc: subprocess.Popen[str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def mcp_over_http(memory) -> Iterator[str]:
+def mcp_over_http(memory) -> Iterator[tuple[str, str]]:
     """`episodic serve` with the keys file, and `episodic mcp --http` in front of it holding the
-    kitchen key; yields the MCP endpoint's URL."""
+    kitchen key; yields the MCP endpoint's URL and the server's address."""
     env = _env(EPISODIC_API_KEYS_FILE=str(memory["keys"]), EPISODIC_GRPC_GRACE_S="1",
                EPISODIC_SERVE_WARM_UP="false")
     serve, address = _started(["serve", "--port", "0", "--data", str(memory["data"])], env)
@@ -186,7 +187,7 @@ def mcp_over_http(memory) -> Iterator[str]:
         mcp, url = _started(["mcp", "--http", "--port", "0", "--server", address,
                              "--api-key", KEY_KITCHEN], _env())
         try:
-            yield url
+            yield url, address
         finally:
             assert "Traceback" not in _stop(mcp)
     finally:
@@ -199,7 +200,7 @@ def test_http_through_a_server_keeps_to_the_keys_streams(memory, mcp_over_http) 
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    url = mcp_over_http
+    url, _ = mcp_over_http
     station_segment = memory["segments"]["station"][0]
     out: dict[str, Any] = {}
 
@@ -240,3 +241,32 @@ def test_http_through_a_server_keeps_to_the_keys_streams(memory, mcp_over_http) 
     assert {e["stream_id"] for e in ask.structured_content["evidence"]} <= {"kitchen"}
     assert "seven" not in ask.structured_content["answer"].lower(), ask.structured_content
     assert out["no_key"] == 401 and out["wrong_key"] == 401
+
+
+def test_http_without_its_own_key_passes_each_callers_key_on(mcp_over_http) -> None:
+    """`episodic mcp --http --server` without --api-key: one endpoint for several users, each
+    call made with the caller's own key, so each sees what that key may see."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    _, address = mcp_over_http
+    mcp, url = _started(["mcp", "--http", "--port", "0", "--server", address], _env())
+    seen: dict[str, Any] = {}
+
+    async def session(name: str, key: str | None) -> None:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        async with create_mcp_http_client(headers=headers) as http, \
+                streamable_http_client(url, http_client=http) as (read, write), \
+                ClientSession(read, write) as s:
+            await s.initialize()
+            seen[name] = await s.call_tool("list_streams", {})
+
+    try:
+        for name, key in (("kitchen", KEY_KITCHEN), ("station", KEY_STATION), ("none", None)):
+            anyio.run(session, name, key)
+    finally:
+        assert "Traceback" not in _stop(mcp)
+    for name in ("kitchen", "station"):
+        assert [x["stream_id"] for x in seen[name].structured_content["streams"]] == [name]
+    assert seen["none"].is_error and "UNAUTHENTICATED" in _text(seen["none"])

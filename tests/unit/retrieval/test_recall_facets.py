@@ -1,5 +1,5 @@
-"""Recall, fuzzy recall's first step (retrieval/recall_facets.py): half-remembered descriptions
-become facet queries. Table-driven over RVMS-Bench's nine task types (G, K, KT, GK, KA, KTA,
+"""Recall, fuzzy recall's first step (retrieval/recall_facets.py, recall_model.py,
+recall_request.py): half-remembered descriptions become facet queries. Table-driven over RVMS-Bench's nine task types (G, K, KT, GK, KA, KTA,
 GKA, GKT, GKTA); explicit facets; the model path with a scripted model; every bad input.
 No model is loaded (the marker comes from the folder, tests/conftest.py)."""
 
@@ -13,13 +13,9 @@ import pytest
 from episodic.core.errors import InputError, ModelError
 from episodic.core.llm import ChatMessage
 from episodic.core.query import RecallRequest
-from episodic.retrieval.recall_facets import (
-    MAX_FIELD_CHARS,
-    alternatives_of,
-    parse_description,
-    parse_model_reply,
-    split_clauses,
-)
+from episodic.retrieval.recall_facets import alternatives_of, split_clauses
+from episodic.retrieval.recall_model import parse_model_reply
+from episodic.retrieval.recall_request import MAX_FIELD_CHARS, parse_description
 from tests.fakes import ScriptedLLM
 
 # description, task type, {facet: relation}, {facet: keywords that must be among its keywords}
