@@ -22,7 +22,14 @@ from episodic.cli_app import (
     _settings,
     err,
 )
-from episodic.cli_remote import ApiKeyOpt, CaCertOpt, ServerOpt, TimeoutOpt, memory_service
+from episodic.cli_remote import (
+    ApiKeyOpt,
+    CaCertOpt,
+    ServerOpt,
+    TimeoutOpt,
+    memory_service,
+    waiting_note,
+)
 from episodic.config import load_settings
 from episodic.core.errors import InputError
 
@@ -345,9 +352,9 @@ def article(
         raise InputError("--json and --markdown both choose the output: give one of them")
     req = api_article.article_request(request, style, stream_id or (), t_min, t_max, fusion, max_sub_queries, timeout)
     started = time.monotonic()
-    waiting = f"waiting for {server}" if server else "loading the models"
-    with _ArticleProgressView(err, enabled=err.is_terminal or not json_out, waiting=waiting) as view, \
-            _service(server, api_key, ca_cert, timeout, data, config) as memory:
+    with _service(server, api_key, ca_cert, timeout, data, config) as memory, \
+            _ArticleProgressView(err, enabled=err.is_terminal or not json_out,
+                                 waiting=waiting_note(memory, "loading the models …")) as view:
         # DeadlineExceeded, InputError and a failed call are EpisodicErrors: one line, their exit code
         result = memory.write_article(req, progress=view.update)
     if json_out:

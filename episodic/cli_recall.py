@@ -22,6 +22,7 @@ from episodic.cli_query import (
     TMinOpt,
     _service,
 )
+from episodic.cli_remote import waiting_note
 from episodic.core.query import RecalledStream, RecallResult
 
 commands = typer.Typer()  # merged into the app by episodic.cli
@@ -149,10 +150,9 @@ def recall(
         top_k,
         timeout,
     )
-    waiting = f"waiting for {server} …" if server else "loading the models …"
     with (
-        err.status(waiting) if err.is_terminal else nullcontext(),
         _service(server, api_key, ca_cert, timeout, data, config) as memory,
+        err.status(waiting_note(memory, "loading the models …")) if err.is_terminal else nullcontext(),
     ):
         # a failed call is an EpisodicError: one line and its exit code
         result = memory.recall(req)

@@ -211,6 +211,13 @@ def memory_service(
     return client if client is not None else local_memory_service(data, config)
 
 
+def waiting_note(memory: Any, local: str) -> str:
+    """What a command's status line says while its call runs: the server it waits for (named
+    with --server or found holding the store), else ``local`` (what this process is doing)."""
+    where = getattr(memory, "server", None)
+    return f"waiting for {where} …" if where else local
+
+
 def read_document(
     server: str | None, api_key: str | None, ca_cert: Path | None, timeout: float,
     data: Path | None, config: Path | None,

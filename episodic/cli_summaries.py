@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from episodic.cli_app import ConfigOpt, DataOpt, JsonOpt, _print_json, err
 from episodic.cli_query import ApiKeyOpt, CaCertOpt, ServerOpt, TimeoutOpt, _service
+from episodic.cli_remote import waiting_note
 from episodic.core.summaries import SummaryList, summaries_request, window_words
 
 commands = typer.Typer()  # merged into the app by episodic.cli
@@ -69,10 +70,9 @@ def summaries(
 
     # checked before anything loads, the same way in-process and for --server
     req = summaries_request(stream_id, window, t_min, t_max)
-    waiting = f"waiting for {server} …" if server else "reading the memory …"
     with (
-        err.status(waiting) if err.is_terminal else nullcontext(),
         _service(server, api_key, ca_cert, timeout, data, config) as memory,
+        err.status(waiting_note(memory, "reading the memory …")) if err.is_terminal else nullcontext(),
     ):
         result = memory.list_summaries(req)
     if json_out:

@@ -377,3 +377,13 @@ def test_reflection_v1_lists_and_describes_the_service(memory):
             "grpc.reflection.v1alpha.ServerReflection"} <= names
     files = [descriptor_pb2.FileDescriptorProto.FromString(b) for b in described.file_descriptor_response.file_descriptor_proto]
     assert any(s.name == "EpisodicMemory" for f in files for s in f.service)
+
+
+def test_the_status_line_names_the_server_a_command_waits_for() -> None:
+    """A command routed to a server (named, or found holding the store) says it waits for that
+    server, not that it loads models it never loads."""
+    from episodic.cli_remote import waiting_note
+
+    with Client("127.0.0.1:50051") as remote:
+        assert waiting_note(remote, "loading the models …") == "waiting for 127.0.0.1:50051 …"
+    assert waiting_note(object(), "loading the models …") == "loading the models …"
