@@ -149,7 +149,8 @@ def test_absent_by_a_time_of_day_fires_once_per_day(store, monkeypatch):
 
     w = add(store, "the shop opens", kind="absent", by_time="09:00", stream_ids=["shop"])
     w2 = add(store, "the delivery van", kind="absent", by_time="09:00", stream_ids=["yard"])
-    day = dt.datetime(2026, 11, 26, 8, 0)
+    # tomorrow 08:00: a deadline before the watch was made (now) never fires, whatever today is
+    day = (dt.datetime.now() + dt.timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
     ev = evaluator(store)
     ev.clock = lambda: day.timestamp()
     # the yard saw the van at 08:00; the shop saw nothing
