@@ -36,8 +36,8 @@ from episodic.config import RetrievalSettings
 from episodic.core.interfaces import CrossModalEmbedder, QueryStore, TextEmbedder
 from episodic.core.query import Evidence, Modality, QueryType, Scope
 from episodic.core.records import ShortTermMemory, ThetaEvent, event_id
-from episodic.retrieval.query_analysis import QueryAnalysis, overlap, stem, term_set
-from episodic.retrieval.text_match import fuzzy_hits, name_words
+from episodic.retrieval.query_analysis import STOPWORDS, QueryAnalysis, overlap, stem, term_set
+from episodic.retrieval.text_match import fuzzy_hits, name_words, sound_phrase_hits
 
 # Hybrid ranking weights: cosine, lexical overlap with the unit itself, and with the unit's
 # surroundings (the rest of its memory and its stream's name: "the sign at the station").
@@ -139,12 +139,13 @@ class Unit:
 
 def fuzzy_found(query_text: str, query_terms: Iterable[str], text: str, exact: set[str]) -> set[str]:
     """The ``query_terms`` (stems) missing from ``exact`` that ``text`` holds tolerantly: a
-    name-like word of the query that sounds like one of the text's, or two words of either
-    side written as one ("North wind" / "Northwind")."""
+    name-like word of the query that sounds like one of the text's, two words of either
+    side written as one ("North wind" / "Northwind"), or a phrase of the query misheard as
+    words that sound and look nearly the same ("seed packet" / "seat pocket")."""
     missing = {t for t in query_terms if t not in exact}
     if not missing:
         return set()
-    hits = fuzzy_hits(query_text, text)
+    hits = fuzzy_hits(query_text, text) | sound_phrase_hits(query_text, text, STOPWORDS)
     if not hits:
         return set()
     found = {stem(h) for h in hits}
@@ -404,11 +405,10 @@ class TextScorer:
         cos = mat @ np.asarray(q_vec, dtype=np.float32)
         preferred = set(prefer if prefer is not None else analysis.preferred_modalities)
         terms = analysis.terms
-        tolerant = bool(analysis.key_terms)
         for u, c in zip(units, cos, strict=True):
             u.cos = float(c) if math.isfinite(float(c)) else 0.0
-            if tolerant:
-                u.fuzzy_terms |= fuzzy_found(analysis.question, analysis.key_terms, u.text, u.terms)
+            if terms:
+                u.fuzzy_terms |= fuzzy_found(analysis.question, terms, u.text, u.terms)
             own = u.terms | u.fuzzy_terms
             if terms:
                 u.lex = overlap(terms, own)

@@ -17,6 +17,7 @@ from episodic.retrieval.detailed import (
 )
 from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
 from episodic.retrieval.snippet_audio import PAD_S
+from episodic.retrieval.text_match import name_like, sounds_alike
 
 MAX_HOTWORDS = 30  # Whisper's prompt holds ~220 tokens; hot words beyond this add nothing
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]|\d+(?:[:.,]\d+)*")
@@ -89,6 +90,39 @@ def _words_added(old_text: str, new_text: str, words: Sequence[str]) -> set[str]
     old = {w.lower() for w in _WORD.findall(old_text)}
     new = {w.lower() for w in _WORD.findall(new_text)}
     return {w.lower() for w in words} & (new - old)
+
+
+def names_in(text: str) -> list[str]:
+    """The names a transcript writes: capitalised words not at the start of a sentence that
+    are names or rare words ("This is Milo, our cat" → Milo)."""
+    out: list[str] = []
+    for m in re.finditer(r"[A-Za-z]+", text or ""):
+        word = m.group(0)
+        before = (text[: m.start()].rstrip() or ".")[-1]
+        if word[:1].isupper() and before not in ".!?\"" and name_like(word, capitalised=True):
+            out.append(word)
+    return out
+
+
+def names_lost(old_text: str, new_text: str, words: Sequence[str] = ()) -> list[str]:
+    """Names of the old transcript that the new one no longer writes as a name: neither the
+    same word nor a capitalised sound-alike or join ("North Wind" / "Northwind"), unless the
+    question's ``words`` name them. "Milo" heard again as "my low" is lost: the sounds are there,
+    the name is not. The audio-likelihood comparison favours common words over rare ones (a
+    name is a few unlikely tokens), so a re-hearing that drops a name is not better evidence."""
+    new_words = re.findall(r"[A-Za-z]+", new_text or "")
+    plain = {w.lower() for w in new_words}
+    caps = [w for w in new_words if w[:1].isupper()]
+    caps += [a + b for a, b in zip(caps, caps[1:], strict=False)]
+    asked = {w.lower() for w in words}
+    old = names_in(old_text)
+    pairs = {a: a + b for a, b in zip(old, old[1:], strict=False)} | {b: a + b for a, b in zip(old, old[1:], strict=False)}
+
+    def kept(name: str) -> bool:
+        forms = [name] + ([pairs[name]] if name in pairs else [])
+        return any(f.lower() in plain or any(sounds_alike(f, c) for c in caps) for f in forms)
+
+    return [n for n in old if n.lower() not in asked and not kept(n)]
 
 
 def _inside(t_start: float, t_end: float, span: tuple[float, float]) -> bool:

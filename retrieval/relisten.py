@@ -76,6 +76,7 @@ from episodic.retrieval.listen_targets import (
     _words_added,
     about_speech,
     hot_words,
+    names_lost,
 )
 from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
@@ -114,6 +115,7 @@ class MemoryRelisten:
     new_score: float | None = None
     text: str = ""  # the new text (adopted or not)
     version: int = 0  # the version recorded in the memory's history (0: none)
+    names_lost: list[str] = field(default_factory=list)  # names of the old text the new one dropped
 
 
 @dataclass
@@ -404,6 +406,12 @@ class Relistener:
             new_score >= old_score + s.relisten_min_gain if old_score is not None
             else new_score >= NEW_ONLY_MIN_SCORE
         )
+        # The scorer also favours common words over a rare name: "This is my low-hour cat"
+        # outscored "This is Milo, our cat". A re-hearing that loses a name is never better.
+        lost = names_lost(old_text, new_text, words)
+        if lost:
+            clearly_better = False
+            result.names_lost = lost
         # The unprompted scorer favours what it would write itself, so a transcript that the
         # question's words helped to hear ("to Oxford" for "talks for") scores a little below
         # the old one although it is right. It is taken when it adds words the question asked
@@ -411,6 +419,7 @@ class Relistener:
         # more than the tolerance: "the island-arm tested" scored −4.1 against −0.26).
         hinted = (
             not clearly_better
+            and not lost
             and new_score is not None
             and old_score is not None
             and new_score >= old_score - s.relisten_hint_tolerance

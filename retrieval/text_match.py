@@ -402,3 +402,85 @@ def fuzzy_hits(query_text: str, evidence_text: str, wanted: Iterable[str] | None
         if any(sounds_alike(w, e) for e, _ in ev):
             hits.add(w)
     return hits
+
+
+# -- phrases misheard as other words ---------------------------------------------------------------
+# A recogniser that mishears an accented or noisy sentence usually keeps its sounds: "seed
+# packet" is written "seat pocket", "caretaker" "care maker", "watering" "wandering". Such
+# common words are never matched one by one (see name_like), but a *phrase* of the question, or
+# one long word, whose Metaphone key nearly equals that of a run of the evidence's words, with
+# the same first sound and similar spelling, is the same thing heard badly.
+PHRASE_MIN_KEY = 4  # Metaphone letters a phrase (or word) must have to be matched by sound
+PHRASE_WORD_MIN_CHARS = 6  # a single word must be this long; shorter ones need a partner
+PHRASE_KEY_SIM = 0.8  # 1 − edits / longer key: one slip in five sounds
+PHRASE_SPELLING_JW = 0.75  # Jaro–Winkler of the words written together
+PHRASE_MAX_WORDS = 3
+
+
+@lru_cache(maxsize=65536)
+def _metaphone(joined: str) -> str:
+    return jellyfish.metaphone(joined)
+
+
+def _content_runs(text: str, function_words: frozenset[str]) -> list[list[str]]:
+    """Runs of adjacent content words (no function word, digit or punctuation between)."""
+    runs: list[list[str]] = []
+    cur: list[str] = []
+    for tok in re.findall(r"[A-Za-z]+|[^A-Za-z\s]+", text or ""):
+        w = tok.lower()
+        if w.isalpha() and len(w) >= 3 and w not in function_words:
+            cur.append(w)
+            continue
+        if cur:
+            runs.append(cur)
+        cur = []
+    if cur:
+        runs.append(cur)
+    return runs
+
+
+@lru_cache(maxsize=16384)
+def _sound_phrase_hits(query_text: str, evidence_text: str, function_words: frozenset[str]) -> frozenset[str]:
+    heard = [w for w, _ in name_words(evidence_text)]
+    heard_set = set(heard)
+    hits: set[str] = set()
+    for run in _content_runs(query_text, function_words):
+        for i in range(len(run)):
+            for j in range(i + 1, min(len(run), i + PHRASE_MAX_WORDS) + 1):
+                phrase = run[i:j]
+                spelled = "".join(phrase)
+                if (len(phrase) == 1 and len(spelled) < PHRASE_WORD_MIN_CHARS) or all(w in heard_set for w in phrase):
+                    continue
+                if any(w in hits for w in phrase):  # the shorter phrase already said it
+                    continue
+                key = _metaphone(spelled)
+                if len(key) < PHRASE_MIN_KEY:
+                    continue
+                if _heard_as(key, spelled, heard, len(phrase) + 1):
+                    hits.update(phrase)
+    return frozenset(hits)
+
+
+def _heard_as(key: str, spelled: str, heard: Sequence[str], max_words: int) -> bool:
+    for n in range(1, max_words + 1):
+        for k in range(len(heard) - n + 1):
+            other = "".join(heard[k:k + n])
+            if other == spelled:
+                continue
+            other_key = _metaphone(other)
+            if other_key[:1] != key[:1] or abs(len(other_key) - len(key)) > 2:
+                continue
+            edits = jellyfish.levenshtein_distance(key, other_key)
+            if 1 - edits / max(len(key), len(other_key)) < PHRASE_KEY_SIM:
+                continue
+            if jellyfish.jaro_winkler_similarity(spelled, other) >= PHRASE_SPELLING_JW:
+                return True
+    return False
+
+
+def sound_phrase_hits(query_text: str, evidence_text: str, function_words: Iterable[str]) -> set[str]:
+    """The content words of ``query_text`` (lower case) that belong to a phrase, or are one
+    long word, that ``evidence_text`` holds only as words sounding and looking nearly the same
+    ("seed packet" in "The seat pocket costs 32 pounds", "caretaker" in "the care maker").
+    ``function_words`` split the question into phrases and never count themselves."""
+    return set(_sound_phrase_hits(query_text or "", evidence_text or "", frozenset(function_words)))
