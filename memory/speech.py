@@ -38,6 +38,14 @@ LOUDNESS_WINDOW_S = 0.1
 NO_SPEECH_PROB_MAX = 0.6  # Whisper's own thresholds: a segment that is both probably silent
 AVG_LOGPROB_MIN = -1.0  # and decoded with low confidence is dropped
 COMPRESSION_RATIO_MAX = 2.4  # gzip ratio above which Whisper's own fallback deems text a loop
+WORD_PROB_MIN = 0.2  # over probable non-speech, a segment none of whose words is this sure is dropped
+# Tokens a window may generate: fast speech is about 4–5 tokens a second, so 10 a second (plus a
+# sentence's worth) never cuts real words, and a decoder that has lost its way (a clip decoded
+# in the wrong language, a loop) stops there instead of at Whisper's 448: one such re-listening
+# took 19 s for 7 s of audio. Capped so that a prompt (at most 223 tokens) still fits.
+TOKENS_PER_AUDIO_S = 10.0
+TOKENS_SLACK = 16
+TOKENS_MAX = 224
 
 log = logging.getLogger(__name__)
 
@@ -285,6 +293,7 @@ class WhisperRecognizer:
         initial_prompt: str | None = None,
         beam_size: int | None = None,
         temperatures: tuple[float, ...] | None = None,
+        language: str | None = None,
     ) -> list[TranscriptPiece]:
         """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream.
 
@@ -292,7 +301,8 @@ class WhisperRecognizer:
         before) bias decoding toward a vocabulary, e.g. a question's names and numbers when
         listening again; ``beam_size`` overrides ``whisper_beam_size`` for this call (1 =
         greedy) and ``temperatures`` the fallback ladder (``(0.0,)``: one pass, a bounded
-        cost). Without them the call behaves as configured.
+        cost). ``language`` fixes the language for this call (no detection). Without them the
+        call behaves as configured.
         """
         x = to_mono_float32(audio)
         if x.size == 0:
@@ -306,6 +316,7 @@ class WhisperRecognizer:
         model = self._load()
         s = self.settings
         options: dict[str, Any] = dict(
+            max_new_tokens=min(TOKENS_MAX, TOKENS_SLACK + math.ceil(TOKENS_PER_AUDIO_S * duration_s)),
             beam_size=max(1, int(beam_size if beam_size is not None else s.whisper_beam_size)),
             vad_filter=s.whisper_vad_filter,
             temperature=list(temperatures or self.temperatures),
@@ -319,14 +330,17 @@ class WhisperRecognizer:
         )
         gate = model.model if isinstance(model.model, _LanguageGate) else None
         # English-only checkpoints (*.en) are told "en"; a multilingual one detects the language
-        # of each window (through the gate) unless asr_language fixes it.
-        detect = gate is not None and not s.asr_language
-        if detect:
+        # of each window (through the gate) unless asr_language or the caller (re-listening
+        # audio whose language was decided at ingest) fixes it.
+        detect = gate is not None and not s.asr_language and not language
+        if gate is None:
+            language = "en"
+        elif detect:
             # a given language skips faster-whisper's up-front detection (a second encoder
             # pass); the gate still decides per window
             language = s.asr_fallback_language or "en"
         else:
-            language = s.asr_language if gate is not None else "en"
+            language = language or s.asr_language
         try:
             raw = self._decode(model, x, language, detect, options)
             if detect and any(lang != language for _, lang in raw):
@@ -352,6 +366,12 @@ class WhisperRecognizer:
                 continue
             if seg.no_speech_prob > NO_SPEECH_PROB_MAX and seg.avg_logprob < AVG_LOGPROB_MIN:
                 log.debug("dropping probable non-speech %r", text)
+                continue
+            word_probs = [float(w.probability) for w in (seg.words or ())]
+            if seg.no_speech_prob > NO_SPEECH_PROB_MAX and word_probs and max(word_probs) < WORD_PROB_MIN:
+                # the model thinks it is not speech and is sure of no word: a music bed's
+                # "You" (no-speech 0.81, word 0.035, mean log-prob −0.95 just above the cut)
+                log.debug("dropping unsure words over probable non-speech %r", text)
                 continue
             if seg.compression_ratio > COMPRESSION_RATIO_MAX:
                 # even after temperature fallback: a decoder loop ("you you you ..."), not speech

@@ -100,6 +100,15 @@ OPTION_HEARING_S = 1.5  # scoring the options against one sentence's audio needs
 
 
 # -- records -------------------------------------------------------------------------------
+def _language_of(pieces: Sequence[TranscriptPiece]) -> str:
+    """The language most of ``pieces``' words were heard in ("" when none says)."""
+    counts: dict[str, int] = {}
+    for p in pieces:
+        if p.language:
+            counts[p.language] = counts.get(p.language, 0) + len(p.text.split())
+    return max(counts, key=lambda k: counts[k]) if counts else ""
+
+
 @dataclass
 class MemoryRelisten:
     """What happened to one memory."""
@@ -378,10 +387,14 @@ class Relistener:
         try:
             # one decoding pass (no temperature ladder): a noisy clip could otherwise be decoded
             # up to six times, several seconds each, and the answer is waiting
-            pieces: list[TranscriptPiece] = rec.transcribe(
-                audio, SAMPLE_RATE_HZ, span[0], beam_size=s.relisten_beam_size, temperatures=(0.0,), **bias
-            )
             old = [p for p in memory.transcript if _inside(p.t_start, p.t_end, span)]
+            # the language ingest decided for these words: detecting it again on a few noisy
+            # seconds sometimes picks another and decodes twice (19 s for 7 s of audio)
+            heard_in = _language_of(old) or s.asr_language or s.asr_fallback_language
+            pieces: list[TranscriptPiece] = rec.transcribe(
+                audio, SAMPLE_RATE_HZ, span[0], beam_size=s.relisten_beam_size, temperatures=(0.0,),
+                language=heard_in, **bias
+            )
             old_text = " ".join(p.text.strip() for p in old if p.text.strip())
             new_text = " ".join(p.text.strip() for p in pieces if p.text.strip())
             language = next((p.language for p in pieces if p.language), "") or s.asr_fallback_language

@@ -242,3 +242,15 @@ def test_a_transcript_heard_only_with_the_questions_help_answers_it_but_is_not_s
         assert components.store.get_memory(before.id).transcript_text == stored.transcript_text
     finally:
         service.relisten.settings = saved
+
+
+def test_re_listening_keeps_the_language_ingest_heard_the_words_in() -> None:
+    from episodic.core.records import TranscriptPiece
+    from episodic.retrieval.relisten import _language_of
+
+    pieces = [TranscriptPiece(0.0, 2.0, "Guten Morgen, wie geht es", language="de"),
+              TranscriptPiece(2.0, 3.0, "okay", language="en"),
+              TranscriptPiece(3.0, 4.0, "no language said")]
+    assert _language_of(pieces) == "de"  # most words
+    assert _language_of([TranscriptPiece(0.0, 1.0, "hello")]) == ""
+    assert _language_of([]) == ""
