@@ -342,6 +342,9 @@ class WhisperRecognizer:
         else:
             language = language or s.asr_language
         try:
+            # temperature fallback samples: the same seed each call makes the same audio give the
+            # same transcript (a noisy clip's words varied from run to run)
+            _seed_sampling()
             raw = self._decode(model, x, language, detect, options)
             if detect and any(lang != language for _, lang in raw):
                 # A switch away from the fallback language must be confirmed by the audio:
@@ -391,6 +394,16 @@ class WhisperRecognizer:
                 )
             )
         return pieces
+
+
+def _seed_sampling(seed: int = 0) -> None:
+    """Reset CTranslate2's sampling seed (used only by temperature fallback)."""
+    try:
+        import ctranslate2
+
+        ctranslate2.set_random_seed(seed)
+    except (ImportError, AttributeError):  # an old CTranslate2: sampling stays unseeded
+        pass
 
 
 _RELISTENERS: dict[tuple[Any, ...], WhisperRecognizer] = {}
