@@ -312,7 +312,9 @@ class Answerer:
             source="extract",
             caps=e_caps,
         )
-        if parsed.abstained or not parsed.answer:
+        if parsed.abstained or not parsed.answer or analysis.shape.asks_stream:
+            # "in which recording was X mentioned?" is answered by a stream id, which the
+            # extract gives ("library-cam"); the model tends to restate X ("…in room 204")
             return extract
         if e_caps.get("key_terms", 1.0) <= KEY_NAME_MISSING or e_caps.get("objects", 1.0) <= OBJECT_MISSING:
             return extract  # a name or thing the question is about is nowhere: no model answer either

@@ -114,8 +114,8 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
         if not keys or not keys[0][:1].isdigit() or words[i].lower().strip(".,") in asked:
             continue  # not a number, or the question's own ("How many chairs are in room 312?")
         # take the whole spoken number phrase ("twenty past eleven", "one hundred eighty")
-        j = next(e for e in range(min(len(words), i + 5), i, -1)
-                 if len(canonical_tokens(" ".join(words[i:e]))) == 1)
+        j = next((e for e in range(min(len(words), i + 5), i, -1)
+                  if len(canonical_tokens(" ".join(words[i:e]))) == 1), i + 1)
         phrase = words[i:j]
         if focus == "time" and len(phrase) == 1:
             return _clock(phrase[0])

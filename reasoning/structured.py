@@ -7,7 +7,7 @@
 * **order** – "what was said right after X" finds the anchor X (its best-matching sentence)
   and answers with the nearest following (or preceding) evidence in the same stream, in
   time order; "which happened first, A or B" (or options with "…first?") compares the times
-  of each candidate's best match;
+  of each candidate's best match, and so does "was A mentioned before or after B?";
 * **how many times** – counts distinct moments that hold the question's words: mentions in
   speech (each occurrence), and time-separated appearances elsewhere;
 * **what was pictured** – "which of these was shown in X?" looks at every key frame of the
@@ -72,7 +72,19 @@ SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often tha
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
 _ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
+DARK_SLACK_S = 1.0  # a sentence this close to a dark key frame's span was said during it
+DARK_SPEECH_CONFIDENCE = 0.7  # the words themselves may be misheard
 _DARK = re.compile(r"\b(?:dark|black|blank|nothing (?:was )?(?:visible|shown|on screen))\b", re.I)
+
+
+# words of "how many separate times / on how many occasions / how frequently / count the
+# mentions …" that say how to count, not what (stems, as QueryAnalysis.terms holds them)
+_COUNT_WORDS = frozenset(stem(w) for w in (
+    "time", "times", "often", "frequently", "frequent", "occasion", "occasions", "instance", "instances",
+    "mention", "mentions", "count", "separate", "distinct", "different", "individual", "total", "number"))
+# option words that say "earlier" / "later" (for "was A mentioned before or after B?")
+_ORDER_SAID = (re.compile(r"\b(?:before|earlier|first|sooner|prior)\b", re.I),
+               re.compile(r"\b(?:after|later|afterwards|second|next)\b", re.I))
 
 
 def _ramp(x: float, lo: float = COS_LO, hi: float = COS_HI) -> float:
@@ -150,6 +162,19 @@ def asks_pictured(analysis: QueryAnalysis) -> bool:
         and shape.focus == "any"
         and not (shape.order or shape.counts or shape.asks_stream or shape.sound or shape.gist)
     )
+
+
+def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
+    """(stream id, start, end) of each key frame the quality gate found dark, up to the next
+    key frame (or the memory's end)."""
+    out: list[tuple[str, float, float]] = []
+    for m in memories:
+        frames = sorted(m.frames, key=lambda f: f.t)
+        for i, f in enumerate(frames):
+            if getattr(f, "quality", "") == "dark":
+                t1 = frames[i + 1].t if i + 1 < len(frames) else m.t_end
+                out.append((m.stream_id, f.t, t1))
+    return out
 
 
 class StructuredAnswerer:
@@ -386,7 +411,8 @@ class StructuredAnswerer:
         shape = analysis.shape
         if shape.order not in ("first", "last"):
             return None
-        compared = list(options) or list(shape.compared)
+        relative = shape.relative and len(shape.compared) == 2
+        compared = list(shape.compared) if relative else list(options) or list(shape.compared)
         if len(compared) < 2:
             return None
         placed: list[tuple[float, float, Unit | None]] = []  # (time, match, unit)
@@ -408,6 +434,8 @@ class StructuredAnswerer:
         caps = {"route": 2.0, "placed": float(len(known)), "gap_s": round(gap, 2)}
         unit = placed[pick][2]
         assert unit is not None
+        if relative:
+            return self._before_or_after(options, placed, caps, sure)
         if options:
             scores = [1.0 if i == pick else 0.0 for i in range(len(options))]
             support = [sure if i == pick else 0.0 for i in range(len(options))]
@@ -416,6 +444,27 @@ class StructuredAnswerer:
         answer = f"{compared[pick]} ({unit.cite()})"
         return Draft(answer=answer, confidence=round(sure, 4), support=[unit], source="order",
                      caps={**caps, "span": 1.0})
+
+    def _before_or_after(self, options: Sequence[str], placed: Sequence[tuple[float, float, Unit | None]],
+                         caps: dict[str, float], sure: float) -> Draft | None:
+        """"Was A mentioned before or after B?": "before" when A was placed first. Both must be
+        found; with options, the one that says that order word (or its synonym)."""
+        (ta, _, ua), (tb, _, ub) = placed[0], placed[1]
+        if ua is None or ub is None:
+            return None
+        first = ta <= tb
+        word = "before" if first else "after"
+        units = [ua, ub]
+        if options:
+            says = _ORDER_SAID[0] if first else _ORDER_SAID[1]
+            wanted = [says.search(o) is not None for o in options]
+            if not any(wanted):
+                return None
+            scores = [1.0 if w else 0.0 for w in wanted]
+            support = [sure if w else 0.0 for w in wanted]
+            return self._choice(options, scores, support, [units for _ in options], caps)
+        answer = f"{word} ({ua.cite()}; {ub.cite()})"
+        return Draft(answer=answer, confidence=round(sure, 4), support=units, source="order", caps={**caps, "span": 1.0})
 
     # -- how many times ----------------------------------------------------------------------
     def count(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
@@ -429,7 +478,7 @@ class StructuredAnswerer:
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
         of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
-        terms = [t for t in analysis.terms if t not in ("time", "often") and t not in of_streams]
+        terms = [t for t in analysis.terms if t not in _COUNT_WORDS and t not in of_streams]
         wanted = [t for t in getattr(analysis, "object_terms", []) if t in terms] or terms
         if not wanted:
             return None
@@ -514,13 +563,7 @@ class StructuredAnswerer:
         named = self.named_stream(analysis.question, streams)
         memories = self._memories([named] if named else streams, scope)
         heard: dict[str, list] = {}  # description → [seconds, kind, first unit]
-        dark: list[tuple[str, float, float]] = []
-        for m in memories:
-            frames = sorted(m.frames, key=lambda f: f.t)
-            for i, f in enumerate(frames):
-                if getattr(f, "quality", "") == "dark":
-                    t1 = frames[i + 1].t if i + 1 < len(frames) else m.t_end
-                    dark.append((m.stream_id, f.t, t1))
+        dark = dark_spans(memories)
         want_dark = bool(_DARK.search(analysis.question)) and bool(dark)
         for m in memories:
             for o in m.sounds:
@@ -552,6 +595,38 @@ class StructuredAnswerer:
         top = units[0]
         return Draft(answer=f"{top.text} (heard, {top.cite()})", confidence=SOUND_CONFIDENCE,
                      support=units, source="sound", caps={**caps, "span": 1.0})
+
+    def said_while_dark(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                        reader: MemoryReader) -> Draft | None:
+        """"What was talked about while the screen was dark?": the sentences spoken during the
+        dark key frames of the named stream (else of every stream in scope). The memory keeps
+        each key frame's quality, so the moment is known even though nothing was seen."""
+        if not getattr(analysis.shape, "said_while_dark", False):
+            return None
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        spans = dark_spans(self._memories([named] if named else streams, scope))
+        said: list[Unit] = []
+        for sid, a, b in spans:
+            for u in self._stream_units(sid, a - DARK_SLACK_S, b + DARK_SLACK_S, reader):
+                if u.modality == "speech" and u.t_end >= a - DARK_SLACK_S and u.t_start <= b + DARK_SLACK_S and u not in said:
+                    said.append(u)
+        said = list({(u.stream_id, round(u.t_start, 2), u.text): u for u in said}.values())
+        if not said:
+            return None
+        caps = {"route": 7.0, "dark_spans": float(len(spans)), "sentences": float(len(said))}
+        if options:
+            scores, support, evidence = [], [], []
+            for o in options:
+                mm = self._match(o, said)
+                j = int(np.argmax(mm))
+                scores.append(float(mm[j]))
+                support.append(float(mm[j]) * DARK_SPEECH_CONFIDENCE)
+                evidence.append([said[j]])
+            return self._choice(options, scores, support, evidence, caps)
+        top = said[0]
+        return Draft(answer=f'"{top.text.strip()}" (said while the picture was dark, {top.cite()})',
+                     confidence=DARK_SPEECH_CONFIDENCE, support=said, source="order", caps={**caps, "span": 1.0})
 
     def gist(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
              reader: MemoryReader) -> Draft | None:
@@ -605,6 +680,7 @@ class StructuredAnswerer:
             lambda: self.next_to(analysis, options, recall, scope, reader),
             lambda: self.count(analysis, options, recall, scope, reader),
             lambda: self.sounds(analysis, options, scope, reader),
+            lambda: self.said_while_dark(analysis, options, scope, reader),
             lambda: self.pictured(analysis, options, scope, reader),
             lambda: self.gist(analysis, options, scope, reader),
         ):

@@ -20,30 +20,86 @@ _TRAILING = re.compile(
     re.I,
 )
 _AFTER = re.compile(
-    r"\b(?:(?:right|just|immediately|directly|straight|soon)\s+)?(after|following|before|"
-    r"prior to|preceding)\s+(.+?)\s*(?:[?!]|$)",
+    r"\b(?:(?:right|just|immediately|directly|straight|soon)\s+)?(after|(?<!the )following|followed|"
+    r"before|prior to|preceding|preceded)\s+(.+?)\s*(?:[?!]|$)",
+    re.I,
+)
+# "Was the seed packet mentioned before or after the flower show?": the answer is an order word
+_BEFORE_OR_AFTER = re.compile(
+    r"^\s*(?:was|were|is|did|does|do|has|had)\s+(.+)\s+(?:before|earlier)\s+or\s+"
+    r"(?:after|later)(?:\s+than)?\s+(.+?)\s*[?.!]?\s*$",
     re.I,
 )
 _LEADING_AFTER = re.compile(
     r"^\s*(?:(?:right|just|immediately|directly)\s+)?(after|before)\s+(.+?),\s*(.+)$", re.I
 )
 # "which of these was mentioned first?": the order word closes the question
-_FIRST = re.compile(r"\b(first|earlier|earliest|sooner)\s*[?.!]?\s*$", re.I)
-_LAST = re.compile(r"\b(last|later|latest)\s*[?.!]?\s*$", re.I)
-_WHICH_FIRST = re.compile(
-    r"\b(?:which|what)\b.*?\b(first|earlier|earliest|last|later|latest)\b[\s,:;-]*(.+?)\s+or\s+(.+?)\s*[?.!]?\s*$",
+# (also with a place after it: "… mentioned first in the garden-cam recording?"), or "the first
+# of these", "before all the others"
+_WHERE_TAIL = r"(?:\s+(?:in|on|from|of|during|within)\s+[^?.!,]*)?\s*[?.!]?\s*$"
+_FIRST = re.compile(
+    r"\b(first|earlier|earliest|sooner)" + _WHERE_TAIL
+    + r"|\bthe\s+(?:very\s+)?(?:first|earliest)\s+(?:one\s+)?of\s+(?:these|them|those|the\s+(?:options|following|choices))\b"
+    r"|\bbefore\s+(?:all\s+)?the\s+(?:others|other\s+ones|rest)\b",
     re.I,
 )
-_COUNT_TIMES = re.compile(r"\bhow many times\b|\bhow often\b|\bnumber of times\b", re.I)
+_LAST = re.compile(
+    r"\b(last|later|latest)" + _WHERE_TAIL
+    + r"|\bthe\s+(?:very\s+)?(?:last|latest)\s+(?:one\s+)?of\s+(?:these|them|those|the\s+(?:options|following|choices))\b"
+    r"|\bafter\s+(?:all\s+)?the\s+(?:others|other\s+ones|rest)\b",
+    re.I,
+)
+_ORDER_WORD = r"(first|earlier|earliest|sooner|last|later|latest)"
+_WHICH_FIRST = re.compile(
+    r"\b(?:which|what)\b.*?\b" + _ORDER_WORD + r"\b[\s,:;-]*(.+?)\s+or\s+(.+?)\s*[?.!]?\s*$",
+    re.I,
+)
+# "Of the seed packet and the flower show, which one was talked about first?"
+_OF_WHICH_FIRST = re.compile(
+    r"^\s*(?:of|between|out of)\s+(.+?)\s+and\s+(.+?),\s*(?:which|what)\b.*?\b" + _ORDER_WORD + r"\b",
+    re.I,
+)
+# how an anchor is introduced ("after *someone mentioned* the seed packet", "before *the talk
+# about* the show") and where it is placed ("… in garden-cam", "… in the recording"): neither is
+# what was said
+_ANCHOR_LEAD = re.compile(
+    r"^(?:(?:someone|somebody|they|he|she|the speaker|people|we|you)\s+(?:had\s+|has\s+)?"
+    r"(?:mentioned|mentions|talked about|talks about|spoke about|speaks about|said|says|brought up|announced)\s+"
+    r"|(?:talking|speaking|hearing)\s+about\s+|mentioning\s+"
+    r"|the\s+(?:talk|part|bit|mention|announcement|remark|sentence|comment)\s+(?:about|of|on)\s+)",
+    re.I,
+)
+_SAID_TAIL = re.compile(
+    r"\s+(?:(?:get|gets|got|being|been)\s+)?(?:mentioned|said|talked about|heard|shown|seen|discussed|announced|"
+    r"brought up|spoken about|spoken of|come up|came up)\s*$",
+    re.I,
+)
+_OTHERS = re.compile(r"^(?:all\s+)?(?:the\s+)?(?:others|other ones|rest)$", re.I)
+_ANCHOR_WHERE = re.compile(
+    r"\s+(?:in|on|from)\s+(?:the\s+)?(?:[\w]+-[\w-]+|recording|video|stream|clip|feed)"
+    r"(?:\s+(?:recording|video|stream|clip|feed|camera))?\s*$",
+    re.I,
+)
+_COUNT_TIMES = re.compile(
+    r"\bhow many (?:separate |different |distinct |individual |more )?(?:times|occasions|mentions|instances)\b"
+    r"|\bhow (?:often|frequently)\b|\b(?:number|count) of (?:times|occasions|mentions)\b"
+    r"|\bcount (?:the |all the )?(?:times|occasions|mentions)\b",
+    re.I,
+)
+_SOURCES = r"(?:cameras?|cams?|streams?|feeds?|recordings?|videos?|clips?|channels?|sources?)"
 _STREAM_Q = re.compile(
-    r"\b(?:which|what|in which|on which|from which)\s+(?:camera|cam|stream|feed|recording|video|"
-    r"clip|channel|source)\b",
+    r"\b(?:which|what|in which|on which|from which)\s+" + _SOURCES + r"\b"
+    r"|\b(?:which|what)(?:\s+one)?\s+of\s+(?:the|these|those|our|your|all the)\s+" + _SOURCES + r"\b",
     re.I,
 )
 _NAME = re.compile(
-    r"\b(?:name|called|named|who)\b|\bwhat(?:'s| is| was) (?:his|her|their|its) name\b", re.I
+    r"\b(?:name|called|named|who|whose)\b|\bwhat(?:'s| is| was) (?:his|her|their|its) name\b"
+    r"|\b(?:which|what) (?:person|man|woman|child|boy|girl)\b",
+    re.I,
 )
 _TIME = re.compile(
+    r"^\s*(?:and\s+)?when\s+(?:is|was|are|were|does|do|did|will|should|would|can|could)\b(?!.*\b(?:while|during)\b)"
+    r"|\b(?:by|until|from|since) when\b|\b(?:at )?what hour\b|"
     r"\bwhat time\b|\bat what time\b|\bwhen (?:does|do|did|will|is|was|are|were)\b.*\b(?:"
     r"leav(?:e|es|ing)|left|start(?:s|ed|ing)?|open(?:s|ed|ing)?|clos(?:e|es|ed|ing)|"
     r"begin(?:s|ning)?|began|end(?:s|ed|ing)?|arriv(?:e|es|ed|ing)|depart(?:s|ed|ing)?|"
@@ -52,10 +108,11 @@ _TIME = re.compile(
 )
 _NUMBER = re.compile(
     r"\bhow (?:many|much|long|old|far|tall|big|heavy|fast|often)\b|\bwhat (?:number|year|price|"
-    r"age|percentage|amount)\b|\bwhich (?:number|year|platform|gate|room|floor)\b",
+    r"age|percentage|amount)\b|\b(?:which|what) (?:number|year|platform|gate|room|floor|track|bus|seat)\b"
+    r"|\b(?:price|cost) of\b|\bwhat (?:does|do|did|will) .+ cost\b|\broom number\b",
     re.I,
 )
-_COLOUR = re.compile(r"\b(?:what|which) colou?r\b", re.I)
+_COLOUR = re.compile(r"\b(?:what|which) (?:colou?rs?|shades?|hues?)\b", re.I)
 # Non-speech sounds: "besides people talking, what could you hear?", "what sound …",
 # "what could be heard while the picture was dark?" (no words of speech asked about)
 _BESIDES_SPEECH = re.compile(
@@ -64,7 +121,21 @@ _BESIDES_SPEECH = re.compile(
     r"(?:talking|speaking|chatting)|what (?:was|is) said)\b",
     re.I,
 )
-_WHAT_SOUND = re.compile(r"\b(?:what|which)\s+(?:kind of\s+|sort of\s+)?(?:sounds?|noises?|music)\b", re.I)
+_WHAT_SOUND = re.compile(
+    r"\b(?:what|which)\s+(?:kind of\s+|sort of\s+)?(?:sounds?|noises?|music)\b"
+    r"|\b(?:is|was|were|are)\s+there\s+(?:any|some)\s+(?:sounds?|noises?|music)\b",
+    re.I,
+)
+# "What was said while the screen was dark?": speech during dark frames (the memory keeps each
+# key frame's quality; a dark frame is described as nothing else)
+_WHILE_DARK = re.compile(
+    r"\b(?:while|when|during|as)\b[^?]*\b(?:dark|black|blank|unlit|nothing (?:was )?(?:visible|shown|on screen))\b"
+    r"|\b(?:dark|black|blank)\s+(?:screen|picture|image|frames?|stretch|part|scene)\b",
+    re.I,
+)
+_SAID = re.compile(r"\b(?:said|say|says|talked|talking|spoken|mentioned|discussed|announced|speech|words)\b", re.I)
+# "What is playing in the background?": asked with no word of speech in it (see asks_nonspeech_sound)
+_BACKGROUND = re.compile(r"\bin the background\b|\bbackground (?:noise|sound|music)\b", re.I)
 _COULD_HEAR = re.compile(r"\b(?:could|can|did|was|were)\s+(?:you\s+|one\s+|we\s+|i\s+)?(?:be\s+)?hear[d]?\b", re.I)
 _SPEECH_ASKED = re.compile(
     r"\b(?:about|say|says|said|saying|mention\w*|announc\w*|name|number|price|cost|time|word|words|"
@@ -76,7 +147,11 @@ _TOPIC = re.compile(
     r"\b(?:mostly|mainly|chiefly|largely|generally|primarily)\s+about\b|\bmain\s+(?:subject|topic|theme)\b|"
     r"\bwhat\s+(?:is|was)\s+(?:it|this|that|the\s+[\w-]+(?:\s+[\w-]+)?)\s+about\s*[?.!]?\s*$|"
     r"\b(?:overall|on the whole|in general)\s*[?.!]?\s*$|\bwhat(?:'s| is| was)\s+(?:going on|happening)\b|"
-    r"\b(?:which|what)\s+(?:kind of\s+|sort of\s+|type of\s+)?(?:setting|venue|scene)\s+(?:does|is)\b",
+    r"\b(?:which|what)\s+(?:kind of\s+|sort of\s+|type of\s+)?(?:setting|venue|scene)\s+(?:does|is)\b"
+    r"|\bwhat\s+(?:is|was)\s+[\w]+-[\w-]+\s+about\s*[?.!]?\s*$|\bsummari[sz]e\b|\b(?:the\s+)?gist\s+of\b"
+    r"|\b(?:main\s+)?(?:theme|topic|subject)\s+of\b"
+    r"|\b(?:what|which)\s+(?:kind|sort|type)\s+of\s+(?:place|location|setting|venue)\b"
+    r"|^\s*where\s+(?:was|is|were)\s+[\w-]+(?:\s+(?:recording|video|stream|clip|feed))?\s+(?:recorded|filmed|shot|taken)\b",
     re.I,
 )
 # "Name one person who was mentioned in …", "who was mentioned in …"
@@ -85,11 +160,19 @@ _PEOPLE = re.compile(
     r"|\bwho\s+(?:is|was|were|are|gets|got)\s+(?:mentioned|named|talked about|spoken about|discussed)\b"
     r"|\bwhich\s+(?:person|people|names?)\s+(?:is|are|was|were)\s+(?:mentioned|named|talked about|discussed)\b"
     r"|\b(?:one|any|some)\s+of\s+the\s+(?:people|persons)\b"
+    r"|\bwhich\s+(?:person|people|names?)\s+(?:come|comes|came)\s+up\b"
+    r"|\bwho\s+(?:do|does|did)\s+(?:they|people|the\s+speakers?|you|we|the\s+voices?)\s+(?:talk|speak)\s+about\b"
+    r"|\bname\s+of\s+(?:someone|somebody|a\s+person|one\s+person|anyone)\s+(?:who\s+(?:is|was)\s+|that\s+(?:is|was)\s+)?"
+    r"(?:mentioned|named|talked about|spoken about)\b"
     r"|\b(?:a|one|any)\s+(?:person|name)\s+(?:who\s+(?:is|was)\s+|that\s+(?:is|was)\s+)?"
     r"(?:mentioned|named|talked about|spoken about|discussed)\b",
     re.I,
 )
-_PLACE = re.compile(r"^\s*where\b|\bwhat (?:place|city|town|country|station|destination)\b|\bwhere (?:to|does|did|is|was|are|were)\b", re.I)
+_PLACE = re.compile(
+    r"^\s*where\b|\b(?:what|which) (?:place|city|town|country|station|destination|location|spot)\b"
+    r"|\bwhere (?:to|does|did|is|was|are|were)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -99,6 +182,9 @@ class QuestionShape:
     order: Order | None = None
     anchor: str = ""  # "right after <anchor>": the moment the answer is placed against
     compared: tuple[str, ...] = ()  # "which happened first, <A> or <B>"
+    # "was <A> mentioned before or after <B>?": the answer is "before" when A came first
+    relative: bool = False
+    said_while_dark: bool = False  # "what was talked about while the screen was dark?"
     counts: bool = False  # "how many times": count distinct moments
     asks_stream: bool = False  # "which camera showed …"
     focus: Focus = "any"
@@ -108,7 +194,10 @@ class QuestionShape:
 
 def _clean(phrase: str) -> str:
     phrase = _CLAUSE_END.sub("", phrase.strip())
+    phrase = _ANCHOR_WHERE.sub("", phrase)
     phrase = _TRAILING.sub("", phrase)
+    phrase = _SAID_TAIL.sub("", phrase)
+    phrase = _ANCHOR_LEAD.sub("", phrase.strip())
     return phrase.strip(" ,;:-\"'“”")
 
 
@@ -133,7 +222,7 @@ def asks_nonspeech_sound(question: str) -> bool:
     q = " ".join(question.split())
     if _BESIDES_SPEECH.search(q) or _WHAT_SOUND.search(q):
         return True
-    return bool(_COULD_HEAR.search(q)) and not _SPEECH_ASKED.search(q)
+    return bool(_COULD_HEAR.search(q) or _BACKGROUND.search(q)) and not _SPEECH_ASKED.search(q)
 
 
 def gist_of(question: str) -> str:
@@ -148,15 +237,24 @@ def gist_of(question: str) -> str:
 def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     """Order, count, stream and focus of ``question`` (see :class:`QuestionShape`)."""
     q = " ".join(question.split())
-    extra = {"sound": asks_nonspeech_sound(q), "gist": gist_of(q)}
+    sound = asks_nonspeech_sound(q)
+    extra = {"sound": sound, "gist": gist_of(q),
+             "said_while_dark": not sound and bool(_WHILE_DARK.search(q)) and bool(_SAID.search(q))}
     counts = bool(_COUNT_TIMES.search(q))
     asks_stream = bool(_STREAM_Q.search(q))
     focus = "number" if counts else focus_of(q)
+    m = _BEFORE_OR_AFTER.match(q)
+    if m and _clean(m.group(1)) and _clean(m.group(2)):
+        return QuestionShape(order="first", compared=(_clean(m.group(1)), _clean(m.group(2))), relative=True,
+                             counts=counts, asks_stream=asks_stream, focus=focus, **extra)
     m = _WHICH_FIRST.search(q)
-    if m:
-        which = m.group(1).lower()
-        order = "first" if which in ("first", "earlier", "earliest") else "last"
-        return QuestionShape(order=order, compared=(_clean(m.group(2)), _clean(m.group(3))),
+    pair = (m.group(2), m.group(3), m.group(1)) if m else None
+    if pair is None:
+        m = _OF_WHICH_FIRST.match(q)
+        pair = (m.group(1), m.group(2), m.group(3)) if m else None
+    if pair is not None:
+        order = "first" if pair[2].lower() in ("first", "earlier", "earliest", "sooner") else "last"
+        return QuestionShape(order=order, compared=(_clean(pair[0]), _clean(pair[1])),
                              counts=counts, asks_stream=asks_stream, focus=focus, **extra)
     m = _LEADING_AFTER.match(q)
     if m:
@@ -166,9 +264,9 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     m = _AFTER.search(q)
     if m and not re.search(r"\b(?:while|when|during)\b", q[: m.start()], re.I):
         word = m.group(1).lower()
-        order = "after" if word in ("after", "following") else "before"
+        order = "after" if word in ("after", "following", "followed") else "before"
         anchor = _clean(m.group(2))
-        if anchor:
+        if anchor and not _OTHERS.match(anchor):  # "said before all the others" is "first"
             return QuestionShape(order=order, anchor=anchor, counts=counts,
                                  asks_stream=asks_stream, focus=focus, **extra)
     if n_options and not counts:

@@ -204,7 +204,7 @@ class MemoryQA:
         shape = analysis.shape
         # order, count and which-stream questions are answered from the memory's structure
         # (time order, moments, stream ids), which the summaries alone cannot show
-        structured = bool(shape.order or shape.counts or shape.sound or shape.gist) or (
+        structured = bool(shape.order or shape.counts or shape.sound or shape.gist or shape.said_while_dark) or (
             bool(req.options)
             and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
         ) or asks_pictured(analysis)

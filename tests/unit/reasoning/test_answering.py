@@ -142,12 +142,49 @@ def test_key_terms_are_names_and_rare_words():
         ("What colour is the bowl?", 0, None, "", (), False, False, "colour"),
         ("What was on screen when someone mentioned the train?", 0, None, "", (), False, False, "any"),
         ("Which room is the story hour in?", 0, None, "", (), False, False, "number"),  # not a stream
+        # wordings of order questions beyond "right after X" / "which first, A or B"
+        ("Which topic followed the seed packet?", 0, "after", "the seed packet", (), False, False, "any"),
+        ("What was said directly after someone mentioned the seed packet?", 0, "after", "the seed packet", (), False, False, "any"),
+        ("What came up right after the talk about the seed packet in garden-cam?", 0, "after", "the seed packet", (), False, False, "any"),
+        ("What did they talk about before they mentioned the flower show?", 0, "before", "the flower show", (), False, False, "any"),
+        ("Which was mentioned sooner, the seed packet or the flower show?", 0, "first", "", ("the seed packet", "the flower show"), False, False, "any"),
+        ("Of the seed packet and the flower show, which one was talked about first?", 0, "first", "", ("the seed packet", "the flower show"), False, False, "any"),
+        ("Which of the following came up first in the library-cam recording?", 4, "first", "", (), False, False, "any"),
+        ("Which of these did someone talk about last in harbour-cam?", 4, "last", "", (), False, False, "any"),
+        ("What was the first of these to be mentioned?", 4, "first", "", (), False, False, "any"),
+        ("Which one was said before all the others?", 4, "first", "", (), False, False, "any"),
+        ("Was the seed packet mentioned before or after the flower show?", 2, "first", "", ("the seed packet", "the flower show"), False, False, "any"),
+        ("Which of these was shown in the following clip?", 4, None, "", (), False, False, "any"),
+        # counts and which-stream questions worded other ways
+        ("On how many occasions was the lawn mower mentioned?", 4, None, "", (), True, False, "number"),
+        ("How frequently did someone mention the printer?", 0, None, "", (), True, False, "number"),
+        ("How many mentions of the ferry horn were there?", 0, None, "", (), True, False, "number"),
+        ("Which of these recordings mentions the ferry?", 3, None, "", (), False, True, "any"),
+        ("From which of the streams did we hear about the anchor?", 3, None, "", (), False, True, "any"),
     ],
 )
 def test_question_shape(question, n_options, order, anchor, compared, counts, stream, focus):
     shape = question_shape(question, n_options)
+    assert shape.relative == question.startswith("Was "), shape
     assert (shape.order, shape.anchor, shape.compared, shape.counts, shape.asks_stream, shape.focus) == (
         order, anchor, compared, counts, stream, focus)
+
+
+@pytest.mark.parametrize(
+    "question, sound",
+    [
+        ("Besides people talking, what could you hear?", True),
+        ("Apart from voices, what sounds were there?", True),
+        ("Was there any music?", True),
+        ("What is playing in the background at the start?", True),
+        ("What was heard when nobody was speaking?", True),
+        ("What was said in the background?", False),
+        ("What did you hear about the ferry?", False),
+        ("What could be heard about the price?", False),
+    ],
+)
+def test_questions_about_sounds_other_than_speech(question, sound):
+    assert question_shape(question).sound is sound
 
 
 def test_options_naming_streams():
@@ -188,6 +225,12 @@ def _unit(text: str, modality: str = "speech", t: float = 0.0) -> Unit:
 def test_short_answer_spans(question, text, modality, expected):
     span = span_in(_unit(text, modality), _analysis(question))
     assert span is not None and span.text == expected, span
+
+
+def test_a_number_written_as_two_numbers_is_still_a_span():
+    """"5km" is one word but two tokens ("5", "km"): the span is that word, never a crash."""
+    span = span_in(_unit("The harbour is 5km away."), _analysis("How far is the harbour?"))
+    assert span is not None and span.text.startswith("5km"), span
 
 
 def test_a_short_answer_comes_from_a_sentence_about_the_question():
@@ -297,6 +340,16 @@ def test_end_to_end_answers(qa):
 
     res = _ask(qa, "What happened first, the swimming pool opening or breakfast?")
     assert "breakfast" in res.answer.split("(")[0].lower(), (res, transcript)
+
+    # an open which-stream question is answered by the stream, not by restating what was said
+    res = _ask(qa, "In which recording was the cat mentioned?")
+    assert res.answer.startswith("garden-cam"), (res, transcript)
+
+    # the answer is an order word: both things are placed in time and compared
+    res = _ask(qa, "Was the swimming pool opening mentioned before or after breakfast?", ["Before it", "After it"])
+    assert res.choice_index == 1, (res, transcript)
+    res = _ask(qa, "Was breakfast mentioned before or after the swimming pool opening?")
+    assert res.answer.startswith("before"), (res, transcript)
 
 
 @pytest.mark.slow
@@ -466,6 +519,21 @@ def test_sounds_besides_speech_come_from_sound_units():
     draft = answerer.sounds(_shaped("What could be heard while the picture was dark in garden-cam?"), (), Scope(), reader)
     assert draft is not None and draft.answer.startswith("an engine running"), draft
     assert answerer.sounds(_shaped("What did Tom say about the ferry?"), (), Scope(), reader) is None
+
+
+def test_what_was_said_while_the_screen_was_dark():
+    from episodic.core.query import Scope
+
+    answerer, reader = _structured(STREAMS)
+    question = "What was talked about while the screen was dark in garden-cam?"
+    assert question_shape(question).said_while_dark and not question_shape(question).sound
+    draft = answerer.said_while_dark(_shaped(question), (), Scope(), reader)
+    assert draft is not None and "Tomato plants again" in draft.answer, draft  # 20–30 s, the dark one
+    assert "Priya" not in draft.answer and "Daniel" not in draft.answer
+    # no dark frame in the harbour: nothing to say (the ordinary path answers)
+    assert answerer.said_while_dark(_shaped("What was said while the screen was black in harbour-cam?"),
+                                    (), Scope(), reader) is None
+    assert answerer.said_while_dark(_shaped("What did Tom say about the ferry?"), (), Scope(), reader) is None
 
 
 def test_a_streams_gist_and_people_come_from_its_own_words():
