@@ -14,7 +14,7 @@ punctuation, spelling out numbers the same way on both sides ("11:20" = "eleven 
 
     .venv/bin/python benchmarks/bench_asr.py                     # both parts, 4 configurations
     .venv/bin/python benchmarks/bench_asr.py --split dev --configs base-bundled:beam5
-    configuration = <whisper_model>:<greedy|beamN>[:nowords][:lang=xx]
+    configuration = <whisper_model>:<greedy|beamN>[:nowords][:lang=xx][:ct=int8|float32]
 
 Prints WER per voice, per condition and overall for each configuration, and the speed
 (seconds of audio per wall second, model load excluded).
@@ -289,6 +289,8 @@ def config_settings(base: Settings, spec: str) -> Settings:
             changes["whisper_word_timestamps"] = False
         elif o.startswith("lang="):
             changes["asr_language"] = o[5:]
+        elif o.startswith("ct="):
+            changes["whisper_compute_type"] = o[3:]
         elif o.startswith("prompt="):
             changes["whisper_initial_prompt"] = o[7:].replace("_", " ")
         else:

@@ -31,6 +31,7 @@ from episodic.config import RetrievalSettings
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import QueryType, Scope
 from episodic.reasoning.answer import MARGIN_FULL, NO_OPTION_SUPPORT, Draft
+from episodic.reasoning.distinct_picture import StandOut, standout_answer
 from episodic.reasoning.evidence import split_sentences
 from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.model_reply import LETTERS
@@ -342,6 +343,28 @@ class StructuredAnswerer:
             caps["guess"] = round(float(guessed[best].max()), 3)
         return self._choice(options, scores, support, evidence, caps)
 
+    def pictured_open(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                      reader: MemoryReader) -> Draft | None:
+        """"A picture was shown that nobody talked about: what did it show?" (no options): the
+        guess that stands out in one stretch of the named stream (else of any stream in scope),
+        hedged and at a guess's confidence (reasoning/distinct_picture.py)."""
+        if options or not asks_pictured(analysis):
+            return None
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        best: tuple[str, float, StandOut] | None = None
+        for sid in [named] if named else streams:
+            units = [u for m in self._memories([sid], scope)
+                     for u in units_of(m, None, self.scorer.reuse_visual_vectors) if u.modality in ("visual", "ocr")]
+            found = standout_answer(units)
+            if found is not None and (best is None or found[1] > best[1]):
+                best = found
+        if best is None:
+            return None
+        answer, confidence, standout = best
+        return Draft(answer=answer, confidence=round(confidence, 4), support=list(standout.units), source="extract",
+                     caps={"route": 9.0, "guess": round(standout.p, 3), "span": 1.0})
+
     # -- order -------------------------------------------------------------------------------
     def next_to(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
                 scope: Scope, reader: MemoryReader) -> Draft | None:
@@ -614,7 +637,7 @@ class StructuredAnswerer:
         said = list({(u.stream_id, round(u.t_start, 2), u.text): u for u in said}.values())
         if not said:
             return None
-        caps = {"route": 7.0, "dark_spans": float(len(spans)), "sentences": float(len(said))}
+        caps = {"route": 8.0, "dark_spans": float(len(spans)), "sentences": float(len(said))}
         if options:
             scores, support, evidence = [], [], []
             for o in options:
@@ -682,6 +705,7 @@ class StructuredAnswerer:
             lambda: self.sounds(analysis, options, scope, reader),
             lambda: self.said_while_dark(analysis, options, scope, reader),
             lambda: self.pictured(analysis, options, scope, reader),
+            lambda: self.pictured_open(analysis, options, scope, reader),
             lambda: self.gist(analysis, options, scope, reader),
         ):
             draft = attempt()
