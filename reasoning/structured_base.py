@@ -1,0 +1,154 @@
+"""What the rule-based answerers (reasoning/structured.py, reasoning/time_answers.py) share: how
+a phrase matches evidence units, where candidate sentences come from, reading a stream's
+sentences and memories, naming streams, and turning option scores into a multiple-choice
+:class:`~reasoning.answer.Draft`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from episodic.config import RetrievalSettings
+from episodic.core.interfaces import QueryStore
+from episodic.core.query import QueryType, Scope
+from episodic.reasoning.answer import MARGIN_FULL, NO_OPTION_SUPPORT, Draft
+from episodic.reasoning.evidence import split_sentences
+from episodic.reasoning.model_reply import LETTERS
+from episodic.retrieval.detailed import (
+    MemoryReader,
+    TextScorer,
+    Unit,
+    fuzzy_found,
+    nearest_memory_ids,
+    units_of,
+)
+from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap
+from episodic.retrieval.text_match import canonical_tokens
+
+COS_LO, COS_HI = 0.2, 0.65  # option/anchor cosine → match, ramped
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z0-9\"'])")
+GENERIC_STREAM_WORDS = frozenset({"cam", "camera", "stream", "feed", "video", "recording", "clip", "the", "a"})
+
+
+def cosine_ramp(x: float, lo: float = COS_LO, hi: float = COS_HI) -> float:
+    return min(1.0, max(0.0, (x - lo) / (hi - lo)))
+
+def stream_words(stream_id: str) -> list[str]:
+    """"lobby-cam" → [lobby, cam]; "cam2" → [cam, 2]."""
+    parts = re.split(r"[^a-z0-9]+|(?<=[a-z])(?=[0-9])|(?<=[0-9])(?=[a-z])", stream_id.lower())
+    return [canonical_tokens(p)[0] if canonical_tokens(p) else p for p in parts if p]
+
+
+def option_streams(options: Sequence[str], streams: Sequence[str]) -> list[str | None]:
+    """For each option, the stream it names by the stream's distinctive words, or None."""
+    words = {s: stream_words(s) for s in streams}
+    everywhere = set.intersection(*(set(w) for w in words.values())) if words else set()
+    out: list[str | None] = []
+    for o in options:
+        said = canonical_tokens(o)
+        best, best_hits, tie = None, 0, False
+        for s, ws in words.items():
+            distinct = [w for w in ws if w not in everywhere and w not in GENERIC_STREAM_WORDS] or [
+                w for w in ws if w not in everywhere
+            ]
+            hits = sum(
+                1
+                for w in distinct
+                if any(x == w or (len(w) >= 3 and len(x) >= 3 and (x.startswith(w) or w.startswith(x))) for x in said)
+            )
+            if hits > best_hits:
+                best, best_hits, tie = s, hits, False
+            elif hits and hits == best_hits:
+                tie = True
+        out.append(None if tie else best)
+    return out
+
+
+
+class StructuredBase:
+    """The shared reads and scoring of the structured answerers."""
+
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings) -> None:
+        self.store = store
+        self.scorer = scorer
+        self.settings = settings
+
+    # -- shared ------------------------------------------------------------------------------
+    def _match(self, text: str, units: Sequence[Unit]) -> np.ndarray:
+        """How well ``text`` matches each unit: its distinctive words found there (exactly or
+        tolerantly) or its cosine, whichever is higher."""
+        if not units:
+            return np.zeros(0)
+        vecs = self.scorer.embed([text] + [u.scored_text for u in units])
+        cos = vecs[1:] @ vecs[0]
+        terms = content_terms(text)
+        out = np.zeros(len(units))
+        for i, u in enumerate(units):
+            lex = 0.0
+            if terms:
+                found = u.terms | fuzzy_found(text, terms, u.text, u.terms)
+                lex = overlap(terms, found)
+            out[i] = max(lex, cosine_ramp(float(cos[i])))
+        return out
+
+    def _candidates(self, text: str, scope: Scope, reader: MemoryReader, extra: Sequence[Unit]) -> list[Unit]:
+        """Units (sentences) near ``text`` by feature search, with ``extra`` (recall's)."""
+        vec = self.scorer.embed([text])[0]
+        k = max(self.settings.recall_top_k, 8)
+        ids = [m for m, _ in nearest_memory_ids(self.store, vec, "vectors", k, scope)]
+        ids += [u.memory_id for u in extra]
+        units = reader.units(list(dict.fromkeys(ids)), self.scorer.reuse_visual_vectors, scope)
+        out: list[Unit] = []
+        for u in units:
+            if u.modality != "summary":
+                out.extend(split_sentences(u, _SENTENCE_END))
+        return out
+
+    def _stream_units(self, stream_id: str, t0: float, t1: float, reader: MemoryReader) -> list[Unit]:
+        out: list[Unit] = []
+        for m in self.store.list_memories(stream_id, t_min=t0, t_max=t1, with_vectors=True):
+            reader.add(m)
+            for u in units_of(m, None, self.scorer.reuse_visual_vectors):
+                out.extend(split_sentences(u, _SENTENCE_END))
+        return out
+
+    @staticmethod
+    def _wanted_modalities(analysis: QueryAnalysis) -> tuple[str, ...]:
+        if analysis.query_type is QueryType.AUDIO:
+            # "what was mentioned after …" is about words; sounds only when it names one
+            return ("speech", "sound") if getattr(analysis, "asks_sound", False) else ("speech",)
+        if analysis.query_type is QueryType.VIDEO:
+            return ("ocr", "visual") if not analysis.asks_text else ("ocr",)
+        # "what was mentioned before …" is about words here too; sounds only when it names one
+        return ("speech", "ocr", "sound") if getattr(analysis, "asks_sound", False) else ("speech", "ocr")
+
+    def _choice(self, options: Sequence[str], scores: Sequence[float], support: Sequence[float],
+                evidence: Sequence[Sequence[Unit]], caps: dict[str, float], cap: float = 1.0) -> Draft:
+        order = sorted(range(len(options)), key=lambda i: -scores[i])
+        best = order[0]
+        margin = scores[best] - (scores[order[1]] if len(order) > 1 else 0.0)
+        conf = support[best] * min(1.0, 0.5 + 0.5 * margin / MARGIN_FULL)
+        if scores[best] <= 0:
+            conf = min(conf, NO_OPTION_SUPPORT)
+        caps = {**caps, "support": round(float(support[best]), 3), "margin": round(float(margin), 3)}
+        return Draft(answer=f"{LETTERS[best]}. {options[best]}", confidence=round(float(min(conf, cap)), 4),
+                     choice_index=best, support=list(evidence[best]), source="choice", caps=caps)
+    @staticmethod
+    def named_stream(question: str, streams: Sequence[str]) -> str | None:
+        """The one stream the question names by its distinctive words ("in garden-cam")."""
+        if len(streams) < 1:
+            return None
+        if len(streams) == 1:
+            said = set(canonical_tokens(question.replace("-", " ")))
+            return streams[0] if said & set(stream_words(streams[0])) else None
+        return option_streams([question.replace("-", " ")], streams)[0]
+
+    def _memories(self, streams: Sequence[str], scope: Scope) -> list:
+        out = []
+        for sid in streams:
+            out.extend(self.store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max))
+        return out
+

@@ -1,0 +1,306 @@
+"""Questions answered from *when* things were said or shown, not from one piece of text:
+
+* **order** – "what was said right after X" finds the anchor X (its best-matching sentence)
+  and answers with the nearest following (or preceding) evidence in the same stream, in
+  time order; "which happened first, A or B" (or options with "…first?") compares the times
+  of each candidate's best match, and so does "was A mentioned before or after B?";
+* **how many times** – counts distinct moments that hold the question's words: mentions in
+  speech (each occurrence), and time-separated appearances elsewhere;
+* **while the screen was dark** – the sentences spoken during the dark key frames.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from episodic.core.query import Scope
+from episodic.reasoning.answer import Draft
+from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
+from episodic.reasoning.structured_base import StructuredBase, stream_words
+from episodic.retrieval.detailed import MemoryReader, Unit, fuzzy_found
+from episodic.retrieval.query_analysis import QueryAnalysis, stem
+from episodic.retrieval.text_match import canonical_tokens
+
+ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
+NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence is looked for
+ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
+MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
+COUNT_GAP_S = 3.0  # appearances closer than this are one moment
+DARK_SLACK_S = 1.0  # a sentence this close to a dark key frame's span was said during it
+DARK_SPEECH_CONFIDENCE = 0.7  # the words themselves may be misheard
+
+# words of "how many separate times / on how many occasions / how frequently / count the
+# mentions …" that say how to count, not what (stems, as QueryAnalysis.terms holds them)
+_COUNT_WORDS = frozenset(stem(w) for w in (
+    "time", "times", "often", "frequently", "frequent", "occasion", "occasions", "instance", "instances",
+    "mention", "mentions", "count", "separate", "distinct", "different", "individual", "total", "number"))
+# option words that say "earlier" / "later" (for "was A mentioned before or after B?")
+_ORDER_SAID = (re.compile(r"\b(?:before|earlier|first|sooner|prior)\b", re.I),
+               re.compile(r"\b(?:after|later|afterwards|second|next)\b", re.I))
+
+
+def clauses(unit: Unit) -> list[Unit]:
+    """A speech unit split at commas and semicolons into clauses of at least three words
+    (times shared out by length); the unit itself when it has no such split."""
+    if unit.modality != "speech":
+        return [unit]
+    parts = [p.strip() for p in re.split(r"[,;]\s+", unit.text) if p.strip()]
+    merged: list[str] = []
+    for p in parts:
+        if merged and len(p.split()) < 3:
+            merged[-1] += ", " + p
+        else:
+            merged.append(p)
+    if len(merged) <= 1:
+        return [unit]
+    total = sum(len(p) for p in merged)
+    span = max(unit.t_end - unit.t_start, 0.0)
+    out, t = [], unit.t_start
+    for p in merged:
+        dt = span * len(p) / total
+        out.append(Unit(unit.stream_id, unit.memory_id, t, t + dt, unit.modality, p,
+                        snippet_uri=unit.snippet_uri, context_terms=unit.context_terms))
+        t += dt
+    return out
+
+def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
+    """(stream id, start, end) of each key frame the quality gate found dark, up to the next
+    key frame (or the memory's end)."""
+    out: list[tuple[str, float, float]] = []
+    for m in memories:
+        frames = sorted(m.frames, key=lambda f: f.t)
+        for i, f in enumerate(frames):
+            if getattr(f, "quality", "") == "dark":
+                t1 = frames[i + 1].t if i + 1 < len(frames) else m.t_end
+                out.append((m.stream_id, f.t, t1))
+    return out
+
+
+class TimeAnswers(StructuredBase):
+    """Order, counts and "while the screen was dark" (see the module doc)."""
+
+    # -- order -------------------------------------------------------------------------------
+    def next_to(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                scope: Scope, reader: MemoryReader) -> Draft | None:
+        shape = analysis.shape
+        if shape.order not in ("after", "before") or not shape.anchor:
+            return None
+        cands = self._candidates(shape.anchor, scope, reader, recall)
+        if not cands:
+            return None
+        m = self._match(shape.anchor, cands)
+        i = int(np.argmax(m))
+        anchor, anchor_q = cands[i], float(m[i])
+        if anchor_q < ANCHOR_MIN:
+            return None
+        # Whisper often joins two sentences with a comma ("Welcome to the hotel, breakfast is
+        # at 815."): the anchor is then the clause that matches it, and the rest comes next
+        inner = clauses(anchor)
+        if len(inner) > 1:
+            cm = self._match(shape.anchor, inner)
+            k = int(np.argmax(cm))
+            if cm[k] >= ANCHOR_MIN:
+                following = inner[k + 1 :] if shape.order == "after" else inner[:k][::-1]
+                anchor = inner[k]
+                first = [u for u in following if len(u.text.split()) >= 3]
+            else:
+                first = []
+        else:
+            first = []
+        wanted = self._wanted_modalities(analysis)
+        lo, hi = anchor.t_start - NEIGHBOUR_WINDOW_S, anchor.t_end + NEIGHBOUR_WINDOW_S
+        if scope.t_min is not None:
+            lo = max(lo, scope.t_min)
+        if scope.t_max is not None:
+            hi = min(hi, scope.t_max)
+        around = [u for u in self._stream_units(anchor.stream_id, lo, hi, reader)
+                  if u.modality in wanted and u.text.strip().lower() != anchor.text.strip().lower()]
+        mid = (anchor.t_start + anchor.t_end) / 2
+        if shape.order == "after":
+            seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 > mid), key=lambda u: u.t_start)
+        else:
+            seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 < mid), key=lambda u: -u.t_end)
+        seq = [u for u in seq if not (u.t_start >= anchor.t_start - 0.05 and u.t_end <= anchor.t_end + 0.05
+                                      and u.text in cands[i].text)]
+        seq = list({(u.text, round(u.t_start, 2)): u for u in first + seq}.values())[: len(ORDER_WEIGHTS)]
+        if not seq:
+            return None
+        caps = {"anchor": round(anchor_q, 3), "route": 1.0}
+        if options:
+            scores, support, evidence = [], [], []
+            for o in options:
+                mm = self._match(o, seq)
+                w = np.array(ORDER_WEIGHTS[: len(seq)]) * mm
+                j = int(np.argmax(w))
+                scores.append(float(w[j]))
+                support.append(float(mm[j]) * (ORDER_WEIGHTS[j] if j else 1.0))
+                evidence.append([seq[j], anchor])
+            return self._choice(options, scores, support, evidence, caps, cap=min(1.0, anchor_q + 0.3))
+        nxt = seq[0]
+        word = "after" if shape.order == "after" else "before"
+        answer = f'{nxt.text.strip()} ({word} "{anchor.text.strip()}", {nxt.cite()})'
+        conf = min(0.9, anchor_q)
+        return Draft(answer=answer, confidence=round(conf, 4), support=[nxt, anchor], source="order",
+                     caps={**caps, "span": 1.0, "key_terms": key_coverage(analysis, [nxt, anchor] + list(recall))})
+
+    def which_first(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                    scope: Scope, reader: MemoryReader) -> Draft | None:
+        shape = analysis.shape
+        if shape.order not in ("first", "last"):
+            return None
+        relative = shape.relative and len(shape.compared) == 2
+        compared = list(shape.compared) if relative else list(options) or list(shape.compared)
+        if len(compared) < 2:
+            return None
+        placed: list[tuple[float, float, Unit | None]] = []  # (time, match, unit)
+        for c in compared:
+            cands = self._candidates(c, scope, reader, recall)
+            m = self._match(c, cands)
+            if len(m) == 0 or float(m.max()) < MATCH_MIN:
+                placed.append((float("nan"), 0.0, None))
+                continue
+            j = int(np.argmax(m))
+            placed.append((cands[j].t_start, float(m[j]), cands[j]))
+        known = [i for i, p in enumerate(placed) if p[2] is not None]
+        if not known:
+            return None
+        pick = (min if shape.order == "first" else max)(known, key=lambda i: placed[i][0])
+        others = [placed[i][1] for i in known if i != pick]
+        gap = min((abs(placed[pick][0] - placed[i][0]) for i in known if i != pick), default=0.0)
+        sure = placed[pick][1] * (min(others) if others else 0.3) * (1.0 if gap >= 1.0 else 0.5)
+        caps = {"route": 2.0, "placed": float(len(known)), "gap_s": round(gap, 2)}
+        unit = placed[pick][2]
+        assert unit is not None
+        if relative:
+            return self._before_or_after(options, placed, caps, sure)
+        if options:
+            scores = [1.0 if i == pick else 0.0 for i in range(len(options))]
+            support = [sure if i == pick else 0.0 for i in range(len(options))]
+            evidence = [[p[2]] if p[2] is not None else [] for p in placed]
+            return self._choice(options, scores, support, evidence, caps)
+        answer = f"{compared[pick]} ({unit.cite()})"
+        return Draft(answer=answer, confidence=round(sure, 4), support=[unit], source="order",
+                     caps={**caps, "span": 1.0})
+
+    def _before_or_after(self, options: Sequence[str], placed: Sequence[tuple[float, float, Unit | None]],
+                         caps: dict[str, float], sure: float) -> Draft | None:
+        """"Was A mentioned before or after B?": "before" when A was placed first. Both must be
+        found; with options, the one that says that order word (or its synonym)."""
+        (ta, _, ua), (tb, _, ub) = placed[0], placed[1]
+        if ua is None or ub is None:
+            return None
+        first = ta <= tb
+        word = "before" if first else "after"
+        units = [ua, ub]
+        if options:
+            says = _ORDER_SAID[0] if first else _ORDER_SAID[1]
+            wanted = [says.search(o) is not None for o in options]
+            if not any(wanted):
+                return None
+            scores = [1.0 if w else 0.0 for w in wanted]
+            support = [sure if w else 0.0 for w in wanted]
+            return self._choice(options, scores, support, [units for _ in options], caps)
+        answer = f"{word} ({ua.cite()}; {ub.cite()})"
+        return Draft(answer=answer, confidence=round(sure, 4), support=units, source="order", caps={**caps, "span": 1.0})
+
+    # -- how many times ----------------------------------------------------------------------
+    def count(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+              scope: Scope, reader: MemoryReader) -> Draft | None:
+        """Distinct moments whose text mentions the thing asked about: each sentence of speech
+        that mentions it (a misheard word counts, see :func:`reasoning.evidence_fit.holds_loosely`), and
+        time-separated appearances elsewhere. A stream named in the question ("… in
+        library-cam") is read whole; otherwise the moments near the thing are searched."""
+        if not analysis.shape.counts:
+            return None
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
+        terms = [t for t in analysis.terms if t not in _COUNT_WORDS and t not in of_streams]
+        wanted = [t for t in getattr(analysis, "object_terms", []) if t in terms] or terms
+        if not wanted:
+            return None
+        if named is not None:
+            cands = self._stream_units(named, scope.t_min, scope.t_max, reader)
+        else:
+            cands = self._candidates(" ".join(terms), scope, reader, recall)
+        moments: list[tuple[str, float, float, Unit]] = []
+        mentions = 0
+        seen: set[tuple[str, str, float]] = set()
+        for u in sorted(cands, key=lambda u: (u.stream_id, u.t_start)):
+            if u.modality == "summary":
+                continue
+            key = (u.stream_id, u.text.lower(), round(u.t_start, 1))
+            if key in seen:
+                continue
+            seen.add(key)
+            words = [stem(w) for w in canonical_tokens(u.text)]
+            have = set(words) | fuzzy_found(analysis.question, wanted, u.text, u.terms)
+            if not all(holds_loosely(t, have) for t in wanted):
+                continue
+            if u.modality == "speech":
+                # one sentence is one moment: a loose match may hit twice in it ("mower … moor")
+                mentions += 1
+                moments.append((u.stream_id, u.t_start, u.t_end, u))
+                continue
+            last = next((mo for mo in reversed(moments) if mo[0] == u.stream_id and mo[3].modality != "speech"), None)
+            if last is not None and u.t_start - last[2] <= COUNT_GAP_S:
+                continue
+            mentions += 1
+            moments.append((u.stream_id, u.t_start, u.t_end, u))
+        n = mentions
+        support_units = [mo[3] for mo in moments]
+        caps = {"route": 3.0, "moments": float(len(moments))}
+        if options:
+            values = []
+            for o in options:
+                nums = [t for t in canonical_tokens(o) if re.fullmatch(r"\d+", t)]
+                once = re.search(r"\b(once|twice|thrice)\b", o, re.I)
+                if nums:
+                    values.append(int(nums[0]))
+                elif once:
+                    values.append({"once": 1, "twice": 2, "thrice": 3}[once.group(1).lower()])
+                else:
+                    values.append(0 if re.search(r"\b(never|none|no)\b", o, re.I) else None)
+            scores = [0.0 if v is None else 1.0 / (1.0 + abs(v - n)) for v in values]
+            support = [0.7 if v == n and n > 0 else 0.3 * s for v, s in zip(values, scores, strict=True)]
+            evidence = [support_units[:3] for _ in options]
+            return self._choice(options, scores, support, evidence, caps)
+        if n == 0:
+            return None
+        answer = f"{n} time{'s' if n != 1 else ''} ({'; '.join(u.cite() for u in support_units[:5])})"
+        return Draft(answer=answer, confidence=0.6, support=support_units, source="count",
+                     caps={**caps, "span": 1.0})
+    def said_while_dark(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                        reader: MemoryReader) -> Draft | None:
+        """"What was talked about while the screen was dark?": the sentences spoken during the
+        dark key frames of the named stream (else of every stream in scope). The memory keeps
+        each key frame's quality, so the moment is known even though nothing was seen."""
+        if not getattr(analysis.shape, "said_while_dark", False):
+            return None
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        spans = dark_spans(self._memories([named] if named else streams, scope))
+        said: list[Unit] = []
+        for sid, a, b in spans:
+            for u in self._stream_units(sid, a - DARK_SLACK_S, b + DARK_SLACK_S, reader):
+                if u.modality == "speech" and u.t_end >= a - DARK_SLACK_S and u.t_start <= b + DARK_SLACK_S and u not in said:
+                    said.append(u)
+        said = list({(u.stream_id, round(u.t_start, 2), u.text): u for u in said}.values())
+        if not said:
+            return None
+        caps = {"route": 8.0, "dark_spans": float(len(spans)), "sentences": float(len(said))}
+        if options:
+            scores, support, evidence = [], [], []
+            for o in options:
+                mm = self._match(o, said)
+                j = int(np.argmax(mm))
+                scores.append(float(mm[j]))
+                support.append(float(mm[j]) * DARK_SPEECH_CONFIDENCE)
+                evidence.append([said[j]])
+            return self._choice(options, scores, support, evidence, caps)
+        top = said[0]
+        return Draft(answer=f'"{top.text.strip()}" (said while the picture was dark, {top.cite()})',
+                     confidence=DARK_SPEECH_CONFIDENCE, support=said, source="order", caps={**caps, "span": 1.0})
