@@ -286,7 +286,7 @@ class TimeAnswers(StructuredBase):
         said: list[Unit] = []
         for sid, a, b in spans:
             for u in self._stream_units(sid, a - DARK_SLACK_S, b + DARK_SLACK_S, reader):
-                if u.modality == "speech" and u.t_end >= a - DARK_SLACK_S and u.t_start <= b + DARK_SLACK_S and u not in said:
+                if u.modality == "speech" and u.t_end >= a - DARK_SLACK_S and u.t_start <= b + DARK_SLACK_S:
                     said.append(u)
         said = list({(u.stream_id, round(u.t_start, 2), u.text): u for u in said}.values())
         if not said:

@@ -534,6 +534,20 @@ def test_what_was_said_while_the_screen_was_dark():
     assert answerer.said_while_dark(_shaped("What was said while the screen was black in harbour-cam?"),
                                     (), Scope(), reader) is None
     assert answerer.said_while_dark(_shaped("What did Tom say about the ferry?"), (), Scope(), reader) is None
+    # units read from a store carry their vectors: the same sentence read twice is one
+    import numpy as np
+
+    read = answerer._stream_units
+
+    def with_vectors(*args):
+        units = read(*args)
+        for u in units:
+            u.vector = np.ones(4, dtype=np.float32)
+        return units + units
+
+    answerer._stream_units = with_vectors
+    draft = answerer.said_while_dark(_shaped(question), (), Scope(), reader)
+    assert draft is not None and len(draft.support) == 1, draft
 
 
 def test_a_streams_gist_and_people_come_from_its_own_words():
