@@ -534,7 +534,10 @@ def test_what_was_said_while_the_screen_was_dark():
     assert answerer.said_while_dark(_shaped("What was said while the screen was black in harbour-cam?"),
                                     (), Scope(), reader) is None
     assert answerer.said_while_dark(_shaped("What did Tom say about the ferry?"), (), Scope(), reader) is None
-    # units read from a store carry their vectors: the same sentence read twice is one
+    # units read from a store carry their vectors: the same sentence read twice (two dark
+    # frames in one memory) is one, and units are never compared by their arrays
+    import copy
+
     import numpy as np
 
     read = answerer._stream_units
@@ -543,7 +546,10 @@ def test_what_was_said_while_the_screen_was_dark():
         units = read(*args)
         for u in units:
             u.vector = np.ones(4, dtype=np.float32)
-        return units + units
+        again = [copy.copy(u) for u in units]
+        for u in again:
+            u.vector = np.ones(4, dtype=np.float32)
+        return units + again
 
     answerer._stream_units = with_vectors
     draft = answerer.said_while_dark(_shaped(question), (), Scope(), reader)
