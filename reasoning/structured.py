@@ -236,16 +236,8 @@ class StructuredAnswerer(TimeAnswers):
         units = [e[2] for e in ranked]
         caps = {"route": 4.0, "sounds": float(len(units)), "dark": float(want_dark)}
         if options:
-            scores, support, evidence = [], [], []
-            for o in options:
-                mm = self._match(o, units)
-                weights = np.array([0.6 if e[1] in UNINFORMATIVE_SOUNDS else 1.0 for e in ranked])
-                w = mm * weights
-                j = int(np.argmax(w))
-                scores.append(float(w[j]))
-                support.append(float(mm[j]) * SOUND_CONFIDENCE)
-                evidence.append([units[j]])
-            return self._choice(options, scores, support, evidence, caps)
+            weights = np.array([0.6 if e[1] in UNINFORMATIVE_SOUNDS else 1.0 for e in ranked])
+            return self._choice_by_match(options, units, SOUND_CONFIDENCE, caps, weights)
         top = units[0]
         return Draft(answer=f"{top.text} (heard, {top.cite()})", confidence=SOUND_CONFIDENCE,
                      support=units, source="sound", caps={**caps, "span": 1.0})

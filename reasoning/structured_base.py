@@ -125,6 +125,20 @@ class StructuredBase:
         # "what was mentioned before …" is about words here too; sounds only when it names one
         return ("speech", "ocr", "sound") if getattr(analysis, "asks_sound", False) else ("speech", "ocr")
 
+    def _choice_by_match(self, options: Sequence[str], units: Sequence[Unit], confidence: float,
+                         caps: dict[str, float], weights: np.ndarray | None = None) -> Draft:
+        """Each option scored by its best-matching unit (times ``weights``), its support that
+        match times ``confidence`` (how far the units themselves are to be trusted)."""
+        scores, support, evidence = [], [], []
+        for o in options:
+            mm = self._match(o, units)
+            w = mm * weights if weights is not None else mm
+            j = int(np.argmax(w))
+            scores.append(float(w[j]))
+            support.append(float(mm[j]) * confidence)
+            evidence.append([units[j]])
+        return self._choice(options, scores, support, evidence, caps)
+
     def _choice(self, options: Sequence[str], scores: Sequence[float], support: Sequence[float],
                 evidence: Sequence[Sequence[Unit]], caps: dict[str, float], cap: float = 1.0) -> Draft:
         order = sorted(range(len(options)), key=lambda i: -scores[i])

@@ -293,14 +293,7 @@ class TimeAnswers(StructuredBase):
             return None
         caps = {"route": 8.0, "dark_spans": float(len(spans)), "sentences": float(len(said))}
         if options:
-            scores, support, evidence = [], [], []
-            for o in options:
-                mm = self._match(o, said)
-                j = int(np.argmax(mm))
-                scores.append(float(mm[j]))
-                support.append(float(mm[j]) * DARK_SPEECH_CONFIDENCE)
-                evidence.append([said[j]])
-            return self._choice(options, scores, support, evidence, caps)
+            return self._choice_by_match(options, said, DARK_SPEECH_CONFIDENCE, caps)
         top = said[0]
         return Draft(answer=f'"{top.text.strip()}" (said while the picture was dark, {top.cite()})',
                      confidence=DARK_SPEECH_CONFIDENCE, support=said, source="order", caps={**caps, "span": 1.0})
