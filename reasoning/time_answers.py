@@ -29,7 +29,9 @@ NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence
 ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
 COUNT_GAP_S = 3.0  # appearances closer than this are one moment
-DARK_SLACK_S = 1.0  # a sentence this close to a dark key frame's span was said during it
+DARK_SLACK_S = 1.0  # sentences are read this far around a dark stretch …
+DARK_OVERLAP_S = 0.5  # … and count when this much of them (or half) falls inside it
+NOTHING_SAID_CONFIDENCE = 0.5  # no transcript in the dark stretch: the recogniser may have missed words
 DARK_SPEECH_CONFIDENCE = 0.7  # the words themselves may be misheard
 
 # words of "how many separate times / on how many occasions / how frequently / count the
@@ -273,6 +275,7 @@ class TimeAnswers(StructuredBase):
         answer = f"{n} time{'s' if n != 1 else ''} ({'; '.join(u.cite() for u in support_units[:5])})"
         return Draft(answer=answer, confidence=0.6, support=support_units, source="count",
                      caps={**caps, "span": 1.0})
+
     def said_while_dark(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                         reader: MemoryReader) -> Draft | None:
         """"What was talked about while the screen was dark?": the sentences spoken during the
@@ -282,18 +285,47 @@ class TimeAnswers(StructuredBase):
             return None
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
-        spans = dark_spans(self._memories([named] if named else streams, scope))
+        memories = self._memories([named] if named else streams, scope)
+        spans = dark_spans(memories)
         said: list[Unit] = []
         for sid, a, b in spans:
             for u in self._stream_units(sid, a - DARK_SLACK_S, b + DARK_SLACK_S, reader):
-                if u.modality == "speech" and u.t_end >= a - DARK_SLACK_S and u.t_start <= b + DARK_SLACK_S:
+                inside = min(u.t_end, b) - max(u.t_start, a)
+                if u.modality == "speech" and inside >= min(DARK_OVERLAP_S, (u.t_end - u.t_start) / 2):
                     said.append(u)
         said = list({(u.stream_id, round(u.t_start, 2), u.text): u for u in said}.values())
         if not said:
-            return None
+            # a dark stretch with no words in it: say so (and what could be heard), rather than
+            # let text search quote a sentence from elsewhere
+            return None if options or not spans else _nothing_said(memories, spans)
         caps = {"route": 8.0, "dark_spans": float(len(spans)), "sentences": float(len(said))}
         if options:
             return self._choice_by_match(options, said, DARK_SPEECH_CONFIDENCE, caps)
         top = said[0]
         return Draft(answer=f'"{top.text.strip()}" (said while the picture was dark, {top.cite()})',
                      confidence=DARK_SPEECH_CONFIDENCE, support=said, source="order", caps={**caps, "span": 1.0})
+
+
+def _nothing_said(memories: Sequence, spans: Sequence[tuple[str, float, float]]) -> Draft:
+    """The answer to "what was said while the screen was dark?" when the memory holds no
+    sentence there: that no words were heard, with what was."""
+    heard: dict[str, str] = {}  # description → kind
+    for m in memories:
+        for o in m.sounds:
+            inside = any(sid == m.stream_id and o.t_end >= a and o.t_start <= b for sid, a, b in spans)
+            if inside and o.kind != "speech" and o.description:
+                heard.setdefault(o.description, o.kind)
+    named = sorted(heard, key=lambda d: heard[d] in ("noise", "silence"))  # music before noise
+    sid, a, b = spans[0]
+    for other, a2, b2 in spans[1:]:  # the dark stretch goes on over consecutive key frames
+        if other == sid and a2 <= b + DARK_SLACK_S:
+            b = max(b, b2)
+    home = next((m for m in memories if m.stream_id == sid and m.t_start <= a <= m.t_end), None)
+    unit = Unit(sid, home.id if home is not None else "", a, b, "visual", "a dark picture")
+    where = f"{sid}, {a:.1f}–{b:.1f} s"
+    # no claim that nobody spoke: the sound rules take some music for speech, and the
+    # recogniser may have missed words; only that no words are in the memory
+    also = f"; heard: {', '.join(named[:2])}" if named else ""
+    answer = f"No words were heard while the picture was dark{also} ({where})"
+    return Draft(answer=answer, confidence=NOTHING_SAID_CONFIDENCE, support=[unit], source="sound",
+                 caps={"route": 8.0, "dark_spans": float(len(spans)), "sentences": 0.0, "span": 1.0})

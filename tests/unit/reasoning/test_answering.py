@@ -534,6 +534,16 @@ def test_what_was_said_while_the_screen_was_dark():
     assert answerer.said_while_dark(_shaped("What was said while the screen was black in harbour-cam?"),
                                     (), Scope(), reader) is None
     assert answerer.said_while_dark(_shaped("What did Tom say about the ferry?"), (), Scope(), reader) is None
+    # a dark stretch with no words: that is the answer (with what could be heard), not a
+    # sentence from elsewhere; with options the ordinary path chooses
+    quiet = [_memory("pier-cam", 0.0, ["The ferry leaves at noon."]),
+             _memory("pier-cam", 10.0, [], [(0, 10, "music", "music playing")], dark=True)]
+    quiet_answerer, quiet_reader = _structured(quiet)
+    draft = quiet_answerer.said_while_dark(_shaped("What was said while the screen was dark?"), (), Scope(), quiet_reader)
+    assert draft is not None and draft.answer.startswith("No words were heard while the picture was dark; heard: music"), draft
+    assert "ferry" not in draft.answer and "pier-cam, 10.0–20.0 s" in draft.answer
+    assert quiet_answerer.said_while_dark(_shaped("What was said while the screen was dark?"), ("the ferry", "the rain"),
+                                          Scope(), quiet_reader) is None
     # units read from a store carry their vectors: the same sentence read twice (two dark
     # frames in one memory) is one, and units are never compared by their arrays
     import copy
