@@ -6,7 +6,8 @@
   of each candidate's best match, and so does "was A mentioned before or after B?";
 * **how many times** – counts distinct moments that hold the question's words: mentions in
   speech (each occurrence), and time-separated appearances elsewhere;
-* **while the screen was dark** – the sentences spoken during the dark key frames.
+* **while the screen was dark** – the sentences spoken during the dark key frames (or, with
+  none there, that no words were heard, and what was).
 """
 
 from __future__ import annotations
