@@ -56,13 +56,14 @@ from episodic.retrieval.guess_match import (
     visual_units,
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap
+from episodic.retrieval.question_shape import DARK_WORDS
 
 UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what was heard
 SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
 _ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
-_DARK = re.compile(r"\b(?:dark|black|blank|nothing (?:was )?(?:visible|shown|on screen))\b", re.I)
+_DARK = re.compile(DARK_WORDS, re.I)
 
 
 def asks_pictured(analysis: QueryAnalysis) -> bool:

@@ -70,15 +70,19 @@ def clauses(unit: Unit) -> list[Unit]:
     return out
 
 def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
-    """(stream id, start, end) of each key frame the quality gate found dark, up to the next
-    key frame (or the memory's end)."""
+    """(stream id, start, end) of each dark stretch: key frames the quality gate found dark,
+    each up to the next key frame (or its memory's end), consecutive ones joined."""
     out: list[tuple[str, float, float]] = []
     for m in memories:
         frames = sorted(m.frames, key=lambda f: f.t)
         for i, f in enumerate(frames):
             if getattr(f, "quality", "") == "dark":
                 t1 = frames[i + 1].t if i + 1 < len(frames) else m.t_end
-                out.append((m.stream_id, f.t, t1))
+                last = out[-1] if out else None
+                if last is not None and last[0] == m.stream_id and last[2] - DARK_SLACK_S <= f.t <= last[2] + DARK_SLACK_S:
+                    out[-1] = (last[0], last[1], max(last[2], t1))  # the stretch goes on
+                else:
+                    out.append((m.stream_id, f.t, t1))
     return out
 
 
@@ -318,9 +322,6 @@ def _nothing_said(memories: Sequence, spans: Sequence[tuple[str, float, float]])
                 heard.setdefault(o.description, o.kind)
     named = sorted(heard, key=lambda d: heard[d] in ("noise", "silence"))  # music before noise
     sid, a, b = spans[0]
-    for other, a2, b2 in spans[1:]:  # the dark stretch goes on over consecutive key frames
-        if other == sid and a2 <= b + DARK_SLACK_S:
-            b = max(b, b2)
     home = next((m for m in memories if m.stream_id == sid and m.t_start <= a <= m.t_end), None)
     unit = Unit(sid, home.id if home is not None else "", a, b, "visual", "a dark picture")
     where = f"{sid}, {a:.1f}–{b:.1f} s"

@@ -37,18 +37,19 @@ _LEADING_AFTER = re.compile(
 # (also with a place after it: "… mentioned first in the garden-cam recording?"), or "the first
 # of these", "before all the others"
 _WHERE_TAIL = r"(?:\s+(?:in|on|from|of|during|within)\s+[^?.!,]*)?\s*[?.!]?\s*$"
-_FIRST = re.compile(
-    r"\b(first|earlier|earliest|sooner)" + _WHERE_TAIL
-    + r"|\bthe\s+(?:very\s+)?(?:first|earliest)\s+(?:one\s+)?of\s+(?:these|them|those|the\s+(?:options|following|choices))\b"
-    r"|\bbefore\s+(?:all\s+)?the\s+(?:others|other\s+ones|rest)\b",
-    re.I,
-)
-_LAST = re.compile(
-    r"\b(last|later|latest)" + _WHERE_TAIL
-    + r"|\bthe\s+(?:very\s+)?(?:last|latest)\s+(?:one\s+)?of\s+(?:these|them|those|the\s+(?:options|following|choices))\b"
-    r"|\bafter\s+(?:all\s+)?the\s+(?:others|other\s+ones|rest)\b",
-    re.I,
-)
+
+
+def _order_at_end(words: str, superlatives: str, than_others: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"\b({words})" + _WHERE_TAIL
+        + rf"|\bthe\s+(?:very\s+)?(?:{superlatives})\s+(?:one\s+)?of\s+(?:these|them|those|the\s+(?:options|following|choices))\b"
+        rf"|\b{than_others}\s+(?:all\s+)?the\s+(?:others|other\s+ones|rest)\b",
+        re.I,
+    )
+
+
+_FIRST = _order_at_end("first|earlier|earliest|sooner", "first|earliest", "before")
+_LAST = _order_at_end("last|later|latest", "last|latest", "after")
 _ORDER_WORD = r"(first|earlier|earliest|sooner|last|later|latest)"
 _WHICH_FIRST = re.compile(
     r"\b(?:which|what)\b.*?\b" + _ORDER_WORD + r"\b[\s,:;-]*(.+?)\s+or\s+(.+?)\s*[?.!]?\s*$",
@@ -128,9 +129,10 @@ _WHAT_SOUND = re.compile(
 )
 # "What was said while the screen was dark?": speech during dark frames (the memory keeps each
 # key frame's quality; a dark frame is described as nothing else)
+DARK_WORDS = r"\b(?:dark|black|blank|unlit|nothing (?:was )?(?:visible|shown|on screen))\b"
 _WHILE_DARK = re.compile(
-    r"\b(?:while|when|during|as)\b[^?]*\b(?:dark|black|blank|unlit|nothing (?:was )?(?:visible|shown|on screen))\b"
-    r"|\b(?:dark|black|blank)\s+(?:screen|picture|image|frames?|stretch|part|scene)\b",
+    r"\b(?:while|when|during|as)\b[^?]*" + DARK_WORDS
+    + r"|\b(?:dark|black|blank)\s+(?:screen|picture|image|frames?|stretch|part|scene)\b",
     re.I,
 )
 _SAID = re.compile(r"\b(?:said|say|says|talked|talking|spoken|mentioned|discussed|announced|speech|words)\b", re.I)
