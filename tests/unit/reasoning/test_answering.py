@@ -84,6 +84,24 @@ def test_not_homophones(a, b):
     assert not homophones(a, b)
 
 
+def test_an_open_which_stream_question_is_answered_by_the_stream_not_the_model():
+    """The model restates the fact ("…in room 204"); the question asks where it was said."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import Answerer
+    from episodic.reasoning.model_reply import ParsedReply
+    from episodic.retrieval.detailed import TextScorer
+
+    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
+    unit = Unit("library-cam", "library-cam@60", 61.6, 64.0, "speech", "The poetry reading is in room 204.")
+    unit.score, unit.cos = 0.9, 0.9
+    reply = "The room for the poetry reading is room 204."
+    parsed = ParsedReply(answer=reply, confidence=0.9, abstained=False, letter=None)
+    draft = answerer._best_of(_analysis("In which recording was the room for the poetry reading mentioned?"),
+                              [unit], parsed, reply, 1.0)
+    assert draft.answer.startswith("library-cam"), draft
+
+
 def test_an_option_heard_as_its_homophone_is_chosen_over_options_never_heard(monkeypatch):
     """"Priya painted the watering can blue", as Whisper wrote it from an accented voice."""
     from episodic.config import Settings
