@@ -38,6 +38,7 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ from episodic.config import Settings
 from episodic.core.errors import ModelError
 from episodic.core.records import FrameObservation
 from episodic.memory.frame_quality import frame_quality
-from episodic.memory.label_hypernyms import HypernymIndex
+from episodic.memory.label_hypernyms import HypernymIndex, hypernym_of
 from episodic.memory.label_selection import select_guesses, select_labels
 from episodic.memory.people import PeopleDetector, people_phrase
 
@@ -111,6 +112,26 @@ def imagenet_class_names() -> list[str]:
     if len(synsets) != 1000:
         raise ModelError(f"expected 1000 ImageNet synsets in {synsets_file}, got {len(synsets)}")
     return [readable_label(lemmas.get(s, s)) for s in synsets]
+
+
+@lru_cache(maxsize=1)
+def label_vocabulary() -> tuple[str, ...]:
+    """Every name the offline describer can give a picture: the ImageNet class names and the
+    plain words it says them as ("an aeroplane", "a cat"). What is not near one of these
+    (coins, a chessboard) it cannot name at all, however clearly it was shown."""
+    names = imagenet_class_names()
+    return tuple(dict.fromkeys([*names, *(w for w in hypernym_of(names) if w)]))
+
+
+def closed_vocabulary(describer_id: str) -> tuple[str, ...] | None:
+    """The names the describer that made a memory (its ``models["describer"]``) can give;
+    None for an open vocabulary (a vision-language model names anything) or an unknown one."""
+    if describer_id == OfflineVisualDescriber.model_id:
+        try:
+            return label_vocabulary()
+        except ModelError:
+            return None
+    return None
 
 
 # -- pixels ------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from episodic.core.query import QueryType, Scope
+from episodic.memory.vision import closed_vocabulary
 from episodic.reasoning.answer import NO_OPTION_SUPPORT, Draft
 from episodic.reasoning.distinct_picture import StandOut, standout_answer
 from episodic.reasoning.evidence_fit import key_coverage
@@ -49,9 +50,11 @@ from episodic.retrieval.detailed import (
 )
 from episodic.retrieval.guess_match import (
     GUESS_CAP,
+    NAMEABLE_COS,
     PICTURED,
     about_pictures,
     guess_support,
+    nameability,
     subject_phrase,
     visual_units,
 )
@@ -61,6 +64,8 @@ from episodic.retrieval.question_shape import DARK_WORDS
 UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what was heard
 SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
+SEEN_MIN = 0.12  # a picture option guessed below this on every frame was not clearly seen
+ELIMINATION_SUPPORT = 0.25  # the option left when the describer could have named the others
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
 _ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
 _DARK = re.compile(DARK_WORDS, re.I)
@@ -176,6 +181,15 @@ class StructuredAnswerer(TimeAnswers):
             support.append(float(lex[j]) if lex[j] >= guessed[i][j] else min(float(guessed[i][j]), GUESS_CAP))
             said.append(float(lex[j]))
             evidence.append([units[j]] if both[j] > 0 else [])
+        if max(scores) < SEEN_MIN:
+            # nothing was clearly seen: the one option the describer could not have named
+            # (coins, to an ImageNet classifier) is what its unsure guesses were about
+            left = self._only_unnameable(options, [named] if named else streams, scope)
+            if left is not None:
+                scores = [1.0 if k == left else 0.0 for k in range(len(options))]
+                support = [ELIMINATION_SUPPORT if k == left else 0.0 for k in range(len(options))]
+                caps = {"route": 7.0, "frames": float(len(units)), "eliminated": float(len(options) - 1)}
+                return self._choice(options, scores, support, [[] for _ in options], caps)
         if max(scores) <= 0.0:
             return None
         best = int(np.argmax(scores))
@@ -183,6 +197,25 @@ class StructuredAnswerer(TimeAnswers):
         if said[best] < 1.0:
             caps["guess"] = round(float(guessed[best].max()), 3)
         return self._choice(options, scores, support, evidence, caps)
+
+    def _only_unnameable(self, options: Sequence[str], streams: Sequence[str], scope: Scope) -> int | None:
+        """The one option the describer that made these streams' memories has no name for
+        (every other option it could have named); None with an open vocabulary, or unless
+        exactly one option is left."""
+        describer = ""
+        for sid in streams:
+            first = next(iter(self.store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max, limit=1)), None)
+            if first is not None:
+                describer = str(first.metadata.get("models", {}).get("describer", ""))
+                break
+        vocabulary = closed_vocabulary(describer) if describer else None
+        if not vocabulary:
+            return None
+        if describer not in self._vocabulary_vectors:
+            self._vocabulary_vectors[describer] = np.asarray(self.scorer.embed(list(vocabulary)), dtype=np.float32)
+        near = nameability(options, self._vocabulary_vectors[describer], self.scorer)
+        left = [k for k in range(len(options)) if near[k] < NAMEABLE_COS]
+        return left[0] if len(left) == 1 else None
 
     def pictured_open(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                       reader: MemoryReader) -> Draft | None:

@@ -75,6 +75,8 @@ class StructuredBase:
         self.store = store
         self.scorer = scorer
         self.settings = settings
+        # per describer id: its closed vocabulary's vectors (StructuredAnswerer._only_unnameable)
+        self._vocabulary_vectors: dict[str, np.ndarray] = {}
 
     # -- shared ------------------------------------------------------------------------------
     def _match(self, text: str, units: Sequence[Unit]) -> np.ndarray:

@@ -29,6 +29,8 @@ ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place t
 NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence is looked for
 ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
+PLACED_MIN = 0.5  # … and one matched this well is placed (for ruling an option out)
+ELIMINATION_CONFIDENCE = 0.3  # an option left when the others were found elsewhere: a guess
 COUNT_GAP_S = 3.0  # appearances closer than this are one moment
 DARK_SLACK_S = 1.0  # sentences are read this far around a dark stretch …
 DARK_OVERLAP_S = 0.5  # … and count when this much of them (or half) falls inside it
@@ -137,7 +139,7 @@ class TimeAnswers(StructuredBase):
             return None
         caps = {"anchor": round(anchor_q, 3), "route": 1.0}
         if options:
-            scores, support, evidence = [], [], []
+            scores, support, evidence, next_heard = [], [], [], []
             for o in options:
                 mm = self._match(o, seq)
                 w = np.array(ORDER_WEIGHTS[: len(seq)]) * mm
@@ -145,6 +147,14 @@ class TimeAnswers(StructuredBase):
                 scores.append(float(w[j]))
                 support.append(float(mm[j]) * (ORDER_WEIGHTS[j] if j else 1.0))
                 evidence.append([seq[j], anchor])
+                next_heard.append(float(mm[0]))
+            if max(next_heard) < PLACED_MIN:  # the very next sentence is no option: misheard?
+                left = self._only_unplaced(options, seq[0].modality, scope, reader, recall)
+                if left is not None:
+                    caps["eliminated"] = float(len(options) - 1)
+                    scores = [1.0 if k == left else 0.0 for k in range(len(options))]
+                    support = [ELIMINATION_CONFIDENCE if k == left else 0.0 for k in range(len(options))]
+                    evidence = [[seq[0], anchor] for _ in options]
             return self._choice(options, scores, support, evidence, caps, cap=min(1.0, anchor_q + 0.3))
         nxt = seq[0]
         word = "after" if shape.order == "after" else "before"
@@ -152,6 +162,21 @@ class TimeAnswers(StructuredBase):
         conf = min(0.9, anchor_q)
         return Draft(answer=answer, confidence=round(conf, 4), support=[nxt, anchor], source="order",
                      caps={**caps, "span": 1.0, "key_terms": key_coverage(analysis, [nxt, anchor] + list(recall))})
+
+    def _only_unplaced(self, options: Sequence[str], modality: str, scope: Scope, reader: MemoryReader,
+                       recall: Sequence[Unit]) -> int | None:
+        """The one option found nowhere, when the sentence next to the anchor matches none: it
+        was probably that sentence, misheard. "Right after where Daniel left the ladle: Sofia's
+        appointment, the soup tasting, Diego and the eggs?" with the next sentence heard as "The
+        ego order twelve legs" matches no option; the appointment and the tasting were said
+        clearly elsewhere, so the eggs are left. None unless exactly one option is left."""
+        left: list[int] = []
+        for k, o in enumerate(options):
+            cands = [u for u in self._candidates(o, scope, reader, recall) if u.modality == modality]
+            m = self._match(o, cands)
+            if not (len(m) and float(m.max()) >= PLACED_MIN):
+                left.append(k)
+        return left[0] if len(left) == 1 else None
 
     def which_first(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
                     scope: Scope, reader: MemoryReader) -> Draft | None:

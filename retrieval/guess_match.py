@@ -77,6 +77,20 @@ def guess_support(
     return out
 
 
+NAMEABLE_COS = 0.7  # an option this near a word of the describer's vocabulary is one it could name
+
+
+def nameability(options: Sequence[str], vocabulary: np.ndarray, scorer: TextScorer) -> np.ndarray:
+    """Per option, the cosine to the nearest name of the describer's closed vocabulary
+    (``vocabulary``: those names' vectors): "a motorcycle" 0.79 (to "a motorbike"), "coins"
+    0.54 (to "wallet"). A picture of a thing the describer can name leaves guesses that lean
+    to it; one of a thing it cannot name leaves guesses about something else."""
+    if not options or vocabulary.size == 0:
+        return np.zeros(len(options), dtype=np.float32)
+    vecs = np.asarray(scorer.embed(list(options)), dtype=np.float32)
+    return (vecs @ vocabulary.T).max(axis=1)
+
+
 def subject_phrase(question: str, stream_ids: Sequence[str] = ()) -> str:
     """What a "which camera showed X?" question asks about, as plain words: the question
     without stop words, cue words ("showed", "screen"), generic words ("recording", "camera")

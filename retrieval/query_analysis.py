@@ -347,7 +347,16 @@ class QueryAnalysis:
             QueryType.VIDEO_AUDIO: ("speech", "ocr", "visual"),
             QueryType.SUMMARY: ("summary", "speech", "ocr", "visual"),
         }[self.query_type]
+        if self.query_type is QueryType.VIDEO and self.names_someone:
+            # "Which colour is the watering can that Priya painted?": no describer knows who
+            # Priya is, so what is known about her was said (or written), not seen
+            preferred += ("speech",)
         return preferred + ("sound",) if self.asks_sound else preferred
+
+    @property
+    def names_someone(self) -> bool:
+        """The question names a person or place (a capitalised word after its first)."""
+        return any(word[:1].isupper() for word in self.key_terms.values())
 
 
 def key_terms_of(text: str, terms: Sequence[str]) -> dict[str, str]:

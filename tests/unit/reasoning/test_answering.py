@@ -610,3 +610,104 @@ def test_a_streams_gist_chooses_between_given_settings():
     draft = answerer.gist(_shaped(q), options, Scope(), MemoryReader(store))
     assert draft is not None and draft.choice_index == 1, draft
     assert 0.0 < draft.confidence <= 0.5
+
+
+def test_the_one_option_found_nowhere_is_the_misheard_sentence_right_after():
+    """"What was mentioned right after X?" when the sentence after X was misheard: it matches
+    no option, every option but one was said clearly elsewhere, so the one left is chosen (as
+    a guess); with two options found nowhere nothing is ruled out."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    kitchen = [
+        _memory("kitchen-cam", 0.0, ["Daniel left the ladle by the sink.", "The ego order twelve legs for the team."]),
+        _memory("kitchen-cam", 10.0, ["The soup tasting starts at noon."]),
+        _memory("kitchen-cam", 20.0, ["Sofia has an appointment with the chef at five."]),
+        _memory("kitchen-cam", 30.0, ["Hannah takes care of the apron."]),
+    ]
+    store = _Store(kitchen)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    reader = MemoryReader(store)
+    everything = [u for m in kitchen for u in units_of(m, None, False)]
+    answerer._candidates = lambda text, scope, reader, extra: [u for u in everything if u.modality == "speech"]
+    question = "What was mentioned right after where Daniel left the ladle?"
+    options = ["Sofia's appointment with the chef", "the time of the soup tasting", "Diego and the eggs",
+               "who takes care of the apron"]
+    draft = answerer.next_to(_shaped(question), options, [], Scope(), reader)
+    assert draft is not None and draft.choice_index == 2, draft
+    assert draft.confidence <= 0.3 and draft.caps.get("eliminated") == 3.0
+    # a fourth topic nobody spoke of: two options are found nowhere, so neither is assumed
+    draft = answerer.next_to(_shaped(question), options[:3] + ["the price of the bread"], [], Scope(), reader)
+    assert draft is not None and "eliminated" not in draft.caps, draft
+    # the sentence right after matches an option: that option, as before
+    kitchen[0].transcript[1].text = "Diego ordered twelve eggs for the team."
+    everything[:] = [u for m in kitchen for u in units_of(m, None, False)]
+    draft = answerer.next_to(_shaped(question), options, [], Scope(), reader)
+    assert draft is not None and draft.choice_index == 2 and "eliminated" not in draft.caps, draft
+
+
+def test_a_question_naming_someone_looks_in_speech_even_when_it_asks_for_a_colour():
+    """No describer knows who Priya is: "which colour is the watering can Priya painted?" is
+    answered by what was said, so speech ranks with the pictures, not below them."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.retrieval.detailed import TextScorer
+
+    question = "Which colour is the watering can that Priya painted?"
+    analysis = _analysis(question, QueryType.VIDEO)
+    assert analysis.names_someone and "speech" in analysis.preferred_modalities
+    plain = _analysis("Which colour is the watering can?", QueryType.VIDEO)
+    assert not plain.names_someone and "speech" not in plain.preferred_modalities
+    scorer = TextScorer(MiniLMEmbedder(Settings()))
+    units = [_unit("a scene; colours: green, cyan", "visual", 1.0), _unit("a watering can; colours: green", "visual", 5.0),
+             _unit("Priya painted the watering can blue.", "speech", 9.0)]
+    ranked = scorer.rank(analysis, scorer.embed([question])[0], units)
+    assert ranked[0].modality == "speech", [(u.text, u.score) for u in ranked]
+
+
+def test_a_picture_the_describer_cannot_name_is_the_option_it_has_no_word_for():
+    """"Which of these appeared in a picture?" when nothing was clearly seen: an ImageNet
+    classifier would have leaned to a motorcycle, a cat or a cup of coffee had one been
+    shown, but has no word for coins; its guesses were about something else ("a remote
+    control"), so coins is left, at a guess's confidence. With an open-vocabulary describer,
+    or two options it cannot name, nothing is ruled out."""
+    import numpy as np
+
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.core.records import FrameObservation, ShortTermMemory
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+
+    def frame(t, guesses):
+        return FrameObservation(t=t, description="a scene; colours: grey, blue", guesses=guesses)
+
+    def memories(describer):
+        return [ShortTermMemory(
+            id=f"desk-cam@{t0}", stream_id="desk-cam", t_start=t0, t_end=t0 + 10.0, vector=np.zeros(4),
+            frames=[frame(t0, g)], metadata={"models": {"describer": describer}})
+            for t0, g in ((0.0, [("clothes", 0.3), ("Windsor tie", 0.2)]),
+                          (10.0, [("a remote control", 0.19), ("a keyboard", 0.14)]))]
+
+    scorer = TextScorer(MiniLMEmbedder(Settings()))
+    question = "Which of these appeared in a picture in the desk-cam recording?"
+    analysis = _analysis(question, QueryType.VIDEO)
+    options = ["a cup of coffee", "a motorcycle", "coins", "a cat"]
+    store = _Store(memories(OfflineVisualDescriber.model_id))
+    answerer = StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval)
+    draft = answerer.pictured(analysis, options, Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 2, draft
+    assert draft.confidence <= 0.3 and draft.caps.get("eliminated") == 3.0
+    # two options it has no word for: no elimination
+    draft = answerer.pictured(analysis, ["coins", "a chessboard", "a cat"], Scope(), MemoryReader(store))
+    assert draft is None or "eliminated" not in draft.caps, draft
+    # a describer that can name anything: nothing is assumed about what it missed
+    store = _Store(memories("vlm:qwen2.5-vl"))
+    answerer = StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval)
+    draft = answerer.pictured(analysis, options, Scope(), MemoryReader(store))
+    assert draft is None or "eliminated" not in draft.caps, draft
