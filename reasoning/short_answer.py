@@ -118,6 +118,9 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
                   if len(canonical_tokens(" ".join(words[i:e]))) == 1), i + 1)
         phrase = words[i:j]
         if focus == "time" and len(phrase) == 1:
+            nxt = words[j] if j < len(words) else ""
+            if re.fullmatch(r"\d{1,2}", phrase[0]) and re.fullmatch(r"\d{2}", nxt) and int(phrase[0]) <= 23 and int(nxt) < 60:
+                return f"{int(phrase[0])}:{nxt}"  # "at 12. 20": the recogniser broke "12:20" in two
             return _clock(phrase[0])
         if focus == "number" and j < len(words) and words[j].lower() not in STOPWORDS:
             phrase.append(words[j])  # "20 minutes", "3 apples"

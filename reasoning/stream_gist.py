@@ -23,6 +23,8 @@ PEOPLE_CONFIDENCE = 0.6
 NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
 _SUBJECT = re.compile(r" [a-z]")  # "Maria painted": a capitalised word followed by its verb
+# a determiner just before (perhaps with one word between): a noun, not a person's name
+_DETERMINED = re.compile(r"\b(?:the|a|an|this|that|these|those|my|our|your|his|her|their|its)\s+(?:[a-z]+\s+)?$", re.I)
 
 
 def _rarity(word: str) -> float:
@@ -85,8 +87,8 @@ def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
             continue
         for m in _CAPITALISED.finditer(u.text):
             w = m.group(1).lower()
-            if len(w) < 3 or w in STOP_NAMES:
-                continue
+            if len(w) < 3 or w in STOP_NAMES or _DETERMINED.search(u.text, 0, m.start()):
+                continue  # "the Robin", "the book Trolley": a thing the recogniser capitalised
             weight = _rarity(w)
             if _SUBJECT.match(u.text, m.end()):
                 weight *= 1.5

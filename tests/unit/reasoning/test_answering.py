@@ -235,6 +235,9 @@ def _unit(text: str, modality: str = "speech", t: float = 0.0) -> Unit:
         # a recogniser writes "nine twenty" as "920": a time question gets a clock time
         ("When are they starting the science fair?", "We will start the science fair at 920.", "speech", "9:20"),
         ("When is the clinic opening?", "Room 312 is opening at 1145 today.", "speech", "11:45"),
+        # … and "twelve twenty" as "12. 20" (two numbers, a full stop between)
+        ("When does Priya meet the caretaker?", "Priya is meeting the caretaker at 12. 20.", "speech", "12:20"),
+        ("When does the shop open?", "The shop opens at 9 35 today.", "speech", "9:35"),
         ("How many chairs are in room 312?", "Room 312 has 40 chairs.", "speech", "40 chairs"),
         ("Where did Lucas put the anchor?", "Lucas put the anchor by the slipway.", "speech", "the slipway"),
         ("Where is the key?", "The key is under the blue mat.", "speech", "the blue mat"),
@@ -590,6 +593,12 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
     answerer, reader = _structured(STREAMS)
     draft = answerer.gist(_shaped("Name one person who was mentioned in the garden-cam recording."), (), Scope(), reader)
     assert draft is not None and draft.answer.split()[0] in ("Priya", "Daniel"), draft
+    # a capitalised thing after "the" is not a person ("There is the Robin again.")
+    robin = [_memory("garden-cam", 0.0, ["There is the Robin again.", "Look, the book Trolley is here."]),
+             _memory("garden-cam", 10.0, ["Look, the Robin is here.", "Hannah put the rake down."])]
+    robin_answerer, robin_reader = _structured(robin)
+    draft = robin_answerer.gist(_shaped("Name one person who was mentioned in the garden-cam recording."), (), Scope(), robin_reader)
+    assert draft is not None and draft.answer.startswith("Hannah"), draft
     draft = answerer.gist(_shaped("What is the garden-cam recording mostly about?"), (), Scope(), reader)
     words = draft.answer.split(" (")[0]
     assert "tomato" in words or "mower" in words, draft  # the stream's own, not the summary's template
