@@ -41,7 +41,7 @@ from episodic.reasoning.structured_base import (
     cosine_ramp,
     option_streams,
 )
-from episodic.reasoning.time_answers import TimeAnswers, dark_spans
+from episodic.reasoning.time_answers import ANCHOR_MIN, TimeAnswers, dark_spans
 from episodic.retrieval.detailed import (
     MemoryReader,
     Unit,
@@ -165,7 +165,38 @@ class StructuredAnswerer(TimeAnswers):
         if option_streams(options, streams).count(None) < len(options):
             return None  # the options are streams: which_stream's
         named = self.named_stream(analysis.question, streams)
-        units = self._visual_units([named] if named else streams, scope)
+        looked = [named] if named else list(streams)
+        return self._picture_choice(options, self._visual_units(looked, scope), looked, scope, {"route": 7.0})
+
+    def pictured_while(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                       scope: Scope, reader: MemoryReader) -> Draft | None:
+        """"What picture was on screen while someone talked about X?": the key frames on screen
+        while X's sentence was said (the sentence found as an order anchor is), chosen
+        between as "which of these was shown" chooses."""
+        about = getattr(analysis.shape, "pictured_while", "")
+        if not options or not about:
+            return None
+        if option_streams(options, reader.streams_in(scope)).count(None) < len(options):
+            return None
+        cands = [u for u in self._candidates(about, scope, reader, recall) if u.modality == "speech"]
+        m = self._match(about, cands)
+        if not len(m) or float(m.max()) < ANCHOR_MIN:
+            return None
+        said = cands[int(np.argmax(m))]
+        near = Scope(stream_ids=(said.stream_id,), t_min=said.t_start, t_max=said.t_end)
+        units = [u for u in self._visual_units([said.stream_id], near)
+                 if u.t_end > said.t_start and u.t_start < said.t_end]
+        caps = {"route": 10.0, "anchor": round(float(m.max()), 3)}
+        draft = self._picture_choice(options, units, [said.stream_id], near, caps)
+        if draft is not None:
+            draft.support = [*draft.support, said]
+        return draft
+
+    def _picture_choice(self, options: Sequence[str], units: Sequence[Unit], streams: Sequence[str],
+                        scope: Scope, caps: dict[str, float]) -> Draft | None:
+        """Options against key frames: an option's words in a frame description (a label the
+        describer was sure of) count fully, the classifier's guesses as guesses; with nothing
+        clearly seen, the one option the describer has no name for (:meth:`_only_unnameable`)."""
         if not units:
             return None
         guessed = guess_support(options, units, self.scorer)
@@ -184,16 +215,16 @@ class StructuredAnswerer(TimeAnswers):
         if max(scores) < SEEN_MIN:
             # nothing was clearly seen: the one option the describer could not have named
             # (coins, to an ImageNet classifier) is what its unsure guesses were about
-            left = self._only_unnameable(options, [named] if named else streams, scope)
+            left = self._only_unnameable(options, streams, scope)
             if left is not None:
                 scores = [1.0 if k == left else 0.0 for k in range(len(options))]
                 support = [ELIMINATION_SUPPORT if k == left else 0.0 for k in range(len(options))]
-                caps = {"route": 7.0, "frames": float(len(units)), "eliminated": float(len(options) - 1)}
+                caps = {**caps, "frames": float(len(units)), "eliminated": float(len(options) - 1)}
                 return self._choice(options, scores, support, [[] for _ in options], caps)
         if max(scores) <= 0.0:
             return None
         best = int(np.argmax(scores))
-        caps = {"route": 7.0, "frames": float(len(units)), "lexical": said[best]}
+        caps = {**caps, "frames": float(len(units)), "lexical": said[best]}
         if said[best] < 1.0:
             caps["guess"] = round(float(guessed[best].max()), 3)
         return self._choice(options, scores, support, evidence, caps)
@@ -329,6 +360,7 @@ class StructuredAnswerer(TimeAnswers):
             lambda: self.sounds(analysis, options, scope, reader),
             lambda: self.said_while_dark(analysis, options, scope, reader),
             lambda: self.pictured(analysis, options, scope, reader),
+            lambda: self.pictured_while(analysis, options, recall, scope, reader),
             lambda: self.pictured_open(analysis, options, scope, reader),
             lambda: self.gist(analysis, options, scope, reader),
         ):

@@ -79,14 +79,14 @@ class StructuredBase:
         self._vocabulary_vectors: dict[str, np.ndarray] = {}
 
     # -- shared ------------------------------------------------------------------------------
-    def _match(self, text: str, units: Sequence[Unit]) -> np.ndarray:
-        """How well ``text`` matches each unit: its distinctive words found there (exactly or
-        tolerantly) or its cosine, whichever is higher."""
+    def _match(self, text: str, units: Sequence[Unit], terms: Sequence[str] | None = None) -> np.ndarray:
+        """How well ``text`` matches each unit: its content words (or the given ``terms``)
+        found there (exactly or tolerantly) or its cosine, whichever is higher."""
         if not units:
             return np.zeros(0)
         vecs = self.scorer.embed([text] + [u.scored_text for u in units])
         cos = vecs[1:] @ vecs[0]
-        terms = content_terms(text)
+        terms = content_terms(text) if terms is None else list(terms)
         out = np.zeros(len(units))
         for i, u in enumerate(units):
             lex = 0.0

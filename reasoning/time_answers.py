@@ -22,7 +22,7 @@ from episodic.reasoning.answer import Draft
 from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.structured_base import StructuredBase, stream_words
 from episodic.retrieval.detailed import MemoryReader, Unit, fuzzy_found
-from episodic.retrieval.query_analysis import QueryAnalysis, stem
+from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, stem
 from episodic.retrieval.text_match import canonical_tokens
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
@@ -188,9 +188,15 @@ class TimeAnswers(StructuredBase):
         if len(compared) < 2:
             return None
         placed: list[tuple[float, float, Unit | None]] = []  # (time, match, unit)
-        for c in compared:
+        # each placed by the words that tell it from the others: "where Priya left the laptop"
+        # or "Priya's appointment with the caretaker" is not placed by "Priya"
+        words = [content_terms(c) for c in compared]
+        for c, own in zip(compared, words, strict=True):
+            others = {t for w in words if w is not own for t in w}
+            distinct = [t for t in own if t not in others]
+            told = " ".join(w for w in c.split() if not set(content_terms(w)) & others) if distinct else c
             cands = self._candidates(c, scope, reader, recall)
-            m = self._match(c, cands)
+            m = self._match(told, cands, distinct or own)
             if len(m) == 0 or float(m.max()) < MATCH_MIN:
                 placed.append((float("nan"), 0.0, None))
                 continue

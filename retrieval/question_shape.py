@@ -135,6 +135,10 @@ _WHILE_DARK = re.compile(
     + r"|\b(?:dark|black|blank)\s+(?:screen|picture|image|frames?|stretch|part|scene)\b",
     re.I,
 )
+# "What picture was on screen while someone talked about X?" / "What photo was shown when X
+# was mentioned?": a picture asked for, at the time of something said
+_PICTURE_ASKED = re.compile(r"\b(?:what|which)\b[^?]*?\b(?:picture|photo|photograph|image)\b", re.I)
+_WHILE_CLAUSE = re.compile(r"\b(?:while|when|as)\s+(.+?)\s*[?.!]?\s*$", re.I)
 _SAID = re.compile(r"\b(?:said|say|says|talked|talking|spoken|mentioned|discussed|announced|speech|words)\b", re.I)
 # "What is playing in the background?": asked with no word of speech in it (see asks_nonspeech_sound)
 _BACKGROUND = re.compile(r"\bin the background\b|\bbackground (?:noise|sound|music)\b", re.I)
@@ -192,6 +196,8 @@ class QuestionShape:
     focus: Focus = "any"
     sound: bool = False  # asks what could be heard besides speech: answered from sound units
     gist: str = ""  # "topic" ("what is X mostly about?") | "people" ("name one person mentioned")
+    # "what picture was on screen while someone talked about <X>?": X, the moment's words
+    pictured_while: str = ""
 
 
 def _clean(phrase: str) -> str:
@@ -236,12 +242,24 @@ def gist_of(question: str) -> str:
     return ""
 
 
+def _pictured_while(question: str) -> str:
+    """X in "what picture was on screen while someone talked about X?" ("" otherwise)."""
+    asked = _PICTURE_ASKED.search(question)
+    clause = _WHILE_CLAUSE.search(question)
+    if not asked or not clause or clause.start() < asked.end() or not _SAID.search(clause.group(1)):
+        return ""
+    if _WHILE_DARK.search(question):
+        return ""
+    return _clean(clause.group(1))
+
+
 def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     """Order, count, stream and focus of ``question`` (see :class:`QuestionShape`)."""
     q = " ".join(question.split())
     sound = asks_nonspeech_sound(q)
     extra = {"sound": sound, "gist": gist_of(q),
-             "said_while_dark": not sound and bool(_WHILE_DARK.search(q)) and bool(_SAID.search(q))}
+             "said_while_dark": not sound and bool(_WHILE_DARK.search(q)) and bool(_SAID.search(q)),
+             "pictured_while": _pictured_while(q)}
     counts = bool(_COUNT_TIMES.search(q))
     asks_stream = bool(_STREAM_Q.search(q))
     focus = "number" if counts else focus_of(q)

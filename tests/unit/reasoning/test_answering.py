@@ -720,3 +720,66 @@ def test_a_picture_the_describer_cannot_name_is_the_option_it_has_no_word_for():
     answerer = StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval)
     draft = answerer.pictured(analysis, options, Scope(), MemoryReader(store))
     assert draft is None or "eliminated" not in draft.caps, draft
+
+
+def test_which_came_first_places_each_option_by_the_words_only_it_has():
+    """"Where Priya left the laptop or Priya's appointment with the caretaker: which first?"
+    The laptop sentence was misheard ("Pre-report the left top …"); by "Priya" it would be
+    placed at the caretaker sentence, so each option is placed by the words that tell it
+    from the other."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    library = [_memory("library-cam", 0.0, ["Priya is meeting the caretaker at noon."]),
+               _memory("library-cam", 10.0, ["Pre-report the left top by the left chain."])]
+    store = _Store(library)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in library for u in units_of(m, None, False) if u.modality == "speech"]
+    answerer._candidates = lambda text, scope, reader, extra: list(everything)
+    options = ["where Priya left the laptop", "Priya's appointment with the caretaker"]
+    question = f"Which was mentioned first: {options[0]} or {options[1]}?"
+    draft = answerer.which_first(_shaped(question), options, [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 1, draft
+
+
+def test_the_picture_on_screen_while_something_was_said_comes_from_that_moments_frames():
+    """"What picture was on screen while someone talked about Priya's appointment?": the key
+    frames shown while that sentence was said, not the stream's best-guessed picture (a cat,
+    clearly seen a minute later); there nothing was clearly seen, and of the options only
+    coins is a thing the describer has no word for."""
+    import numpy as np
+
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.core.records import FrameObservation, ShortTermMemory, TranscriptPiece
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    def memory(t0, said, guesses, description="a scene; colours: grey"):
+        return ShortTermMemory(
+            id=f"library-cam@{t0}", stream_id="library-cam", t_start=t0, t_end=t0 + 10.0, vector=np.zeros(4),
+            transcript=[TranscriptPiece(t0 + 1.0, t0 + 3.0, said)],
+            frames=[FrameObservation(t=t0, description=description, guesses=guesses)],
+            metadata={"models": {"describer": OfflineVisualDescriber.model_id}})
+
+    library = [memory(0.0, "Priya is leading the caretaker at twelve.", [("a remote control", 0.19), ("a keyboard", 0.14)]),
+               memory(60.0, "Tom bought a new rope.", [("a cat", 0.82), ("tabby cat", 0.5)], "a cat; colours: orange")]
+    store = _Store(library)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in library for u in units_of(m, None, False)]
+    answerer._candidates = lambda text, scope, reader, extra: list(everything)
+    question = "What picture was on screen while someone talked about Priya's appointment with the caretaker?"
+    options = ["a motorcycle", "a man with a camera", "coins", "a cat"]
+    analysis = _analysis(question, QueryType.VIDEO_AUDIO)
+    assert analysis.shape.pictured_while == "Priya's appointment with the caretaker"
+    draft = answerer.answer(analysis, np.zeros(384), options, [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 2 and draft.caps["route"] == 10.0, draft
+    # while the rope was talked about, the cat was on screen
+    rope = _analysis("What picture was on screen while someone talked about the rope?", QueryType.VIDEO_AUDIO)
+    draft = answerer.answer(rope, np.zeros(384), options, [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 3, draft
