@@ -362,6 +362,13 @@ def test_end_to_end_answers(qa):
     res = _ask(qa, "What happened first, the swimming pool opening or breakfast?")
     assert "breakfast" in res.answer.split("(")[0].lower(), (res, transcript)
 
+    # "what picture was on screen while …" is read from the frames of that moment
+    from episodic.core.query import AskRequest
+
+    _, trace = qa.ask_traced(AskRequest("What picture was on screen while someone talked about the cat?",
+                                        options=("a motorcycle", "a clock", "coins")))
+    assert trace.notes["signals"].get("route") == 10.0, trace.notes["signals"]
+
     # an open which-stream question is answered by the stream, not by restating what was said
     res = _ask(qa, "In which recording was the cat mentioned?")
     assert res.answer.startswith("garden-cam"), (res, transcript)
