@@ -56,12 +56,14 @@ from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage, LanguageModel
 from episodic.core.query import AnswerSource, QueryType
 from episodic.reasoning.evidence_fit import (
+    KEY_NAME_MISHEARD,
     KEY_NAME_MISSING,
     OBJECT_MISSING,
     _ramp,
     homophone_stems,
     key_coverage,
     modality_fit,
+    name_maybe_misheard,
     object_coverage,
     ocr_similarity,
 )
@@ -257,6 +259,8 @@ class Answerer:
             "objects": object_coverage(analysis, support, list(pool) or list(units)),
             "modality": modality_fit(analysis, support),
         }
+        if caps["key_terms"] == KEY_NAME_MISSING and caps["objects"] >= 1.0 and name_maybe_misheard(analysis, support):
+            caps["key_terms"] = KEY_NAME_MISHEARD
         return min(caps.values()), support, caps
 
     def _extract(

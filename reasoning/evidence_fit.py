@@ -6,18 +6,23 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Sequence
 
 from episodic.core.query import QueryType
+from episodic.reasoning.short_answer import SUMMARY_LABELS
 from episodic.retrieval.detailed import Unit, fuzzy_found
 from episodic.retrieval.query_analysis import (
     QueryAnalysis,
     stem,
 )
-from episodic.retrieval.text_match import homophone_hits, name_words, sounds_alike
+from episodic.retrieval.text_match import homophone_hits, name_words, sounds_alike, word_rank
 
 KEY_NAME_MISSING = 0.0  # a name the question asks about ("Oxford") is nowhere in the evidence
 KEY_RARE_MISSING = 0.3  # …a rare word is missing (it may be paraphrased)
+# …a name is missing, but the sentence the answer comes from holds everything else asked about
+# and no other name: the name was probably misheard ("Hannah put …" heard as "And put …")
+KEY_NAME_MISHEARD = 0.35
 LABEL_FOR_SPEECH_CAP = 0.1  # an ImageNet label string is never what someone said
 OBJECT_ELSEWHERE = 0.2  # …it is in the evidence, but not where the answer comes from
 OBJECT_MISSING = 0.0  # a thing the question is about ("the umbrella") is nowhere in the evidence
@@ -58,6 +63,29 @@ def key_coverage(analysis: QueryAnalysis, units: Sequence[Unit]) -> float:
     if not missing:
         return 1.0
     return KEY_NAME_MISSING if any(w[:1].isupper() for w in missing) else KEY_RARE_MISSING
+
+
+def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
+    """Whether a name the question asks about may be in ``unit`` misheard: a sentence of
+    speech (or a summary quoting one) with no name of its own. "Where is the wheelbarrow
+    Hannah put down?" / "And put the wheelbarrow by the tool shed.": yes; "When does the train
+    to Oxford leave?" / "The train to London leaves at 11": no, it is about London."""
+    if unit is None or unit.modality not in ("speech", "summary"):
+        return False
+    asked = {stem(w.lower()) for w, _ in name_words(analysis.question)}
+    for sentence in _SENTENCES.split(SUMMARY_LABELS.sub(" ", unit.text)):
+        for i, (word, capital) in enumerate(name_words(sentence)):
+            if not capital or stem(word.lower()) in asked or word in _NOT_NAMES:
+                continue
+            rank = word_rank(word.lower())
+            if i > 0 or rank is None or rank > EVERYDAY_RANK:  # "Daniel put …", not "And put …"
+                return False
+    return True
+
+
+_SENTENCES = re.compile(r"(?<=[.!?\"])\s+")
+_NOT_NAMES = frozenset({"I", "OK"})
+EVERYDAY_RANK = 3000  # a capitalised first word this frequent ("And", "Look") is no name
 
 
 # What an option word found only as a homophone in the evidence ("blue" written "blew") counts

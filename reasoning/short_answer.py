@@ -32,7 +32,7 @@ from episodic.retrieval.text_match import canonical_tokens
 MAX_WORDS = 8
 RELEVANT_SHARE = 0.5  # of the best unit's rank score: below it a unit is about something else
 # the composed summary's own labels (memory/summary_composer.py): never an answer themselves
-_TEMPLATE = re.compile(r"\b(?:Someone says|On screen|Seen|Heard)\s*:?\s*")
+SUMMARY_LABELS = re.compile(r"\b(?:Someone says|On screen|Seen|Heard)\s*:?\s*")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’.:,][A-Za-z0-9]+)*")
 _INTRO = re.compile(
     r"\b(?:called|named|name is|name's|this is|meet|i am|i'm|it's|here is|here's)\s+"
@@ -167,7 +167,7 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
     asked = term_set(analysis.question)
     text = unit.text
     if unit.modality == "summary":
-        text = _TEMPLATE.sub(" ", text)
+        text = SUMMARY_LABELS.sub(" ", text)
     if focus == "name":
         found = _name(text, asked)
     elif focus in ("time", "number"):

@@ -432,6 +432,31 @@ def test_an_answer_about_another_thing_is_refused():
     assert object_coverage(caretaker, _unit("Ruth is meeting the caremaker at five."), []) == 1.0
 
 
+def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands():
+    """"Where is the wheelbarrow that Hannah put down?" over "And put the wheelbarrow by the
+    tool shed.": the name was misheard, the answer is there (at a low confidence); over
+    "Daniel put the wheelbarrow …" or "The train to London …" it is about someone (somewhere)
+    else, and still refused."""
+    from episodic.config import Settings
+    from episodic.reasoning.answer import Answerer
+    from episodic.reasoning.evidence_fit import KEY_NAME_MISHEARD, name_maybe_misheard
+
+    hannah = _with_objects("Where is the wheelbarrow that Hannah put down?")
+    misheard = _unit("And put the wheelbarrow by the tool shed.")
+    misheard.cos = 0.7
+    assert name_maybe_misheard(hannah, misheard)
+    assert not name_maybe_misheard(hannah, _unit("Daniel put the wheelbarrow by the tool shed."))
+    assert not name_maybe_misheard(_with_objects("When does the train to Oxford leave?"),
+                                   _unit("The train to London leaves at 20 past 11."))
+    answerer = Answerer(lambda: None, scorer=None, settings=Settings().retrieval)
+    conf, support, caps = answerer.assess(hannah, "the tool shed", [misheard])
+    assert caps["key_terms"] == KEY_NAME_MISHEARD and 0.0 < conf <= KEY_NAME_MISHEARD, caps
+    daniel = _unit("Daniel put the wheelbarrow by the tool shed.")
+    daniel.cos = 0.7
+    conf, _, caps = answerer.assess(hannah, "the tool shed", [daniel])
+    assert caps["key_terms"] == 0.0 and conf == 0.0, caps
+
+
 def test_summary_template_words_are_never_the_answer():
     unit = _unit('Someone says "I can\'t hear that". Seen: camera panning. Heard: music playing.', "summary")
     for q in ("Name one person who was mentioned in the garden recording.", "What was going on in the garden?"):
