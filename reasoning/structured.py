@@ -29,7 +29,7 @@ import numpy as np
 from episodic.core.query import QueryType, Scope
 from episodic.memory.vision import closed_vocabulary
 from episodic.reasoning.answer import NO_OPTION_SUPPORT, Draft
-from episodic.reasoning.distinct_picture import StandOut, standout_answer
+from episodic.reasoning.distinct_picture import StandOut, stand_outs, standout_answer
 from episodic.reasoning.evidence_fit import key_coverage
 from episodic.reasoning.stream_gist import (
     TOPIC_CONFIDENCE,
@@ -66,6 +66,8 @@ SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often tha
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
 SEEN_MIN = 0.12  # a picture option guessed below this on every frame was not clearly seen
 ELIMINATION_SUPPORT = 0.25  # the option left when the describer could have named the others
+SAID_WHILE_SEEN = 0.6  # what was said while a picture was seen: the words may be misheard
+SURE_GUESS = 0.5  # a stand-out guessed this surely is a picture of that, not of something unnamed
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
 _ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
 _DARK = re.compile(DARK_WORDS, re.I)
@@ -229,10 +231,9 @@ class StructuredAnswerer(TimeAnswers):
             caps["guess"] = round(float(guessed[best].max()), 3)
         return self._choice(options, scores, support, evidence, caps)
 
-    def _only_unnameable(self, options: Sequence[str], streams: Sequence[str], scope: Scope) -> int | None:
-        """The one option the describer that made these streams' memories has no name for
-        (every other option it could have named); None with an open vocabulary, or unless
-        exactly one option is left."""
+    def _vocabulary(self, streams: Sequence[str], scope: Scope) -> np.ndarray | None:
+        """The vectors of the closed vocabulary of the describer that made these streams'
+        memories (their ``models["describer"]``); None for an open or unknown one."""
         describer = ""
         for sid in streams:
             first = next(iter(self.store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max, limit=1)), None)
@@ -244,9 +245,65 @@ class StructuredAnswerer(TimeAnswers):
             return None
         if describer not in self._vocabulary_vectors:
             self._vocabulary_vectors[describer] = np.asarray(self.scorer.embed(list(vocabulary)), dtype=np.float32)
-        near = nameability(options, self._vocabulary_vectors[describer], self.scorer)
+        return self._vocabulary_vectors[describer]
+
+    def _only_unnameable(self, options: Sequence[str], streams: Sequence[str], scope: Scope) -> int | None:
+        """The one option the describer that made these streams' memories has no name for
+        (every other option it could have named); None with an open vocabulary, or unless
+        exactly one option is left."""
+        vocabulary = self._vocabulary(streams, scope)
+        if vocabulary is None:
+            return None
+        near = nameability(options, vocabulary, self.scorer)
         left = [k for k in range(len(options)) if near[k] < NAMEABLE_COS]
         return left[0] if len(left) == 1 else None
+
+    def said_while_pictured(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                            reader: MemoryReader) -> Draft | None:
+        """"What was mentioned while a picture of X was on screen?": what was said while the
+        key frames showing X were. X is found as "which of these was shown" finds it (a
+        description naming it, else the guesses); a thing the describer has no name for
+        (coins) among the pictures that stand out in one stretch with no sure guess
+        (reasoning/distinct_picture.py): then the answer is a guess."""
+        thing = getattr(analysis.shape, "said_while_pictured", "")
+        if not thing:
+            return None
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        looked = [named] if named else list(streams)
+        units = self._visual_units(looked, scope)
+        if not units:
+            return None
+        terms = content_terms(thing)
+        guessed = guess_support([thing], units, self.scorer)[0]
+        seen = np.array([max(overlap(terms, u.terms) if terms else 0.0, float(g)) for u, g in zip(units, guessed, strict=True)])
+        best = int(np.argmax(seen))
+        if seen[best] >= SEEN_MIN:
+            stretches = [(units[best].stream_id, units[best].t_start, units[best].t_end)]
+            trust = SAID_WHILE_SEEN * min(1.0, float(seen[best]))
+        else:
+            vocabulary = self._vocabulary(looked, scope)
+            if vocabulary is None or nameability([thing], vocabulary, self.scorer)[0] >= NAMEABLE_COS:
+                return None  # it could have been named, and was not seen
+            stretches = []
+            for sid in looked:
+                frames = [u for m in self._memories([sid], scope)
+                          for u in units_of(m, None, self.scorer.reuse_visual_vectors) if u.modality in ("visual", "ocr")]
+                stretches += [(sid, o.t_start, o.t_end) for o in stand_outs(frames) if o.p < SURE_GUESS]
+            trust = ELIMINATION_SUPPORT
+        spoken: list[Unit] = []
+        for sid, a, b in dict.fromkeys(stretches):
+            spoken += [u for u in self._stream_units(sid, a - 1.0, b + 1.0, reader)
+                       if u.modality == "speech" and min(u.t_end, b) - max(u.t_start, a) > 0]
+        spoken = list({(u.stream_id, round(u.t_start, 2), u.text): u for u in spoken}.values())
+        if not spoken:
+            return None
+        caps = {"route": 11.0, "stretches": float(len(stretches)), "seen": round(float(seen[best]), 3)}
+        if options:
+            return self._choice_by_match(options, spoken, trust, caps)
+        top = spoken[0]
+        return Draft(answer=f'"{top.text.strip()}" (said while the picture was on screen, {top.cite()})',
+                     confidence=round(trust, 4), support=spoken, source="order", caps={**caps, "span": 1.0})
 
     def pictured_open(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                       reader: MemoryReader) -> Draft | None:
@@ -361,6 +418,7 @@ class StructuredAnswerer(TimeAnswers):
             lambda: self.said_while_dark(analysis, options, scope, reader),
             lambda: self.pictured(analysis, options, scope, reader),
             lambda: self.pictured_while(analysis, options, recall, scope, reader),
+            lambda: self.said_while_pictured(analysis, options, scope, reader),
             lambda: self.pictured_open(analysis, options, scope, reader),
             lambda: self.gist(analysis, options, scope, reader),
         ):

@@ -139,6 +139,12 @@ _WHILE_DARK = re.compile(
 # was mentioned?": a picture asked for, at the time of something said
 _PICTURE_ASKED = re.compile(r"\b(?:what|which)\b[^?]*?\b(?:picture|photo|photograph|image)\b", re.I)
 _WHILE_CLAUSE = re.compile(r"\b(?:while|when|as)\s+(.+?)\s*[?.!]?\s*$", re.I)
+_SAID_WHILE_PICTURE = re.compile(
+    r"\b(?:what|which)\b[^?]*?\b(?:mentioned|said|talked about|discussed|spoken about|spoken of|brought up)\b[^?]*?"
+    r"\b(?:while|when|as)\s+(?:an?\s+|the\s+)?(?:picture|photo|photograph|image)\s+(?:of|showing)\s+(.+?)\s+"
+    r"(?:was|is|were|appeared|came)\b",
+    re.I,
+)
 _SAID = re.compile(r"\b(?:said|say|says|talked|talking|spoken|mentioned|discussed|announced|speech|words)\b", re.I)
 # "What is playing in the background?": asked with no word of speech in it (see asks_nonspeech_sound)
 _BACKGROUND = re.compile(r"\bin the background\b|\bbackground (?:noise|sound|music)\b", re.I)
@@ -198,6 +204,8 @@ class QuestionShape:
     gist: str = ""  # "topic" ("what is X mostly about?") | "people" ("name one person mentioned")
     # "what picture was on screen while someone talked about <X>?": X, the moment's words
     pictured_while: str = ""
+    # "what was mentioned while a picture of <X> was on screen?": X, the picture's subject
+    said_while_pictured: str = ""
 
 
 def _clean(phrase: str) -> str:
@@ -253,13 +261,19 @@ def _pictured_while(question: str) -> str:
     return _clean(clause.group(1))
 
 
+def _said_while_pictured(question: str) -> str:
+    """X in "what was mentioned while a picture of X was on screen?" ("" otherwise)."""
+    m = _SAID_WHILE_PICTURE.search(question)
+    return _clean(m.group(1)) if m else ""
+
+
 def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     """Order, count, stream and focus of ``question`` (see :class:`QuestionShape`)."""
     q = " ".join(question.split())
     sound = asks_nonspeech_sound(q)
     extra = {"sound": sound, "gist": gist_of(q),
              "said_while_dark": not sound and bool(_WHILE_DARK.search(q)) and bool(_SAID.search(q)),
-             "pictured_while": _pictured_while(q)}
+             "pictured_while": _pictured_while(q), "said_while_pictured": _said_while_pictured(q)}
     counts = bool(_COUNT_TIMES.search(q))
     asks_stream = bool(_STREAM_Q.search(q))
     focus = "number" if counts else focus_of(q)

@@ -207,7 +207,7 @@ class MemoryQA:
         structured = bool(shape.order or shape.counts or shape.sound or shape.gist or shape.said_while_dark) or (
             bool(req.options)
             and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
-        ) or asks_pictured(analysis) or bool(req.options and shape.pictured_while)
+        ) or asks_pictured(analysis) or bool(req.options and shape.pictured_while) or bool(shape.said_while_pictured)
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
         answerer = self.answerer.for_request(clock.remaining)

@@ -815,3 +815,13 @@ def test_the_picture_on_screen_while_something_was_said_comes_from_that_moments_
     rope = _analysis("What picture was on screen while someone talked about the rope?", QueryType.VIDEO_AUDIO)
     draft = answerer.answer(rope, np.zeros(384), options, [], Scope(), MemoryReader(store))
     assert draft is not None and draft.choice_index == 3, draft
+    # and the other way round: what was said while the coins (no name for them) or the cat
+    # (named surely) were on screen
+    topics = ["Priya's appointment with the caretaker", "the price of the rope", "Chen and the magazines"]
+    coins = _analysis("What was mentioned while a picture of coins was on screen?", QueryType.VIDEO_AUDIO)
+    draft = answerer.answer(coins, np.zeros(384), topics, [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 0 and draft.caps["route"] == 11.0, draft
+    assert draft.confidence <= 0.25
+    cat = _analysis("What was said while a photo of a cat was shown?", QueryType.VIDEO_AUDIO)
+    draft = answerer.answer(cat, np.zeros(384), (), [], Scope(), MemoryReader(store))
+    assert draft is not None and "rope" in draft.answer and draft.caps["route"] == 11.0, draft
