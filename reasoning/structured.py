@@ -10,7 +10,7 @@
   stream: an option said in a description wins, otherwise the classifier's unsure guesses
   choose (retrieval/guess_match.py), at a guess's confidence. "Which camera showed X?" falls
   back to the same guesses when no stream's evidence names X. With no options, only a guess
-  that stands out in one stretch answers (reasoning/distinct_picture.py);
+  that stands out in one stretch answers (retrieval/distinct_picture.py);
 * **sounds and gist** – what could be heard besides speech, what a stream is about, who is
   mentioned in it.
 
@@ -27,9 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from episodic.core.query import QueryType, Scope
-from episodic.memory.vision import closed_vocabulary
 from episodic.reasoning.answer import NO_OPTION_SUPPORT, Draft
-from episodic.reasoning.distinct_picture import StandOut, stand_outs, standout_answer
 from episodic.reasoning.evidence_fit import key_coverage
 from episodic.reasoning.stream_gist import (
     TOPIC_CONFIDENCE,
@@ -48,13 +46,12 @@ from episodic.retrieval.detailed import (
     nearest_memory_ids,
     units_of,
 )
+from episodic.retrieval.distinct_picture import SURE_GUESS, StandOut, stand_outs, standout_answer
 from episodic.retrieval.guess_match import (
     GUESS_CAP,
-    NAMEABLE_COS,
     PICTURED,
     about_pictures,
     guess_support,
-    nameability,
     subject_phrase,
     visual_units,
 )
@@ -67,7 +64,6 @@ TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options mee
 SEEN_MIN = 0.12  # a picture option guessed below this on every frame was not clearly seen
 ELIMINATION_SUPPORT = 0.25  # the option left when the describer could have named the others
 SAID_WHILE_SEEN = 0.6  # what was said while a picture was seen: the words may be misheard
-SURE_GUESS = 0.5  # a stand-out guessed this surely is a picture of that, not of something unnamed
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
 _ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
 _DARK = re.compile(DARK_WORDS, re.I)
@@ -231,31 +227,12 @@ class StructuredAnswerer(TimeAnswers):
             caps["guess"] = round(float(guessed[best].max()), 3)
         return self._choice(options, scores, support, evidence, caps)
 
-    def _vocabulary(self, streams: Sequence[str], scope: Scope) -> np.ndarray | None:
-        """The vectors of the closed vocabulary of the describer that made these streams'
-        memories (their ``models["describer"]``); None for an open or unknown one."""
-        describer = ""
-        for sid in streams:
-            first = next(iter(self.store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max, limit=1)), None)
-            if first is not None:
-                describer = str(first.metadata.get("models", {}).get("describer", ""))
-                break
-        vocabulary = closed_vocabulary(describer) if describer else None
-        if not vocabulary:
-            return None
-        if describer not in self._vocabulary_vectors:
-            self._vocabulary_vectors[describer] = np.asarray(self.scorer.embed(list(vocabulary)), dtype=np.float32)
-        return self._vocabulary_vectors[describer]
-
     def _only_unnameable(self, options: Sequence[str], streams: Sequence[str], scope: Scope) -> int | None:
         """The one option the describer that made these streams' memories has no name for
         (every other option it could have named); None with an open vocabulary, or unless
         exactly one option is left."""
-        vocabulary = self._vocabulary(streams, scope)
-        if vocabulary is None:
-            return None
-        near = nameability(options, vocabulary, self.scorer)
-        left = [k for k in range(len(options)) if near[k] < NAMEABLE_COS]
+        unnamed = self.vocabulary.unnameable(options, streams, scope)
+        left = [k for k, u in enumerate(unnamed or []) if u]
         return left[0] if len(left) == 1 else None
 
     def said_while_pictured(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
@@ -264,7 +241,7 @@ class StructuredAnswerer(TimeAnswers):
         key frames showing X were. X is found as "which of these was shown" finds it (a
         description naming it, else the guesses); a thing the describer has no name for
         (coins) among the pictures that stand out in one stretch with no sure guess
-        (reasoning/distinct_picture.py): then the answer is a guess."""
+        (retrieval/distinct_picture.py): then the answer is a guess."""
         thing = getattr(analysis.shape, "said_while_pictured", "")
         if not thing:
             return None
@@ -282,8 +259,7 @@ class StructuredAnswerer(TimeAnswers):
             stretches = [(units[best].stream_id, units[best].t_start, units[best].t_end)]
             trust = SAID_WHILE_SEEN * min(1.0, float(seen[best]))
         else:
-            vocabulary = self._vocabulary(looked, scope)
-            if vocabulary is None or nameability([thing], vocabulary, self.scorer)[0] >= NAMEABLE_COS:
+            if self.vocabulary.unnameable([thing], looked, scope) != [True]:
                 return None  # it could have been named, and was not seen
             stretches = []
             for sid in looked:
@@ -309,7 +285,7 @@ class StructuredAnswerer(TimeAnswers):
                       reader: MemoryReader) -> Draft | None:
         """"A picture was shown that nobody talked about: what did it show?" (no options): the
         guess that stands out in one stretch of the named stream (else of any stream in scope),
-        hedged and at a guess's confidence (reasoning/distinct_picture.py)."""
+        hedged and at a guess's confidence (retrieval/distinct_picture.py)."""
         if options or not asks_pictured(analysis):
             return None
         streams = reader.streams_in(scope)

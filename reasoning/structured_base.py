@@ -25,6 +25,7 @@ from episodic.retrieval.detailed import (
     nearest_memory_ids,
     units_of,
 )
+from episodic.retrieval.guess_match import DescriberVocabulary
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap
 from episodic.retrieval.text_match import canonical_tokens
 
@@ -75,8 +76,7 @@ class StructuredBase:
         self.store = store
         self.scorer = scorer
         self.settings = settings
-        # per describer id: its closed vocabulary's vectors (StructuredAnswerer._only_unnameable)
-        self._vocabulary_vectors: dict[str, np.ndarray] = {}
+        self.vocabulary = DescriberVocabulary(store, scorer)  # what the describer can name
 
     # -- shared ------------------------------------------------------------------------------
     def _match(self, text: str, units: Sequence[Unit], terms: Sequence[str] | None = None) -> np.ndarray:

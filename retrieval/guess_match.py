@@ -80,6 +80,42 @@ def guess_support(
 NAMEABLE_COS = 0.7  # an option this near a word of the describer's vocabulary is one it could name
 
 
+class DescriberVocabulary:
+    """What the describer that made a scope's memories can name: the vectors of its closed
+    vocabulary (``memory/vision.closed_vocabulary``), computed once per describer."""
+
+    def __init__(self, store: QueryStore, scorer: TextScorer) -> None:
+        self.store = store
+        self.scorer = scorer
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def vectors(self, streams: Sequence[str], scope: Scope) -> np.ndarray | None:
+        """The vocabulary's vectors for the describer of the first memory found in
+        ``streams`` (its ``models["describer"]``); None for an open or unknown one."""
+        describer = ""
+        for sid in streams:
+            first = next(iter(self.store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max, limit=1)), None)
+            if first is not None:
+                describer = str(first.metadata.get("models", {}).get("describer", ""))
+                break
+        # the describer's module is imported only when asked (the query side never loads it)
+        from episodic.memory.vision import closed_vocabulary
+
+        words = closed_vocabulary(describer) if describer else None
+        if not words:
+            return None
+        if describer not in self._vectors:
+            self._vectors[describer] = np.asarray(self.scorer.embed(list(words)), dtype=np.float32)
+        return self._vectors[describer]
+
+    def unnameable(self, phrases: Sequence[str], streams: Sequence[str], scope: Scope) -> list[bool] | None:
+        """Per phrase, whether that describer has no name for it; None when it can name anything."""
+        vectors = self.vectors(streams, scope)
+        if vectors is None:
+            return None
+        return [bool(c < NAMEABLE_COS) for c in nameability(phrases, vectors, self.scorer)]
+
+
 def nameability(options: Sequence[str], vocabulary: np.ndarray, scorer: TextScorer) -> np.ndarray:
     """Per option, the cosine to the nearest name of the describer's closed vocabulary
     (``vocabulary``: those names' vectors): "a motorcycle" 0.79 (to "a motorbike"), "coins"

@@ -26,9 +26,12 @@ from episodic.retrieval.detailed import (
     position_memory_ids,
     relevant,
     semantic_candidates,
+    units_of,
 )
+from episodic.retrieval.distinct_picture import SURE_GUESS, stand_outs
 from episodic.retrieval.guess_match import (
     PICTURED,
+    DescriberVocabulary,
     about_pictures,
     guess_support,
     subject_phrase,
@@ -40,6 +43,7 @@ NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join i
 EXCERPT_CHARS = 140
 MAX_REASONS = 2
 GUESS_MIN = 0.2  # a picture found only by the classifier's guesses needs at least this support
+UNNAMED_SHARE = 0.5  # a stand-out picture offered for a thing nothing can name: this share of the best match
 
 
 def excerpt(text: str, words: list[str], limit: int = EXCERPT_CHARS) -> str:
@@ -100,6 +104,7 @@ class MomentSearch:
         self.store = store
         self.scorer = scorer
         self.settings = settings
+        self.vocabulary = DescriberVocabulary(store, scorer)
 
     def search(
         self,
@@ -160,6 +165,8 @@ class MomentSearch:
             return []
         support = guess_support([phrase], units, self.scorer)[0]
         top = max((m.score for m in found), default=1.0) or 1.0
+        if float(support.max()) < GUESS_MIN:
+            return self._unnamed(phrase, streams, scope, top, top_k)
         had = {m.segment_id: m for m in found}
         out: list[Moment] = []
         for k in np.argsort(-support)[:top_k]:
@@ -174,6 +181,30 @@ class MomentSearch:
                               score=round(top * g, 4), why=f"key frames guessed: {names} (not a sure sighting)",
                               segment_id=u.memory_id, snippet_uri=u.snippet_uri))
         return out
+
+
+    def _unnamed(self, phrase: str, streams: list[str], scope: Scope, top: float, top_k: int) -> list[Moment]:
+        """A picture of a thing the describer has no name for ("a picture of coins" to an
+        ImageNet classifier): the pictures that stand out in one stretch of a stream with no
+        sure guess (retrieval/distinct_picture.py), as candidates, never as sightings."""
+        if self.vocabulary.unnameable([phrase], streams, scope) != [True]:
+            return []
+        out: list[Moment] = []
+        for sid in streams:
+            units = [u for m in self.store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max)
+                     for u in units_of(m, None, self.scorer.reuse_visual_vectors) if u.modality in ("visual", "ocr")]
+            for o in stand_outs(units):
+                if o.p >= SURE_GUESS:
+                    continue
+                first = o.units[0]
+                out.append(Moment(stream_id=sid, t_start=round(o.t_start, 3), t_end=round(o.t_end, 3),
+                                  score=round(top * UNNAMED_SHARE * (1.0 + o.p) / 2, 4),
+                                  why=f"a picture seen only there (guessed: {o.label}); nothing can name "
+                                      f"{phrase}, so not a sure sighting",
+                                  segment_id=first.memory_id, snippet_uri=first.snippet_uri))
+        out = list({(m.stream_id, m.t_start): m for m in out}.values())  # one per stretch
+        out.sort(key=lambda m: -m.score)
+        return out[:top_k]
 
 
 def _quotes_any(why: str, words: list[str]) -> bool:

@@ -825,3 +825,12 @@ def test_the_picture_on_screen_while_something_was_said_comes_from_that_moments_
     cat = _analysis("What was said while a photo of a cat was shown?", QueryType.VIDEO_AUDIO)
     draft = answerer.answer(cat, np.zeros(384), (), [], Scope(), MemoryReader(store))
     assert draft is not None and "rope" in draft.answer and draft.caps["route"] == 11.0, draft
+    # Search for "a picture of coins" offers the unnamed picture that stands out (not the
+    # cat, named surely), saying it is no sighting
+    from episodic.retrieval.moments import MomentSearch
+
+    search = MomentSearch(store, answerer.scorer, Settings().retrieval)
+    found = search._guessed("coins", Scope(), MemoryReader(store), [], 5)
+    assert [(m.stream_id, m.t_start) for m in found] == [("library-cam", 0.0)], found
+    assert "not a sure sighting" in found[0].why
+    assert search._guessed("a motorcycle", Scope(), MemoryReader(store), [], 5) == []

@@ -30,6 +30,7 @@ SPAN_GAP_S = 10.0  # frames carrying a guess further apart than this are two str
 MAX_SHARE = 0.3  # a guess on more of the stream's key frames than this is background
 OPEN_GUESS_MIN = 0.15  # the standing-out guess must reach this on some frame
 ALTERNATIVES = 2  # other guesses of the same stretch said beside the best one
+SURE_GUESS = 0.5  # a stand-out guessed this surely is a picture of that, not of something unnamed
 _WORD = re.compile(r"[^\W\d_]{3,}")  # three letters in a row: on-screen text that is writing
 
 

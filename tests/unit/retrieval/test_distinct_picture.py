@@ -3,8 +3,8 @@ the picture show?"; guesses that recur (walls, textures) and sign frames never d
 
 from __future__ import annotations
 
-from episodic.reasoning.distinct_picture import OPEN_GUESS_MIN, stand_outs, standout_answer
 from episodic.retrieval.detailed import Unit
+from episodic.retrieval.distinct_picture import OPEN_GUESS_MIN, stand_outs, standout_answer
 
 
 def _frame(t: float, guesses, text: str = "a scene") -> Unit:
