@@ -14,6 +14,7 @@ from episodic.reasoning.short_answer import SUMMARY_LABELS
 from episodic.retrieval.detailed import Unit, fuzzy_found
 from episodic.retrieval.query_analysis import (
     QueryAnalysis,
+    overlap,
     stem,
 )
 from episodic.retrieval.text_match import homophone_hits, name_words, sounds_alike, word_rank
@@ -72,6 +73,10 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
     to Oxford leave?" / "The train to London leaves at 11": no, it is about London."""
     if unit is None or unit.modality not in ("speech", "summary"):
         return False
+    names = {t for t, w in analysis.key_terms.items() if w[:1].isupper()}
+    rest = [t for t in analysis.terms if t not in names]
+    if rest and overlap(rest, unit.support_terms) < MISHEARD_NAME_COVERAGE:
+        return False  # "Where did Grace leave the cutting board?" / "Can't board the element …"
     asked = {stem(w.lower()) for w, _ in name_words(analysis.question)}
     for sentence in _SENTENCES.split(SUMMARY_LABELS.sub(" ", unit.text)):
         for i, (word, capital) in enumerate(name_words(sentence)):
@@ -85,6 +90,7 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
 
 _SENTENCES = re.compile(r"(?<=[.!?\"])\s+")
 _NOT_NAMES = frozenset({"I", "OK"})
+MISHEARD_NAME_COVERAGE = 2 / 3  # of the question's other content words, in the sentence itself
 EVERYDAY_RANK = 3000  # a capitalised first word this frequent ("And", "Look") is no name
 
 

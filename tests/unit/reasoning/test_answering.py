@@ -448,6 +448,9 @@ def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands()
     assert not name_maybe_misheard(hannah, _unit("Daniel put the wheelbarrow by the tool shed."))
     assert not name_maybe_misheard(_with_objects("When does the train to Oxford leave?"),
                                    _unit("The train to London leaves at 20 past 11."))
+    # the sentence must hold the question's other words too, not just its object
+    assert not name_maybe_misheard(_with_objects("Where did Grace leave the cutting board?"),
+                                   _unit("Can't board the element madameen this morning."))
     answerer = Answerer(lambda: None, scorer=None, settings=Settings().retrieval)
     conf, support, caps = answerer.assess(hannah, "the tool shed", [misheard])
     assert caps["key_terms"] == KEY_NAME_MISHEARD and 0.0 < conf <= KEY_NAME_MISHEARD, caps
