@@ -39,7 +39,7 @@ from episodic.reasoning.structured_base import (
     cosine_ramp,
     option_streams,
 )
-from episodic.reasoning.time_answers import ANCHOR_MIN, TimeAnswers, dark_spans
+from episodic.reasoning.time_answers import ANCHOR_MIN, PLACED_MIN, TimeAnswers, dark_spans
 from episodic.retrieval.detailed import (
     MemoryReader,
     Unit,
@@ -276,6 +276,16 @@ class StructuredAnswerer(TimeAnswers):
             return None
         caps = {"route": 11.0, "stretches": float(len(stretches)), "seen": round(float(seen[best]), 3)}
         if options:
+            if max(float(self._match(o, spoken).max()) for o in options) < PLACED_MIN:
+                # what was said then matches no option (misheard?): the one option found
+                # nowhere else, or the ordinary path
+                left = self._only_unplaced(options, "speech", scope, reader, ())
+                if left is None:
+                    return None
+                scores = [1.0 if k == left else 0.0 for k in range(len(options))]
+                support = [ELIMINATION_SUPPORT if k == left else 0.0 for k in range(len(options))]
+                return self._choice(options, scores, support, [spoken[:1] for _ in options],
+                                    {**caps, "eliminated": float(len(options) - 1)})
             return self._choice_by_match(options, spoken, trust, caps)
         top = spoken[0]
         return Draft(answer=f'"{top.text.strip()}" (said while the picture was on screen, {top.cite()})',

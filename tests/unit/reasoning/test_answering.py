@@ -828,6 +828,12 @@ def test_the_picture_on_screen_while_something_was_said_comes_from_that_moments_
     cat = _analysis("What was said while a photo of a cat was shown?", QueryType.VIDEO_AUDIO)
     draft = answerer.answer(cat, np.zeros(384), (), [], Scope(), MemoryReader(store))
     assert draft is not None and "rope" in draft.answer and draft.caps["route"] == 11.0, draft
+    # what was said then was misheard and matches no option: the one option said nowhere else
+    library[1].transcript[0].text = "The vlog is a thing you'll long have to account to."
+    everything[:] = [u for m in library for u in units_of(m, None, False)]
+    topics = ["Priya's appointment with the caretaker", "the price of the rope"]
+    draft = answerer.answer(cat, np.zeros(384), topics, [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 1 and draft.caps.get("eliminated") == 1.0, draft
     # Search for "a picture of coins" offers the unnamed picture that stands out (not the
     # cat, named surely), saying it is no sighting
     from episodic.retrieval.moments import MomentSearch
