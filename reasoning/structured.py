@@ -130,6 +130,10 @@ class StructuredAnswerer(TimeAnswers):
     def _visual_units(self, streams: Sequence[str], scope: Scope) -> list[Unit]:
         return visual_units(self.store, streams, scope, self.scorer.reuse_visual_vectors)
 
+    def _picture_units(self, stream_id: str, scope: Scope) -> list[Unit]:
+        """One stream's key-frame and on-screen-text units (what stand-outs are read from)."""
+        return visual_units(self.store, [stream_id], scope, self.scorer.reuse_visual_vectors, ("visual", "ocr"))
+
     def _stream_guesses(self, analysis: QueryAnalysis, named: Sequence[str | None], scope: Scope
                         ) -> tuple[list[float], list[float], list[list[Unit]], float] | None:
         """Per option (a stream), how strongly that stream's key-frame guesses resemble what the
@@ -215,10 +219,8 @@ class StructuredAnswerer(TimeAnswers):
             # (coins, to an ImageNet classifier) is what its unsure guesses were about
             left = self._only_unnameable(options, streams, scope)
             if left is not None:
-                scores = [1.0 if k == left else 0.0 for k in range(len(options))]
-                support = [ELIMINATION_SUPPORT if k == left else 0.0 for k in range(len(options))]
-                caps = {**caps, "frames": float(len(units)), "eliminated": float(len(options) - 1)}
-                return self._choice(options, scores, support, [[] for _ in options], caps)
+                return self._eliminated(options, left, ELIMINATION_SUPPORT, [],
+                                        {**caps, "frames": float(len(units))})
         if max(scores) <= 0.0:
             return None
         best = int(np.argmax(scores))
@@ -263,8 +265,7 @@ class StructuredAnswerer(TimeAnswers):
                 return None  # it could have been named, and was not seen
             stretches = []
             for sid in looked:
-                frames = [u for m in self._memories([sid], scope)
-                          for u in units_of(m, None, self.scorer.reuse_visual_vectors) if u.modality in ("visual", "ocr")]
+                frames = self._picture_units(sid, scope)
                 stretches += [(sid, o.t_start, o.t_end) for o in stand_outs(frames) if o.p < SURE_GUESS]
             trust = ELIMINATION_SUPPORT
         spoken: list[Unit] = []
@@ -282,10 +283,7 @@ class StructuredAnswerer(TimeAnswers):
                 left = self._only_unplaced(options, "speech", scope, reader, ())
                 if left is None:
                     return None
-                scores = [1.0 if k == left else 0.0 for k in range(len(options))]
-                support = [ELIMINATION_SUPPORT if k == left else 0.0 for k in range(len(options))]
-                return self._choice(options, scores, support, [spoken[:1] for _ in options],
-                                    {**caps, "eliminated": float(len(options) - 1)})
+                return self._eliminated(options, left, ELIMINATION_SUPPORT, spoken[:1], caps)
             return self._choice_by_match(options, spoken, trust, caps)
         top = spoken[0]
         return Draft(answer=f'"{top.text.strip()}" (said while the picture was on screen, {top.cite()})',
@@ -302,9 +300,7 @@ class StructuredAnswerer(TimeAnswers):
         named = self.named_stream(analysis.question, streams)
         best: tuple[str, float, StandOut] | None = None
         for sid in [named] if named else streams:
-            units = [u for m in self._memories([sid], scope)
-                     for u in units_of(m, None, self.scorer.reuse_visual_vectors) if u.modality in ("visual", "ocr")]
-            found = standout_answer(units)
+            found = standout_answer(self._picture_units(sid, scope))
             if found is not None and (best is None or found[1] > best[1]):
                 best = found
         if best is None:

@@ -141,6 +141,14 @@ class StructuredBase:
             evidence.append([units[j]])
         return self._choice(options, scores, support, evidence, caps)
 
+    def _eliminated(self, options: Sequence[str], left: int, support: float, evidence: Sequence[Unit],
+                    caps: dict[str, float], cap: float = 1.0) -> Draft:
+        """Option ``left`` chosen because every other was ruled out, at ``support`` (a guess)."""
+        scores = [1.0 if k == left else 0.0 for k in range(len(options))]
+        supports = [support if k == left else 0.0 for k in range(len(options))]
+        caps = {**caps, "eliminated": float(len(options) - 1)}
+        return self._choice(options, scores, supports, [list(evidence) for _ in options], caps, cap)
+
     def _choice(self, options: Sequence[str], scores: Sequence[float], support: Sequence[float],
                 evidence: Sequence[Sequence[Unit]], caps: dict[str, float], cap: float = 1.0) -> Draft:
         order = sorted(range(len(options)), key=lambda i: -scores[i])

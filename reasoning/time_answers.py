@@ -151,10 +151,8 @@ class TimeAnswers(StructuredBase):
             if max(next_heard) < PLACED_MIN:  # the very next sentence is no option: misheard?
                 left = self._only_unplaced(options, seq[0].modality, scope, reader, recall)
                 if left is not None:
-                    caps["eliminated"] = float(len(options) - 1)
-                    scores = [1.0 if k == left else 0.0 for k in range(len(options))]
-                    support = [ELIMINATION_CONFIDENCE if k == left else 0.0 for k in range(len(options))]
-                    evidence = [[seq[0], anchor] for _ in options]
+                    return self._eliminated(options, left, ELIMINATION_CONFIDENCE, [seq[0], anchor], caps,
+                                            cap=min(1.0, anchor_q + 0.3))
             return self._choice(options, scores, support, evidence, caps, cap=min(1.0, anchor_q + 0.3))
         nxt = seq[0]
         word = "after" if shape.order == "after" else "before"
@@ -165,8 +163,9 @@ class TimeAnswers(StructuredBase):
 
     def _only_unplaced(self, options: Sequence[str], modality: str, scope: Scope, reader: MemoryReader,
                        recall: Sequence[Unit]) -> int | None:
-        """The one option found nowhere, when the sentence next to the anchor matches none: it
-        was probably that sentence, misheard. "Right after where Daniel left the ladle: Sofia's
+        """The one option found nowhere, when the sentence where the answer must be (next to
+        an anchor, or said while a picture was shown) matches none: it was probably that
+        sentence, misheard. "Right after where Daniel left the ladle: Sofia's
         appointment, the soup tasting, Diego and the eggs?" with the next sentence heard as "The
         ego order twelve legs" matches no option; the appointment and the tasting were said
         clearly elsewhere, so the eggs are left. None unless exactly one option is left."""

@@ -164,10 +164,12 @@ def about_pictures(analysis: QueryAnalysis) -> bool:
     )
 
 
-def visual_units(store: QueryStore, stream_ids: Sequence[str], scope: Scope, reuse_vectors: bool = True) -> list[Unit]:
+def visual_units(store: QueryStore, stream_ids: Sequence[str], scope: Scope, reuse_vectors: bool = True,
+                 modalities: tuple[str, ...] = ("visual",)) -> list[Unit]:
     """The key-frame units (with their guesses) of the given streams inside the scope's time
     range, from at most ``MAX_MEMORIES`` memories: a scan, for questions no text search can
-    reach (nothing was said or written about the picture)."""
+    reach (nothing was said or written about the picture). ``("visual", "ocr")`` adds the
+    on-screen text, which tells a sign's frame from a picture's (retrieval/distinct_picture.py)."""
     out: list[Unit] = []
     seen = 0
     for sid in stream_ids:
@@ -175,5 +177,5 @@ def visual_units(store: QueryStore, stream_ids: Sequence[str], scope: Scope, reu
             if seen >= MAX_MEMORIES:
                 return out
             seen += 1
-            out.extend(u for u in units_of(m, None, reuse_vectors) if u.modality == "visual")
+            out.extend(u for u in units_of(m, None, reuse_vectors) if u.modality in modalities)
     return out

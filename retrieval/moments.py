@@ -26,7 +26,6 @@ from episodic.retrieval.detailed import (
     position_memory_ids,
     relevant,
     semantic_candidates,
-    units_of,
 )
 from episodic.retrieval.distinct_picture import SURE_GUESS, stand_outs
 from episodic.retrieval.guess_match import (
@@ -191,8 +190,7 @@ class MomentSearch:
             return []
         out: list[Moment] = []
         for sid in streams:
-            units = [u for m in self.store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max)
-                     for u in units_of(m, None, self.scorer.reuse_visual_vectors) if u.modality in ("visual", "ocr")]
+            units = visual_units(self.store, [sid], scope, self.scorer.reuse_visual_vectors, ("visual", "ocr"))
             for o in stand_outs(units):
                 if o.p >= SURE_GUESS:
                     continue
