@@ -55,6 +55,9 @@ def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: Retri
         return not (analysis.asks_sound and top is not None and top.modality == "sound")
     if analysis.preferred_modalities[:1] == ("speech",):
         return True
+    if analysis.query_type is QueryType.VIDEO and analysis.names_someone:
+        # "Which colour is the basket that belongs to Nora?": what is known of Nora was said
+        return True
     top = next((u for u in units if relevant(u, settings, analysis)), None)
     return top is not None and top.modality == "speech"
 

@@ -296,9 +296,12 @@ class Relistener:
         if not targets:
             out.reason = "no recalled memory with stored audio"
             return out
-        memory, units = targets[0]
-        sentence = next((u for u in units if u.modality == "speech" and u.text.strip()), None)
-        if sentence is None:
+        # the best recalled sentence, in whichever of the recalled memories it is
+        memory, sentence = next(
+            ((m, u) for m, units in targets for u in units if u.modality == "speech" and u.text.strip()),
+            (None, None),
+        )
+        if memory is None or sentence is None:
             out.reason = "no recalled sentence"
             return out
         before, after, t0, t1 = speech_around(memory, sentence)
@@ -311,7 +314,7 @@ class Relistener:
             language = s.asr_language or next(
                 (p.language for p in memory.transcript if getattr(p, "language", "")), ""
             ) or s.asr_fallback_language or "en"
-            return hear_options(scorer.score, scorer.encode(audio), sentence.text, question, options, language,
+            return hear_options(scorer.loglik, scorer.encode(audio), sentence.text, question, options, language,
                                 before=before, after=after)
         except (EpisodicError, OSError, RuntimeError, ValueError) as exc:  # CTranslate2: plain errors
             log.info("scoring options against the audio of %s failed: %s", memory.id, exc)

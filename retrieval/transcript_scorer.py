@@ -33,7 +33,7 @@ LOGPROB_FLOOR = 1e-10
 
 # -- scoring a text against the audio --------------------------------------------------------
 class TranscriptScorer:
-    """Mean token log-probability of a text given the audio, by forced alignment with a
+    """Token log-probabilities of a text given the audio, by forced alignment with a
     Whisper model (CTranslate2's ``align``: the decoder is fed the text after the start
     tokens, with no prompt). Scoring the old and the new transcript with the same model on the
     same audio is a fair comparison whatever model made either of them."""
@@ -66,14 +66,25 @@ class TranscriptScorer:
         return ids
 
     def score(self, encoded: tuple[Any, int], texts: Sequence[str], language: str = "en") -> list[float | None]:
-        """One score per text (None for an empty one)."""
+        """One score per text (None for an empty one): the mean token log-probability, so
+        transcripts of different lengths compare fairly."""
+        return [None if lp is None else float(np.mean(lp)) for lp in self._logprobs(encoded, texts, language)]
+
+    def loglik(self, encoded: tuple[Any, int], texts: Sequence[str], language: str = "en") -> list[float | None]:
+        """The total log-probability of each text (None for an empty one). Texts that differ
+        in a few words of a long shared context (one option put into the same sentence)
+        compare by this likelihood ratio: a mean would divide the difference by the length of
+        everything they share."""
+        return [None if lp is None else float(np.sum(lp)) for lp in self._logprobs(encoded, texts, language)]
+
+    def _logprobs(self, encoded: tuple[Any, int], texts: Sequence[str], language: str) -> list[np.ndarray | None]:
         from faster_whisper.tokenizer import Tokenizer
 
         encoder_output, num_frames = encoded
         multilingual = bool(getattr(self.model.model, "is_multilingual", False))
         tok = Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe",
                         language=(language or "en") if multilingual else None)
-        out: list[float | None] = []
+        out: list[np.ndarray | None] = []
         for text in texts:
             clean = " ".join(text.split())
             ids = [t for t in self.token_ids(" " + clean) if t < tok.eot] if clean else []
@@ -84,7 +95,7 @@ class TranscriptScorer:
                 encoder_output, list(tok.sot_sequence), [ids], num_frames
             )[0]
             probs = np.clip(np.asarray(result.text_token_probs, dtype=np.float64), LOGPROB_FLOOR, 1.0)
-            out.append(float(np.mean(np.log(probs))) if probs.size else None)
+            out.append(np.log(probs) if probs.size else None)
         return out
 
 

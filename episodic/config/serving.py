@@ -48,10 +48,8 @@ class RetrievalSettings:
     # ... or within this much below it when it adds words of the question (mean token log-prob)
     relisten_hint_tolerance: float = 0.3
     # Multiple choice about speech with short options: each option is put into the recalled
-    # sentence and scored against its audio (retrieval/option_audio.py). Off by default: in the
-    # service it cost one held-out answer and gained none on dev (the sentence's audio span is
-    # estimated, and may cut off the answer's words); true = on
-    relisten_score_options: bool = False
+    # sentence and scored against its audio (retrieval/option_audio.py); false = off
+    relisten_score_options: bool = True
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
