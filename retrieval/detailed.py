@@ -532,6 +532,10 @@ class DetailedRecall:
         best: float | None = None
         if qt is QueryType.VIDEO:
             hits = nearest_memory_ids(self.store, q_vec, "vectors", k, scope, modality="visual")
+            if "speech" in analysis.preferred_modalities:  # it names someone: look in what was said too
+                hits += nearest_memory_ids(self.store, q_vec, "vectors", k, scope, modality="speech")
+                hits.sort(key=lambda h: -h[1])
+                hits = hits[:k]
         elif qt is QueryType.AUDIO:
             # "speech": transcript vectors (text embedders); "audio": raw sound (ImageBind)
             hits = nearest_memory_ids(self.store, q_vec, "vectors", k, scope, modality="speech")

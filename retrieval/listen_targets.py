@@ -13,6 +13,7 @@ from episodic.core.records import (
 )
 from episodic.retrieval.detailed import (
     Unit,
+    fuzzy_found,
     relevant,
 )
 from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
@@ -60,6 +61,19 @@ def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: Retri
         return True
     top = next((u for u in units if relevant(u, settings, analysis)), None)
     return top is not None and top.modality == "speech"
+
+
+def about_the_question(analysis: QueryAnalysis, unit: Unit) -> bool:
+    """Whether a recalled sentence is about what the question asks about: it holds one of the
+    question's things or names (``object_terms``, ``key_terms``), exactly or misheard ("or map
+    into the water" for "Omar … watering can"). Options put into a sentence about something
+    else are heard as well as that sentence's own answer: "Tom painted the fishing net yet
+    low" says yellow, not the colour of Omar's watering can. A question with no such words
+    takes any sentence."""
+    about = set(analysis.object_terms) | set(analysis.key_terms)
+    if not about or about & unit.terms:
+        return True
+    return bool(fuzzy_found(analysis.question, about, unit.text, unit.terms))
 
 
 def _span(memory: ShortTermMemory, units: Sequence[Unit], max_s: float) -> tuple[float, float]:

@@ -75,6 +75,7 @@ from episodic.retrieval.listen_targets import (
     _span,
     _words_added,
     about_speech,
+    about_the_question,
     hot_words,
     names_lost,
 )
@@ -296,13 +297,14 @@ class Relistener:
         if not targets:
             out.reason = "no recalled memory with stored audio"
             return out
-        # the best recalled sentence, in whichever of the recalled memories it is
+        # the best recalled sentence about the question, in whichever recalled memory it is
         memory, sentence = next(
-            ((m, u) for m, units in targets for u in units if u.modality == "speech" and u.text.strip()),
+            ((m, u) for m, units in targets for u in units
+             if u.modality == "speech" and u.text.strip() and about_the_question(analysis, u)),
             (None, None),
         )
         if memory is None or sentence is None:
-            out.reason = "no recalled sentence"
+            out.reason = "no recalled sentence about the question"
             return out
         before, after, t0, t1 = speech_around(memory, sentence)
         try:

@@ -20,10 +20,16 @@ import pytest
 from episodic import samples
 from episodic.config import load_settings
 from episodic.core.errors import DeadlineExceeded
-from episodic.core.query import AskRequest, Pathway, Scope
+from episodic.core.query import AskRequest, Pathway, QueryType, Scope
 from episodic.core.records import ShortTermMemory, TranscriptPiece
 from episodic.retrieval.detailed import MemoryReader, Unit
-from episodic.retrieval.listen_targets import _span, hot_words
+from episodic.retrieval.listen_targets import _span, about_speech, about_the_question, hot_words
+from episodic.retrieval.query_analysis import (
+    QueryAnalysis,
+    content_terms,
+    key_terms_of,
+    object_terms_of,
+)
 from episodic.retrieval.relisten import RelistenReport
 from episodic.retrieval.transcript_versions import cached_version, record_version
 
@@ -42,6 +48,25 @@ def test_hot_words_are_content_words_of_question_and_options():
     assert "Half" in words and "3:30" in words
     assert not {"when", "did", "say", "the", "is"} & {w.lower() for w in words}
     assert len(hot_words(" ".join(f"word{i}x" for i in range(100)))) <= 30
+
+
+def _analysis(question: str, qtype: QueryType) -> QueryAnalysis:
+    terms = content_terms(question)
+    return QueryAnalysis(question, qtype, {}, "", terms, "colour", key_terms=key_terms_of(question, terms),
+                         object_terms=object_terms_of(question))
+
+
+def test_options_are_heard_only_in_a_sentence_about_the_question():
+    """"Tom painted the fishing net yet low" says yellow: hearing the options of "Which colour
+    is the watering can that Omar painted?" in it would answer with the net's colour."""
+    a = _analysis("Which colour is the watering can that Omar painted?", QueryType.VIDEO)
+    unit = lambda text: Unit("s", "s@0", 0.0, 2.0, "speech", text)  # noqa: E731
+    assert not about_the_question(a, unit("Tom painted the fishing net yet low."))
+    assert about_the_question(a, unit("Or map into the water and camping."))  # misheard, still about it
+    assert about_the_question(a, unit("Omar painted it pink."))
+    # what is known of Omar was said, though "colour" made the question a visual one
+    assert about_speech(a, [unit("Omar painted it pink.")], load_settings().retrieval)
+    assert not about_speech(_analysis("Which colour is the car?", QueryType.VIDEO), [], load_settings().retrieval)
 
 
 def _memory(t0: float, t1: float, pieces: list[tuple[float, float, str]]) -> ShortTermMemory:
