@@ -26,6 +26,7 @@ from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, stem
 from episodic.retrieval.text_match import canonical_tokens
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
+OPTION_SENTENCE_DISCOUNT = 0.5  # an anchor candidate that is as much some option's sentence
 NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence is looked for
 ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
@@ -101,6 +102,12 @@ class TimeAnswers(StructuredBase):
         if not cands:
             return None
         m = self._match(shape.anchor, cands)
+        if options:
+            # the anchor is another moment than the options': a sentence that matches one of
+            # them at least as well ("Priya is leading the caretaker" for "where Priya left the
+            # laptop", with "Priya's appointment with the caretaker" an option) is that option's
+            taken = np.max([self._match(o, cands) for o in options], axis=0)
+            m = np.where(taken >= m, m * OPTION_SENTENCE_DISCOUNT, m)
         i = int(np.argmax(m))
         anchor, anchor_q = cands[i], float(m[i])
         if anchor_q < ANCHOR_MIN:

@@ -693,6 +693,33 @@ def test_the_one_option_found_nowhere_is_the_misheard_sentence_right_after():
     assert draft is not None and draft.choice_index == 2 and "eliminated" not in draft.caps, draft
 
 
+def test_the_anchor_of_an_order_question_is_not_an_options_sentence():
+    """"Right after where Priya left the laptop?" with "Priya's appointment with the caretaker"
+    among the options: "Priya is meeting the caretaker" shares Priya with the anchor but is
+    that option's sentence, not the anchor; the laptop sentence (its name misheard) is."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    library = [
+        _memory("library-cam", 0.0, ["Priya is leading the caretaker at twelve.", "Chen bought eleven magazines."]),
+        _memory("library-cam", 10.0, ["The novel costs fifteen pounds."]),
+        _memory("library-cam", 20.0, ["Pre-report left the lap top by the map shelf.",
+                                      "Amara takes care of the library card."]),
+    ]
+    store = _Store(library)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in library for u in units_of(m, None, False) if u.modality == "speech"]
+    answerer._candidates = lambda text, scope, reader, extra: everything
+    options = ["Chen and the magazines", "Priya's appointment with the caretaker", "the price of the novel",
+               "who takes care of the library card"]
+    question = "What was mentioned right after where Priya left the laptop?"
+    draft = answerer.next_to(_shaped(question), options, [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 3, draft
+
+
 def test_a_question_naming_someone_looks_in_speech_even_when_it_asks_for_a_colour():
     """No describer knows who Priya is: "which colour is the watering can Priya painted?" is
     answered by what was said, so speech ranks with the pictures, not below them."""
