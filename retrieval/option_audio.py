@@ -9,21 +9,24 @@ twelve". So each option is put into the transcript sentence where its answer mus
 by forced alignment (`TranscriptScorer.loglik`). The option whose sentence the audio carries
 clearly best is heard: its total log-probability leads by ``MARGIN`` (a likelihood ratio).
 The total, not the mean per token: the sentences share everything but the option, and a mean
-divides the option's difference by the length of that shared context ("Daniel you'll be
-repairing the wheelbarrow" led "Lucas …" by 0.11 per token, under any usable mean margin,
-but by 2.8 in total). On the three dev sets' name, colour, number and time questions (18 with
-a recalled sentence) the total heard 12 right and left 3 undecided, the mean 10 and 5; the 3
-heard wrong either way came from a recalled sentence about something else.
+divides the option's difference by the length of that shared context ("Daniel be repairing
+the wheelbarrow" led the best other name by 0.17 per token, under any usable mean margin, but
+by 3.8 in total). On the three dev sets' name, colour, number and time questions (18 with a
+recalled sentence) the total heard 12 right and left 3 undecided, the mean 10 and 5; the 3
+heard wrong either way came from a recalled sentence about something else, which the caller
+now skips (`listen_targets.about_the_question`).
 
 The slot: windows of one to three words of the sentence that hold none of the question's
-words ("flower", "show", "room" are the question's, the answer is elsewhere), ranked by how
-much they look like some option, written or spoken ("pre-tweil" ~ "three twelve", "blew" ~
-"blue"); the best few are tried, every option in each, and an option keeps its best sentence.
-Only short options (a name, a number, a time, a colour: at most ``MAX_OPTION_WORDS`` words)
-are scored: a long option ("who takes care of the clipboard") is a topic, not a slot filler.
+words, not even misheard ("flower", "show", "room" are the question's, the answer is
+elsewhere; "care maker" is its caretaker), ranked by how much they look like some option,
+written or spoken ("pre-tweil" ~ "three twelve", "blew" ~ "blue"); the best few are tried,
+every option in each, each the ways it is said (``spoken_forms``: "12:10", "twelve ten", "ten
+past twelve"), and an option keeps its best sentence. Only short options (a name, a number, a
+time, a colour: at most ``MAX_OPTION_WORDS`` words) are scored: a long option ("who takes care
+of the clipboard") is a topic, not a slot filler.
 
-Cost: one encoder pass and ``windows × options`` alignments (≈ 40 ms each for Whisper base on
-this CPU), so it runs only within the request's time and is skipped when the deadline is near.
+Cost: one encoder pass and ``windows × options × forms`` alignments (≈ 40 ms each for Whisper
+base on this CPU), so it runs only within the request's time and is skipped when the deadline is near.
 """
 
 from __future__ import annotations

@@ -316,7 +316,7 @@ class Relistener:
             language = s.asr_language or next(
                 (p.language for p in memory.transcript if getattr(p, "language", "")), ""
             ) or s.asr_fallback_language or "en"
-            return hear_options(scorer.loglik, scorer.encode(audio), sentence.text, question, options, language,
+            return hear_options(scorer.loglik, scorer.encode(audio, whole_window=False), sentence.text, question, options, language,
                                 before=before, after=after)
         except (EpisodicError, OSError, RuntimeError, ValueError) as exc:  # CTranslate2: plain errors
             log.info("scoring options against the audio of %s failed: %s", memory.id, exc)

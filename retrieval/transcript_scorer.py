@@ -4,6 +4,7 @@ audio rather than by the question)."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +30,7 @@ def _byte_chars() -> list[str]:
 
 _BYTE_CHARS = _byte_chars()
 LOGPROB_FLOOR = 1e-10
+TRAILING_FRAMES = 100  # 1 s of padding after the audio when it is encoded at its own length
 
 
 # -- scoring a text against the audio --------------------------------------------------------
@@ -41,13 +43,22 @@ class TranscriptScorer:
     def __init__(self, whisper_model: Any) -> None:
         self.model = whisper_model  # a faster_whisper.WhisperModel
 
-    def encode(self, audio: np.ndarray) -> tuple[Any, int]:
+    def encode(self, audio: np.ndarray, whole_window: bool = True) -> tuple[Any, int]:
+        """The encoder's output for ``audio`` (at most Whisper's 30 s window) and its frame
+        count. ``whole_window=False`` encodes the audio's own length (plus a second) instead
+        of padding it to 30 s: six times faster for a few seconds of speech, and scores that
+        rank texts alike (options in a 7 s memory: the same winner, its lead 12.6 instead of
+        13.7); transcripts compared for adoption keep the padded window they were tuned on."""
         from faster_whisper.audio import pad_or_trim
 
         fe = self.model.feature_extractor
         features = fe(audio)[..., :-1]
         num_frames = int(min(features.shape[-1], fe.nb_max_frames))
-        return self.model.encode(pad_or_trim(features[..., : fe.nb_max_frames])), max(1, num_frames)
+        length = fe.nb_max_frames
+        if not whole_window:  # an even number of frames: the encoder halves it
+            length = min(fe.nb_max_frames, 2 * math.ceil((num_frames + TRAILING_FRAMES) / 2))
+        encoded = self.model.encode(pad_or_trim(features[..., : fe.nb_max_frames], length=length))
+        return encoded, max(1, num_frames)
 
     def token_ids(self, text: str) -> list[int]:
         """Whisper's tokens for ``text`` as the decoder itself would write them: each word
