@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +39,9 @@ from episodic.core.query import Evidence, Modality, QueryType, Scope
 from episodic.core.records import ShortTermMemory, ThetaEvent, event_id
 from episodic.retrieval.query_analysis import STOPWORDS, QueryAnalysis, overlap, stem, term_set
 from episodic.retrieval.text_match import fuzzy_hits, name_words, sound_phrase_hits
+
+if TYPE_CHECKING:
+    from episodic.retrieval.word_candidates import WordCandidates
 
 # Hybrid ranking weights: cosine, lexical overlap with the unit itself, and with the unit's
 # surroundings (the rest of its memory and its stream's name: "the sign at the station").
@@ -517,10 +521,12 @@ class DetailedRecall:
     """Ψ_detailed for VIDEO, AUDIO and SUMMARY questions (cross-modal ones go to
     :mod:`retrieval.association`)."""
 
-    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings,
+                 words: WordCandidates | None = None) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings
+        self.words = words  # memories found by their words too (retrieval/word_candidates.py)
 
     def recall(
         self, analysis: QueryAnalysis, q_vec: np.ndarray, scope: Scope, reader: MemoryReader
@@ -556,6 +562,8 @@ class DetailedRecall:
             route = "text-fallback" if qt is QueryType.VIDEO else "feature+text"
             ids = list(dict.fromkeys(feature_ids + semantic_candidates(self.store, q_vec, scope, s, k)))
         ids = ids[: s.search_max_memories]
+        if self.words is not None:  # sentences heard too badly for their vectors to be near
+            ids = list(dict.fromkeys(ids + self.words.find(analysis, scope)))
         ids += position_memory_ids(self.store, scope, analysis, reader)
         units = reader.units(ids, self.scorer.reuse_visual_vectors, scope)
         ranked = apply_position(self.scorer.rank(analysis, q_vec, units), analysis, reader, scope)

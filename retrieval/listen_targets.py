@@ -16,7 +16,12 @@ from episodic.retrieval.detailed import (
     fuzzy_found,
     relevant,
 )
-from episodic.retrieval.query_analysis import CUE_WORDS, STOPWORDS, QueryAnalysis
+from episodic.retrieval.query_analysis import (
+    CUE_WORDS,
+    GENERIC_QUESTION_WORDS,
+    STOPWORDS,
+    QueryAnalysis,
+)
 from episodic.retrieval.snippet_audio import PAD_S
 from episodic.retrieval.text_match import name_like, sounds_alike
 
@@ -56,24 +61,36 @@ def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: Retri
         return not (analysis.asks_sound and top is not None and top.modality == "sound")
     if analysis.preferred_modalities[:1] == ("speech",):
         return True
-    if analysis.query_type is QueryType.VIDEO and analysis.names_someone:
-        # "Which colour is the basket that belongs to Nora?": what is known of Nora was said
-        return True
     top = next((u for u in units if relevant(u, settings, analysis)), None)
     return top is not None and top.modality == "speech"
 
 
+def said_of_someone(analysis: QueryAnalysis) -> bool:
+    """A question typed visual that names someone ("Which colour is the basket that belongs
+    to Nora?"): what is known of Nora was said, so its options may be heard in the audio. Not
+    reason enough to transcribe again (that stays with :func:`about_speech`): every
+    re-listening costs seconds, and a kept transcript changes what later questions find."""
+    return analysis.query_type is QueryType.VIDEO and analysis.names_someone and not analysis.asks_text
+
+
 def about_the_question(analysis: QueryAnalysis, unit: Unit) -> bool:
-    """Whether a recalled sentence is about what the question asks about: it holds one of the
-    question's things or names (``object_terms``, ``key_terms``), exactly or misheard ("or map
-    into the water" for "Omar … watering can"). Options put into a sentence about something
-    else are heard as well as that sentence's own answer: "Tom painted the fishing net yet
-    low" says yellow, not the colour of Omar's watering can. A question with no such words
-    takes any sentence."""
-    about = set(analysis.object_terms) | set(analysis.key_terms)
-    if not about or about & unit.terms:
+    """Whether a recalled sentence is about what the question asks about: it holds every one
+    of the question's things (``object_terms``; else its content words other than names,
+    numbers and words like "price" or "room"), exactly or misheard ("water" in "or map into
+    the water and camping" for "Omar's watering can"). Options put into a sentence about
+    something else are heard as well as that sentence's own answer: "Tom painted the fishing
+    net yet low" says yellow, not the colour of Omar's watering can, and "a charge 14 pounds
+    for one mask" (heard right: forty-seven) shares "charge" with "how much for one lemon?"
+    but not the lemon. Names are not required: they are what a recogniser mishears most. A
+    question with no such words takes any sentence."""
+    about = list(analysis.object_terms) or [
+        t for t in analysis.terms
+        if t not in GENERIC_QUESTION_WORDS and t not in analysis.key_terms and not t[:1].isdigit()
+    ]
+    missing = [t for t in about if t not in unit.terms]
+    if not missing:
         return True
-    return bool(fuzzy_found(analysis.question, about, unit.text, unit.terms))
+    return set(missing) <= fuzzy_found(analysis.question, missing, unit.text, unit.terms)
 
 
 def _span(memory: ShortTermMemory, units: Sequence[Unit], max_s: float) -> tuple[float, float]:

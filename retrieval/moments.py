@@ -37,6 +37,7 @@ from episodic.retrieval.guess_match import (
     visual_units,
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, matched_words, term_set
+from episodic.retrieval.word_candidates import WordCandidates
 
 NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join its moment
 EXCERPT_CHARS = 140
@@ -99,11 +100,13 @@ def merge_memory_hits(units: list[Unit], terms: list[str], window_s: float) -> M
 
 
 class MomentSearch:
-    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings) -> None:
+    def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings,
+                 words: WordCandidates | None = None) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings
         self.vocabulary = DescriberVocabulary(store, scorer)
+        self.words = words  # memories found by their words too (retrieval/word_candidates.py)
 
     def search(
         self,
@@ -116,6 +119,8 @@ class MomentSearch:
         s = self.settings
         ids = semantic_candidates(self.store, q_vec, scope, s, max(s.search_candidates, 3 * top_k))
         ids = ids[: max(s.search_max_memories, top_k)]
+        if self.words is not None:
+            ids = list(dict.fromkeys(ids + self.words.find(analysis, scope)))
         ids += position_memory_ids(self.store, scope, analysis, reader)
         units = reader.units(ids, self.scorer.reuse_visual_vectors, scope)
         ranked = apply_position(self.scorer.rank(analysis, q_vec, units), analysis, reader, scope)

@@ -78,6 +78,7 @@ from episodic.retrieval.listen_targets import (
     about_the_question,
     hot_words,
     names_lost,
+    said_of_someone,
 )
 from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
@@ -286,7 +287,7 @@ class Relistener:
         if not s.relisten_score_options or not scoreable(options):
             out.reason = "off" if not s.relisten_score_options else "options too long"
             return out
-        if not recall.units or not about_speech(analysis, recall.units, s.retrieval):
+        if not recall.units or not (about_speech(analysis, recall.units, s.retrieval) or said_of_someone(analysis)):
             out.reason = "not about speech"
             return out
         budget = self._budget(remaining)

@@ -69,6 +69,7 @@ from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.video_grid import format_time
+from episodic.retrieval.word_candidates import WordCandidates
 from episodic.services.look_again import LookAgain
 from episodic.services.window_answer import WindowAnswerer
 
@@ -131,9 +132,10 @@ class MemoryQA:
         self.answerer = Answerer(lambda: self.c.llm, self.scorer, self.settings.retrieval)
         store = components.store
         self.fast = FastRetrieval(store, self.scorer, self.settings.retrieval)
-        self.detailed = DetailedRecall(store, self.scorer, self.settings.retrieval)
+        words = WordCandidates(store)  # one per process: it keeps every stream's words
+        self.detailed = DetailedRecall(store, self.scorer, self.settings.retrieval, words)
         self.association = CrossModalAssociation(store, self.scorer, self.settings.retrieval)
-        self.moments = MomentSearch(store, self.scorer, self.settings.retrieval)
+        self.moments = MomentSearch(store, self.scorer, self.settings.retrieval, words)
         self.structured = StructuredAnswerer(store, self.scorer, self.settings.retrieval)
         self.relisten = Relistener(components, self.settings)
         # looking again at the stored video: Locate, and Ask's inspect pathway

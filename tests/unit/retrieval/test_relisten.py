@@ -23,7 +23,13 @@ from episodic.core.errors import DeadlineExceeded
 from episodic.core.query import AskRequest, Pathway, QueryType, Scope
 from episodic.core.records import ShortTermMemory, TranscriptPiece
 from episodic.retrieval.detailed import MemoryReader, Unit
-from episodic.retrieval.listen_targets import _span, about_speech, about_the_question, hot_words
+from episodic.retrieval.listen_targets import (
+    _span,
+    about_speech,
+    about_the_question,
+    hot_words,
+    said_of_someone,
+)
 from episodic.retrieval.query_analysis import (
     QueryAnalysis,
     content_terms,
@@ -63,10 +69,16 @@ def test_options_are_heard_only_in_a_sentence_about_the_question():
     unit = lambda text: Unit("s", "s@0", 0.0, 2.0, "speech", text)  # noqa: E731
     assert not about_the_question(a, unit("Tom painted the fishing net yet low."))
     assert about_the_question(a, unit("Or map into the water and camping."))  # misheard, still about it
-    assert about_the_question(a, unit("Omar painted it pink."))
-    # what is known of Omar was said, though "colour" made the question a visual one
-    assert about_speech(a, [unit("Omar painted it pink.")], load_settings().retrieval)
-    assert not about_speech(_analysis("Which colour is the car?", QueryType.VIDEO), [], load_settings().retrieval)
+    assert about_the_question(a, unit("Omar painted the watering can pink."))
+    assert not about_the_question(a, unit("Omar painted it pink."))  # the can is what it is about
+    # no thing parsed ("for one lemon"): the question's other words, all of them
+    lemon = _analysis("How much do they charge for one lemon?", QueryType.AUDIO)
+    assert not about_the_question(lemon, unit("A charge 14 pounds for one mask."))
+    assert about_the_question(lemon, unit("They charge 56 pounds for one lemon."))
+    # what is known of Omar was said, though "colour" made the question a visual one: its
+    # options may be heard, without transcribing it all again
+    assert said_of_someone(a) and not said_of_someone(_analysis("Which colour is the car?", QueryType.VIDEO))
+    assert not about_speech(a, [], load_settings().retrieval)
 
 
 def _memory(t0: float, t1: float, pieces: list[tuple[float, float, str]]) -> ShortTermMemory:

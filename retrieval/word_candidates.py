@@ -1,0 +1,91 @@
+"""Memories found by their words as well as by their vectors (hybrid candidate search).
+
+Detailed recall and Search re-rank the memories that the nearest vectors point to. A sentence
+the recogniser heard badly ("The flow ashore is in room pre-tweil." for "The flower show is in
+room three twelve.") lies far from its question in embedding space, so no nearest vector leads
+to it, yet its words still hold the question's, exactly or by sound ("flow ashore" ~ "flower
+show", see ``detailed.fuzzy_found``). So the words of every memory in scope are scanned as
+well, and the memories holding most of the question's content words join the candidates.
+
+Scanning reads each memory's transcript and on-screen text once per process (kept per stream
+and read again when the stream's memory count or update time changes); a scope holding more
+than ``MAX_SCANNED_MEMORIES`` memories is not scanned (a large deployment relies on its
+vectors, or on a full-text index of its own).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from episodic.core.interfaces import QueryStore
+from episodic.core.query import Scope
+from episodic.retrieval.detailed import fuzzy_found
+from episodic.retrieval.query_analysis import QueryAnalysis, overlap, term_set
+
+MAX_SCANNED_MEMORIES = 3000  # beyond this a scope is searched by its vectors alone
+WORD_CANDIDATES = 6  # memories added per question
+MIN_SHARE = 0.5  # at least half the question's content words, exactly or by sound
+
+
+@dataclass(frozen=True)
+class _Text:
+    memory_id: str
+    t_start: float
+    t_end: float
+    text: str
+    terms: frozenset[str]
+
+
+class WordCandidates:
+    """The memories whose own words match a question best (see the module doc)."""
+
+    def __init__(self, store: QueryStore) -> None:
+        self.store = store
+        self._texts: dict[str, tuple[tuple, list[_Text]]] = {}  # stream id → (version, texts)
+        self._lock = threading.Lock()
+
+    def _stream_texts(self, stream_id: str, version: tuple) -> list[_Text]:
+        with self._lock:
+            cached = self._texts.get(stream_id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        texts: list[_Text] = []
+        for m in self.store.list_memories(stream_id, with_vectors=False):
+            for piece in m.transcript:
+                if piece.text.strip():
+                    texts.append(_Text(m.id, m.t_start, m.t_end, piece.text, frozenset(term_set(piece.text))))
+            ocr = m.ocr_text.strip()
+            if ocr:
+                texts.append(_Text(m.id, m.t_start, m.t_end, ocr, frozenset(term_set(ocr))))
+        with self._lock:
+            self._texts[stream_id] = (version, texts)
+        return texts
+
+    def find(self, analysis: QueryAnalysis, scope: Scope, limit: int = WORD_CANDIDATES) -> list[str]:
+        """Memory ids, best first, whose sentences hold at least ``MIN_SHARE`` of the
+        question's content words (exactly or by sound); empty when the question has none or
+        the scope is too large to scan."""
+        terms: Sequence[str] = analysis.terms
+        if not terms or limit <= 0:
+            return []
+        streams = [s for s in self.store.list_streams()
+                   if scope.stream_ids is None or s.stream_id in scope.stream_ids]
+        if sum(s.memories for s in streams) > MAX_SCANNED_MEMORIES:
+            return []
+        best: dict[str, float] = {}
+        for info in streams:
+            for t in self._stream_texts(info.stream_id, (info.memories, info.updated_at, info.t_end)):
+                if scope.t_min is not None and t.t_end < scope.t_min:
+                    continue
+                if scope.t_max is not None and t.t_start > scope.t_max:
+                    continue
+                found = set(t.terms)
+                missing = [x for x in terms if x not in found]
+                if missing:
+                    found |= fuzzy_found(analysis.question, missing, t.text, found)
+                share = overlap(terms, found)
+                if share >= MIN_SHARE and share > best.get(t.memory_id, 0.0):
+                    best[t.memory_id] = share
+        return sorted(best, key=lambda m: -best[m])[:limit]

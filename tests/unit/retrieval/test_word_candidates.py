@@ -1,0 +1,65 @@
+"""Memories found by their words (retrieval/word_candidates.py): a sentence heard too badly for
+its vector to be near the question is still found by its words, exact or sounding alike."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from episodic.core.query import QueryType, Scope
+from episodic.core.records import ShortTermMemory, StreamInfo, TranscriptPiece
+from episodic.retrieval.query_analysis import QueryAnalysis, content_terms
+from episodic.retrieval.word_candidates import WordCandidates
+
+
+class _Store:
+    """The two reads word search makes of a store, over records in memory; counts reads."""
+
+    def __init__(self, memories: list[ShortTermMemory]) -> None:
+        self.memories = memories
+        self.reads = 0
+
+    def list_streams(self) -> list[StreamInfo]:
+        ids = dict.fromkeys(m.stream_id for m in self.memories)
+        return [StreamInfo(s, memories=sum(m.stream_id == s for m in self.memories)) for s in ids]
+
+    def list_memories(self, stream_id=None, t_min=None, t_max=None, limit=10000, with_vectors=False):
+        self.reads += 1
+        return [m for m in self.memories if stream_id in (None, m.stream_id)]
+
+
+def _memory(stream_id: str, t0: float, said: str) -> ShortTermMemory:
+    return ShortTermMemory(id=f"{stream_id}@{t0}", stream_id=stream_id, t_start=t0, t_end=t0 + 8.0,
+                           vector=np.zeros(4, np.float32), transcript=[TranscriptPiece(t0 + 1, t0 + 4, said)])
+
+
+def _analysis(question: str) -> QueryAnalysis:
+    return QueryAnalysis(question, QueryType.AUDIO, {}, "", content_terms(question), "any")
+
+
+def test_a_misheard_sentence_is_found_by_its_words():
+    store = _Store([
+        _memory("garden-cam", 0.0, "The flow ashore is in room pre-tweil."),
+        _memory("garden-cam", 8.0, "The harvest festival starts at 9.35."),
+        _memory("harbour-cam", 0.0, "The fairy crossing is in room 316."),
+        _memory("harbour-cam", 8.0, "Everyone seems to be in a good mood."),
+    ])
+    words = WordCandidates(store)
+    found = words.find(_analysis("In what room is the flower show?"), Scope())
+    # both hold "room"; only the first also holds the flower show, heard as "flow ashore"
+    assert found[0] == "garden-cam@0.0" and "harbour-cam@8.0" not in found
+    assert words.find(_analysis("In what room is the flower show?"), Scope(stream_ids=("harbour-cam",))) == [
+        "harbour-cam@0.0"]
+    # a question sharing no word with any sentence finds nothing; one without content words too
+    assert words.find(_analysis("Where did Lucas put the anchor?"), Scope()) == []
+    assert words.find(_analysis("What happened?"), Scope()) == []
+
+
+def test_words_are_read_once_per_stream_until_it_changes():
+    store = _Store([_memory("garden-cam", 0.0, "The flow ashore is in room pre-tweil.")])
+    words = WordCandidates(store)
+    words.find(_analysis("In what room is the flower show?"), Scope())
+    words.find(_analysis("When does the harvest festival start?"), Scope())
+    assert store.reads == 1
+    store.memories.append(_memory("garden-cam", 8.0, "The harvest festival starts at 9.35."))
+    assert words.find(_analysis("When does the harvest festival start?"), Scope()) == ["garden-cam@8.0"]
+    assert store.reads == 2
