@@ -8,7 +8,9 @@ show", see ``detailed.fuzzy_found``). So the words of every memory in scope are 
 well, and the memories holding most of the question's content words join the candidates.
 
 Scanning reads each memory's transcript and on-screen text once per process (kept per stream
-and read again when the stream's memory count or update time changes); a scope holding more
+and read again when the stream's memory count or update time changes; a transcript replaced by
+re-listening is seen when its stream next changes, and its memory is still found by its vectors
+and by the old words); a scope holding more
 than ``MAX_SCANNED_MEMORIES`` memories is not scanned (a large deployment relies on its
 vectors, or on a full-text index of its own).
 """
