@@ -63,3 +63,13 @@ def test_words_are_read_once_per_stream_until_it_changes():
     store.memories.append(_memory("garden-cam", 8.0, "The harvest festival starts at 9.35."))
     assert words.find(_analysis("When does the harvest festival start?"), Scope()) == ["garden-cam@8.0"]
     assert store.reads == 2
+
+
+def test_a_scope_too_large_to_scan_is_left_to_its_vectors(monkeypatch):
+    import episodic.retrieval.word_candidates as wc
+
+    store = _Store([_memory("garden-cam", 0.0, "The flow ashore is in room pre-tweil."),
+                    _memory("garden-cam", 8.0, "The harvest festival starts at 9.35.")])
+    monkeypatch.setattr(wc, "MAX_SCANNED_MEMORIES", 1)
+    assert WordCandidates(store).find(_analysis("In what room is the flower show?"), Scope()) == []
+    assert store.reads == 0
