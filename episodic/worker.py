@@ -267,7 +267,7 @@ class Worker:
 
     def _open(self, chunk: MediaChunk, tp: Any, offset: int) -> _Stream | None:
         """A runner for a stream seen for the first time here, resumed from its checkpoint."""
-        info = self.c.store.get_stream(chunk.stream_id)
+        since_seq, info = self.forgets.listing(chunk.stream_id)
         cp = Checkpoint.of(info)
         sessions = sessions_of(info)
         seq = in_stream_numbering(chunk, sessions).seq
@@ -275,7 +275,7 @@ class Worker:
             info is not None and cp is not None and cp.ended and chunk.append
             and chunk.session_id and chunk.session_id not in sessions
         ):
-            return self._reopen(chunk, tp, offset, info, cp)
+            return self._reopen(chunk, tp, offset, info, cp, since_seq)
         if cp is not None and (cp.ended or seq < cp.seq):
             # stored already (a re-delivery, a re-pushed recording)
             if cp.ended and chunk.session_id and chunk.session_id not in self._ignored_sessions:
@@ -294,7 +294,7 @@ class Worker:
             cp = Checkpoint(chunk.seq, chunk.t_start)
         runner = StreamRunner(
             chunk.stream_id,
-            self.forgets.backends_for(chunk.stream_id),
+            self.forgets.backends_for(chunk.stream_id, since_seq),
             source=chunk.source,
             media=_media_of(chunk),
             resume=cp,
@@ -308,14 +308,16 @@ class Worker:
         metrics.OPEN_STREAMS.set(len(self.streams))
         return st
 
-    def _reopen(self, chunk: MediaChunk, tp: Any, offset: int, info: StreamInfo, cp: Checkpoint) -> _Stream:
+    def _reopen(
+        self, chunk: MediaChunk, tp: Any, offset: int, info: StreamInfo, cp: Checkpoint, since_seq: int
+    ) -> _Stream:
         """A stream that has ended, continued by an ``--append`` push: a runner that starts
         where the stream ends, with the new session placed there. Deterministic (the same
         stored end gives the same placement), so a worker that dies before the next checkpoint
         places it the same way when it reads the session again."""
         start = Checkpoint(cp.seq, round(float(info.t_end), 6))
         runner = StreamRunner(
-            chunk.stream_id, self.forgets.backends_for(chunk.stream_id), source=chunk.source,
+            chunk.stream_id, self.forgets.backends_for(chunk.stream_id, since_seq), source=chunk.source,
             media=_media_of(chunk), resume=start, previous=info,
             live=True,
         )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from episodic.core.records import StreamInfo
 from episodic.pipeline import in_stream_numbering, sessions_of
 from episodic.services.forget_books import ForgetBooks
 from episodic.services.forget_guard import GuardedBackends
@@ -39,9 +40,18 @@ class ForgetWatch:
         self.c = components
         self.books = ForgetBooks(components.settings.resolved_forget_dir)
 
-    def backends_for(self, stream_id: str) -> GuardedBackends:
-        """What a new runner of ``stream_id`` writes through (knowing every forget so far)."""
-        return GuardedBackends(self.c, self.books, stream_id, self.books.tombstones.latest_seq())
+    def listing(self, stream_id: str) -> tuple[int, StreamInfo | None]:
+        """The newest forget known and the stream's listing (its checkpoint), read together
+        under the shared forget lock, for a runner about to open: read apart, a forget half
+        done in between (tombstone written, listing not yet deleted) would hand the runner
+        the forgotten stretch's checkpoint as if that forget were already taken into account."""
+        with self.books.guard_lock():
+            return self.books.tombstones.latest_seq(), self.c.store.get_stream(stream_id)
+
+    def backends_for(self, stream_id: str, since_seq: int) -> GuardedBackends:
+        """What a new runner of ``stream_id`` writes through: forgets after ``since_seq`` (the
+        one :meth:`listing` returned with the checkpoint it resumes from) are checked."""
+        return GuardedBackends(self.c, self.books, stream_id, since_seq)
 
     def reached(self, runner: Any) -> bool:
         """Whether a forget newer than ``runner`` reaches what it holds; forgets that end
