@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from episodic.config import RetrievalSettings
 from episodic.core.query import QueryType
 from episodic.core.records import (
     ShortTermMemory,
+    TranscriptPiece,
 )
 from episodic.retrieval.detailed import (
     Unit,
@@ -27,6 +29,13 @@ from episodic.retrieval.text_match import name_like, sounds_alike
 
 MAX_HOTWORDS = 30  # Whisper's prompt holds ~220 tokens; hot words beyond this add nothing
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]|\d+(?:[:.,]\d+)*")
+# What Whisper writes at the end of a window when the speech has stopped (a prompted decoder
+# more often: on the dev sets "… at the counter. Thank you very much.", "… next to the oven. You")
+CLOSING_PHRASES = frozenset({
+    "thank you", "thank you very much", "thanks", "thank you for watching", "thanks for watching",
+    "bye", "bye bye", "goodbye", "you", "okay", "ok",
+})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 # -- what to listen for ---------------------------------------------------------------------
@@ -143,7 +152,9 @@ def names_lost(old_text: str, new_text: str, words: Sequence[str] = ()) -> list[
     same word nor a capitalised sound-alike or join ("North Wind" / "Northwind"), unless the
     question's ``words`` name them. "Milo" heard again as "my low" is lost: the sounds are there,
     the name is not. The audio-likelihood comparison favours common words over rare ones (a
-    name is a few unlikely tokens), so a re-hearing that drops a name is not better evidence."""
+    name is a few unlikely tokens), so a re-hearing that drops a name is not better evidence.
+    A name heard again as a name the question asks about ("The Eagle ordered 19X" → "Diego
+    ordered 19 eggs") is replaced, not lost: each such name the new text adds excuses one."""
     new_words = re.findall(r"[A-Za-z]+", new_text or "")
     plain = {w.lower() for w in new_words}
     caps = [w for w in new_words if w[:1].isupper()]
@@ -156,7 +167,34 @@ def names_lost(old_text: str, new_text: str, words: Sequence[str] = ()) -> list[
         forms = [name] + ([pairs[name]] if name in pairs else [])
         return any(f.lower() in plain or any(sounds_alike(f, c) for c in caps) for f in forms)
 
-    return [n for n in old if n.lower() not in asked and not kept(n)]
+    lost = [n for n in old if n.lower() not in asked and not kept(n)]
+    old_plain = {w.lower() for w in re.findall(r"[A-Za-z]+", old_text or "")}
+    replaced = {w.lower() for w in caps if w.lower() in asked and w.lower() not in old_plain}
+    return lost[len(replaced):]
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"[a-z']+", text.lower()))
+
+
+def without_closing_phrase(pieces: Sequence[TranscriptPiece], old_text: str) -> list[TranscriptPiece]:
+    """``pieces`` without the closing phrases (``CLOSING_PHRASES``) that end them, unless the
+    old transcript ends the same way: a "Thank you." after the sentence is not speech, and it
+    costs the new transcript its comparison with the old one."""
+    out = list(pieces)
+    old_end = _plain(_SENTENCE_END.split(old_text.strip())[-1]) if old_text.strip() else ""
+    while out:
+        sentences = [x for x in _SENTENCE_END.split(out[-1].text.strip()) if x]
+        while sentences and _plain(sentences[-1]) in CLOSING_PHRASES and _plain(sentences[-1]) != old_end:
+            sentences.pop()
+        text = " ".join(sentences)
+        if text == out[-1].text.strip():
+            break
+        if text:
+            out[-1] = replace(out[-1], text=text, words=[])
+            break
+        out.pop()
+    return out
 
 
 def _inside(t_start: float, t_end: float, span: tuple[float, float]) -> bool:

@@ -45,7 +45,9 @@ class RetrievalSettings:
     relisten_reserve_s: float = 1.5  # of a request's deadline, kept for answering afterwards
     # the new transcript must beat the old by this mean token log-probability (same model scores both)
     relisten_min_gain: float = 0.05
-    # ... or within this much below it when it adds words of the question (mean token log-prob)
+    # ... or within this much below it per word of the question it adds (mean token log-prob;
+    # at most three words' worth): each rare word the question made it write ("Diego", "Amara")
+    # costs the unprompted scorer about this much, a word that was not said far more
     relisten_hint_tolerance: float = 0.3
     # Multiple choice about speech with short options: each option is put into the recalled
     # sentence and scored against its audio (retrieval/option_audio.py); false = off

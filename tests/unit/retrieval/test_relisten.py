@@ -29,6 +29,7 @@ from episodic.retrieval.listen_targets import (
     about_the_question,
     hot_words,
     said_of_someone,
+    without_closing_phrase,
 )
 from episodic.retrieval.query_analysis import (
     QueryAnalysis,
@@ -36,7 +37,7 @@ from episodic.retrieval.query_analysis import (
     key_terms_of,
     object_terms_of,
 )
-from episodic.retrieval.relisten import RelistenReport
+from episodic.retrieval.relisten import RelistenReport, within_hint
 from episodic.retrieval.transcript_versions import cached_version, record_version
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
@@ -291,3 +292,39 @@ def test_re_listening_keeps_the_language_ingest_heard_the_words_in() -> None:
     assert _language_of(pieces) == "de"  # most words
     assert _language_of([TranscriptPiece(0.0, 1.0, "hello")]) == ""
     assert _language_of([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "added", "taken"),
+    [
+        # "The Eagle ordered 19X through the team." → "Diego ordered 19 eggs for the team." (dev set)
+        (-1.0964, -1.4192, {"diego", "eggs"}, True),
+        (-1.0964, -1.4192, {"diego"}, False),  # one rare word does not explain the whole loss
+        (-0.26, -4.10, {"island", "alarm", "test", "fire"}, False),  # words that were not said
+        (-1.0, -1.95, {"a", "b", "c", "d", "e"}, False),  # three words' worth at most
+        (-1.0, -1.85, {"a", "b", "c"}, True),
+        (-1.0, -0.9, set(), False),  # nothing of the question added: not a hint
+    ],
+)
+def test_a_re_hearing_is_taken_within_the_tolerance_per_question_word_it_adds(
+    old: float, new: float, added: set[str], taken: bool
+) -> None:
+    assert within_hint(old, new, added, 0.3) is taken
+
+
+@pytest.mark.parametrize(
+    ("heard", "old", "kept"),
+    [
+        ("The soup tasting starts at 10 to 12. Thank you very much.", "The soup tastes", ["The soup tasting starts at 10 to 12."]),
+        ("Daniel left the reveal next to the oven. You", "and you'll lift", ["Daniel left the reveal next to the oven."]),
+        ("Omar painted the laptop. pink.", "Oma painted", ["Omar painted the laptop. pink."]),  # not a closing phrase
+        ("Thank you.", "Great. Thank you.", ["Thank you."]),  # the old transcript heard it too
+        ("Thank you.", "Great.", []),  # the whole piece goes
+        ("Thank you for coming.", "", ["Thank you for coming."]),  # a sentence, not the closing phrase
+    ],
+)
+def test_a_closing_phrase_whisper_adds_after_the_speech_is_dropped(heard: str, old: str, kept: list[str]) -> None:
+    first = TranscriptPiece(0.0, 1.0, "First.")
+    out = without_closing_phrase([first, TranscriptPiece(1.0, 3.0, heard)], old)
+    assert [p.text for p in out] == ["First.", *kept]
+    assert out[-1].t_start == (1.0 if kept else 0.0)

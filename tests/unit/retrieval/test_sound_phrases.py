@@ -66,6 +66,11 @@ def test_fuzzy_found_gives_the_missing_stems_a_misheard_phrase_holds() -> None:
         ("Welcome to the north wind hotel.", "Welcome to the North Wind Hotel.", [], []),  # gained
         ("This is Milo, our cat.", "This is my low, our cat.", ["Milo"], []),  # the question's own word
         ("Ruth is here. Root is there.", "Root is there.", [], []),  # a sentence's first word is no name
+        # heard again as the name the question asks about: replaced, not lost
+        ("The Eagle ordered 19X.", "Diego ordered 19 eggs.", ["Diego", "eggs"], []),
+        ("The Eagle met Ruth.", "Diego met Ruth.", ["diego"], []),
+        ("The Eagle met Oscar.", "Diego met the old man.", ["diego"], ["Oscar"]),  # one for one
+        ("The Eagle ordered 19X.", "The egg ordered 19 eggs.", ["Diego", "eggs"], ["Eagle"]),  # no name added
     ],
 )
 def test_names_a_re_hearing_would_lose(old: str, new: str, asked: list[str], lost: list[str]) -> None:
