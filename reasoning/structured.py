@@ -55,10 +55,18 @@ from episodic.retrieval.guess_match import (
     subject_phrase,
     visual_units,
 )
-from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap
+from episodic.retrieval.query_analysis import (
+    SOUND_CUES,
+    QueryAnalysis,
+    content_terms,
+    overlap,
+    stem,
+)
 from episodic.retrieval.question_shape import DARK_WORDS
 
 UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what was heard
+_SOUND_NAMES = frozenset(stem(w) for w in SOUND_CUES) - {stem(w) for w in (
+    "hear", "hears", "heard", "hearing", "sound", "sounds", "sounded", "noise", "noises", "noisy", "loud", "audible")}
 SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
 SEEN_MIN = 0.12  # a picture option guessed below this on every frame was not clearly seen
@@ -85,6 +93,12 @@ def asks_pictured(analysis: QueryAnalysis) -> bool:
         and not (shape.order or shape.counts or shape.asks_stream or shape.sound or shape.gist)
     )
 
+def _sound_words(text: str) -> set[str]:
+    """Stems of the words that name a kind of sound ("applause, people clapping" → applaus,
+    clap; "an engine running" → engin), without those every sound question has ("sound")."""
+    return {stem(w) for w in re.findall(r"[a-z]+", text.lower())} & _SOUND_NAMES
+
+
 class StructuredAnswerer(TimeAnswers):
     """Every structured answer: which stream, what was pictured, order and counts
     (:class:`~reasoning.time_answers.TimeAnswers`), sounds, a stream's gist."""
@@ -98,6 +112,9 @@ class StructuredAnswerer(TimeAnswers):
         named = option_streams(options, streams)
         if len({s for s in named if s is not None}) < 2:
             return None
+        by_sound = self._stream_by_sound(analysis, options, named, scope)
+        if by_sound is not None:
+            return by_sound
         best_units: dict[str, list[Unit]] = {}
         for sid in {s for s in named if s is not None}:
             sub = Scope(stream_ids=(sid,), t_min=scope.t_min, t_max=scope.t_max)
@@ -125,6 +142,31 @@ class StructuredAnswerer(TimeAnswers):
         draft.caps["key_terms"] = key_coverage(analysis, [u for e in evidence for u in e])
         draft.confidence = min(draft.confidence, max(draft.caps["key_terms"], NO_OPTION_SUPPORT))
         return draft
+
+    def _stream_by_sound(self, analysis: QueryAnalysis, options: Sequence[str], named: Sequence[str | None],
+                         scope: Scope) -> Draft | None:
+        """"Which camera picked up applause?": the stream where the sound the question names
+        was heard longest (a feature-rule label may fire once by mistake elsewhere); None
+        when the question names no sound that any option's stream holds."""
+        asked = _sound_words(analysis.question)
+        if not asked:
+            return None
+        seconds: list[float] = []
+        evidence: list[list[Unit]] = []
+        for sid in named:
+            total, units = 0.0, []
+            for m in self._memories([sid], scope) if sid else []:
+                for o in m.sounds:
+                    if o.kind != "speech" and o.description and _sound_words(o.description) & asked:
+                        total += max(o.t_end - o.t_start, 0.0)
+                        units.append(Unit(m.stream_id, m.id, o.t_start, o.t_end, "sound", o.description))
+            seconds.append(total)
+            evidence.append(units[:3])
+        if max(seconds, default=0.0) <= 0.0:
+            return None
+        share = [x / sum(seconds) for x in seconds]
+        return self._choice(options, share, [SOUND_CONFIDENCE * x for x in share], evidence,
+                            {"route": 0.0, "sound_seconds": round(max(seconds), 1)})
 
     # -- what was pictured ---------------------------------------------------------------------
     def _visual_units(self, streams: Sequence[str], scope: Scope) -> list[Unit]:
@@ -336,6 +378,11 @@ class StructuredAnswerer(TimeAnswers):
                     entry[2] = Unit(m.stream_id, m.id, o.t_start, o.t_end, "sound", o.description)
         if not heard:
             return None
+        # "where could you hear applause?": the sound it names, not the loudest other one
+        asked = _sound_words(analysis.question)
+        named_sounds = {d: e for d, e in heard.items() if _sound_words(d) & asked}
+        if named_sounds and not options:
+            heard = named_sounds
         ranked = sorted(heard.values(), key=lambda e: (e[1] in UNINFORMATIVE_SOUNDS, -e[0]))
         units = [e[2] for e in ranked]
         caps = {"route": 4.0, "sounds": float(len(units)), "dark": float(want_dark)}
@@ -343,6 +390,12 @@ class StructuredAnswerer(TimeAnswers):
             weights = np.array([0.6 if e[1] in UNINFORMATIVE_SOUNDS else 1.0 for e in ranked])
             return self._choice_by_match(options, units, SOUND_CONFIDENCE, caps, weights)
         top = units[0]
+        if named_sounds and (analysis.shape.asks_stream or analysis.shape.focus == "place"):
+            # the sound is given, where it was heard is asked: the stream first
+            streams = list(dict.fromkeys(u.stream_id for u in units))
+            return Draft(answer=f"{', '.join(streams)} (heard: {top.text}, {top.cite()})",
+                         confidence=SOUND_CONFIDENCE, support=units, source="sound",
+                         caps={**caps, "span": 1.0, "where": 1.0})
         return Draft(answer=f"{top.text} (heard, {top.cite()})", confidence=SOUND_CONFIDENCE,
                      support=units, source="sound", caps={**caps, "span": 1.0})
     def gist(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,

@@ -386,6 +386,11 @@ GENERIC_QUESTION_WORDS = frozenset(stem(w) for w in _wordset(
     main mostly mainly background nobody noone
     """
 ))
+# What a camera or a recording does to what it holds ("which camera picked up the engine?")
+CAPTURE_VERBS = frozenset(stem(w) for w in _wordset(
+    "pick picks picked picking record records recorded capture captures captured capturing catch "
+    "catches caught film films filmed filming register registered detect detects detected get got"
+))
 # Noun phrases open after these: "the umbrella", "about snow", "how many novels"
 _NP_OPENERS = _wordset(
     "the a an this that these those his her their its my your our some any about of many much"
@@ -542,6 +547,9 @@ class QueryAnalyzer:
         after_how = {stem(words[i + 1]) for i, w in enumerate(words[:-1]) if w == "how"}
         if position:
             after_how |= {stem(w) for w in POSITION_WORDS}
+        shape = question_shape(question)
+        if shape.asks_stream:  # "which camera picked up / recorded …": the camera's verb, not a fact
+            after_how |= CAPTURE_VERBS
         terms = [t for t in content_terms(question) if t not in after_how]
         return QueryAnalysis(
             question=question,
@@ -555,7 +563,7 @@ class QueryAnalyzer:
             cue_modality=cue_modality,
             target_modality=target_modality,
             cues=cues,
-            shape=question_shape(question),
+            shape=shape,
             key_terms=key_terms_of(question, terms),
             asks_sound=any(w in SOUND_CUES for w in words),
             object_terms=[t for t in object_terms_of(question) if t in terms],

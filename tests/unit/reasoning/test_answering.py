@@ -4,6 +4,7 @@ and unanswerable questions)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from episodic.core.query import QueryType
@@ -14,9 +15,16 @@ from episodic.reasoning.evidence_fit import homophone_stems
 from episodic.reasoning.short_answer import best_span, span_in
 from episodic.reasoning.structured import option_streams
 from episodic.retrieval.detailed import Unit, fuzzy_found
-from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of, term_set
+from episodic.retrieval.query_analysis import (
+    QueryAnalysis,
+    QueryAnalyzer,
+    content_terms,
+    key_terms_of,
+    term_set,
+)
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.text_match import canonical_tokens, homophones, sounds_alike
+from tests.fakes import HashEmbedder
 
 
 def key(text: str) -> list[str]:
@@ -575,6 +583,33 @@ def test_sounds_besides_speech_come_from_sound_units():
     draft = answerer.sounds(_shaped("What could be heard while the picture was dark in garden-cam?"), (), Scope(), reader)
     assert draft is not None and draft.answer.startswith("an engine running"), draft
     assert answerer.sounds(_shaped("What did Tom say about the ferry?"), (), Scope(), reader) is None
+
+
+def test_where_a_named_sound_was_heard_is_answered_by_its_stream():
+    from episodic.core.query import Scope
+
+    answerer, reader = _structured(STREAMS)
+    # the sound the question names, not the longest other one (music in garden-cam)
+    draft = answerer.sounds(_shaped("Where could you hear applause?"), (), Scope(), reader)
+    assert draft is not None and draft.answer.startswith("harbour-cam (heard: applause"), draft
+    draft = answerer.sounds(_shaped("When could you hear an engine?"), (), Scope(), reader)
+    assert draft is not None and draft.answer.startswith("an engine running"), draft
+    # which camera: the stream that held the named sound longest, not one short mislabel
+    mislabel = [*STREAMS, _memory("library-cam", 0.0, ["The printer is broken."],
+                                  [(0, 2, "applause", "applause, people clapping")])]
+    answerer, reader = _structured(mislabel)
+    options = ("garden-cam", "library-cam", "harbour-cam")
+    for question in ("Which camera picked up applause?", "In which recording could people be heard clapping?"):
+        draft = answerer.which_stream(_shaped(question), np.zeros(4, dtype=np.float32), options, Scope(), reader)
+        assert draft is not None and draft.choice_index == 2 and draft.support[0].modality == "sound", (question, draft)
+
+
+def test_which_camera_picked_up_a_thing_is_not_looking_for_the_word_picked():
+    a = QueryAnalyzer(HashEmbedder())
+    assert "pick" not in a.analyze("Which camera picked up the engine?").terms
+    assert "record" not in a.analyze("Which recording recorded the ferry horn?").terms
+    assert "engin" in a.analyze("Which camera picked up the engine?").terms
+    assert "pick" in a.analyze("Who picked the apples?").terms  # a fact, when no stream is asked for
 
 
 def test_what_was_said_while_the_screen_was_dark():
