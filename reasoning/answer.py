@@ -45,6 +45,7 @@ supports better (the detailed one when tied, as the paper prioritises detailed a
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -129,6 +130,17 @@ def _quote(unit: Unit) -> str:
     else:
         said = text
     return f"{said} ({unit.cite()})"
+
+
+_ON_SCREEN = re.compile(r'On screen: "([^"]+)"')
+
+
+def screen_texts(units: Sequence[Unit]) -> list[str]:
+    """The on-screen texts the evidence holds: read text units, and what composed summaries
+    quote as 'On screen: "…"'."""
+    out = [u.text.strip() for u in units if u.modality == "ocr" and u.text.strip()]
+    out += [t.strip() for u in units if u.modality == "summary" for t in _ON_SCREEN.findall(u.text)]
+    return [t for t in out if t]
 
 
 def _cited(short: str, unit: Unit) -> str:
@@ -270,7 +282,17 @@ class Answerer:
         quality). The short phrase that answers the question comes first when one is found
         (:mod:`reasoning.short_answer`), then the evidence it was taken from. For gist
         questions the best few summaries in time order (a gist is the sequence of events,
-        not one of them)."""
+        not one of them). Text read on screen comes first for a question about such text."""
+        read = analysis.asks_text and any(u.modality == "ocr" for u in units)
+        if read:
+            units = [u for u in units if u.modality == "ocr"] + [u for u in units if u.modality != "ocr"]
+        elif analysis.asks_text and not analysis.shape.asks_stream:
+            # the text read is quoted by a summary only (the same words as a unit of their own
+            # were left out as a repeat): the quoted text, not the summary's first sentence
+            for u in units:
+                quoted = screen_texts([u]) if u.modality == "summary" else []
+                if quoted:
+                    return _cited(quoted[0], u), quoted[0], [u], 1.0
         gist = analysis.query_type is QueryType.SUMMARY and not analysis.terms
         if gist:
             summaries = [u for u in units if u.modality == "summary"][:EXTRACT_GIST_UNITS]
@@ -284,6 +306,12 @@ class Answerer:
             top = units[0]
             return _cited(top.stream_id, top), top.text, [top], 1.0
         # a question about speech is answered from speech where any bears on it
+        if read:  # the phrase asked for inside the text read ("9" of "GATE 9"), else all of it
+            shown = [u for u in units if u.modality == "ocr"]
+            span = best_span(shown, analysis)
+            if span is not None:
+                return _cited(span.text, span.unit), span.unit.text, [span.unit], span.quality
+            return _cited(shown[0].text, shown[0]), shown[0].text, [shown[0]], 1.0
         heard = [u for u in units if modality_fit(analysis, u) >= 1.0]
         ranked = heard + [u for u in units if u not in heard] if heard else list(units)
         span = best_span(ranked, analysis)
@@ -322,6 +350,14 @@ class Answerer:
             return extract
         if e_caps.get("key_terms", 1.0) <= KEY_NAME_MISSING or e_caps.get("objects", 1.0) <= OBJECT_MISSING:
             return extract  # a name or thing the question is about is nowhere: no model answer either
+        if analysis.asks_text and (
+            (extract_units and extract_units[0].modality == "ocr")
+            or not any(t.lower() in parsed.answer.lower() for t in screen_texts(units))
+        ):
+            # "what did the sign say?": the text read on screen, as read; a small model retells
+            # it from everything in its notes ("LONGBOW 23" for "PIER 23", the first word
+            # taken from a sentence heard nearby) or answers with no text read at all
+            return extract
         m_conf, m_sup, m_caps = self.assess(analysis, parsed.answer, units)
         m_caps["model"] = round(model_cap, 3)
         # the model must have answered from the leading evidence, not from a side note
@@ -373,6 +409,10 @@ class Answerer:
         if parsed.abstained:
             draft.caps["model"] = 0.0
             draft.confidence = 0.0
+        if analysis.asks_text and not screen_texts(draft.support[:1]):
+            # "what was written on screen?" answered from a summary that quotes no screen text
+            draft.caps["screen_text"] = 0.0
+            draft.confidence = min(draft.confidence, FAST_EXTRACT_CAP)
         if draft.source == "extract" and analysis.query_type is not QueryType.SUMMARY:
             # A summary that merely resembles the question is not an answer to "what was
             # written / said / shown": without a grounded model answer the fast path does not

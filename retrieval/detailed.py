@@ -179,6 +179,19 @@ def snippet_for(memory: ShortTermMemory, t_start: float, t_end: float) -> str:
     return refs[0].uri if refs else ""
 
 
+def stream_named_in(question: str, streams: Sequence[str]) -> str | None:
+    """The one stream of ``streams`` whose id the question writes out ("what was written on
+    screen in garden-cam?"). Only ids that cannot be an everyday word count (with a "-", "_",
+    "." or a digit: "garden-cam", "cam2"): a stream called "live" is not named by "where does
+    Tom live?"."""
+    low = question.lower()
+    hits = [
+        sid for sid in streams
+        if re.search(r"[-_.\d]", sid) and re.search(rf"(?<![\w-]){re.escape(sid.lower())}(?![\w-])", low)
+    ]
+    return hits[0] if len(hits) == 1 else None
+
+
 def stream_terms(stream_id: str) -> set[str]:
     """Words of a stream's name ("lobby-cam" → lobby, cam): people name streams in questions."""
     return term_set(" ".join(re.split(r"[._-]+", stream_id)))

@@ -280,6 +280,12 @@ TEXT_CUES = _wordset(
     "reads word words logo banner poster label labels slide slides screen onscreen title headline"
 )
 
+# text cues that only ever mean text shown ("what was written on screen?", "what did the sign
+# say?"); "read", "word", "name", "title" also mean other things unless something is seen
+SCREEN_TEXT_CUES = _wordset(
+    "written sign signs caption captions subtitle subtitles logo banner poster slide slides onscreen headline"
+)
+
 # "what is said at the end", "the first slide": where in the stream to look, not a fact to
 # find in the text. The words are left out of the content terms.
 _POSITION_START = re.compile(
@@ -558,7 +564,7 @@ class QueryAnalyzer:
             why=why,
             terms=terms,
             expects=expected_answer_kind(question),
-            asks_text=bool(visual) and bool(text_cues),
+            asks_text=bool(text_cues) and (bool(visual) or any(w in SCREEN_TEXT_CUES for w in text_cues)),
             position=position,
             cue_modality=cue_modality,
             target_modality=target_modality,

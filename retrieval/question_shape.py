@@ -110,7 +110,7 @@ _TIME = re.compile(
 _NUMBER = re.compile(
     r"\bhow (?:many|much|long|old|far|tall|big|heavy|fast|often)\b|\bwhat (?:number|year|price|"
     r"age|percentage|amount)\b|\b(?:which|what) (?:number|year|platform|gate|room|floor|track|bus|seat)\b"
-    r"|\b(?:price|cost) of\b|\bwhat (?:does|do|did|will) .+ cost\b|\broom number\b",
+    r"|\b(?:price|cost) of\b|\bwhat (?:does|do|did|will) .+ cost\b|\b(?!a\s)\w+ number\b",  # room/aisle/pier number, not "a number of"
     re.I,
 )
 _COLOUR = re.compile(r"\b(?:what|which) (?:colou?rs?|shades?|hues?)\b", re.I)

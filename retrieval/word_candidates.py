@@ -40,6 +40,7 @@ class _Text:
     t_end: float
     text: str
     terms: frozenset[str]
+    on_screen: bool = False
 
 
 class WordCandidates:
@@ -62,7 +63,7 @@ class WordCandidates:
                     texts.append(_Text(m.id, m.t_start, m.t_end, piece.text, frozenset(term_set(piece.text))))
             ocr = m.ocr_text.strip()
             if ocr:
-                texts.append(_Text(m.id, m.t_start, m.t_end, ocr, frozenset(term_set(ocr))))
+                texts.append(_Text(m.id, m.t_start, m.t_end, ocr, frozenset(term_set(ocr)), on_screen=True))
         with self._lock:
             self._texts[stream_id] = (version, texts)
         return texts
@@ -72,7 +73,8 @@ class WordCandidates:
         question's content words (exactly or by sound); empty when the question has none or
         the scope is too large to scan."""
         terms: Sequence[str] = analysis.terms
-        if not terms or limit <= 0:
+        screen = bool(getattr(analysis, "asks_text", False))
+        if not (terms or screen) or limit <= 0:
             return []
         streams = [s for s in self.store.list_streams()
                    if scope.stream_ids is None or s.stream_id in scope.stream_ids]
@@ -84,6 +86,14 @@ class WordCandidates:
                 if scope.t_min is not None and t.t_end < scope.t_min:
                     continue
                 if scope.t_max is not None and t.t_start > scope.t_max:
+                    continue
+                if screen and t.on_screen:
+                    # "what was written on screen?": every memory with text shown is a
+                    # candidate (they are few), those holding the question's words first
+                    share = 1.0 + (overlap(terms, set(t.terms)) if terms else 0.0)
+                    best[t.memory_id] = max(best.get(t.memory_id, 0.0), share)
+                    continue
+                if not terms:
                     continue
                 found = set(t.terms)
                 missing = [x for x in terms if x not in found]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,7 @@ from episodic.retrieval.detailed import (
     TextScorer,
     Unit,
     relevant,
+    stream_named_in,
 )
 from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.modality_check import retype_by_evidence
@@ -198,6 +199,14 @@ class MemoryQA:
             self._after_request()
             return result, Trace(analysis=analysis, fast=draft, notes={"windows": windowed.notes})
         reader = MemoryReader(self.c.store)
+        sh = analysis.shape
+        in_scope = reader.streams_in(req.scope)
+        named = stream_named_in(req.question, in_scope)
+        if (named is not None and not any(option_streams(req.options, in_scope))
+                and not (sh.order or sh.counts or sh.sound or sh.gist or sh.said_while_dark or sh.asks_stream)):
+            # "what was written on screen in garden-cam?": that stream's memory, not another's
+            # (the structured answers read the named stream themselves, against the others)
+            req = replace(req, scope=Scope(stream_ids=(named,), t_min=req.scope.t_min, t_max=req.scope.t_max))
         with clock.stage("modality_check"):
             # a "visual" question about things only ever said is about speech
             analysis = retype_by_evidence(

@@ -168,6 +168,8 @@ def test_key_terms_are_names_and_rare_words():
         ("What colour is the bowl?", 0, None, "", (), False, False, "colour"),
         ("What was on screen when someone mentioned the train?", 0, None, "", (), False, False, "any"),
         ("Which room is the story hour in?", 0, None, "", (), False, False, "number"),  # not a stream
+        ("What aisle number was shown on screen?", 0, None, "", (), False, False, "number"),  # any "X number"
+        ("What did a number of people say?", 0, None, "", (), False, False, "any"),
         # wordings of order questions beyond "right after X" / "which first, A or B"
         ("Which topic followed the seed packet?", 0, "after", "the seed packet", (), False, False, "any"),
         ("What was said directly after someone mentioned the seed packet?", 0, "after", "the seed packet", (), False, False, "any"),
@@ -304,7 +306,7 @@ RECORDINGS = {
     ),
     "garden-cam": (
         [{"duration_s": 9, "seed": 13, "tint": (60, 160, 60)},
-         {"duration_s": 9, "seed": 14, "tint": (90, 140, 200)}],
+         {"duration_s": 9, "seed": 14, "tint": (90, 140, 200), "text": "GATE 9"}],
         [(1.0, "This is Milo, our cat."),
          (6.0, "The gardener waters the roses every morning."),
          (11.5, "The train to London leaves at twenty past eleven.")],
@@ -366,6 +368,15 @@ def test_end_to_end_answers(qa):
     first = res.answer.split()[0].strip(".,(\"")
     assert sounds_alike(first, "Milo"), (res, transcript)  # the name first, then the citation
     assert res.evidence and res.evidence[0].modality in ("speech", "summary"), res
+
+    # on-screen text asked for in other words than "read" or "written sign": the named stream's
+    for question in ("What was written on screen in garden-cam?", "What did the sign in garden-cam say?",
+                     "What gate number was shown?"):
+        res = _ask(qa, question)
+        assert "9" in res.answer.split("(")[0] and "LOBBY" not in res.answer, (question, res)
+        assert res.evidence and res.evidence[0].modality == "ocr", (question, res)
+    res = _ask(qa, "What was written on screen in lobby-cam?")
+    assert "LOBBY" in res.answer.split("(")[0].upper() and "GATE" not in res.answer, res
 
     res = _ask(qa, "What happened first, the swimming pool opening or breakfast?")
     assert "breakfast" in res.answer.split("(")[0].lower(), (res, transcript)
@@ -602,6 +613,26 @@ def test_where_a_named_sound_was_heard_is_answered_by_its_stream():
     for question in ("Which camera picked up applause?", "In which recording could people be heard clapping?"):
         draft = answerer.which_stream(_shaped(question), np.zeros(4, dtype=np.float32), options, Scope(), reader)
         assert draft is not None and draft.choice_index == 2 and draft.support[0].modality == "sound", (question, draft)
+
+
+def test_a_question_about_text_on_screen_needs_no_picture_word():
+    a = QueryAnalyzer(HashEmbedder())
+    for q in ("What was written on screen in garden-cam?", "What did the sign say?", "What does the banner read?",
+              "Which words were shown on screen?"):
+        assert a.analyze(q).asks_text, q
+    for q in ("What did Maria read?", "What words did Tom say?", "What is the name of the cat?"):
+        assert not a.analyze(q).asks_text, q
+
+
+def test_a_stream_is_named_by_its_id_written_out():
+    from episodic.retrieval.detailed import stream_named_in
+
+    streams = ["garden-cam", "harbour-cam", "live", "cam2"]
+    assert stream_named_in("What was written on screen in garden-cam?", streams) == "garden-cam"
+    assert stream_named_in("What did CAM2 show at noon?", streams) == "cam2"
+    assert stream_named_in("Where does Tom live?", streams) is None  # an everyday word
+    assert stream_named_in("Was it garden-cam or harbour-cam?", streams) is None  # two
+    assert stream_named_in("What did the garden-cams show?", streams) is None  # not the id itself
 
 
 def test_which_camera_picked_up_a_thing_is_not_looking_for_the_word_picked():
