@@ -305,13 +305,13 @@ class Answerer:
         if analysis.shape.asks_stream:
             top = units[0]
             return _cited(top.stream_id, top), top.text, [top], 1.0
-        # a question about speech is answered from speech where any bears on it
         if read:  # the phrase asked for inside the text read ("9" of "GATE 9"), else all of it
             shown = [u for u in units if u.modality == "ocr"]
             span = best_span(shown, analysis)
             if span is not None:
                 return _cited(span.text, span.unit), span.unit.text, [span.unit], span.quality
             return _cited(shown[0].text, shown[0]), shown[0].text, [shown[0]], 1.0
+        # a question about speech is answered from speech where any bears on it
         heard = [u for u in units if modality_fit(analysis, u) >= 1.0]
         ranked = heard + [u for u in units if u not in heard] if heard else list(units)
         span = best_span(ranked, analysis)

@@ -93,6 +93,7 @@ def asks_pictured(analysis: QueryAnalysis) -> bool:
         and not (shape.order or shape.counts or shape.asks_stream or shape.sound or shape.gist)
     )
 
+
 def _sound_words(text: str) -> set[str]:
     """Stems of the words that name a kind of sound ("applause, people clapping" → applaus,
     clap; "an engine running" → engin), without those every sound question has ("sound")."""

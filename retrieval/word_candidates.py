@@ -5,7 +5,10 @@ the recogniser heard badly ("The flow ashore is in room pre-tweil." for "The flo
 room three twelve.") lies far from its question in embedding space, so no nearest vector leads
 to it, yet its words still hold the question's, exactly or by sound ("flow ashore" ~ "flower
 show", see ``detailed.fuzzy_found``). So the words of every memory in scope are scanned as
-well, and the memories holding most of the question's content words join the candidates.
+well, and the memories holding most of the question's content words join the candidates. A
+question about text on screen ("what was written on screen in garden-cam?") has every memory
+with on-screen text in scope as a candidate (those holding the question's words first): such
+memories are few, and the question's words rarely say what the text is.
 
 Scanning reads each memory's transcript and on-screen text once per process (kept per stream
 and read again when the stream's memory count or update time changes; a transcript replaced by
