@@ -133,6 +133,14 @@ def _quote(unit: Unit) -> str:
 
 
 _ON_SCREEN = re.compile(r'On screen: "([^"]+)"')
+# "when was the sign on screen?" asks for the moment, not for what the sign says
+_ASKS_MOMENT = re.compile(r"^\s*(?:when\b|at what (?:time|point|moment)\b|what time (?:was|were|is|are)\b)", re.I)
+
+
+def reads_text(analysis: QueryAnalysis) -> bool:
+    """Whether the answer is the text read on screen ("what did the sign say?"), not the moment
+    it was shown ("when was the sign on screen?")."""
+    return analysis.asks_text and not _ASKS_MOMENT.match(analysis.question)
 
 
 def screen_texts(units: Sequence[Unit]) -> list[str]:
@@ -283,10 +291,10 @@ class Answerer:
         (:mod:`reasoning.short_answer`), then the evidence it was taken from. For gist
         questions the best few summaries in time order (a gist is the sequence of events,
         not one of them). Text read on screen comes first for a question about such text."""
-        read = analysis.asks_text and any(u.modality == "ocr" for u in units)
+        read = reads_text(analysis) and any(u.modality == "ocr" for u in units)
         if read:
             units = [u for u in units if u.modality == "ocr"] + [u for u in units if u.modality != "ocr"]
-        elif analysis.asks_text and not analysis.shape.asks_stream:
+        elif reads_text(analysis) and not analysis.shape.asks_stream:
             # the text read is quoted by a summary only (the same words as a unit of their own
             # were left out as a repeat): the quoted text, not the summary's first sentence
             for u in units:
@@ -350,7 +358,7 @@ class Answerer:
             return extract
         if e_caps.get("key_terms", 1.0) <= KEY_NAME_MISSING or e_caps.get("objects", 1.0) <= OBJECT_MISSING:
             return extract  # a name or thing the question is about is nowhere: no model answer either
-        if analysis.asks_text and (
+        if reads_text(analysis) and (
             (extract_units and extract_units[0].modality == "ocr")
             or not any(t.lower() in parsed.answer.lower() for t in screen_texts(units))
         ):
@@ -409,7 +417,7 @@ class Answerer:
         if parsed.abstained:
             draft.caps["model"] = 0.0
             draft.confidence = 0.0
-        if analysis.asks_text and not screen_texts(draft.support[:1]):
+        if reads_text(analysis) and not screen_texts(draft.support[:1]):
             # "what was written on screen?" answered from a summary that quotes no screen text
             draft.caps["screen_text"] = 0.0
             draft.confidence = min(draft.confidence, FAST_EXTRACT_CAP)

@@ -622,6 +622,12 @@ def test_a_question_about_text_on_screen_needs_no_picture_word():
         assert a.analyze(q).asks_text, q
     for q in ("What did Maria read?", "What words did Tom say?", "What is the name of the cat?"):
         assert not a.analyze(q).asks_text, q
+    from episodic.reasoning.answer import reads_text
+
+    # the text is the answer, unless the question asks when it was shown
+    assert reads_text(a.analyze("What time did the sign say?"))
+    assert not reads_text(a.analyze("When was the sign for the west pier on screen?"))
+    assert not reads_text(a.analyze("At what time was the sign shown?"))
 
 
 def test_a_stream_is_named_by_its_id_written_out():
