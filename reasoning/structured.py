@@ -91,6 +91,7 @@ def asks_pictured(analysis: QueryAnalysis) -> bool:
         and not _ANCHORED.search(analysis.question)
         and shape.focus == "any"
         and not (shape.order or shape.counts or shape.asks_stream or shape.sound or shape.gist)
+        and not (shape.pictured_while or shape.said_while_pictured)  # a moment anchors it ("as X was said")
     )
 
 

@@ -524,9 +524,15 @@ class QueryAnalyzer:
             # names neither ("is the machine working?") is not cross-modal, whatever it resembles.
             scores[QueryType.VIDEO_AUDIO] = round(min(scores.values()) - 0.01, 4)
         best = max(scores, key=lambda t: scores[t])
+        shape = question_shape(question)
 
         cue_modality = target_modality = None
-        if best is QueryType.VIDEO_AUDIO:
+        if shape.pictured_while or shape.said_while_pictured:
+            # "what was shown as X was said?" / "what was said during the coins picture?": the
+            # shape names the moment's modality and the asked one, whatever words it used
+            best = QueryType.VIDEO_AUDIO
+            cue_modality, target_modality = ("speech", "visual") if shape.pictured_while else ("visual", "speech")
+        elif best is QueryType.VIDEO_AUDIO:
             cue_modality, target_modality = self._cue_and_target(words)
 
         position = temporal_position(question)
@@ -553,7 +559,6 @@ class QueryAnalyzer:
         after_how = {stem(words[i + 1]) for i, w in enumerate(words[:-1]) if w == "how"}
         if position:
             after_how |= {stem(w) for w in POSITION_WORDS}
-        shape = question_shape(question)
         if shape.asks_stream:  # "which camera picked up / recorded …": the camera's verb, not a fact
             after_how |= CAPTURE_VERBS
         terms = [t for t in content_terms(question) if t not in after_how]

@@ -20,7 +20,8 @@ _TRAILING = re.compile(
     re.I,
 )
 _AFTER = re.compile(
-    r"\b(?:(?:right|just|immediately|directly|straight|soon)\s+)?(after|(?<!the )following|followed|"
+    r"\b(?:(?:right|just|immediately|directly|straight|soon)\s+)?(after|once(?!\s+(?:or|more|again|and|in|at)\b)|"
+    r"(?<!the )following|followed|"
     r"before|prior to|preceding|preceded)\s+(.+?)\s*(?:[?!]|$)",
     re.I,
 )
@@ -28,6 +29,18 @@ _AFTER = re.compile(
 _BEFORE_OR_AFTER = re.compile(
     r"^\s*(?:was|were|is|did|does|do|has|had)\s+(.+)\s+(?:before|earlier)\s+or\s+"
     r"(?:after|later)(?:\s+than)?\s+(.+?)\s*[?.!]?\s*$",
+    re.I,
+)
+# "The seed packet was mentioned; what came next?": the anchor first, then the question
+_ANCHOR_THEN = re.compile(
+    r"^\s*(.+?)\s+(?:was|were|had been|has been|got)\s+(?:mentioned|said|talked about|discussed|brought up|announced)"
+    r"\s*[;,:.\u2013\u2014-]+\s*(?:and\s+|so\s+)?(?:what|which)\b.*?\b(next|afterwards|after that|after it|then|"
+    r"before that|before it|just before|right before)\b",
+    re.I,
+)
+# "Which was talked about after the other: the seed packet or the flower show?"
+_OTHER_PAIR = re.compile(
+    r"\b(before|after|earlier than|later than)\s+the\s+other(?:\s+one)?\b[\s,:;-]*(.+?)\s+or\s+(.+?)\s*[?.!]?\s*$",
     re.I,
 )
 _LEADING_AFTER = re.compile(
@@ -43,13 +56,15 @@ def _order_at_end(words: str, superlatives: str, than_others: str) -> re.Pattern
     return re.compile(
         rf"\b({words})" + _WHERE_TAIL
         + rf"|\bthe\s+(?:very\s+)?(?:{superlatives})\s+(?:one\s+)?of\s+(?:these|them|those|the\s+(?:options|following|choices))\b"
+        # "what was the first thing mentioned in garden-cam?"
+        + rf"|\bthe\s+(?:very\s+)?(?:{superlatives})\s+(?:thing|topic|subject|item|point|one)\b(?!\s+of\b)"
         rf"|\b{than_others}\s+(?:all\s+)?the\s+(?:others|other\s+ones|rest)\b",
         re.I,
     )
 
 
 _FIRST = _order_at_end("first|earlier|earliest|sooner", "first|earliest", "before")
-_LAST = _order_at_end("last|later|latest", "last|latest", "after")
+_LAST = _order_at_end("last|later|latest", "last|latest|final", "after")
 _ORDER_WORD = r"(first|earlier|earliest|sooner|last|later|latest)"
 _WHICH_FIRST = re.compile(
     r"\b(?:which|what)\b.*?\b" + _ORDER_WORD + r"\b[\s,:;-]*(.+?)\s+or\s+(.+?)\s*[?.!]?\s*$",
@@ -90,7 +105,12 @@ _COUNT_TIMES = re.compile(
 _SOURCES = r"(?:cameras?|cams?|streams?|feeds?|recordings?|videos?|clips?|channels?|sources?)"
 _STREAM_Q = re.compile(
     r"\b(?:which|what|in which|on which|from which)\s+" + _SOURCES + r"\b"
-    r"|\b(?:which|what)(?:\s+one)?\s+of\s+(?:the|these|those|our|your|all the)\s+" + _SOURCES + r"\b",
+    r"|\b(?:which|what)(?:\s+one)?\s+of\s+(?:the|these|those|our|your|all the|all|both)"
+    r"(?:\s+(?:two|three|four|five|six|several|different|other|\d+))?\s+" + _SOURCES + r"\b"
+    r"|\bname\s+the\s+" + _SOURCES + r"\b"
+    # "Where was the price of the magazine mentioned?": where in the memory, i.e. which recording
+    r"|^\s*where\s+(?:was|were|is|are|did|does|do|has|had)\s+.+\s+(?:(?:first\s+)?(?:mentioned|said|talked about|"
+    r"discussed|brought up|spoken about|spoken of|announced|shown|displayed)|came up|come up)\s*[?.!]?\s*$",
     re.I,
 )
 _NAME = re.compile(
@@ -135,14 +155,45 @@ _WHILE_DARK = re.compile(
     + r"|\b(?:dark|black|blank)\s+(?:screen|picture|image|frames?|stretch|part|scene)\b",
     re.I,
 )
-# "What picture was on screen while someone talked about X?" / "What photo was shown when X
-# was mentioned?": a picture asked for, at the time of something said
-_PICTURE_ASKED = re.compile(r"\b(?:what|which)\b[^?]*?\b(?:picture|photo|photograph|image)\b", re.I)
-_WHILE_CLAUSE = re.compile(r"\b(?:while|when|as)\s+(.+?)\s*[?.!]?\s*$", re.I)
-_SAID_WHILE_PICTURE = re.compile(
-    r"\b(?:what|which)\b[^?]*?\b(?:mentioned|said|talked about|discussed|spoken about|spoken of|brought up)\b[^?]*?"
-    r"\b(?:while|when|as)\s+(?:an?\s+|the\s+)?(?:picture|photo|photograph|image)\s+(?:of|showing)\s+(.+?)\s+"
-    r"(?:was|is|were|appeared|came)\b",
+# "What picture was on screen while someone talked about X?", "Which image was showing when X
+# was mentioned?", "During the talk about X, what was displayed?", and the other way round,
+# "What was said while a photo of X was shown?", "Which topic came up as the screen showed X?":
+# one clause asks (for a picture, or for what was said), another places the moment (by what was
+# said, or by what was shown), joined by while/when/as/during in either order.
+_CONNECTIVE = re.compile(r"\b(?:while|when|as|during|whilst)\b", re.I)
+_LEADING_CONNECTIVE = re.compile(r"^\s*(?:while|when|as|during|whilst)\s+(.+?),\s*(.+)$", re.I)
+_SAID_VERB = (r"mentioned|mentioning|mention|said|saying|say|says|talked|talking|talk|spoke|spoken|speaking|discussed|discussing|"
+              r"discussion|brought up|came up|come up|coming up|announced|topic|subject|conversation")
+_SAID_ASK = re.compile(rf"\b(?:what|which)\b.*\b(?:{_SAID_VERB})\b", re.I)
+_SAID_MOMENT = re.compile(rf"\b(?:{_SAID_VERB})\b", re.I)
+_SHOWN = (r"pictures?|photos?|photographs?|images?|shown|showing|show|showed|seen|visible|displayed|displaying|"
+          r"on(?:\s+the)?\s+screen|appeared|appear|in view")
+_PICTURE_ASK = re.compile(rf"\b(?:what|which)\b.*\b(?:{_SHOWN})\b", re.I)
+_PICTURE_MOMENT = re.compile(rf"\b(?:{_SHOWN})\b", re.I)
+# asks about writing or a colour: the on-screen text and colour rules answer those
+_NOT_A_PICTURE = re.compile(r"\b(?:written|writing|read|text|sign|words?|colou?rs?|say|says|said|heard|hear|sound)\b", re.I)
+_NAMED_PICTURE = re.compile(r"\bthe\s+[\w-]+\s+(?:picture|photo|photograph|image)\b", re.I)
+# "which picture accompanied the mention of X?"
+_ACCOMPANIED = re.compile(
+    r"\b(?:what|which)\s+(?:picture|photo|photograph|image)\s+(?:accompanied|went with|came with)\s+(.+?)\s*[?.!]?\s*$",
+    re.I,
+)
+# how a moment clause names what was said or shown: "someone talked about X", "the mention of X",
+# "a picture of X was on screen", "the screen showed X", "the X photo"
+_MOMENT_LEAD = re.compile(
+    r"^(?:(?:someone|somebody|they|he|she|the speakers?|people|we|you|a voice|the voice)\s+(?:was\s+|were\s+)?"
+    r"(?:mentioned|mentioning|talked about|talking about|spoke about|speaking about|spoke of|discussed|discussing|said|was saying|brought up|announced)\s+"
+    r"|(?:the\s+)?(?:talk|talking|speaking|discussion|mention|mentioning|announcement|conversation|remark)\s+(?:about|of|on)\s+"
+    r"|(?:an?\s+|the\s+)?(?:picture|photo|photograph|image)\s+(?:of|showing)\s+"
+    r"|the\s+(?:screen|camera|video|picture)\s+(?:showed|shows|was showing|displayed)\s+)",
+    re.I,
+)
+_MOMENT_TAIL = re.compile(
+    r"\s+(?:(?:was|were|is|are|had been|has been|got)\s+)?(?:being\s+|been\s+)?"
+    r"(?:mentioned|said|talked about|discussed|brought up|announced|spoken about|spoken of|"
+    r"shown|seen|visible|displayed|on(?:\s+the)?\s+screen|in view)\s*$"
+    r"|\s+(?:came|comes|come)\s+up\s*$|\s+(?:appeared|appears)(?:\s+on(?:\s+the)?\s+screen)?\s*$"
+    r"|\s+(?:picture|photo|photograph|image)\s*$",
     re.I,
 )
 _SAID = re.compile(r"\b(?:said|say|says|talked|talking|spoken|mentioned|discussed|announced|speech|words)\b", re.I)
@@ -250,21 +301,56 @@ def gist_of(question: str) -> str:
     return ""
 
 
+def _moment_parts(question: str) -> tuple[str, str] | None:
+    """(the asking clause, the clause that places the moment) of a "… while/when …" question."""
+    lead = _LEADING_CONNECTIVE.match(question)
+    if lead:  # "While a picture of coins was visible, what was mentioned?"
+        return lead.group(2), lead.group(1)
+    if re.match(r"^\s*when\b", question, re.I):
+        return None  # "When was the sign on screen?" asks for a time
+    joint = _CONNECTIVE.search(question)
+    if not joint or joint.start() == 0:
+        return None
+    return question[: joint.start()], question[joint.end():]
+
+
+def _moment_subject(clause: str) -> str:
+    """What a moment clause is about: "someone talked about the rope" → "the rope",
+    "a photo of coins was shown" → "coins", "the coins picture" → "coins"."""
+    phrase = _CLAUSE_END.sub("", clause.strip())
+    phrase = _ANCHOR_WHERE.sub("", phrase)
+    for _ in range(2):
+        phrase = _MOMENT_TAIL.sub("", phrase).strip()
+        phrase = _MOMENT_LEAD.sub("", phrase).strip()
+    if _NAMED_PICTURE.search(clause):  # "the coins picture": the picture's subject is "coins"
+        phrase = re.sub(r"^the\s+", "", phrase, flags=re.I)
+    return phrase.strip(" ,;:-\"'“”")
+
+
 def _pictured_while(question: str) -> str:
     """X in "what picture was on screen while someone talked about X?" ("" otherwise)."""
-    asked = _PICTURE_ASKED.search(question)
-    clause = _WHILE_CLAUSE.search(question)
-    if not asked or not clause or clause.start() < asked.end() or not _SAID.search(clause.group(1)):
+    accompanied = _ACCOMPANIED.search(question)
+    if accompanied and _SAID_MOMENT.search(accompanied.group(1)):
+        return _moment_subject(accompanied.group(1))
+    parts = _moment_parts(question)
+    if parts is None or _WHILE_DARK.search(question):
         return ""
-    if _WHILE_DARK.search(question):
+    asked, moment = parts
+    if (not _PICTURE_ASK.search(asked) or _SAID_ASK.search(asked) or _NOT_A_PICTURE.search(asked)
+            or not _SAID_MOMENT.search(moment)):
         return ""
-    return _clean(clause.group(1))
+    return _moment_subject(moment)
 
 
 def _said_while_pictured(question: str) -> str:
     """X in "what was mentioned while a picture of X was on screen?" ("" otherwise)."""
-    m = _SAID_WHILE_PICTURE.search(question)
-    return _clean(m.group(1)) if m else ""
+    parts = _moment_parts(question)
+    if parts is None or _WHILE_DARK.search(question):
+        return ""
+    asked, moment = parts
+    if not _SAID_ASK.search(asked) or not _PICTURE_MOMENT.search(moment) or _SAID_MOMENT.search(moment):
+        return ""
+    return _moment_subject(moment)
 
 
 def question_shape(question: str, n_options: int = 0) -> QuestionShape:
@@ -290,6 +376,16 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
         order = "first" if pair[2].lower() in ("first", "earlier", "earliest", "sooner") else "last"
         return QuestionShape(order=order, compared=(_clean(pair[0]), _clean(pair[1])),
                              counts=counts, asks_stream=asks_stream, focus=focus, **extra)
+    m = _OTHER_PAIR.search(q)
+    if m and _clean(m.group(2)) and _clean(m.group(3)):
+        order = "first" if m.group(1).lower() in ("before", "earlier than") else "last"
+        return QuestionShape(order=order, compared=(_clean(m.group(2)), _clean(m.group(3))),
+                             counts=counts, asks_stream=asks_stream, focus=focus, **extra)
+    m = _ANCHOR_THEN.match(q)
+    if m and _clean(m.group(1)):
+        order = "before" if "before" in m.group(2).lower() else "after"
+        return QuestionShape(order=order, anchor=_clean(m.group(1)), counts=counts,
+                             asks_stream=asks_stream, focus=focus, **extra)
     m = _LEADING_AFTER.match(q)
     if m:
         order = "after" if m.group(1).lower() == "after" else "before"
@@ -298,7 +394,7 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     m = _AFTER.search(q)
     if m and not re.search(r"\b(?:while|when|during)\b", q[: m.start()], re.I):
         word = m.group(1).lower()
-        order = "after" if word in ("after", "following", "followed") else "before"
+        order = "after" if word in ("after", "once", "following", "followed") else "before"
         anchor = _clean(m.group(2))
         if anchor and not _OTHERS.match(anchor):  # "said before all the others" is "first"
             return QuestionShape(order=order, anchor=anchor, counts=counts,

@@ -189,6 +189,18 @@ def test_key_terms_are_names_and_rare_words():
         ("How many mentions of the ferry horn were there?", 0, None, "", (), True, False, "number"),
         ("Which of these recordings mentions the ferry?", 3, None, "", (), False, True, "any"),
         ("From which of the streams did we hear about the anchor?", 3, None, "", (), False, True, "any"),
+        # session 19: wordings written without looking at any generated question
+        ("What was discussed once the seed packet had been mentioned?", 0, "after", "the seed packet", (), False, False, "any"),
+        ("The seed packet was mentioned; what came next?", 0, "after", "The seed packet", (), False, False, "any"),
+        ("What was the first thing mentioned in garden-cam?", 4, "first", "", (), False, False, "any"),
+        ("What was the final topic in the harbour-cam recording?", 4, "last", "", (), False, False, "any"),
+        ("Which was talked about after the other: the seed packet or the flower show?", 0, "last", "",
+         ("the seed packet", "the flower show"), False, False, "any"),
+        ("Did they mention the rope once or twice?", 2, None, "", (), False, False, "any"),
+        ("Which of the three recordings mentions the flower show?", 3, None, "", (), False, True, "any"),
+        ("Name the recording in which the flower show was mentioned.", 0, None, "", (), False, True, "name"),
+        ("Where was the price of the magazine mentioned?", 0, None, "", (), False, True, "number"),
+        ("Where did Lucas say he left the anchor?", 0, None, "", (), False, False, "place"),
     ],
 )
 def test_question_shape(question, n_options, order, anchor, compared, counts, stream, focus):
@@ -477,6 +489,42 @@ def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands()
     daniel.cos = 0.7
     conf, _, caps = answerer.assess(hannah, "the tool shed", [daniel])
     assert caps["key_terms"] == 0.0 and conf == 0.0, caps
+
+
+@pytest.mark.parametrize(
+    "question, pictured_while, said_while_pictured",
+    [
+        ("What picture was on screen while someone talked about the rope?", "the rope", ""),
+        ("Which image was showing when the seed packet was mentioned?", "the seed packet", ""),
+        ("What was shown on screen as the price of the seed packet was discussed?", "the price of the seed packet", ""),
+        ("During the talk about the flower show, what picture was displayed?", "the flower show", ""),
+        ("What could be seen while the flower show was being talked about?", "the flower show", ""),
+        ("Which picture accompanied the mention of the flower show?", "the flower show", ""),
+        ("What did the camera show while someone mentioned the anchor?", "the anchor", ""),
+        ("What was mentioned while a picture of coins was on screen?", "", "coins"),
+        ("What topic came up while an image of a rocket was on screen?", "", "a rocket"),
+        ("While a picture of coins was visible, what was mentioned?", "", "coins"),
+        ("What was said during the coins picture?", "", "coins"),
+        ("Which topic was discussed as the screen showed a cat?", "", "a cat"),
+        ("What did Tom say while the photo of coins was on screen?", "", "coins"),
+        # not a picture asked at a moment of speech, nor speech asked at a picture
+        ("What time was it when the seed packet was mentioned?", "", ""),
+        ("What was written on the sign when Tom was mentioned?", "", ""),
+        ("What colour was the screen while the rope was talked about?", "", ""),
+        ("What was talked about while the screen was black?", "", ""),
+        ("When was the sign for the west pier on screen?", "", ""),
+        ("What was mentioned as the price of the rope?", "", ""),
+        ("Which camera showed a cat when the music played?", "", ""),
+    ],
+)
+def test_a_moment_named_by_what_was_said_or_shown(question, pictured_while, said_while_pictured):
+    shape = question_shape(question, 4)
+    assert (shape.pictured_while, shape.said_while_pictured) == (pictured_while, said_while_pictured)
+    if pictured_while or said_while_pictured:  # cross-modal however it is worded
+        analysis = QueryAnalyzer(HashEmbedder()).analyze(question)
+        assert analysis.query_type is QueryType.VIDEO_AUDIO
+        assert (analysis.cue_modality, analysis.target_modality) == (
+            ("speech", "visual") if pictured_while else ("visual", "speech"))
 
 
 def test_summary_template_words_are_never_the_answer():
