@@ -85,6 +85,7 @@ AUDIO_CUES = _wordset(
     quoted conversation loudspeaker call calls called explain explains explained explaining
     bark barks barked barking ring rings rang ringing beep beeps beeping buzz buzzing knock
     knocks knocked laugh laughs laughed laughing clap claps clapping applause siren
+    discuss discusses discussed discussing discussion chat chats chatted chatting
     """
 )
 
@@ -104,7 +105,8 @@ VISUAL_CUES = _wordset(
     displayed appear appears appeared visible colour color colours colors coloured colored
     wear wears wearing wore worn dressed hold holds holding held carry carries carrying
     carried screen onscreen sign signs written printed caption captions subtitle subtitles
-    logo banner picture image frame shape slide poster label point points
+    logo banner picture pictures pictured image images photo photos photograph photographs
+    photographed frame shape slide poster label point points
     pointing pointed standing sitting lying walking running writing typing
     """
 )
@@ -397,6 +399,12 @@ CAPTURE_VERBS = frozenset(stem(w) for w in _wordset(
     "pick picks picked picking record records recorded capture captures captured capturing catch "
     "catches caught film films filmed filming register registered detect detects detected get got"
 ))
+# what a recording is called: "on which of the cameras …" names no fact
+SOURCE_NOUNS = frozenset(stem(w) for w in _wordset(
+    "camera cameras cam cams stream streams feed feeds recording recordings video videos clip clips "
+    "channel channels source sources footage"
+))
+TALK_TOPIC_WORDS = _wordset("topic topics subject subjects")
 # Noun phrases open after these: "the umbrella", "about snow", "how many novels"
 _NP_OPENERS = _wordset(
     "the a an this that these those his her their its my your our some any about of many much"
@@ -497,6 +505,10 @@ class QueryAnalyzer:
         connectors = [w for w in words if w in TEMPORAL_CONNECTORS]
         text_cues = [w for w in words if w in TEXT_CUES]
         audio = [w for w in words if w in AUDIO_CUES]
+        shape = question_shape(question)
+        if shape.order:
+            # "which topic followed X?": a topic in a sequence is something talked about
+            audio += [w for w in words if w in TALK_TOPIC_WORDS]
         if text_cues and not connectors:
             audio = [w for w in audio if w not in SAY_VERBS]
         visual = [w for w in words if w in VISUAL_CUES]
@@ -524,7 +536,6 @@ class QueryAnalyzer:
             # names neither ("is the machine working?") is not cross-modal, whatever it resembles.
             scores[QueryType.VIDEO_AUDIO] = round(min(scores.values()) - 0.01, 4)
         best = max(scores, key=lambda t: scores[t])
-        shape = question_shape(question)
 
         cue_modality = target_modality = None
         if shape.pictured_while or shape.said_while_pictured:
@@ -559,8 +570,8 @@ class QueryAnalyzer:
         after_how = {stem(words[i + 1]) for i, w in enumerate(words[:-1]) if w == "how"}
         if position:
             after_how |= {stem(w) for w in POSITION_WORDS}
-        if shape.asks_stream:  # "which camera picked up / recorded …": the camera's verb, not a fact
-            after_how |= CAPTURE_VERBS
+        if shape.asks_stream:  # "which camera picked up / recorded …": the camera and its verb, not facts
+            after_how |= CAPTURE_VERBS | SOURCE_NOUNS
         terms = [t for t in content_terms(question) if t not in after_how]
         return QueryAnalysis(
             question=question,

@@ -143,13 +143,14 @@ _BESIDES_SPEECH = re.compile(
     re.I,
 )
 _WHAT_SOUND = re.compile(
-    r"\b(?:what|which)\s+(?:kind of\s+|sort of\s+)?(?:sounds?|noises?|music)\b"
+    r"\b(?:what|which)\s+(?:kind of\s+|sort of\s+|type of\s+)?(?:(?:non-?speech|other|background|[a-z]+)\s+)?(?:sounds?|noises?|music)\b"
     r"|\b(?:is|was|were|are)\s+there\s+(?:any|some)\s+(?:sounds?|noises?|music)\b",
     re.I,
 )
 # "What was said while the screen was dark?": speech during dark frames (the memory keeps each
 # key frame's quality; a dark frame is described as nothing else)
-DARK_WORDS = r"\b(?:dark|black|blank|unlit|nothing (?:was )?(?:visible|shown|on screen))\b"
+DARK_WORDS = (r"\b(?:dark|black|blank|unlit|nothing (?:was |could be |can be |is )?(?:visible|shown|seen|on screen)"
+              r"|(?:could not|couldn't|could n't|can't|cannot) see anything|no picture)\b")
 _WHILE_DARK = re.compile(
     r"\b(?:while|when|during|as)\b[^?]*" + DARK_WORDS
     + r"|\b(?:dark|black|blank)\s+(?:screen|picture|image|frames?|stretch|part|scene)\b",

@@ -512,6 +512,7 @@ def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands()
         ("What was written on the sign when Tom was mentioned?", "", ""),
         ("What colour was the screen while the rope was talked about?", "", ""),
         ("What was talked about while the screen was black?", "", ""),
+        ("In harbour-cam, what was said while nothing could be seen?", "", ""),  # said while dark
         ("When was the sign for the west pier on screen?", "", ""),
         ("What was mentioned as the price of the rope?", "", ""),
         ("Which camera showed a cat when the music played?", "", ""),
@@ -519,12 +520,23 @@ def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands()
 )
 def test_a_moment_named_by_what_was_said_or_shown(question, pictured_while, said_while_pictured):
     shape = question_shape(question, 4)
+    assert shape.said_while_dark == ("black" in question or "nothing could be seen" in question)
     assert (shape.pictured_while, shape.said_while_pictured) == (pictured_while, said_while_pictured)
     if pictured_while or said_while_pictured:  # cross-modal however it is worded
         analysis = QueryAnalyzer(HashEmbedder()).analyze(question)
         assert analysis.query_type is QueryType.VIDEO_AUDIO
         assert (analysis.cue_modality, analysis.target_modality) == (
             ("speech", "visual") if pictured_while else ("visual", "speech"))
+
+
+def test_words_that_name_no_fact_are_not_looked_for():
+    analyzer = QueryAnalyzer(HashEmbedder())
+    # the recording and its verb are what is asked for, not words to find in it
+    assert analyzer.analyze("On which of the cameras could a cat be seen?").terms == ["cat"]
+    assert analyzer.analyze("In which of the recordings was the ferry mentioned?").terms == ["ferry"]
+    # a topic in a sequence is something said: "which topic followed X?" is not a gist question
+    for q in ("Which topic preceded the price of the ticket?", "Directly after the rope, which topic followed?"):
+        assert analyzer.analyze(q).query_type in (QueryType.AUDIO, QueryType.VIDEO_AUDIO), q
 
 
 def test_summary_template_words_are_never_the_answer():
@@ -541,6 +553,8 @@ def test_summary_template_words_are_never_the_answer():
         ("What could be heard while the picture was dark in harbour-cam?", True, ""),
         ("What sound is heard after the bell?", True, ""),
         ("What could you hear Tom say about the train?", False, ""),
+        ("Which non-speech sound was in garden-cam?", True, ""),
+        ("What background noise was there in the lobby?", True, ""),
         ("What is the garden-cam recording mostly about?", False, "topic"),
         ("What is the main subject of harbour-cam?", False, "topic"),
         ("Name one person who was mentioned in the library-cam recording.", False, "people"),
