@@ -7,10 +7,12 @@ in-process service ``episodic ask`` uses and prints :mod:`episodic.qa_evaluation
 accuracy by category (multiple choice and free form), abstention on unanswerable questions,
 moment R@1/R@5, Ask and Search latency, the reliability table and ECE.
 
-Report on ``--split heldout``; tune on ``--split dev`` only.
+Report on ``--split heldout``; tune on ``--split dev`` only. ``--reworded`` asks the set's
+questions in other words (benchmarks/qa_rewordings.py: the same answers, wordings the generator
+does not use; meant for the dev split) to measure how much accuracy rests on the wording.
 
     .venv/bin/python benchmarks/bench_qa.py [--split heldout|dev|both] [--root DIR]
-        [--seed 0] [--streams 3] [--minutes 2.5] [--reingest] [--json]
+        [--seed 0] [--streams 3] [--minutes 2.5] [--reingest] [--reworded] [--json]
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=2.5)
     ap.add_argument("--reingest", action="store_true", help="ingest again even when the store holds the recordings")
     ap.add_argument("--json", action="store_true", help="print one JSON document (summaries and per-item records)")
+    ap.add_argument("--reworded", action="store_true",
+                    help="ask the questions in other words (benchmarks/qa_rewordings.py; no moment queries)")
     args = ap.parse_args()
     console = Console(stderr=True)
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
@@ -74,6 +78,10 @@ def main() -> None:
     for split in splits:
         qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console)
         qa_set = load_qa_set(qa_json)
+        if args.reworded:
+            from qa_rewordings import reworded
+
+            qa_set = reworded(qa_set)
         components = Components(load_settings(data_dir=qa_json.parent.parent / f"data-{split}"))
         started = time.perf_counter()
         try:

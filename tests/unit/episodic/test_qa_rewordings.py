@@ -1,0 +1,31 @@
+"""benchmarks/qa_rewordings.py: the generated questions asked in other words keep their answers."""
+
+import importlib.util
+from pathlib import Path
+
+from episodic.qa_set import Interval, MomentQuery, QAItem, QASet, Recording
+
+_spec = importlib.util.spec_from_file_location(
+    "qa_rewordings", Path(__file__).resolve().parents[3] / "benchmarks" / "qa_rewordings.py"
+)
+qa_rewordings = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(qa_rewordings)
+
+
+def test_dev_wordings_are_asked_otherwise_with_the_same_answers():
+    items = [
+        QAItem("d1", "order", "What was mentioned right after the price of the rope?", ["a", "b"], 1),
+        QAItem("d2", "unanswerable", "Where did Omar leave the spade?", answerable=False),
+        QAItem("d3", "V+A", "What was mentioned while a picture of coins was on screen?", ["x", "y"], 0),
+        QAItem("d4", "A", "A question no template knows?", answers=["42"]),
+        QAItem("d5", "order", "What was mentioned right after the time of the show?", ["c", "d"], 0),
+    ]
+    qa = QASet([Recording("a.mp4", "a-cam")], items, [MomentQuery("m1", "rope", [Interval("a-cam", 0, 1)])],
+               split="dev", name="dev")
+    out = qa_rewordings.reworded(qa)
+    assert [i.id for i in out.items] == ["rd1", "rd3", "rd5"]  # unanswerable and unknown left out
+    assert out.items[0].question == "What came up next, once the price of the rope had been mentioned?"
+    assert out.items[1].question == "While a photo of coins was visible, what was talked about?"  # 2nd of 3
+    assert out.items[2].question == "the time of the show was mentioned; what came next?"
+    assert [(i.options, i.answer_index) for i in out.items] == [(["a", "b"], 1), (["x", "y"], 0), (["c", "d"], 0)]
+    assert out.moments == [] and qa.items[0].question.startswith("What was mentioned")  # the original kept
