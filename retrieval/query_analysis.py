@@ -405,6 +405,14 @@ SOURCE_NOUNS = frozenset(stem(w) for w in _wordset(
     "channel channels source sources footage"
 ))
 TALK_TOPIC_WORDS = _wordset("topic topics subject subjects")
+COUNT_WORDS = frozenset(stem(w) for w in _wordset("occasion occasions instance instances mention mentions time times often"))
+RAISED_VERBS = _wordset("came come comes coming brought bring brings bringing")
+# how an order question frames its anchor ("right after", "which topic followed", "just prior to")
+SEQUENCE_WORDS = frozenset(stem(w) for w in _wordset(
+    "right just directly immediately straight next follow follows followed following precede precedes "
+    "preceded preceding prior previous previously earlier later first last second topic topics subject subjects "
+    "mention mentioned said talked discussed came come"
+))
 # Noun phrases open after these: "the umbrella", "about snow", "how many novels"
 _NP_OPENERS = _wordset(
     "the a an this that these those his her their its my your our some any about of many much"
@@ -505,6 +513,8 @@ class QueryAnalyzer:
         connectors = [w for w in words if w in TEMPORAL_CONNECTORS]
         text_cues = [w for w in words if w in TEXT_CUES]
         audio = [w for w in words if w in AUDIO_CUES]
+        # "what came up next?", "which was brought up first?": raised in conversation
+        audio += [f"{a} up" for a, b in zip(words, words[1:], strict=False) if b == "up" and a in RAISED_VERBS]
         shape = question_shape(question)
         if shape.order:
             # "which topic followed X?": a topic in a sequence is something talked about
@@ -572,6 +582,10 @@ class QueryAnalyzer:
             after_how |= {stem(w) for w in POSITION_WORDS}
         if shape.asks_stream:  # "which camera picked up / recorded …": the camera and its verb, not facts
             after_how |= CAPTURE_VERBS | SOURCE_NOUNS
+        if shape.order:  # "directly after X, which topic followed?": X is looked for, not the framing
+            after_how |= SEQUENCE_WORDS
+        if shape.counts:  # "on how many occasions did X come up?"
+            after_how |= COUNT_WORDS
         terms = [t for t in content_terms(question) if t not in after_how]
         return QueryAnalysis(
             question=question,

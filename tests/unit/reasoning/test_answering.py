@@ -534,9 +534,14 @@ def test_words_that_name_no_fact_are_not_looked_for():
     # the recording and its verb are what is asked for, not words to find in it
     assert analyzer.analyze("On which of the cameras could a cat be seen?").terms == ["cat"]
     assert analyzer.analyze("In which of the recordings was the ferry mentioned?").terms == ["ferry"]
-    # a topic in a sequence is something said: "which topic followed X?" is not a gist question
-    for q in ("Which topic preceded the price of the ticket?", "Directly after the rope, which topic followed?"):
+    # a topic in a sequence is something said: "which topic followed X?" is not a gist question,
+    # and what "came up" was raised in conversation
+    for q in ("Which topic preceded the price of the ticket?", "Directly after the rope, which topic followed?",
+              "Which came up earlier, the rope or the ferry?", "What came up next after the price of the rope?"):
         assert analyzer.analyze(q).query_type in (QueryType.AUDIO, QueryType.VIDEO_AUDIO), q
+    # the framing of an order or count question is not looked for: the anchor is
+    assert analyzer.analyze("Directly after the price of the rope, which topic followed?").terms == ["pric", "rop"]
+    assert analyzer.analyze("On how many occasions did the robin come up?").terms == ["robin"]
 
 
 def test_summary_template_words_are_never_the_answer():
