@@ -291,10 +291,11 @@ class Answerer:
         (:mod:`reasoning.short_answer`), then the evidence it was taken from. For gist
         questions the best few summaries in time order (a gist is the sequence of events,
         not one of them). Text read on screen comes first for a question about such text."""
-        read = reads_text(analysis) and any(u.modality == "ocr" for u in units)
+        wants_text = reads_text(analysis)
+        read = wants_text and any(u.modality == "ocr" for u in units)
         if read:
             units = [u for u in units if u.modality == "ocr"] + [u for u in units if u.modality != "ocr"]
-        elif reads_text(analysis) and not analysis.shape.asks_stream:
+        elif wants_text and not analysis.shape.asks_stream:
             # the text read is quoted by a summary only (the same words as a unit of their own
             # were left out as a repeat): the quoted text, not the summary's first sentence
             for u in units:

@@ -410,9 +410,9 @@ RAISED_VERBS = _wordset("came come comes coming brought bring brings bringing")
 # how an order question frames its anchor ("right after", "which topic followed", "just prior to")
 SEQUENCE_WORDS = frozenset(stem(w) for w in _wordset(
     "right just directly immediately straight next follow follows followed following precede precedes "
-    "preceded preceding prior previous previously earlier later first last second topic topics subject subjects "
+    "preceded preceding prior previous previously earlier later first last second "
     "mention mentioned said talked discussed came come"
-))
+) | TALK_TOPIC_WORDS)
 # Noun phrases open after these: "the umbrella", "about snow", "how many novels"
 _NP_OPENERS = _wordset(
     "the a an this that these those his her their its my your our some any about of many much"

@@ -143,7 +143,7 @@ _BESIDES_SPEECH = re.compile(
     re.I,
 )
 _WHAT_SOUND = re.compile(
-    r"\b(?:what|which)\s+(?:kind of\s+|sort of\s+|type of\s+)?(?:(?:non-?speech|other|background|[a-z]+)\s+)?(?:sounds?|noises?|music)\b"
+    r"\b(?:what|which)\s+(?:kind of\s+|sort of\s+|type of\s+)?(?:(?:non-?speech|[a-z]+)\s+)?(?:sounds?|noises?|music)\b"
     r"|\b(?:is|was|were|are)\s+there\s+(?:any|some)\s+(?:sounds?|noises?|music)\b",
     re.I,
 )
