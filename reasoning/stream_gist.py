@@ -22,7 +22,11 @@ TOPIC_CONFIDENCE = 0.5
 PEOPLE_CONFIDENCE = 0.6
 NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
-_SUBJECT = re.compile(r" [a-z]")  # "Maria painted": a capitalised word followed by its verb
+# "Maria painted": a capitalised word followed by its verb; not by a preposition, article or
+# conjunction ("Restaint at the Regan Lump", a misheard sentence, is no one doing anything)
+_SUBJECT = re.compile(
+    r" (?!(?:at|in|on|of|to|for|from|with|by|into|onto|about|over|under|near|the|a|an|and|or|but|as)\b)[a-z]"
+)
 # a determiner just before (perhaps with one word between): a noun, not a person's name
 _DETERMINED = re.compile(r"\b(?:the|a|an|this|that|these|those|my|our|your|his|her|their|its)\s+(?:[a-z]+\s+)?$", re.I)
 

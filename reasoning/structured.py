@@ -39,7 +39,7 @@ from episodic.reasoning.structured_base import (
     cosine_ramp,
     option_streams,
 )
-from episodic.reasoning.time_answers import ANCHOR_MIN, PLACED_MIN, TimeAnswers, dark_spans
+from episodic.reasoning.time_answers import ANCHOR_MIN, TimeAnswers, dark_spans
 from episodic.retrieval.detailed import (
     MemoryReader,
     Unit,
@@ -321,14 +321,9 @@ class StructuredAnswerer(TimeAnswers):
             return None
         caps = {"route": 11.0, "stretches": float(len(stretches)), "seen": round(float(seen[best]), 3)}
         if options:
-            if max(float(self._match(o, spoken).max()) for o in options) < PLACED_MIN:
-                # what was said then matches no option (misheard?): the one option found
-                # nowhere else, or the ordinary path
-                left = self._only_unplaced(options, "speech", scope, reader, ())
-                if left is None:
-                    return None
-                return self._eliminated(options, left, ELIMINATION_SUPPORT, spoken[:1], caps)
-            return self._choice_by_match(options, spoken, trust, caps)
+            # what was said then matching no option (misheard?): the options found nowhere
+            # else, or the ordinary path
+            return self._choice_said_then(options, spoken, trust, caps, scope, reader, ELIMINATION_SUPPORT)
         top = spoken[0]
         return Draft(answer=f'"{top.text.strip()}" (said while the picture was on screen, {top.cite()})',
                      confidence=round(trust, 4), support=spoken, source="order", caps={**caps, "span": 1.0})

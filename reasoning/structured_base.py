@@ -26,8 +26,9 @@ from episodic.retrieval.detailed import (
     units_of,
 )
 from episodic.retrieval.guess_match import DescriberVocabulary
-from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap
+from episodic.retrieval.query_analysis import QueryAnalysis, content_terms
 from episodic.retrieval.text_match import canonical_tokens
+from episodic.retrieval.value_kinds import carried_kinds, kind_overlap, with_kinds
 
 COS_LO, COS_HI = 0.2, 0.65  # option/anchor cosine → match, ramped
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z0-9\"'])")
@@ -86,13 +87,16 @@ class StructuredBase:
             return np.zeros(0)
         vecs = self.scorer.embed([text] + [u.scored_text for u in units])
         cos = vecs[1:] @ vecs[0]
-        terms = content_terms(text) if terms is None else list(terms)
+        # "the colour of Tom's spade" is partly found in any sentence that holds a colour
+        terms, kinds = with_kinds(content_terms(text) if terms is None else list(terms), text)
         out = np.zeros(len(units))
         for i, u in enumerate(units):
             lex = 0.0
             if terms:
                 found = u.terms | fuzzy_found(text, terms, u.text, u.terms)
-                lex = overlap(terms, found)
+                if kinds:
+                    found = found | (carried_kinds(u.text) & kinds)
+                lex = kind_overlap(terms, found)
             out[i] = max(lex, cosine_ramp(float(cos[i])))
         return out
 

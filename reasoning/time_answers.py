@@ -32,6 +32,7 @@ ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
 PLACED_MIN = 0.5  # … and one matched this well is placed (for ruling an option out)
 ELIMINATION_CONFIDENCE = 0.3  # an option left when the others were found elsewhere: a guess
+UNPLACED_FLOOR = 0.01  # an option found nowhere outranks one said clearly elsewhere
 COUNT_GAP_S = 3.0  # appearances closer than this are one moment
 DARK_SLACK_S = 1.0  # sentences are read this far around a dark stretch …
 DARK_OVERLAP_S = 0.5  # … and count when this much of them (or half) falls inside it
@@ -156,10 +157,16 @@ class TimeAnswers(StructuredBase):
                 evidence.append([seq[j], anchor])
                 next_heard.append(float(mm[0]))
             if max(next_heard) < PLACED_MIN:  # the very next sentence is no option: misheard?
-                left = self._only_unplaced(options, seq[0].modality, scope, reader, recall)
-                if left is not None:
-                    return self._eliminated(options, left, ELIMINATION_CONFIDENCE, [seq[0], anchor], caps,
+                left = self._unplaced(options, seq[0].modality, scope, reader, recall)
+                if len(left) == 1:
+                    return self._eliminated(options, left[0], ELIMINATION_CONFIDENCE, [seq[0], anchor], caps,
                                             cap=min(1.0, anchor_q + 0.3))
+                if 1 < len(left) < len(options):
+                    # an option said clearly somewhere else is not what came next: the choice
+                    # is among the ones found nowhere (one of them was misheard here)
+                    scores = [x + UNPLACED_FLOOR if k in left else 0.0 for k, x in enumerate(scores)]
+                    support = [x if k in left else 0.0 for k, x in enumerate(support)]
+                    caps = {**caps, "eliminated": float(len(options) - len(left))}
             return self._choice(options, scores, support, evidence, caps, cap=min(1.0, anchor_q + 0.3))
         nxt = seq[0]
         word = "after" if shape.order == "after" else "before"
@@ -168,21 +175,43 @@ class TimeAnswers(StructuredBase):
         return Draft(answer=answer, confidence=round(conf, 4), support=[nxt, anchor], source="order",
                      caps={**caps, "span": 1.0, "key_terms": key_coverage(analysis, [nxt, anchor] + list(recall))})
 
-    def _only_unplaced(self, options: Sequence[str], modality: str, scope: Scope, reader: MemoryReader,
-                       recall: Sequence[Unit]) -> int | None:
+    def _unplaced(self, options: Sequence[str], modality: str, scope: Scope, reader: MemoryReader,
+                  recall: Sequence[Unit]) -> list[int]:
         """The one option found nowhere, when the sentence where the answer must be (next to
         an anchor, or said while a picture was shown) matches none: it was probably that
         sentence, misheard. "Right after where Daniel left the ladle: Sofia's
         appointment, the soup tasting, Diego and the eggs?" with the next sentence heard as "The
         ego order twelve legs" matches no option; the appointment and the tasting were said
-        clearly elsewhere, so the eggs are left. None unless exactly one option is left."""
+        clearly elsewhere, so the eggs are left. The indices of the options found nowhere."""
         left: list[int] = []
         for k, o in enumerate(options):
             cands = [u for u in self._candidates(o, scope, reader, recall) if u.modality == modality]
             m = self._match(o, cands)
             if not (len(m) and float(m.max()) >= PLACED_MIN):
                 left.append(k)
-        return left[0] if len(left) == 1 else None
+        return left
+
+    def _choice_said_then(self, options: Sequence[str], said: Sequence[Unit], confidence: float,
+                          caps: dict[str, float], scope: Scope, reader: MemoryReader,
+                          guess: float = ELIMINATION_CONFIDENCE) -> Draft | None:
+        """The option said at a moment (``said``: the sentences heard then). When none of them
+        matches any option, one was misheard: the options said clearly elsewhere are ruled out
+        and the choice is among the rest (at a guess's confidence); None when that rules out
+        none, or all."""
+        if max(float(self._match(o, said).max()) for o in options) >= PLACED_MIN:
+            return self._choice_by_match(options, said, confidence, caps)
+        left = self._unplaced(options, "speech", scope, reader, ())
+        if len(left) == 1:
+            return self._eliminated(options, left[0], guess, said[:1], caps)
+        if not 1 < len(left) < len(options):
+            return None
+        scores, support = [], []
+        for k, o in enumerate(options):
+            m = float(self._match(o, said).max()) if k in left else 0.0
+            scores.append(m + UNPLACED_FLOOR if k in left else 0.0)
+            support.append(m * guess)
+        caps = {**caps, "eliminated": float(len(options) - len(left))}
+        return self._choice(options, scores, support, [list(said[:1]) for _ in options], caps)
 
     def which_first(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
                     scope: Scope, reader: MemoryReader) -> Draft | None:
@@ -211,6 +240,8 @@ class TimeAnswers(StructuredBase):
         known = [i for i, p in enumerate(placed) if p[2] is not None]
         if not known:
             return None
+        if len(compared) == 2 and len(known) == 1 and not relative:
+            return self._one_placed(options, compared, placed, known[0], shape.order == "first", scope, reader)
         pick = (min if shape.order == "first" else max)(known, key=lambda i: placed[i][0])
         others = [placed[i][1] for i in known if i != pick]
         gap = min((abs(placed[pick][0] - placed[i][0]) for i in known if i != pick), default=0.0)
@@ -228,6 +259,35 @@ class TimeAnswers(StructuredBase):
         answer = f"{compared[pick]} ({unit.cite()})"
         return Draft(answer=answer, confidence=round(sure, 4), support=[unit], source="order",
                      caps={**caps, "span": 1.0})
+
+    def _one_placed(self, options: Sequence[str], compared: Sequence[str],
+                    placed: Sequence[tuple[float, float, Unit | None]], found: int, first: bool,
+                    scope: Scope, reader: MemoryReader) -> Draft | None:
+        """"Which came first, A or B?" with only A found: B was misheard, somewhere among the
+        stream's other sentences. A is first as likely as those sentences lie after it (one
+        said near the start of a recording is probably first); a guess, at a guess's
+        confidence."""
+        unit = placed[found][2]
+        assert unit is not None
+        said = [u for u in self._stream_units(unit.stream_id, scope.t_min, scope.t_max, reader)
+                if u.modality == "speech" and u.text.strip() and not (u.t_start < unit.t_end and unit.t_start < u.t_end)]
+        said = list({(round(u.t_start, 2), u.text): u for u in said}.values())
+        before = sum(1 for u in said if u.t_end <= unit.t_start)
+        after = sum(1 for u in said if u.t_start >= unit.t_end)
+        if before + after == 0 or before == after:
+            return None
+        p_first = after / (before + after)
+        other = 1 - found
+        pick = found if (p_first > 0.5) == first else other
+        sure = ELIMINATION_CONFIDENCE * max(p_first, 1.0 - p_first)
+        caps = {"route": 2.0, "placed": 1.0, "p_first": round(p_first, 3)}
+        if options:
+            chosen = next((k for k, o in enumerate(options) if o.strip().lower() == compared[pick].strip().lower()), None)
+            if chosen is None:
+                return None
+            return self._eliminated(options, chosen, sure, [unit], caps)
+        return Draft(answer=f"{compared[pick]} (a guess: only {compared[found]!r} was found, {unit.cite()})",
+                     confidence=round(sure, 4), support=[unit], source="order", caps={**caps, "span": 1.0})
 
     def _before_or_after(self, options: Sequence[str], placed: Sequence[tuple[float, float, Unit | None]],
                          caps: dict[str, float], sure: float) -> Draft | None:
@@ -342,7 +402,7 @@ class TimeAnswers(StructuredBase):
             return None if options or not spans else _nothing_said(memories, spans)
         caps = {"route": 8.0, "dark_spans": float(len(spans)), "sentences": float(len(said))}
         if options:
-            return self._choice_by_match(options, said, DARK_SPEECH_CONFIDENCE, caps)
+            return self._choice_said_then(options, said, DARK_SPEECH_CONFIDENCE, caps, scope, reader)
         top = said[0]
         return Draft(answer=f'"{top.text.strip()}" (said while the picture was dark, {top.cite()})',
                      confidence=DARK_SPEECH_CONFIDENCE, support=said, source="order", caps={**caps, "span": 1.0})
