@@ -140,8 +140,10 @@ class TimeAnswers(StructuredBase):
             seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 > mid), key=lambda u: u.t_start)
         else:
             seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 < mid), key=lambda u: -u.t_end)
-        seq = [u for u in seq if not (u.t_start >= anchor.t_start - 0.05 and u.t_end <= anchor.t_end + 0.05
-                                      and u.text in cands[i].text)]
+        # the anchor's own sentence, whole or in part, is not what came before or after it
+        whole = cands[i]
+        seq = [u for u in seq if not (u.t_start >= whole.t_start - 0.05 and u.t_end <= whole.t_end + 0.05
+                                      and (u.text in whole.text or anchor.text.strip() in u.text))]
         seq = list({(u.text, round(u.t_start, 2)): u for u in first + seq}.values())[: len(ORDER_WEIGHTS)]
         if not seq:
             return None

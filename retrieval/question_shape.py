@@ -25,6 +25,15 @@ _AFTER = re.compile(
     r"before|prior to|preceding|preceded)\s+(.+?)\s*(?:[?!]|$)",
     re.I,
 )
+# An order question asks what was said, shown or happened next to a moment ("What was
+# mentioned right after X?", "What came up before X?", "Which topic followed X?"); "Who is
+# cleaning the anchor after lunch?" asks a fact whose time is part of it.
+_ASKS_EVENT = re.compile(
+    r"\b(?:mention\w*|said|say|says|talk\w*|discuss\w*|spoke|spoken|speak\w*|shown|show\w*|"
+    r"seen|saw|heard|hear|happen\w*|occur\w*|came|come|comes|follow\w*|rais\w*|brought|"
+    r"display\w*|appear\w*|played|announc\w*|next|topic|subject|thing)\b",
+    re.I,
+)
 # "Was the seed packet mentioned before or after the flower show?": the answer is an order word
 _BEFORE_OR_AFTER = re.compile(
     r"^\s*(?:was|were|is|did|does|do|has|had)\s+(.+)\s+(?:before|earlier)\s+or\s+"
@@ -393,7 +402,7 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
         return QuestionShape(order=order, anchor=_clean(m.group(2)), counts=counts,
                              asks_stream=asks_stream, focus=focus, **extra)
     m = _AFTER.search(q)
-    if m and not re.search(r"\b(?:while|when|during)\b", q[: m.start()], re.I):
+    if m and not re.search(r"\b(?:while|when|during)\b", q[: m.start()], re.I) and _ASKS_EVENT.search(q):
         word = m.group(1).lower()
         order = "after" if word in ("after", "once", "following", "followed") else "before"
         anchor = _clean(m.group(2))

@@ -201,6 +201,10 @@ def test_key_terms_are_names_and_rare_words():
         ("Name the recording in which the flower show was mentioned.", 0, None, "", (), False, True, "name"),
         ("Where was the price of the magazine mentioned?", 0, None, "", (), False, True, "number"),
         ("Where did Lucas say he left the anchor?", 0, None, "", (), False, False, "place"),
+        # a fact with a time in it is not an order question
+        ("Who is cleaning the anchor after lunch?", 0, None, "", (), False, False, "name"),
+        ("Who will meet the chef before noon?", 4, None, "", (), False, False, "name"),
+        ("What was mentioned after lunch?", 0, "after", "lunch", (), False, False, "any"),
     ],
 )
 def test_question_shape(question, n_options, order, anchor, compared, counts, stream, focus):
@@ -952,6 +956,27 @@ def test_which_came_first_places_each_option_by_the_words_only_it_has():
     question = f"Which was mentioned first: {options[0]} or {options[1]}?"
     draft = answerer.which_first(_shaped(question), options, [], Scope(), MemoryReader(store))
     assert draft is not None and draft.choice_index == 1, draft
+
+
+def test_what_came_before_a_clause_is_not_the_clauses_own_sentence():
+    """Whisper joins a time to its sentence with a comma ("At 410, Kempers and Appointment with
+    the archive list."): the anchor is the clause, and the sentence it belongs to is not what
+    was said before it; the sentence before is."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    library = [_memory("library-cam", 0.0, ["The story hour is in room 114."]),
+               _memory("library-cam", 10.0, ["At 410, Chen has an appointment with the archivist."])]
+    store = _Store(library)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in library for u in units_of(m, None, False) if u.modality == "speech"]
+    answerer._candidates = lambda text, scope, reader, extra: list(everything)
+    question = "What was mentioned just before Chen's appointment with the archivist?"
+    draft = answerer.next_to(_shaped(question), (), [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.answer.startswith("The story hour"), draft
 
 
 def test_which_came_first_with_one_option_found_guesses_from_where_it_was_said():
