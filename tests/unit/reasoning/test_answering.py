@@ -935,26 +935,33 @@ def test_a_picture_the_describer_cannot_name_is_the_option_it_has_no_word_for():
     assert draft is None or "eliminated" not in draft.caps, draft
 
 
+def _speech_answerer(memories):
+    """A structured answerer over ``memories`` whose candidates are all their sentences, and
+    a reader of them."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    store = _Store(memories)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in memories for u in units_of(m, None, False) if u.modality == "speech"]
+    answerer._candidates = lambda text, scope, reader, extra: list(everything)
+    return answerer, MemoryReader(store)
+
+
 def test_which_came_first_places_each_option_by_the_words_only_it_has():
     """"Where Priya left the laptop or Priya's appointment with the caretaker: which first?"
     The laptop sentence was misheard ("Pre-report the left top …"); by "Priya" it would be
     placed at the caretaker sentence, so each option is placed by the words that tell it
     from the other."""
-    from episodic.config import Settings
     from episodic.core.query import Scope
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.reasoning.structured import StructuredAnswerer
-    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
 
-    library = [_memory("library-cam", 0.0, ["Priya is meeting the caretaker at noon."]),
-               _memory("library-cam", 10.0, ["Pre-report the left top by the left chain."])]
-    store = _Store(library)
-    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-    everything = [u for m in library for u in units_of(m, None, False) if u.modality == "speech"]
-    answerer._candidates = lambda text, scope, reader, extra: list(everything)
+    answerer, reader = _speech_answerer([_memory("library-cam", 0.0, ["Priya is meeting the caretaker at noon."]),
+                                         _memory("library-cam", 10.0, ["Pre-report the left top by the left chain."])])
     options = ["where Priya left the laptop", "Priya's appointment with the caretaker"]
     question = f"Which was mentioned first: {options[0]} or {options[1]}?"
-    draft = answerer.which_first(_shaped(question), options, [], Scope(), MemoryReader(store))
+    draft = answerer.which_first(_shaped(question), options, [], Scope(), reader)
     assert draft is not None and draft.choice_index == 1, draft
 
 
@@ -962,20 +969,13 @@ def test_what_came_before_a_clause_is_not_the_clauses_own_sentence():
     """Whisper joins a time to its sentence with a comma ("At 410, Kempers and Appointment with
     the archive list."): the anchor is the clause, and the sentence it belongs to is not what
     was said before it; the sentence before is."""
-    from episodic.config import Settings
     from episodic.core.query import Scope
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.reasoning.structured import StructuredAnswerer
-    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
 
-    library = [_memory("library-cam", 0.0, ["The story hour is in room 114."]),
-               _memory("library-cam", 10.0, ["At 410, Chen has an appointment with the archivist."])]
-    store = _Store(library)
-    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-    everything = [u for m in library for u in units_of(m, None, False) if u.modality == "speech"]
-    answerer._candidates = lambda text, scope, reader, extra: list(everything)
+    answerer, reader = _speech_answerer([
+        _memory("library-cam", 0.0, ["The story hour is in room 114."]),
+        _memory("library-cam", 10.0, ["At 410, Chen has an appointment with the archivist."])])
     question = "What was mentioned just before Chen's appointment with the archivist?"
-    draft = answerer.next_to(_shaped(question), (), [], Scope(), MemoryReader(store))
+    draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
     assert draft is not None and draft.answer.startswith("The story hour"), draft
 
 
@@ -983,23 +983,15 @@ def test_which_came_first_with_one_option_found_guesses_from_where_it_was_said()
     """"Which was mentioned first: A or B?" with B misheard beyond recognition: B is one of
     the stream's other sentences, so A found near the end was probably not first (and A
     found at the start probably was). Answered as a guess, never from A alone."""
-    from episodic.config import Settings
     from episodic.core.query import Scope
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.reasoning.structured import StructuredAnswerer
-    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
 
     said = ["Tom bought apples this morning.", "The weather looks fine today.",
             "Restaint at the Regan Lump Bunk.", "Priya is meeting the caretaker at noon."]
     options = ["where Grace left the library card", "Priya's appointment with the caretaker"]
     question = f"Which was mentioned first: {options[0]} or {options[1]}?"
     for order, expected in ((said, 0), (said[::-1], 1)):
-        library = [_memory("library-cam", 10.0 * i, [x]) for i, x in enumerate(order)]
-        store = _Store(library)
-        answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-        everything = [u for m in library for u in units_of(m, None, False) if u.modality == "speech"]
-        answerer._candidates = lambda text, scope, reader, extra, units=everything: list(units)
-        draft = answerer.which_first(_shaped(question), options, [], Scope(), MemoryReader(store))
+        answerer, reader = _speech_answerer([_memory("library-cam", 10.0 * i, [x]) for i, x in enumerate(order)])
+        draft = answerer.which_first(_shaped(question), options, [], Scope(), reader)
         assert draft is not None and draft.choice_index == expected, draft
         assert draft.confidence <= 0.3 and draft.caps.get("placed") == 1.0, draft
 
