@@ -179,9 +179,9 @@ class TimeAnswers(StructuredBase):
 
     def _unplaced(self, options: Sequence[str], modality: str, scope: Scope, reader: MemoryReader,
                   recall: Sequence[Unit]) -> list[int]:
-        """The one option found nowhere, when the sentence where the answer must be (next to
-        an anchor, or said while a picture was shown) matches none: it was probably that
-        sentence, misheard. "Right after where Daniel left the ladle: Sofia's
+        """The options found nowhere, for when the sentence where the answer must be (next to
+        an anchor, or said while a picture was shown) matches none: one of them was probably
+        that sentence, misheard. "Right after where Daniel left the ladle: Sofia's
         appointment, the soup tasting, Diego and the eggs?" with the next sentence heard as "The
         ego order twelve legs" matches no option; the appointment and the tasting were said
         clearly elsewhere, so the eggs are left. The indices of the options found nowhere."""
@@ -200,18 +200,16 @@ class TimeAnswers(StructuredBase):
         matches any option, one was misheard: the options said clearly elsewhere are ruled out
         and the choice is among the rest (at a guess's confidence); None when that rules out
         none, or all."""
-        if max(float(self._match(o, said).max()) for o in options) >= PLACED_MIN:
+        heard = [float(self._match(o, said).max()) for o in options]
+        if max(heard) >= PLACED_MIN:
             return self._choice_by_match(options, said, confidence, caps)
         left = self._unplaced(options, "speech", scope, reader, ())
         if len(left) == 1:
             return self._eliminated(options, left[0], guess, said[:1], caps)
         if not 1 < len(left) < len(options):
             return None
-        scores, support = [], []
-        for k, o in enumerate(options):
-            m = float(self._match(o, said).max()) if k in left else 0.0
-            scores.append(m + UNPLACED_FLOOR if k in left else 0.0)
-            support.append(m * guess)
+        scores = [heard[k] + UNPLACED_FLOOR if k in left else 0.0 for k in range(len(options))]
+        support = [heard[k] * guess if k in left else 0.0 for k in range(len(options))]
         caps = {**caps, "eliminated": float(len(options) - len(left))}
         return self._choice(options, scores, support, [list(said[:1]) for _ in options], caps)
 

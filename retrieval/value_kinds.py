@@ -75,15 +75,14 @@ def kind_overlap(terms: list[str], found: set[str] | frozenset[str]) -> float:
 def carried_kinds(text: str) -> frozenset[str]:
     """The kinds of value a sentence holds: a colour word, an amount of money (a currency
     word or sign, or a number after "costs"), a clock time ("9:45", "quarter to two")."""
-    words = tokens(text)
-    have = set(words)
+    have = set(tokens(text))
+    canon = canonical_tokens(text)  # "thirty-four" is a number too
     kinds: set[str] = set()
     if have & COLOUR_WORDS:
         kinds.add(COLOUR)
-    numbers = any(w[:1].isdigit() for w in words) or any(w[:1].isdigit() for w in canonical_tokens(text))
+    numbers = any(w[:1].isdigit() for w in have) or any(w[:1].isdigit() for w in canon)
     if _CURRENCY_SIGN.search(text) or (numbers and (have & _CURRENCY or have & _PRICE_VERB)):
         kinds.add(PRICE)
-    canon = canonical_tokens(text)
     at_time = any(  # "at 410": Whisper's way of writing "at four ten"
         a == "at" and alternative_keys(b) for a, b in zip(canon, canon[1:], strict=False)
     )
