@@ -281,11 +281,8 @@ class TimeAnswers(StructuredBase):
         pick = found if (p_first > 0.5) == first else other
         sure = ELIMINATION_CONFIDENCE * max(p_first, 1.0 - p_first)
         caps = {"route": 2.0, "placed": 1.0, "p_first": round(p_first, 3)}
-        if options:
-            chosen = next((k for k, o in enumerate(options) if o.strip().lower() == compared[pick].strip().lower()), None)
-            if chosen is None:
-                return None
-            return self._eliminated(options, chosen, sure, [unit], caps)
+        if options:  # not relative, so the options are what was compared
+            return self._eliminated(options, pick, sure, [unit], caps)
         return Draft(answer=f"{compared[pick]} (a guess: only {compared[found]!r} was found, {unit.cite()})",
                      confidence=round(sure, 4), support=[unit], source="order", caps={**caps, "span": 1.0})
 
