@@ -27,9 +27,12 @@ from dataclasses import dataclass
 
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnalysis, stem, term_set
-from episodic.retrieval.text_match import canonical_tokens
+from episodic.retrieval.text_match import canonical_tokens, is_common, sounds_alike
 
 MAX_WORDS = 8
+# a span guessed rather than read (the words the question lacks; a colour a misheard word
+# sounds like) counts less than one of the asked kind written in the evidence
+GUESSED_SPAN_QUALITY = 0.8
 RELEVANT_SHARE = 0.5  # of the best unit's rank score: below it a unit is about something else
 # the composed summary's own labels (memory/summary_composer.py): never an answer themselves
 SUMMARY_LABELS = re.compile(r"\b(?:Someone says|On screen|Seen|Heard)\s*:?\s*")
@@ -141,12 +144,38 @@ def _clock(token: str) -> str:
     return token
 
 
+def _bare_hour(found: str, text: str) -> bool:
+    """Whether a clock time is only a bare number ("The flower show started at 22.") with no
+    "a.m.", "p.m." or "o'clock" after it: what a recogniser leaves of "twenty to two" or
+    "eleven fifteen" as often as a real hour, so a guess rather than a time read."""
+    if re.fullmatch(r"\d{1,2}\.0", found):  # "at 1.0 a.m." for "one oh five": no clock writes that
+        return True
+    if not re.fullmatch(r"\d{1,2}", found):
+        return False
+    return not re.search(rf"\b{re.escape(found)}\s*(?:[ap]\.?\s?m\b|o'?clock)", text, re.IGNORECASE)
+
+
 def _colour(text: str) -> str:
     words = _words(text)
     for i, w in enumerate(words):
         if w.lower() in COLOUR_WORDS:
             nxt = words[i + 1] if i + 1 < len(words) and words[i + 1].lower() not in STOPWORDS else ""
             return f"{w} {nxt}".strip()
+    return ""
+
+
+def _misheard_colour(text: str) -> str:
+    """A colour word a recogniser split or misspelt ("painted the wheelbarrow yet low" →
+    yellow, "purble" → purple): a word, or two adjacent words joined, that is no English word
+    itself and sounds like a colour. Real words are left alone ("blank" is not black)."""
+    words = [w.lower() for w in _words(text)]
+    for i, w in enumerate(words):
+        for heard in (w, w + words[i + 1]) if i + 1 < len(words) else (w,):
+            if not heard.isalpha() or is_common(heard):
+                continue
+            colour = next((c for c in sorted(COLOUR_WORDS) if sounds_alike(heard, c)), "")
+            if colour:
+                return colour
     return ""
 
 
@@ -172,8 +201,14 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
         found = _name(text, asked)
     elif focus in ("time", "number"):
         found = _number(text, focus, asked)
+        if focus == "time" and _bare_hour(found, text):
+            return Span(found, unit, GUESSED_SPAN_QUALITY)
     elif focus == "colour":
         found = _colour(text)
+        if not found and unit.modality == "speech":
+            misheard = _misheard_colour(text)
+            if misheard:
+                return Span(misheard, unit, GUESSED_SPAN_QUALITY)
     elif focus == "place":
         found = _place(text, asked)
     else:
@@ -182,7 +217,7 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
         return Span(found, unit, 1.0)
     novel = _novel_run(text, asked)
     if novel and unit.modality != "visual" and focus == "any":
-        return Span(novel, unit, 0.8)
+        return Span(novel, unit, GUESSED_SPAN_QUALITY)
     return None
 
 

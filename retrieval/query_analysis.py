@@ -57,6 +57,8 @@ COLOUR_WORDS = _wordset(
     "beige gold golden silver navy maroon turquoise teal"
 )
 
+# the length of the shortest names ("Tom", "Eva"), below what may be matched tolerantly
+SHORT_NAME_CHARS = 3
 # Function words, question words and words that name no fact ("video", "someone").
 STOPWORDS = _wordset(
     """
@@ -363,8 +365,13 @@ class QueryAnalysis:
 
     @property
     def names_someone(self) -> bool:
-        """The question names a person or place (a capitalised word after its first)."""
-        return any(word[:1].isupper() for word in self.key_terms.values())
+        """The question names a person or place (a capitalised word after its first). Names
+        of three letters ("Tom", "Mia", "Ali") count here though they are too short for
+        ``key_terms`` (matched tolerantly, "Tom" would be found in "ton" and "tome")."""
+        return any(word[:1].isupper() for word in self.key_terms.values()) or any(
+            capital and i > 0 and len(word) == SHORT_NAME_CHARS and word not in STOPWORDS
+            for i, (word, capital) in enumerate(name_words(self.question))
+        )
 
 
 def key_terms_of(text: str, terms: Sequence[str]) -> dict[str, str]:

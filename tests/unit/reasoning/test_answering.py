@@ -293,6 +293,39 @@ def test_a_short_answer_comes_from_a_sentence_about_the_question():
     assert span is not None and span.text == "room 316"
 
 
+@pytest.mark.parametrize(
+    ("heard", "expected"),
+    [
+        ("Omar painted the wheelbarrow yet low.", "yellow"),  # one colour heard as two words
+        ("Tom painted the umbrella purble.", "purple"),  # misspelt
+        ("Tom painted the fence blank.", None),  # a real word is what was said, not a colour
+        ("Tom painted the fence today.", None),
+    ],
+)
+def test_a_colour_heard_as_other_words_is_a_guessed_span(heard, expected):
+    span = span_in(_unit(heard, "speech"), _analysis("What colour did Omar paint the wheelbarrow?"))
+    if expected is None:
+        assert span is None, span
+    else:
+        assert span is not None and span.text == expected and span.quality < 1.0, span
+
+
+@pytest.mark.parametrize(
+    ("heard", "expected", "sure"),
+    [
+        ("The flower show started at 22.", "22", False),  # "twenty to two", misheard
+        ("The safety announcement start at 1.0 a.m.", "1.0", False),  # "one oh five"
+        ("The last train leaves at 9 p.m. today.", "9", True),
+        ("We open at 10 o'clock.", "10", True),
+        ("Priya is meeting the caretaker at 12.20.", "12.20", True),
+    ],
+)
+def test_a_clock_time_that_is_only_a_bare_number_is_a_guess(heard, expected, sure):
+    span = span_in(_unit(heard, "speech"), _analysis("When does it start?"))
+    assert span is not None and span.text.startswith(expected), span
+    assert (span.quality >= 1.0) is sure, span
+
+
 def test_a_label_string_is_not_a_name():
     assert span_in(_unit("a scene with Egyptian cat, tiger cat", "visual"), _analysis("What is the name of the cat?")) is None
 
@@ -883,6 +916,9 @@ def test_a_question_naming_someone_looks_in_speech_even_when_it_asks_for_a_colou
     assert analysis.names_someone and "speech" in analysis.preferred_modalities
     plain = _analysis("Which colour is the watering can?", QueryType.VIDEO)
     assert not plain.names_someone and "speech" not in plain.preferred_modalities
+    # a name of three letters, too short to be matched tolerantly, still names someone
+    assert _analysis("What colour did Tom paint the spade?", QueryType.VIDEO).names_someone
+    assert not _analysis("What colour is the TV in the hall?", QueryType.VIDEO).names_someone
     scorer = TextScorer(MiniLMEmbedder(Settings()))
     units = [_unit("a scene; colours: green, cyan", "visual", 1.0), _unit("a watering can; colours: green", "visual", 5.0),
              _unit("Priya painted the watering can blue.", "speech", 9.0)]
