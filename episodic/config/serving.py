@@ -46,9 +46,11 @@ class RetrievalSettings:
     # the new transcript must beat the old by this mean token log-probability (same model scores both)
     relisten_min_gain: float = 0.05
     # ... or within this much below it per word of the question it adds (mean token log-prob;
-    # at most three words' worth): each rare word the question made it write ("Diego", "Amara")
-    # costs the unprompted scorer about this much, a word that was not said far more
-    relisten_hint_tolerance: float = 0.3
+    # at most three words' worth): each word the question helped it write ("Diego" for "The
+    # Eagle", "Hannah" for "Hand") costs the unprompted scorer about 0.3-0.6; a word that was
+    # not said costs far more. On 136 re-hearings of the dev sets (truth known), 0.6 took 36
+    # that lowered the word error rate and 2 that raised it; 0.3 took 18 and 2.
+    relisten_hint_tolerance: float = 0.6
     # Multiple choice about speech with short options: each option is put into the recalled
     # sentence and scored against its audio (retrieval/option_audio.py); false = off
     relisten_score_options: bool = True
