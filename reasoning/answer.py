@@ -70,7 +70,7 @@ from episodic.reasoning.evidence_fit import (
 )
 from episodic.reasoning.model_reply import LETTERS, ParsedReply, parse_reply
 from episodic.reasoning.prompts import detailed_answer_messages, fast_answer_messages
-from episodic.reasoning.short_answer import best_span
+from episodic.reasoning.short_answer import GUESSED_SPAN_QUALITY, best_span, only_a_bare_hour
 from episodic.retrieval.detailed import TextScorer, Unit, fuzzy_found, relevant, top_distinct
 from episodic.retrieval.guess_match import GUESS_CAP, guess_support
 from episodic.retrieval.query_analysis import (
@@ -270,6 +270,8 @@ class Answerer:
         missing = round((1.0 - found) * len(terms))
         coverage = 1.0 if missing <= len(terms) // 3 else found
         kind = 1.0 if satisfies_kind(answer, analysis.expects) else KIND_CAP
+        if kind >= 1.0 and analysis.shape.focus == "time" and only_a_bare_hour(answer):
+            kind = GUESSED_SPAN_QUALITY  # "at 22": a time misheard as often as said
         caps = {
             "similarity": round(similarity, 3),
             "coverage": round(coverage, 3),

@@ -144,10 +144,11 @@ def _clock(token: str) -> str:
     return token
 
 
-def _bare_hour(found: str, text: str) -> bool:
-    """Whether a clock time is only a bare number ("The flower show started at 22.") with no
-    "a.m.", "p.m." or "o'clock" after it: what a recogniser leaves of "twenty to two" or
-    "eleven fifteen" as often as a real hour, so a guess rather than a time read."""
+def only_a_bare_hour(text: str) -> bool:
+    """Whether the clock time ``text`` gives is only a bare number ("The flower show started
+    at 22.") with no "a.m.", "p.m." or "o'clock" after it: what a recogniser leaves of "twenty
+    to two" or "eleven fifteen" as often as a real hour, so a guess rather than a time read."""
+    found = _number(text, "time")
     if re.fullmatch(r"\d{1,2}\.0", found):  # "at 1.0 a.m." for "one oh five": no clock writes that
         return True
     if not re.fullmatch(r"\d{1,2}", found):
@@ -201,8 +202,6 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
         found = _name(text, asked)
     elif focus in ("time", "number"):
         found = _number(text, focus, asked)
-        if focus == "time" and _bare_hour(found, text):
-            return Span(found, unit, GUESSED_SPAN_QUALITY)
     elif focus == "colour":
         found = _colour(text)
         if not found and unit.modality == "speech":

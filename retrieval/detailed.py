@@ -90,6 +90,9 @@ class Unit:
     # visual units: the classifier's unsure guesses for these key frames (name, probability),
     # never shown as what was seen; see retrieval/guess_match.py
     guesses: tuple[tuple[str, float], ...] = ()
+    # speech heard again with the question's words as a hint and taken for this question only
+    # (retrieval/relisten.py): the words may be there because the question put them there
+    hinted: bool = False
 
     @property
     def support_cos(self) -> float:

@@ -496,7 +496,7 @@ class Relistener:
         result.version = self._persist(memory, span, pieces if kept else None, new_entries if kept else [], entry, ingest)
         if adopted:
             self._apply(memory, span, pieces, new_entries)
-            self._replace_units(memory, span, analysis, q_vec, recall, reader, scope, scorer)
+            self._replace_units(memory, span, analysis, q_vec, recall, reader, scope, scorer, hinted=not kept)
         return result
 
     def _use_hinted(self, version, memory, analysis, q_vec, recall, reader, scope, scorer) -> None:
@@ -511,7 +511,7 @@ class Relistener:
             return
         pieces = [TranscriptPiece(t0, t1, text)]
         self._apply(memory, (t0, t1), pieces, self._speech_entries(memory, pieces))
-        self._replace_units(memory, (t0, t1), analysis, q_vec, recall, reader, scope, scorer)
+        self._replace_units(memory, (t0, t1), analysis, q_vec, recall, reader, scope, scorer, hinted=True)
 
     def _speech_entries(self, memory: ShortTermMemory, pieces: list[TranscriptPiece]) -> list[EmbeddingEntry]:
         """E_i entries for the new pieces: text embeddings, as the encoder makes them. A memory
@@ -584,15 +584,19 @@ class Relistener:
         event.metadata["transcript_version"] = version
         store.upsert_events([event])
 
-    def _replace_units(self, memory, span, analysis, q_vec, recall, reader, scope, scorer) -> None:
+    def _replace_units(self, memory, span, analysis, q_vec, recall, reader, scope, scorer, hinted: bool = False) -> None:
         """Swap this memory's old speech units inside ``span`` for units of the new pieces,
-        scored like the rest. Detailed recall's ranking is one formula, so the list is simply
-        re-sorted; an association's order is kept and the new units take the old ones' place."""
+        scored like the rest (marked ``hinted`` when the question's words helped hear them and
+        the store keeps the old ones). Detailed recall's ranking is one formula, so the list is
+        simply re-sorted; an association's order is kept and the new units take the old ones'
+        place."""
         fresh = [
             u for u in units_of(memory, None, scorer.reuse_visual_vectors)
             if u.modality == "speech" and _inside(u.t_start, u.t_end, span)
             and u.overlaps(scope.t_min, scope.t_max)
         ]
+        for u in fresh:
+            u.hinted = hinted
         if fresh:
             fresh = apply_position(scorer.rank(analysis, q_vec, fresh), analysis, reader, scope)
         units = recall.units

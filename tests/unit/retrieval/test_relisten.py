@@ -39,6 +39,7 @@ from episodic.retrieval.query_analysis import (
 )
 from episodic.retrieval.relisten import RelistenReport, within_hint
 from episodic.retrieval.transcript_versions import cached_version, record_version
+from episodic.services.qa import HINTED_CONFIDENCE_CAP
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from bench_relisten import holds, overwrite_transcript, speech_memory  # noqa: E402
@@ -268,6 +269,8 @@ def test_a_transcript_heard_only_with_the_questions_help_answers_it_but_is_not_s
         report: RelistenReport = trace.notes["relisten"]
         assert [m.outcome for m in report.memories][:1] == ["adopted-hint"], report
         assert holds(result.answer, "half past two"), result.answer
+        # words the question helped to hear: an answer on them claims less than a sure one
+        assert 0 < result.confidence <= HINTED_CONFIDENCE_CAP and trace.notes["signals"]["hinted"], result
         stored = components.store.get_memory(before.id)
         assert not holds(stored.transcript_text, "fire alarm half past two"), stored.transcript_text
         latest = stored.metadata["transcripts"][-1]
@@ -277,6 +280,7 @@ def test_a_transcript_heard_only_with_the_questions_help_answers_it_but_is_not_s
         report2 = trace2.notes["relisten"]
         assert [m.outcome for m in report2.memories][:1] == ["cached"], report2
         assert holds(again.answer, "half past two"), again.answer
+        assert again.confidence <= HINTED_CONFIDENCE_CAP, again
         assert components.store.get_memory(before.id).transcript_text == stored.transcript_text
     finally:
         service.relisten.settings = saved
