@@ -39,5 +39,10 @@ def _no_real_time_scheduling_left_behind():
         os.sched_setscheduler(0, before[0], os.sched_param(before[1]))
         pytest.fail(f"this test left the process on CPU scheduling {after} (was {before})")
 
+# Two test workers share CI's two cores (pytest-xdist, see pyproject.toml): a model on one
+# thread each keeps them from oversubscribing the CPU (test_ingest + test_forget together:
+# 76-77 s instead of 82-89 s with the default 2 threads). CLI children inherit it.
+os.environ.setdefault("EPISODIC_CPU_THREADS", "1")
+
 # models load from packages and folders only, also in tests that build one without Components
 offline_model_hubs()

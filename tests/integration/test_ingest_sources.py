@@ -176,13 +176,14 @@ def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again
     from tests.cli_runner import start_cli
 
     path = tmp_path / "long.mp4"
-    samples.make_recording(path, [samples.Scene(duration_s=12, seed=i) for i in range(12)], [])
+    # long enough (72 s, about a dozen segments) to be stopped part-way; longer only costs time
+    samples.make_recording(path, [samples.Scene(duration_s=12, seed=i) for i in range(6)], [])
     data = tmp_path / "data"
     proc = start_cli("ingest", str(path), data=data, ctrl_c=True)
     snippets = data / "snippets"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
-        if snippets.is_dir() and sum(1 for _ in snippets.rglob("*.mp4")) >= 5:  # of 24 segments
+        if snippets.is_dir() and sum(1 for _ in snippets.rglob("*.mp4")) >= 3:  # of about 12 segments
             break
         time.sleep(0.2)
     assert proc.poll() is None, "the ingest ended before it could be interrupted"
@@ -192,7 +193,7 @@ def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again
     assert "listed as incomplete" in stderr and "run the same ingest again" in stderr, stderr
     (listed,) = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
     assert listed["stream_id"] == "long" and listed["complete"] is False
-    assert 0 < listed["t_end"] < 130 and listed["segments"] >= 1
+    assert 0 < listed["t_end"] < 70 and listed["segments"] >= 1
     # no snippet file that no stored memory refers to
     segments = json.loads(run_cli("segments", "--json", data=data).stdout)["segments"]
     refs = {sn["uri"].rsplit("/", 1)[-1] for s in segments for sn in s["snippets"]}
@@ -201,7 +202,7 @@ def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again
     assert "(incomplete)" in table
     run_cli("ingest", str(path), data=data)
     (listed,) = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
-    assert listed["complete"] is True and abs(listed["t_end"] - 144) < 1.0
+    assert listed["complete"] is True and abs(listed["t_end"] - 72) < 1.0
 
 
 @pytest.mark.slow
