@@ -808,6 +808,24 @@ def test_what_was_said_while_the_screen_was_dark():
     assert draft is not None and len(draft.support) == 1, draft
 
 
+def test_said_while_dark_misheard_rules_out_the_options_said_clearly_elsewhere():
+    """The sentence heard while the screen was dark matches no option (misheard beyond
+    recognition): the two options said clearly elsewhere are ruled out and the choice is among
+    the two found nowhere, at a guess's confidence, never one of the ruled-out two."""
+    from episodic.core.query import Scope
+    from episodic.reasoning.time_answers import ELIMINATION_CONFIDENCE
+
+    memories = [_memory("pier-cam", 0.0, ["The ferry leaves at noon from the pier."]),
+                _memory("pier-cam", 10.0, ["Look, the seagull is sitting on the railing."]),
+                _memory("pier-cam", 20.0, ["Grob flim a wonky dralt zeppo."], dark=True)]
+    answerer, reader = _speech_answerer(memories)
+    options = ("the ferry", "the seagull", "the anchor", "the fishing net")
+    draft = answerer.said_while_dark(_shaped("What was talked about while the screen was dark?"), options,
+                                     Scope(), reader)
+    assert draft is not None and draft.choice_index in (2, 3), draft
+    assert draft.caps.get("eliminated") == 2.0 and draft.confidence <= ELIMINATION_CONFIDENCE, draft
+
+
 def test_a_streams_gist_and_people_come_from_its_own_words():
     from episodic.core.query import Scope
 
