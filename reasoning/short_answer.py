@@ -27,12 +27,19 @@ from dataclasses import dataclass
 
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnalysis, stem, term_set
-from episodic.retrieval.text_match import canonical_tokens, is_common, sounds_alike
+from episodic.retrieval.text_match import (
+    canonical_tokens,
+    name_like,
+    name_words,
+    sounds_alike,
+    words_and_pairs,
+)
 
 MAX_WORDS = 8
 # a span guessed rather than read (the words the question lacks; a colour a misheard word
 # sounds like) counts less than one of the asked kind written in the evidence
 GUESSED_SPAN_QUALITY = 0.8
+_COLOURS = tuple(sorted(COLOUR_WORDS))  # looked through in a fixed order
 RELEVANT_SHARE = 0.5  # of the best unit's rank score: below it a unit is about something else
 # the composed summary's own labels (memory/summary_composer.py): never an answer themselves
 SUMMARY_LABELS = re.compile(r"\b(?:Someone says|On screen|Seen|Heard)\s*:?\s*")
@@ -169,14 +176,12 @@ def _misheard_colour(text: str) -> str:
     """A colour word a recogniser split or misspelt ("painted the wheelbarrow yet low" →
     yellow, "purble" → purple): a word, or two adjacent words joined, that is no English word
     itself and sounds like a colour. Real words are left alone ("blank" is not black)."""
-    words = [w.lower() for w in _words(text)]
-    for i, w in enumerate(words):
-        for heard in (w, w + words[i + 1]) if i + 1 < len(words) else (w,):
-            if not heard.isalpha() or is_common(heard):
-                continue
-            colour = next((c for c in sorted(COLOUR_WORDS) if sounds_alike(heard, c)), "")
-            if colour:
-                return colour
+    for heard, _ in words_and_pairs(name_words(text)):
+        if not name_like(heard):  # a common word was heard as said
+            continue
+        colour = next((c for c in _COLOURS if sounds_alike(heard, c)), "")
+        if colour:
+            return colour
     return ""
 
 

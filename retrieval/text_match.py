@@ -378,7 +378,7 @@ def name_words(text: str) -> list[tuple[str, bool]]:
     return [(w.lower(), w[:1].isupper()) for w in re.findall(r"[A-Za-z]+", text or "")]
 
 
-def _candidates(words: Sequence[tuple[str, bool]]) -> list[tuple[str, bool]]:
+def words_and_pairs(words: Sequence[tuple[str, bool]]) -> list[tuple[str, bool]]:
     """Single words and adjacent pairs joined ("north wind" → "northwind")."""
     out = list(words)
     for (a, ca), (b, cb) in zip(words, words[1:], strict=False):
@@ -391,12 +391,12 @@ def fuzzy_hits(query_text: str, evidence_text: str, wanted: Iterable[str] | None
     name-like word or joined pair of ``evidence_text`` sounds like. ``wanted`` limits the
     query words looked for (e.g. those with no exact match)."""
     want = None if wanted is None else {w.lower() for w in wanted}
-    q = [(w, c) for w, c in _candidates(name_words(query_text)) if name_like(w, c)]
+    q = [(w, c) for w, c in words_and_pairs(name_words(query_text)) if name_like(w, c)]
     if want is not None:
         q = [(w, c) for w, c in q if w in want]
     if not q:
         return set()
-    ev = [(w, c) for w, c in _candidates(name_words(evidence_text)) if name_like(w, c)]
+    ev = [(w, c) for w, c in words_and_pairs(name_words(evidence_text)) if name_like(w, c)]
     hits: set[str] = set()
     for w, _ in q:
         if any(sounds_alike(w, e) for e, _ in ev):
