@@ -27,6 +27,7 @@ from episodic.core.records import (
 from episodic.ingestor import Progress, StreamIngestor  # noqa: F401 - callers import them from here
 from episodic.memory.encoder import StageTimer
 from episodic.memory.overview_windows import refresh_overviews
+from episodic.push_thread import PushThread
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +147,7 @@ class StreamRunner:
         resume: Checkpoint | None = None,
         previous: StreamInfo | None = None,
         live: bool = False,
+        overlap: bool = False,
     ) -> None:
         from episodic.stream.chunk_decoder import ChunkDecoder
 
@@ -179,6 +181,9 @@ class StreamRunner:
         self._segments = self._memories = self._events = 0  # of the runs already closed
         self._started = time.perf_counter()
         self.ingestor = self._new_ingestor(start.t_s)
+        # overlap: the next chunk decodes while this one is encoded (embedded ingest only;
+        # see episodic.push_thread for why the worker does not)
+        self._pusher: PushThread | None = PushThread(self._push) if overlap else None
 
     def _new_ingestor(self, start_s: float) -> StreamIngestor:
         return StreamIngestor(
@@ -224,7 +229,10 @@ class StreamRunner:
         started = time.perf_counter()
         items = self.decoder.decode(chunk)  # ChunkError: nothing of the chunk was used
         self.timer.add("decode", started)
-        self._push(items)
+        if self._pusher is not None:
+            self._pusher.submit(items)
+        else:
+            self._push(items)
         self.next_seq = chunk.seq + 1
         self.fed_until_s = max(self.fed_until_s, chunk.t_end)
         if chunk.end_of_stream:
@@ -278,6 +286,7 @@ class StreamRunner:
             and chunk.t_start - self.ingestor.segmenter.open_since >= s.segment_min_s
         ):
             return False
+        self.settle()  # what follows reads the segmenter
         # A restart closes the open segment at this chunk's start whatever is being said there;
         # while someone is mid-sentence wait for a later keyframe (bounded, so talk radio or a
         # music bed the detector takes for speech still gets its checkpoints).
@@ -287,6 +296,7 @@ class StreamRunner:
 
     def _close_run(self) -> float:
         """Store everything of the current run; returns where its last segment ends."""
+        self.settle()
         self._push(self.decoder.flush())
         progress = self.ingestor.finish()
         if self.provisional:
@@ -346,7 +356,27 @@ class StreamRunner:
             self.ended = True
             self._close_run()
             self.checkpoint = Checkpoint(self.next_seq, self.checkpoint.t_s, ended=True)
+            self.stop_pushing()
         return self.progress
+
+    def settle(self) -> None:
+        """Wait for the push thread (if any) to hand everything fed so far to the ingestor."""
+        if self._pusher is not None:
+            self._pusher.drain()
+
+    def stop_pushing(self) -> None:
+        """End the push thread after it has pushed what it was given (idempotent). Used when
+        the stream ends and when an ingest stops early: what was fed before the stop counts,
+        as it would without the thread. A failure met while finishing is logged, not raised
+        (the caller is already reporting why it stopped)."""
+        pusher, self._pusher = self._pusher, None
+        if pusher is None:
+            return
+        try:
+            pusher.close()
+        except EpisodicError as exc:
+            log.warning("%s: %s", self.stream_id, exc)
+            self.warnings.append(str(exc))
 
     def stream_info(self, complete: bool | None = None) -> StreamInfo:
         """The stream's listing; ``complete`` False marks an ingest that stopped part-way
@@ -456,7 +486,9 @@ def ingest_file(
                 f"{s.max_stream_duration_s:.0f}"
             )
         components.ensure_schema()
-        runner = StreamRunner(stream_id, components, source=stored_as, media=info, timer=timer, live=is_url(str(path)))
+        runner = StreamRunner(
+            stream_id, components, source=stored_as, media=info, timer=timer, live=is_url(str(path)), overlap=True
+        )
         chunks = iter(chunker)
         try:
             while True:
@@ -472,11 +504,16 @@ def ingest_file(
                     on_progress(runner.progress)
                 if stop_requested is not None and stop_requested():
                     raise KeyboardInterrupt
+            runner.settle()  # a failure encoding the last chunks is reported like any other
         except (KeyboardInterrupt, EpisodicError) as exc:
+            runner.stop_pushing()
             kept = _keep_incomplete(runner, components)
             if isinstance(exc, KeyboardInterrupt):
                 raise IngestInterrupted(f"{kept}; run the same ingest again to complete it") from None
             raise type(exc)(f"{exc}; {kept}") from None
+        except BaseException:
+            runner.stop_pushing()
+            raise
         warnings = list(chunker.warnings)
     progress = runner.finish()
     warnings += runner.warnings

@@ -92,7 +92,9 @@ class ChunkDecoder:
         shift_s += self._misalignment(chunk, stamped, v, a, shift_s)
         if self._state is None:
             fps = float(v.average_rate or v.guessed_rate or 0) if v is not None else 0.0
-            self._state = _DecodeState(self.settings, 0.0, fps)
+            # a 50/60 fps source is also thinned to what is looked at before its frames are scaled
+            keep = max(self.settings.sample_fps_max, self.settings.snippet_fps) if fps > self.high_fps else 0.0
+            self._state = _DecodeState(self.settings, 0.0, fps, keep_fps=keep)
         state = self._state
         items: list[DecodedItem] = []
         decoded_any = False

@@ -406,14 +406,18 @@ class _Refused(Exception):
 class _DecodeState:
     """Timestamp normalisation and audio resampling for one pass over a source."""
 
-    def __init__(self, settings: Settings, origin: float | None, fps: float) -> None:
+    def __init__(self, settings: Settings, origin: float | None, fps: float, keep_fps: float = 0.0) -> None:
         self.settings = settings
+        # ``keep_fps`` > 0: frames closer than 1/keep_fps to the last one kept are dropped
+        # before they are scaled (half a source frame of slack, so exactly keep_fps survive)
+        self.min_frame_gap_s = (1.0 / keep_fps - 0.5 / fps) if keep_fps > 0 and fps > keep_fps else 0.0
         self.origin = origin
         self.rate = settings.audio_sample_rate_hz
         self.frame_step = 1.0 / fps if fps > 0 else 1.0 / 25
         self.last_video_t: float | None = None
         self.held: tuple[float, Any] | None = None  # a frame whose timestamp jumped
         self.retimed_frames = 0
+        self.thinned_frames = 0
         self.clock_resets = 0
         self.audio_suspect: float | None = None  # offset of a not-yet-confirmed audio jump
         self.last_t = 0.0
@@ -462,8 +466,16 @@ class _DecodeState:
                 f"a {frame.width}x{frame.height} frame exceeds "
                 f"max_frame_pixels={self.settings.max_frame_pixels}"
             )
-        frame = self._working_size(frame)
         t = self._time(frame)
+        if (
+            t is not None
+            and self.held is None
+            and self.last_video_t is not None
+            and 0.0 <= t - self.last_video_t < self.min_frame_gap_s
+        ):
+            self.thinned_frames += 1
+            return  # nothing downstream looks at frames this close: do not even scale it
+        frame = self._working_size(frame)
         if t is None:
             t = 0.0 if self.last_video_t is None else self.last_video_t + self.frame_step
         if self.held is not None:

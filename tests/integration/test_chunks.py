@@ -266,6 +266,32 @@ def test_embedded_ingest_is_not_bounded_by_the_kafka_chunk_limit(recordings, tmp
         components.close()
 
 
+@pytest.mark.parametrize("fps, bframes, kept_per_s", [(60, 0, 15), (50, 3, 16.7), (30, 0, 30)])
+def test_a_high_frame_rate_is_thinned_to_what_is_looked_at_before_scaling(tmp_path, fps, bframes, kept_per_s):
+    """50/60 fps sources keep one frame per 1/max(sample_fps_max, snippet_fps) s (with or
+    without B-frames to skip), each at its own timestamp; 30 fps keeps every frame."""
+    import av
+
+    path = tmp_path / f"p{fps}.mp4"
+    seconds = 2
+    with av.open(str(path), "w") as out:
+        v = out.add_stream("libx264", rate=fps, options={"preset": "ultrafast", "bframes": str(bframes)})
+        v.width, v.height, v.pix_fmt = 320, 180, "yuv420p"
+        for i in range(seconds * fps):
+            img = np.full((180, 320, 3), (i * 7) % 255, np.uint8)
+            frame = av.VideoFrame.from_ndarray(img, format="rgb24")
+            frame.pts = i
+            for p in v.encode(frame):
+                out.mux(p)
+        for p in v.encode():
+            out.mux(p)
+    times = [t for kind, t, _ in _decode(_chunks(path)) if kind == "video"]
+    assert len(times) == pytest.approx(kept_per_s * seconds, abs=2)
+    gaps = np.diff(times)
+    assert gaps.min() >= 1 / kept_per_s - 0.5 / fps - 1e-6
+    assert all(abs(t * fps - round(t * fps)) < 1e-3 for t in times)  # source timestamps, not re-timed
+
+
 # -- the runner: checkpoints and exact resumption ------------------------------------------------
 def _records(store, stream_id):
     memories = sorted(store.list_memories(stream_id=stream_id), key=lambda m: m.id)
@@ -301,6 +327,16 @@ def test_runner_resumes_from_its_checkpoint_exactly(tmp_path):
     expected = _records(full.store, "cam-r")
     taken = sorted(set(checkpoints) - {0, len(chunks)})
     assert len(taken) >= 2, checkpoints  # ~36 s at 10 s intervals
+
+    # decoding ahead on one thread while another encodes (embedded ingest) stores the same
+    overlapped = Components(settings.replace(data_dir=tmp_path / "c"))
+    overlapped.ensure_schema()
+    ahead = StreamRunner("cam-r", overlapped, overlap=True)
+    for c in chunks:
+        ahead.feed(c)
+    assert ahead.ended and ahead.checkpoint.seq == len(chunks)
+    assert _records(overlapped.store, "cam-r") == expected
+    overlapped.close()
 
     # crash in the middle of the run after the second checkpoint, then resume from the store
     crashed = Components(settings.replace(data_dir=tmp_path / "b"))

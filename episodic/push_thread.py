@@ -1,0 +1,83 @@
+"""One background thread that hands decoded items to the ingestor, in order.
+
+Embedded ingest of a local recording is two halves of about equal weight: decoding the next
+chunk (FFmpeg's decoder and scaler) and segmenting/encoding what was decoded (vision, speech,
+the store). Run one after the other they leave a core idle much of the time; with this thread
+the next chunk decodes while the previous one is encoded. Order is kept (one thread, a FIFO
+queue one chunk deep, so at most two chunks of decoded frames are held), so the stored records
+are exactly those of running both halves in turn.
+
+The Kafka worker does not use it: it commits a chunk's offset once :meth:`StreamRunner.feed`
+returns, which must mean the chunk's media is in the ingestor.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+_STOP = object()
+
+
+class PushThread:
+    """``push(items)`` run on a thread of its own, one call at a time, in submission order.
+
+    An exception raised by ``push`` is kept and raised again by the next :meth:`submit` or
+    :meth:`drain` in the caller's thread; items submitted after it are discarded (what
+    follows a failed chunk must not be encoded as if it had not failed).
+    """
+
+    def __init__(self, push: Callable[[list[Any]], None], depth: int = 1) -> None:
+        self._push = push
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
+        self._error: BaseException | None = None
+        self._cancelled = False
+        self._thread = threading.Thread(target=self._run, name="episodic-push", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            items = self._queue.get()
+            try:
+                if items is _STOP:
+                    return
+                if self._error is None and not self._cancelled:
+                    self._push(items)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                self._error = exc
+            finally:
+                self._queue.task_done()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            self._cancelled = True  # nothing after a failure is pushed
+            raise error
+
+    def submit(self, items: list[Any]) -> None:
+        """Queue ``items`` (blocks while the thread is one chunk behind)."""
+        self._raise()
+        if self._cancelled:
+            return
+        self._queue.put(items)
+
+    def drain(self) -> None:
+        """Wait until everything submitted has been pushed; raise what pushing raised."""
+        self._queue.join()
+        self._raise()
+
+    def cancel(self) -> None:
+        """Stop: discard what is queued, wait for the push under way, end the thread.
+        A failure it met is dropped (the caller is already leaving)."""
+        self._cancelled = True
+        self._queue.put(_STOP)
+        self._thread.join()
+        self._error = None
+
+    def close(self) -> None:
+        """Push what is queued, end the thread and raise what pushing raised."""
+        self._queue.put(_STOP)
+        self._thread.join()
+        self._raise()

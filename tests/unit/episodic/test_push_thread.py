@@ -1,0 +1,77 @@
+"""The push thread keeps order, hands failures to the caller and stops cleanly."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from episodic.core.errors import StoreError
+from episodic.push_thread import PushThread
+
+
+def test_items_are_pushed_in_order_on_another_thread():
+    seen, threads = [], set()
+
+    def push(items):
+        time.sleep(0.01 * (len(seen) % 2))  # uneven work must not reorder anything
+        threads.add(threading.get_ident())
+        seen.extend(items)
+
+    t = PushThread(push)
+    for i in range(10):
+        t.submit([i, i + 0.5])
+    t.drain()
+    assert seen == [x for i in range(10) for x in (i, i + 0.5)]
+    assert threads and threading.get_ident() not in threads
+    t.close()
+
+
+def test_a_failure_is_raised_in_the_caller_and_nothing_after_it_is_pushed():
+    seen = []
+    gate = threading.Event()
+
+    def push(items):
+        gate.wait(5)
+        if items == ["bad"]:
+            raise StoreError("disk full")
+        seen.extend(items)
+
+    t = PushThread(push)
+    t.submit(["a"])
+    t.submit(["bad"])
+    gate.set()
+    with pytest.raises(StoreError, match="disk full"):
+        t.drain()
+    t.submit(["after"])  # discarded: it must not be encoded as if the failure had not happened
+    t.drain()
+    assert seen == ["a"]
+    t.close()
+
+
+def test_cancel_discards_what_is_queued_and_waits_for_the_push_under_way():
+    seen, started, release = [], threading.Event(), threading.Event()
+
+    def push(items):
+        started.set()
+        release.wait(5)
+        seen.extend(items)
+
+    t = PushThread(push)
+    t.submit([1])
+    started.wait(5)
+    t.submit([2])  # queued behind the push under way
+    threading.Timer(0.05, release.set).start()
+    t.cancel()
+    assert seen == [1]
+
+
+def test_close_pushes_what_is_queued_and_raises_a_late_failure():
+    def push(items):
+        raise StoreError("late")
+
+    t = PushThread(push)
+    t.submit([1])
+    with pytest.raises(StoreError, match="late"):
+        t.close()
