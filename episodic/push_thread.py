@@ -3,9 +3,10 @@
 Embedded ingest of a local recording is two halves of about equal weight: decoding the next
 chunk (FFmpeg's decoder and scaler) and segmenting/encoding what was decoded (vision, speech,
 the store). Run one after the other they leave a core idle much of the time; with this thread
-the next chunk decodes while the previous one is encoded. Order is kept (one thread, a FIFO
-queue one chunk deep, so at most two chunks of decoded frames are held), so the stored records
-are exactly those of running both halves in turn.
+the next chunk decodes while the previous one is encoded. Order is kept (one thread, and a
+hand-over: :meth:`PushThread.submit` returns once the thread has taken the items, so at most
+two chunks of decoded frames are held: the one being encoded and the one being decoded), so
+the stored records are exactly those of running both halves in turn.
 
 The Kafka worker does not use it: it commits a chunk's offset once :meth:`StreamRunner.feed`
 returns, which must mean the chunk's media is in the ingestor.
@@ -29,9 +30,10 @@ class PushThread:
     follows a failed chunk must not be encoded as if it had not failed).
     """
 
-    def __init__(self, push: Callable[[list[Any]], None], depth: int = 1) -> None:
+    def __init__(self, push: Callable[[list[Any]], None]) -> None:
         self._push = push
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=1)
+        self._taken = threading.Semaphore(0)
         self._error: BaseException | None = None
         self._cancelled = False
         self._thread = threading.Thread(target=self._run, name="episodic-push", daemon=True)
@@ -43,6 +45,7 @@ class PushThread:
             try:
                 if items is _STOP:
                     return
+                self._taken.release()
                 if self._error is None and not self._cancelled:
                     self._push(items)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
@@ -57,11 +60,13 @@ class PushThread:
             raise error
 
     def submit(self, items: list[Any]) -> None:
-        """Queue ``items`` (blocks while the thread is one chunk behind)."""
+        """Hand ``items`` over; returns once the thread has taken them (it has finished the
+        ones before), so the caller decodes the next chunk while these are pushed."""
         self._raise()
         if self._cancelled:
             return
         self._queue.put(items)
+        self._taken.acquire()
 
     def drain(self) -> None:
         """Wait until everything submitted has been pushed; raise what pushing raised."""

@@ -11,29 +11,31 @@ from episodic.core.errors import StoreError
 from episodic.push_thread import PushThread
 
 
-def test_items_are_pushed_in_order_on_another_thread():
-    seen, threads = [], set()
+def test_items_are_pushed_in_order_on_another_thread_one_chunk_behind_at_most():
+    seen, threads, done_before_submit_returned = [], set(), []
 
     def push(items):
-        time.sleep(0.01 * (len(seen) % 2))  # uneven work must not reorder anything
+        time.sleep(0.01 * (len(seen) % 3))  # uneven work must not reorder anything
         threads.add(threading.get_ident())
         seen.extend(items)
 
     t = PushThread(push)
     for i in range(10):
         t.submit([i, i + 0.5])
+        # the hand-over: once submit returns, everything before these items is pushed, so
+        # only the chunk being pushed and the one the caller decodes next are held
+        done_before_submit_returned.append(len(seen) >= 2 * i)
     t.drain()
     assert seen == [x for i in range(10) for x in (i, i + 0.5)]
+    assert all(done_before_submit_returned)
     assert threads and threading.get_ident() not in threads
     t.close()
 
 
 def test_a_failure_is_raised_in_the_caller_and_nothing_after_it_is_pushed():
     seen = []
-    gate = threading.Event()
 
     def push(items):
-        gate.wait(5)
         if items == ["bad"]:
             raise StoreError("disk full")
         seen.extend(items)
@@ -41,7 +43,6 @@ def test_a_failure_is_raised_in_the_caller_and_nothing_after_it_is_pushed():
     t = PushThread(push)
     t.submit(["a"])
     t.submit(["bad"])
-    gate.set()
     with pytest.raises(StoreError, match="disk full"):
         t.drain()
     t.submit(["after"])  # discarded: it must not be encoded as if the failure had not happened
@@ -50,7 +51,7 @@ def test_a_failure_is_raised_in_the_caller_and_nothing_after_it_is_pushed():
     t.close()
 
 
-def test_cancel_discards_what_is_queued_and_waits_for_the_push_under_way():
+def test_cancel_waits_for_the_push_under_way_and_ends_the_thread():
     seen, started, release = [], threading.Event(), threading.Event()
 
     def push(items):
@@ -61,13 +62,14 @@ def test_cancel_discards_what_is_queued_and_waits_for_the_push_under_way():
     t = PushThread(push)
     t.submit([1])
     started.wait(5)
-    t.submit([2])  # queued behind the push under way
     threading.Timer(0.05, release.set).start()
     t.cancel()
+    assert seen == [1] and not t._thread.is_alive()
+    t.submit([2])  # after a cancel nothing is pushed
     assert seen == [1]
 
 
-def test_close_pushes_what_is_queued_and_raises_a_late_failure():
+def test_close_pushes_what_it_was_given_and_raises_a_late_failure():
     def push(items):
         raise StoreError("late")
 
