@@ -1,9 +1,10 @@
 """One background thread that hands decoded items to the ingestor, in order.
 
-Embedded ingest of a local recording is two halves of about equal weight: decoding the next
-chunk (FFmpeg's decoder and scaler) and segmenting/encoding what was decoded (vision, speech,
-the store). Run one after the other they leave a core idle much of the time; with this thread
-the next chunk decodes while the previous one is encoded. Order is kept (one thread, and a
+When a recording's frames are bigger than the working size, its embedded ingest is two halves
+of about equal weight: decoding the next chunk (FFmpeg's decoder and scaler) and segmenting and
+encoding what was decoded (vision, speech, the store). Run one after the other they leave a
+core idle much of the time; with this thread the next chunk decodes while the previous one is
+encoded. Order is kept (one thread, and a
 hand-over: :meth:`PushThread.submit` returns once the thread has taken the items, so at most
 two chunks of decoded frames are held: the one being encoded and the one being decoded), so
 the stored records are exactly those of running both halves in turn.
@@ -35,7 +36,7 @@ class PushThread:
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=1)
         self._taken = threading.Semaphore(0)
         self._error: BaseException | None = None
-        self._cancelled = False
+        self._failed = False  # after a failure nothing more is pushed
         self._thread = threading.Thread(target=self._run, name="episodic-push", daemon=True)
         self._thread.start()
 
@@ -46,7 +47,7 @@ class PushThread:
                 if items is _STOP:
                     return
                 self._taken.release()
-                if self._error is None and not self._cancelled:
+                if self._error is None and not self._failed:
                     self._push(items)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 self._error = exc
@@ -56,14 +57,14 @@ class PushThread:
     def _raise(self) -> None:
         if self._error is not None:
             error, self._error = self._error, None
-            self._cancelled = True  # nothing after a failure is pushed
+            self._failed = True
             raise error
 
     def submit(self, items: list[Any]) -> None:
         """Hand ``items`` over; returns once the thread has taken them (it has finished the
         ones before), so the caller decodes the next chunk while these are pushed."""
         self._raise()
-        if self._cancelled:
+        if self._failed:
             return
         self._queue.put(items)
         self._taken.acquire()
@@ -72,14 +73,6 @@ class PushThread:
         """Wait until everything submitted has been pushed; raise what pushing raised."""
         self._queue.join()
         self._raise()
-
-    def cancel(self) -> None:
-        """Stop: discard what is queued, wait for the push under way, end the thread.
-        A failure it met is dropped (the caller is already leaving)."""
-        self._cancelled = True
-        self._queue.put(_STOP)
-        self._thread.join()
-        self._error = None
 
     def close(self) -> None:
         """Push what is queued, end the thread and raise what pushing raised."""

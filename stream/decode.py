@@ -417,7 +417,6 @@ class _DecodeState:
         self.last_video_t: float | None = None
         self.held: tuple[float, Any] | None = None  # a frame whose timestamp jumped
         self.retimed_frames = 0
-        self.thinned_frames = 0
         self.clock_resets = 0
         self.audio_suspect: float | None = None  # offset of a not-yet-confirmed audio jump
         self.last_t = 0.0
@@ -473,7 +472,6 @@ class _DecodeState:
             and self.last_video_t is not None
             and 0.0 <= t - self.last_video_t < self.min_frame_gap_s
         ):
-            self.thinned_frames += 1
             return  # nothing downstream looks at frames this close: do not even scale it
         frame = self._working_size(frame)
         if t is None:

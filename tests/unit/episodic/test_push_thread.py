@@ -51,24 +51,6 @@ def test_a_failure_is_raised_in_the_caller_and_nothing_after_it_is_pushed():
     t.close()
 
 
-def test_cancel_waits_for_the_push_under_way_and_ends_the_thread():
-    seen, started, release = [], threading.Event(), threading.Event()
-
-    def push(items):
-        started.set()
-        release.wait(5)
-        seen.extend(items)
-
-    t = PushThread(push)
-    t.submit([1])
-    started.wait(5)
-    threading.Timer(0.05, release.set).start()
-    t.cancel()
-    assert seen == [1] and not t._thread.is_alive()
-    t.submit([2])  # after a cancel nothing is pushed
-    assert seen == [1]
-
-
 def test_close_pushes_what_it_was_given_and_raises_a_late_failure():
     def push(items):
         raise StoreError("late")
