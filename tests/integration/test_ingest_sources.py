@@ -176,8 +176,10 @@ def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again
     from tests.cli_runner import start_cli
 
     path = tmp_path / "long.mp4"
-    # long enough (72 s, about a dozen segments) to be stopped part-way; longer only costs time
-    samples.make_recording(path, [samples.Scene(duration_s=12, seed=i) for i in range(6)], [])
+    # long enough (72 s, about a dozen segments) to be stopped part-way; longer only costs time;
+    # bigger than the working size, so a chunk is being encoded on the push thread when it stops
+    samples.make_recording(path, [samples.Scene(duration_s=12, seed=i) for i in range(6)], [],
+                           width=960, height=540)
     data = tmp_path / "data"
     proc = start_cli("ingest", str(path), data=data, ctrl_c=True)
     snippets = data / "snippets"
@@ -203,6 +205,41 @@ def test_an_interrupted_ingest_is_listed_incomplete_and_completes_when_run_again
     run_cli("ingest", str(path), data=data)
     (listed,) = json.loads(run_cli("streams", "--json", data=data).stdout)["streams"]
     assert listed["complete"] is True and abs(listed["t_end"] - 72) < 1.0
+
+
+@pytest.mark.slow
+def test_a_store_failure_while_a_chunk_is_encoded_ahead_is_reported_and_leaves_no_orphans(tmp_path, monkeypatch):
+    """Frames bigger than the working size: ingest encodes one chunk on a thread while the
+    next decodes. A store failure on that thread reaches the caller as the same error, saying
+    what was kept; the stream is listed incomplete and no snippet file is left unreferenced."""
+    import threading
+
+    from episodic.components import Components
+    from episodic.config import load_settings
+    from episodic.core.errors import StoreError
+    from episodic.pipeline import ingest_file
+
+    path = tmp_path / "big.mp4"
+    samples.make_recording(path, [samples.Scene(duration_s=8, seed=i) for i in range(5)], [],
+                           width=960, height=540)
+    components = Components(load_settings(data_dir=tmp_path / "data"))
+    writes: list[str] = []  # the thread of each write
+
+    def failing(memories):
+        writes.append(threading.current_thread().name)
+        raise StoreError("simulated: the store went away")
+
+    monkeypatch.setattr(components.store, "upsert_memories", failing)
+    try:
+        with pytest.raises(StoreError, match="went away; kept 0 memories .*listed as incomplete"):
+            ingest_file(path, "big", components)
+        assert writes == ["episodic-push"]  # the failure happened on the encoding thread
+        info = components.store.get_stream("big")
+        assert info is not None and info.metadata.get("complete") is False
+        assert components.store.list_memories("big") == []
+        assert not list((tmp_path / "data" / "snippets").rglob("*.mp4"))  # none left unreferenced
+    finally:
+        components.close()
 
 
 @pytest.mark.slow
