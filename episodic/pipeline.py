@@ -461,7 +461,7 @@ def ingest_file(
     makes the final state exactly the same whatever was there before.
     """
     from episodic.stream.chunks import LOCAL_CHUNK_MAX_BYTES, Chunker
-    from episodic.stream.decode import is_url, redact
+    from episodic.stream.decode import is_url, redact, working_side_px
 
     if is_url(str(path)):
         opened, p, stored_as = str(path), redact(str(path)), redact(str(path))  # never log credentials
@@ -489,7 +489,7 @@ def ingest_file(
         # Frames bigger than the working size make decoding (and scaling) about half the work:
         # then the next chunk decodes while this one is encoded (60 s of 4K60: 2.02x -> 2.2x
         # real time). Smaller video gains nothing from it and would hold one more chunk.
-        overlap = max(info.width, info.height) > max(s.analysis_max_width, s.snippet_max_width)
+        overlap = max(info.width, info.height) > working_side_px(s)
         runner = StreamRunner(
             stream_id, components, source=stored_as, media=info, timer=timer, live=is_url(str(path)), overlap=overlap
         )

@@ -45,8 +45,10 @@ class ChunkDecoder:
         self._warned_offset = False
         self._last_offset = 0.0
         self.warnings: list[str] = []
-        # above this frame rate non-reference frames are skipped (twice what is kept)
-        self.high_fps = 2.0 * max(settings.sample_fps_max, settings.snippet_fps)
+        # the most frames per second anything looks at (segmentation, snippets); above twice
+        # that, non-reference frames are skipped and the rest thinned to it before scaling
+        self.kept_fps = max(settings.sample_fps_max, settings.snippet_fps)
+        self.high_fps = 2.0 * self.kept_fps
 
     def decode(self, chunk: MediaChunk) -> list[DecodedItem]:
         """All items of one chunk (a list: a corrupt chunk fails before anything is used)."""
@@ -92,8 +94,7 @@ class ChunkDecoder:
         shift_s += self._misalignment(chunk, stamped, v, a, shift_s)
         if self._state is None:
             fps = float(v.average_rate or v.guessed_rate or 0) if v is not None else 0.0
-            # a 50/60 fps source is also thinned to what is looked at before its frames are scaled
-            keep = max(self.settings.sample_fps_max, self.settings.snippet_fps) if fps > self.high_fps else 0.0
+            keep = self.kept_fps if fps > self.high_fps else 0.0
             self._state = _DecodeState(self.settings, 0.0, fps, keep_fps=keep)
         state = self._state
         items: list[DecodedItem] = []

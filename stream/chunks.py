@@ -45,6 +45,7 @@ from episodic.stream.decode import (
     _one_line,
     codec_name,
     is_url,
+    working_side_px,
 )
 from episodic.stream.media_chunk import MediaChunk
 from episodic.stream.sampling import rotation_of
@@ -351,7 +352,7 @@ class Chunker:
         try:
             self._reencoder = KeyframeReencoder(
                 v,
-                longer_side=max(s.analysis_max_width, s.snippet_max_width),
+                longer_side=working_side_px(s),
                 keyframe_interval_s=s.chunk_target_s,
                 container=container,
                 make_packet=_Pkt,

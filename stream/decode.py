@@ -388,6 +388,12 @@ class MediaDecoder:
             )
 
 
+def working_side_px(settings: Settings) -> int:
+    """The longer side decoded frames are brought down to: the widest anything downstream
+    keeps (analysis and snippets)."""
+    return max(settings.analysis_max_width, settings.snippet_max_width)
+
+
 def fit_within(width: int, height: int, longer_side: int) -> tuple[int, int]:
     """``width`` x ``height`` scaled, aspect kept, so the longer side is at most
     ``longer_side`` (even numbers, for 4:2:0); a picture that fits (or ``longer_side`` <= 0)
@@ -427,7 +433,7 @@ class _DecodeState:
         self.bad_audio_frames = 0  # dropped: decoded from damaged data
         # frames are brought down to the widest size anything downstream keeps (analysis
         # and snippets), right after decoding: a 1080p60 chunk of full frames is ~1 GB
-        self.working_width = max(settings.analysis_max_width, settings.snippet_max_width)
+        self.working_width = working_side_px(settings)
         self._scaler: Any = None
 
     def _time(self, frame: Any) -> float | None:
