@@ -17,7 +17,13 @@ from episodic.retrieval.query_analysis import (
     overlap,
     stem,
 )
-from episodic.retrieval.text_match import homophone_hits, name_words, sounds_alike, word_rank
+from episodic.retrieval.text_match import (
+    homophone_hits,
+    name_words,
+    sounds_alike,
+    teen_ty_twin,
+    word_rank,
+)
 
 KEY_NAME_MISSING = 0.0  # a name the question asks about ("Oxford") is nowhere in the evidence
 KEY_RARE_MISSING = 0.3  # …a rare word is missing (it may be paraphrased)
@@ -105,7 +111,9 @@ def homophone_stems(option: str, distinct: Sequence[str], text: str, found: set[
     if not missing:
         return set()
     words = [w for w, _ in name_words(option) if stem(w) in missing]
-    return {stem(w) for w in homophone_hits(words, text)}
+    # a number heard with the other ending ("15" written "50") is as good as a homophone
+    numbers = {t for t in missing if teen_ty_twin(t) in found}
+    return {stem(w) for w in homophone_hits(words, text)} | numbers
 
 
 def holds_loosely(term: str, haystack: set[str]) -> bool:

@@ -120,6 +120,9 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
     if focus == "time":  # "room 312 opens at 920": the number after "at" is the time
         order.sort(key=lambda i: not (i > 0 and words[i - 1].lower() in _AT))
     for i in order:
+        code = _spoken_code(words, i, focus)
+        if code:
+            return code
         keys = canonical_tokens(" ".join(words[i : i + 4]))
         if not keys or not keys[0][:1].isdigit() or words[i].lower().strip(".,") in asked:
             continue  # not a number, or the question's own ("How many chairs are in room 312?")
@@ -139,6 +142,29 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
         for i, w in enumerate(words):
             if w.lower() in ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"):
                 return " ".join(words[i : i + 2])
+    return ""
+
+
+# What a number written as "4 or 6" labels when it is a code said with an "oh" ("room four oh
+# six"): Whisper writes the "oh" as "or". Elsewhere "4 or 6" keeps its plain meaning.
+_LABELS = {"room", "gate", "platform", "flight", "bus", "apartment", "flat", "suite", "unit", "track",
+           "bay", "pier", "aisle", "table", "desk", "locker", "seat", "row", "channel", "number",
+           "extension", "line", "route", "stand", "counter", "door", "office", "ward", "cabin", "lab"}
+_OH_WORDS = {"or", "oh", "o"}
+
+
+def _spoken_code(words: Sequence[str], i: int, focus: str) -> str:
+    """ "room 4 or 6" → "406" and "at 1 or 5" → "1:05" (the "oh" of a spoken code or time),
+    or "" when the words at ``i`` are not such a code."""
+    if i == 0 or i + 2 >= len(words) or words[i + 1].lower() not in _OH_WORDS:
+        return ""
+    a, b, before = words[i], words[i + 2], words[i - 1].lower()
+    if not (re.fullmatch(r"\d{1,2}", a) and re.fullmatch(r"\d", b)):
+        return ""
+    if focus == "number" and before in _LABELS:
+        return f"{a}0{b}"
+    if focus == "time" and before in _AT and 1 <= int(a) <= 12:
+        return f"{int(a)}:0{b}"
     return ""
 
 

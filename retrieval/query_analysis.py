@@ -31,7 +31,13 @@ import numpy as np
 from episodic.core.interfaces import TextEmbedder
 from episodic.core.query import QueryType
 from episodic.retrieval.question_shape import QuestionShape, question_shape
-from episodic.retrieval.text_match import alternative_keys, canonical_tokens, name_like, name_words
+from episodic.retrieval.text_match import (
+    alternative_keys,
+    canonical_tokens,
+    name_like,
+    name_words,
+    spoken_zero_keys,
+)
 
 # -- lexical toolkit -------------------------------------------------------------------------
 
@@ -180,10 +186,12 @@ def term_set(text: str) -> set[str]:
     """Every stem of ``text`` (function words included: used as the haystack), with the other
     readings of its numbers ("815" may be "8:15")."""
     out = set()
-    for t in tokens(text):
+    toks = tokens(text)
+    for t in toks:
         out.add(stem(t))
         if t[:1].isdigit():
             out.update(alternative_keys(t))
+    out.update(spoken_zero_keys(toks))
     return out
 
 

@@ -278,7 +278,39 @@ def alternative_keys(token: str) -> list[str]:
     m = re.fullmatch(r"(\d{1,2})(\d{2})", token)
     if m and 1 <= int(m.group(1)) <= 24 and int(m.group(2)) < 60:
         return [time_key(int(m.group(1)), int(m.group(2)))]
+    m = re.fullmatch(r"(\d+)\.0{1,2}", token)
+    if m:  # "fifty-four dollars" is written "$54.00"
+        return [m.group(1)]
     return []
+
+
+# Whisper writes a spoken "oh" between digits as "or": "room four oh six" → "room 4 or 6".
+_OH = frozenset({"or", "oh", "o"})
+
+
+def spoken_zero_keys(tokens: Sequence[str]) -> list[str]:
+    """Numbers a run of tokens may be with its "oh" read as a zero, for the evidence side of a
+    match only ("4 or 6" may be 406, or the time 4:06). The tokens themselves stay: "4 or 6
+    people" also still means four or six."""
+    out: list[str] = []
+    for a, oh, b in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if oh in _OH and a.isdigit() and len(a) <= 2 and b.isdigit() and len(b) == 1:
+            joined = f"{a}0{b}"
+            out += [joined, *alternative_keys(joined)]
+    return out
+
+
+def teen_ty_twin(token: str) -> str | None:
+    """The number that sounds almost the same: "fifteen" and "fifty" (15 and 50), "thirteen"
+    and "thirty". Listeners and recognisers confuse the two endings, accented speech most."""
+    if not token.isdigit():
+        return None
+    n = int(token)
+    if 13 <= n <= 19:
+        return str((n - 10) * 10)
+    if 30 <= n <= 90 and n % 10 == 0:
+        return str(n // 10 + 10)
+    return None
 
 
 def number_keys(text: str) -> set[str]:

@@ -23,7 +23,13 @@ from episodic.retrieval.query_analysis import (
     term_set,
 )
 from episodic.retrieval.question_shape import question_shape
-from episodic.retrieval.text_match import canonical_tokens, homophones, sounds_alike
+from episodic.retrieval.text_match import (
+    canonical_tokens,
+    homophones,
+    sounds_alike,
+    spoken_zero_keys,
+    teen_ty_twin,
+)
 from tests.fakes import HashEmbedder
 
 
@@ -90,6 +96,46 @@ def test_homophones(a, b):
                                   ("knight", "night"), ("blue", "glue")])
 def test_not_homophones(a, b):
     assert not homophones(a, b)
+
+
+def test_numbers_as_a_recogniser_writes_them_meet_the_numbers_said():
+    """Whisper writes "fifty-four dollars" as "$54.00" and the "oh" of "room four oh six" as
+    "or"; the evidence side of a match also holds those readings, the plain ones stay."""
+    assert {"54", "54.00"} <= term_set("A magazine is $54.00 at the counter.")
+    held = term_set("The poetry reading is in room 4 or 6.")
+    assert {"406", "4:06", "4", "6"} <= held
+    assert "406" not in term_set("We need 4 or more chairs.") and "46" not in held
+    assert spoken_zero_keys(["at", "10", "oh", "5"]) == ["1005", "10:05"]
+
+
+@pytest.mark.parametrize("a, b", [("15", "50"), ("13", "30"), ("19", "90"), ("50", "15"), ("70", "17")])
+def test_teen_and_ty_are_twins(a, b):
+    assert teen_ty_twin(a) == b
+
+
+@pytest.mark.parametrize("n", ["12", "20", "25", "55", "100", "7", "1.5", "fifteen"])
+def test_other_numbers_have_no_twin(n):
+    assert teen_ty_twin(n) is None
+
+
+def test_an_option_heard_with_the_other_ending_counts_as_a_homophone():
+    text = "Route order 50 onions and a team."
+    assert homophone_stems("15", ["15"], text, term_set(text)) == {"15"}
+    assert homophone_stems("18", ["18"], text, term_set(text)) == set()
+    assert homophone_stems("50", ["50"], text, term_set(text)) == set()  # heard as itself
+
+
+@pytest.mark.parametrize("text, focus, want", [
+    ("The poetry reading is in room 1 or 4.", "number", "104"),
+    ("Go to gate 2 oh 3 now.", "number", "203"),
+    ("The show starts at 1 or 5.", "time", "1:05"),
+    ("We need 4 or 6 chairs.", "number", "4"),  # plain "or" between two counts
+    ("Room 12 or 13 is free.", "number", "12"),  # two whole numbers, no spoken code
+])
+def test_a_spoken_code_is_read_whole(text, focus, want):
+    from episodic.reasoning.short_answer import _number
+
+    assert _number(text, focus).split()[0] == want
 
 
 def test_an_open_which_stream_question_is_answered_by_the_stream_not_the_model():
