@@ -1,7 +1,7 @@
 """Sound kinds: per-class precision/recall and confusion of memory/sound.py, and its speed.
 
 A generated set of clips with known kind: music (several styles: seeds vary tempo, key,
-instruments, drums), engines, applause (alone, and over steady noise at 10/5/0 dB), noise (white, pink, brown, babble), speech from
+instruments, drums; alone, and over steady noise at 15/10/5 dB), engines, applause (alone, and over steady noise at 10/5/0 dB), noise (white, pink, brown, babble), speech from
 several espeak-ng voices (some over noise at 20/10 dB SNR, some over music at 5–15 dB),
 silence (digital and quiet room tone at −75…−45 dBFS). Levels vary per clip. Every clip is
 cut into the describer's windows and each window is scored against the clip's kind (a
@@ -127,6 +127,13 @@ def dataset(split: str, clips_per_kind: int) -> list[Clip]:
         out.append(Clip(f"speech+music{snr:.0f}dB/{seed}", "speech", ss.mix_at_snr(sp, ss.music(CLIP_S, RATE, seed + 200), snr) + room, sp, music_bed=True))
         quiet = _at_dbfs(ss.noise(CLIP_S, RATE, seed + 700, colours[i % 3]), float(rng.uniform(-75, -45)))
         out.append(Clip(f"silence/{seed}", "silence", quiet, np.zeros(n, np.float32)))
+        # music in a noisy place (a radio in a workshop, a street band): over steady noise at
+        # 15/10/5 dB; its own random draws, so the clips above stay as they were
+        mine = np.random.default_rng(base + 5000 + i)
+        snr = [15.0, 10.0, 5.0][i % 3]
+        bg = ss.noise(CLIP_S, RATE, seed + 1300, colours[(i + 3) % 4])
+        x = _at_dbfs(ss.music(CLIP_S, RATE, seed + 1300), float(mine.uniform(-35, -12)))
+        out.append(Clip(f"music+{colours[(i + 3) % 4]}{snr:.0f}dB/{seed}", "music", ss.mix_at_snr(x, bg, snr) + room, x))
     return out
 
 

@@ -235,6 +235,16 @@ PROTOTYPES: dict[str, tuple[str, tuple[Rule, ...]]] = {
         ("low_band_ratio", "<", 0.65, 0.1),
         ("low_energy_ratio", "<", 0.45, 0.05),
     )),
+    # music in a noisy place: the noise flattens the spectrum and blurs the harmonics, but
+    # the held notes stay put from frame to frame and the band energies change little
+    "music in noise": ("music", (
+        ("tonal_persistence", ">", 0.845, 0.02),
+        ("band_flux", "<", 1.9, 0.15),
+        ("harmonicity", ">", 0.42, 0.08),
+        ("low_energy_ratio", "<", 0.1, 0.04),
+        ("log_flatness", "<", -0.5, 0.15),
+        ("low_band_ratio", "<", 0.45, 0.08),
+    )),
     "engine": ("engine", (
         ("low_band_ratio", ">", 0.45, 0.08),
         ("centroid_hz", "<", 450.0, 100.0),
@@ -250,6 +260,7 @@ PROTOTYPES: dict[str, tuple[str, tuple[Rule, ...]]] = {
         ("impulsiveness", ">", 0.2, 0.05),
         ("tonal_persistence", "<", 0.55, 0.08),
         ("low_band_ratio", "<", 0.15, 0.05),
+        ("low_energy_ratio", "<", 0.35, 0.07),
     )),
     # applause in a noisy place: the noise fills the gaps between claps (less flux, more low
     # band) but the clapping stays impulsive, bright and without harmonics or held tones
@@ -261,6 +272,7 @@ PROTOTYPES: dict[str, tuple[str, tuple[Rule, ...]]] = {
         ("tonal_persistence", "<", 0.55, 0.08),
         ("low_band_ratio", "<", 0.35, 0.08),
         ("log_flatness", ">", -1.4, 0.3),
+        ("low_energy_ratio", "<", 0.35, 0.07),
     )),
     # steady noise (hiss, fans, rain, rumble): flat and unchanging
     "steady noise": ("noise", (
