@@ -1,7 +1,7 @@
 """Ingest speed, memory and storage on the embedded default.
 
 Generates a 640×360 recording (default 120 s: textured scenes of 6–20 s, a spoken sentence
-every ~10 s), ingests it in-process and prints:
+every ~10 s, or as often as ``--speech-every`` says), ingests it in-process and prints:
   - real-time factor overall (stream seconds per wall second, model loading excluded and
     reported separately) and seconds per stage (decode, segmentation, snippets, key frames,
     vision, asr, embed, replay, store);
@@ -50,7 +50,7 @@ SENTENCES = [
 ]
 
 
-def build_recording(path: Path, seconds: float) -> samples.Truth:
+def build_recording(path: Path, seconds: float, speech_every_s: float = 10.0) -> samples.Truth:
     scenes, speech, t, i = [], [], 0.0, 0
     lengths = [6, 12, 8, 20, 7, 15, 9, 11, 18, 14]
     while t < seconds:
@@ -58,8 +58,10 @@ def build_recording(path: Path, seconds: float) -> samples.Truth:
         scenes.append(samples.Scene(duration_s=d, seed=100 + i, text=f"GATE {i + 1}" if i % 3 == 0 else ""))
         t += d
         i += 1
-    for k, t0 in enumerate(range(1, int(seconds) - 6, 10)):
-        speech.append(samples.Speech(t=float(t0), text=SENTENCES[k % len(SENTENCES)]))
+    k, t0 = 0, 1.0
+    while t0 < seconds - 6:
+        speech.append(samples.Speech(t=t0, text=SENTENCES[k % len(SENTENCES)]))
+        k, t0 = k + 1, t0 + speech_every_s
     return samples.make_recording(path, scenes, speech)
 
 
@@ -72,13 +74,15 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=120.0)
     ap.add_argument("--keep", type=Path, help="keep the data directory here")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--speech-every", type=float, default=10.0,
+                    help="seconds from one sentence's start to the next (4: someone talking all the time)")
     ap.add_argument("--summariser", choices=("auto", "composed", "model"), default="auto")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="episodic-bench-"))
     rec = work / "bench.mp4"
     t0 = time.perf_counter()
-    build_recording(rec, args.seconds)
+    build_recording(rec, args.seconds, args.speech_every)
     gen_s = time.perf_counter() - t0
     data = args.keep or work / "data"
     settings = load_settings(data_dir=data, summariser=args.summariser)

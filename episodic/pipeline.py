@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from episodic.components import Components
 from episodic.core.errors import EpisodicError, InputError, MediaError
 from episodic.core.media import MediaInfo
@@ -27,7 +29,10 @@ from episodic.core.records import (
 from episodic.ingestor import Progress, StreamIngestor  # noqa: F401 - callers import them from here
 from episodic.memory.encoder import StageTimer
 from episodic.memory.overview_windows import refresh_overviews
+from episodic.memory.speech_context import speech_spans
 from episodic.push_thread import PushThread
+from episodic.retrieval.snippet_audio import SAMPLE_RATE_HZ as SNIPPET_AUDIO_RATE_HZ
+from episodic.retrieval.snippet_audio import memory_audio
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +186,8 @@ class StreamRunner:
         self._segments = self._memories = self._events = 0  # of the runs already closed
         self._started = time.perf_counter()
         self.ingestor = self._new_ingestor(start.t_s)
+        if self.resumed:
+            self._seed_recent_audio()
         # overlap: the next chunk decodes while this one is encoded (embedded ingest only;
         # see episodic.push_thread for why the worker does not)
         self._pusher: PushThread | None = PushThread(self._push) if overlap else None
@@ -333,8 +340,36 @@ class StreamRunner:
         end = self._close_run()
         self.checkpoint = Checkpoint(chunk.seq, max(chunk.t_start, end))
         self.ingestor = self._new_ingestor(self.checkpoint.t_s)
+        self._seed_recent_audio()
         self.refresh_overviews(since_s=run_start)
         self.c.store.upsert_stream(self.stream_info())
+
+    def _seed_recent_audio(self) -> None:
+        """Give the new run the audio of the stored memories just before its start, so its
+        first segments are heard in context too (memory/speech_context). It is read back from
+        their snippets both when an uninterrupted run passes a checkpoint and when a restarted
+        worker resumes from it, so the two hear the same. Nothing stored there, or snippets
+        that cannot be read: the run starts without context (logged)."""
+        span, t = float(self.s.asr_context_s), self.checkpoint.t_s
+        if span <= 0 or t <= 0:
+            return
+        lo = max(0.0, t - span)
+        try:
+            before = [m for m in self.c.store.list_memories(self.stream_id, t_min=lo, t_max=t)
+                      if m.t_start < t and m.snippets]
+            if not before:
+                return
+            lo = max(lo, min(m.t_start for m in before))
+            audio = np.zeros(int(round((t - lo) * SNIPPET_AUDIO_RATE_HZ)), np.float32)
+            for m in before:
+                part = memory_audio(m, lo, t, self.c.snippets.path_for)
+                audio[: part.size] += part  # memories do not overlap: each fills its own span
+            speech = speech_spans([p for m in before for p in m.transcript])
+        except Exception as exc:  # noqa: BLE001 - context only helps; never stop ingest for it
+            log.warning("%s: the audio before t=%.1f s could not be read back (%s); the run "
+                        "starts without it", self.stream_id, t, exc)
+            return
+        self.ingestor.encoder.recent_audio.add(lo, audio, SNIPPET_AUDIO_RATE_HZ, speech)
 
     def refresh_overviews(self, since_s: float = 0.0) -> None:
         """Recompose the stream's overview and its stretches from ``since_s`` on (fuzzy

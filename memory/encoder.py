@@ -40,6 +40,7 @@ from episodic.core.records import (
 from episodic.memory.keyframes import ocr_mask, select_keyframes
 from episodic.memory.motion import describe_motion
 from episodic.memory.sound import FeatureSoundDescriber, SoundDescriber, searchable
+from episodic.memory.speech_context import RecentAudio, hear
 
 # What stands in for a segment with neither picture nor speech, so it still has a vector
 # (and consecutive empty stretches consolidate into one memory).
@@ -75,6 +76,8 @@ class PerceptualEncoder:
         if sounds is None and settings.sound_describer == "features":
             sounds = FeatureSoundDescriber(settings.sound_window_s, settings.sound_min_run_s)
         self.sounds = sounds
+        # the stream's audio just before the next segment, heard with it (memory/speech_context)
+        self.recent_audio = RecentAudio(settings.asr_context_s, settings.asr_context_speech_s)
         self.cross_modal = isinstance(embedder, CrossModalEmbedder) and hasattr(
             embedder, "embed_images"
         )
@@ -113,7 +116,7 @@ class PerceptualEncoder:
         transcript = []
         if seg.audio.size:
             started = time.perf_counter()
-            transcript = self.asr.transcribe(seg.audio, seg.sample_rate_hz, seg.audio_t_start)
+            transcript = hear(self.asr, seg.audio, seg.sample_rate_hz, seg.audio_t_start, self.recent_audio)
             self.timer.add("asr", started)
 
         # -- audio: what is heard besides words ------------------------------------------

@@ -282,9 +282,17 @@ class SpeechSettings:
     asr_fallback_language: str = "en"  # used when detection is unsure or picks a language not allowed
     # re-listening at question time: "" → the strongest bundled model installed
     relisten_whisper_model: str = ""
+    # seconds of the stream's audio before a segment that Whisper hears with it (only the
+    # segment's own words are kept): a sentence alone is misheard far more often (0 → alone)
+    asr_context_s: float = 30.0
+    # ... of which at most this much speech: the context's words are decoded again with the
+    # segment's, so talk that never stops would cost asr_context_s of decoding per segment
+    asr_context_speech_s: float = 6.0
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
+        if not (0 <= self.asr_context_s <= 600 and 0 <= self.asr_context_speech_s <= 600):
+            return ["asr_context_s and asr_context_speech_s must be in 0..600 seconds"]
         return []
 
 

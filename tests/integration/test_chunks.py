@@ -303,6 +303,17 @@ def _records(store, stream_id):
 
 
 @pytest.mark.slow
+class _HeardSpans:
+    """The real recogniser, noting the stream-time span of every clip it is given."""
+
+    def __init__(self, asr):
+        self.asr, self.model_id, self.spans = asr, asr.model_id, []
+
+    def transcribe(self, audio, sample_rate_hz, t_offset):
+        self.spans.append((t_offset, t_offset + len(audio) / sample_rate_hz))
+        return self.asr.transcribe(audio, sample_rate_hz, t_offset)
+
+
 def test_runner_resumes_from_its_checkpoint_exactly(tmp_path):
     path = tmp_path / "long.mp4"
     scenes = [samples.Scene(9, seed=i, tint=(40 * i, 200 - 30 * i, 90)) for i in range(1, 5)]
@@ -318,15 +329,21 @@ def test_runner_resumes_from_its_checkpoint_exactly(tmp_path):
     # uninterrupted
     full = Components(settings)
     full.ensure_schema()
+    heard = _HeardSpans(full.asr)
+    full.asr = heard
     runner = StreamRunner("cam-r", full)
-    checkpoints = []
+    checkpoints, restarts = [], set()
     for c in chunks:
         runner.feed(c)
         checkpoints.append(runner.checkpoint.seq)
+        restarts.add(runner.checkpoint.t_s)
     assert runner.ended
     expected = _records(full.store, "cam-r")
     taken = sorted(set(checkpoints) - {0, len(chunks)})
     assert len(taken) >= 2, checkpoints  # ~36 s at 10 s intervals
+    # a run's first segments are heard after the stored audio before its checkpoint (read back
+    # from the snippets, as a resumed worker reads it)
+    assert any(a < t - 1.0 and b > t for a, b in heard.spans for t in restarts if t > 0), (heard.spans, restarts)
 
     # decoding ahead on one thread while another encodes (embedded ingest) stores the same
     overlapped = Components(settings.replace(data_dir=tmp_path / "c"))

@@ -237,7 +237,7 @@ def test_push_then_worker_stores_what_ingest_stores(kafka, media, reference, tmp
 
     got = _read_store(data, [LONG])
     assert got[LONG] == reference[LONG]
-    assert got[LONG][0] and any("platform" in m[3] for m in got[LONG][0])
+    assert got[LONG][0] and any("platform" in m[3].lower() for m in got[LONG][0])
     info = got["_streams"][LONG]
     assert info.memories == len(reference[LONG][0]) and Checkpoint.of(info).ended
     assert info.source == str(media[LONG].resolve())  # the same provenance ingest writes

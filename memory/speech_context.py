@@ -1,0 +1,158 @@
+"""Hearing a segment in context: the stream's audio just before it goes to the recogniser too.
+
+Whisper hears a two-second sentence cut out on its own much worse than the same sentence with
+the half minute of the stream before it: the earlier speech tells it the voices, the accent,
+the noise and the words in use. On the generated dev QA recordings (accented espeak-ng voices
+over noise; `benchmarks/bench_asr_context.py`), Whisper base's word error rate per segment was
+47.8 % alone, 32.5 % after the 30 s before it and 34.6 % when those 30 s may hold at most 6 s of
+speech, the default: the context's words are decoded again with the segment's, and a stream
+where someone talks all the time would otherwise pay for 30 s of decoding per segment. Only
+the words that fall in the segment are kept; what was heard in the context belongs to the
+segments before, which were stored already.
+
+The encoder keeps :class:`RecentAudio` for its stream run. A run starts afresh at every
+checkpoint (see ``episodic.pipeline.StreamRunner``); the runner then seeds it with the audio
+of the stored memories before the checkpoint, so a restarted worker hears exactly what an
+uninterrupted one heard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from episodic.core.interfaces import SpeechRecognizer
+from episodic.core.records import TranscriptPiece
+from episodic.memory.speech import to_mono_float32
+
+# Audio this close to the end of the previous piece still counts as continuing it (a frame of
+# rounding between segment boundaries and audio block edges).
+CONTIGUOUS_S = 0.1
+
+
+@dataclass
+class _Piece:
+    t_start: float
+    samples: np.ndarray
+    speech: tuple[tuple[float, float], ...]  # where words were heard in it (stream time)
+
+    def t_end(self, rate_hz: int) -> float:
+        return self.t_start + self.samples.size / rate_hz
+
+
+class RecentAudio:
+    """The last ``max_s`` seconds of one stream's audio, as heard, for the next segment's
+    context, holding at most ``max_speech_s`` seconds of speech: the recogniser decodes the
+    context's words again with the segment's, so talk that never stops would otherwise cost
+    ``max_s`` of decoding per segment. Audio added at or after a time already held replaces it
+    (a segment encoded early for a provisional memory and again when released is held once)."""
+
+    def __init__(self, max_s: float, max_speech_s: float | None = None, rate_hz: int | None = None) -> None:
+        self.max_s = max(0.0, float(max_s))
+        self.max_speech_s = self.max_s if max_speech_s is None else max(0.0, float(max_speech_s))
+        self.rate_hz = rate_hz
+        self._pieces: list[_Piece] = []
+
+    def __len__(self) -> int:
+        return len(self._pieces)
+
+    def add(self, t_start: float, samples: np.ndarray, rate_hz: int,
+            speech: Sequence[tuple[float, float]] = ()) -> None:
+        """Audio from stream time ``t_start``; ``speech``: the spans in it where words were heard."""
+        if self.max_s <= 0 or self.max_speech_s <= 0 or samples.size == 0:
+            return
+        if self.rate_hz != rate_hz:
+            self._pieces, self.rate_hz = [], rate_hz  # another rate: start again
+        self._pieces = [p for p in self._pieces if p.t_start < t_start - CONTIGUOUS_S]
+        self._pieces.append(_Piece(float(t_start), to_mono_float32(samples),
+                                   tuple((float(a), float(b)) for a, b in speech if b > a)))
+        end = self._pieces[-1].t_end(rate_hz)
+        while self._pieces and self._pieces[0].t_end(rate_hz) <= end - self.max_s:
+            self._pieces.pop(0)
+
+    def before(self, t: float, rate_hz: int) -> tuple[float, np.ndarray] | None:
+        """(start, samples) of the audio held that runs without a gap up to ``t``, at most
+        ``max_s`` long; None when nothing held ends at ``t``."""
+        if self.rate_hz != rate_hz or not self._pieces:
+            return None
+        chain: list[_Piece] = []
+        edge = t
+        for p in reversed(self._pieces):
+            if p.t_start >= edge - CONTIGUOUS_S:
+                continue  # at or after the segment being heard
+            if abs(p.t_end(rate_hz) - edge) > CONTIGUOUS_S:
+                break
+            chain.append(p)
+            edge = p.t_start
+        if not chain:
+            return None
+        chain.reverse()
+        audio = np.concatenate([p.samples for p in chain])
+        start = max(chain[0].t_start, t - self.max_s, self._speech_cut(chain, t))
+        if start >= t - CONTIGUOUS_S:
+            return None
+        return start, audio[max(0, int(round((start - chain[0].t_start) * rate_hz))) :]
+
+    def _speech_cut(self, chain: list[_Piece], t: float) -> float:
+        """The latest time from which the chain up to ``t`` holds ``max_speech_s`` of speech
+        (the start of the chain when it holds less)."""
+        spans = sorted((a, min(b, t)) for p in chain for a, b in p.speech if a < t)
+        left = self.max_speech_s
+        for a, b in reversed(spans):
+            if b - a >= left:
+                return b - left
+            left -= b - a
+        return chain[0].t_start
+
+
+def words_from(pieces: list[TranscriptPiece], t: float) -> list[TranscriptPiece]:
+    """The part of ``pieces`` said from ``t`` on: words whose middle is at or after ``t``
+    (a piece cut by ``t`` keeps its later words as its text); a piece without word times is
+    kept when its middle is."""
+    out: list[TranscriptPiece] = []
+    for p in pieces:
+        if not p.words:
+            if (p.t_start + p.t_end) / 2 >= t:
+                out.append(p)
+            continue
+        kept = [w for w in p.words if (w[0] + w[1]) / 2 >= t]
+        if not kept:
+            continue
+        if len(kept) == len(p.words):
+            out.append(p)
+            continue
+        text = " ".join(w[2] for w in kept)
+        out.append(TranscriptPiece(t_start=max(t, kept[0][0]), t_end=p.t_end, text=text,
+                                   words=kept, language=p.language))
+    return out
+
+
+def hear(
+    asr: SpeechRecognizer,
+    audio: np.ndarray,
+    rate_hz: int,
+    t_start: float,
+    recent: RecentAudio | None,
+) -> list[TranscriptPiece]:
+    """The transcript of ``audio`` (stream time ``t_start``), heard after the recent audio
+    that leads up to it when there is some; then ``audio`` joins the recent audio."""
+    x = to_mono_float32(audio)
+    context = recent.before(t_start, rate_hz) if recent is not None else None
+    if context is None:
+        pieces = asr.transcribe(x, rate_hz, t_start)
+    else:
+        c_start, c_audio = context
+        pieces = words_from(asr.transcribe(np.concatenate([c_audio, x]), rate_hz, c_start), t_start)
+    if recent is not None:
+        recent.add(t_start, x, rate_hz, speech_spans(pieces))
+    return pieces
+
+
+def speech_spans(pieces: Sequence[TranscriptPiece]) -> list[tuple[float, float]]:
+    """Where words were heard: each word's span, or each piece's when it has no word times."""
+    out: list[tuple[float, float]] = []
+    for p in pieces:
+        out += [(w[0], w[1]) for w in p.words] if p.words else [(p.t_start, p.t_end)]
+    return out

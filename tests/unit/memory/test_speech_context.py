@@ -1,0 +1,91 @@
+"""Hearing a segment in context (memory/speech_context.py): what audio goes to the recogniser
+with a segment, which words are kept, and how the recent audio is held."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from episodic.core.records import TranscriptPiece
+from episodic.memory.speech_context import RecentAudio, hear, words_from
+
+RATE = 100  # samples per second: small arrays, easy arithmetic
+
+
+def tone(seconds: float, value: float) -> np.ndarray:
+    return np.full(int(round(seconds * RATE)), value, np.float32)
+
+
+class Recorder:
+    """A recogniser that notes what it was given and says one word per second of audio, each
+    word naming the level of the audio it stands for ("w3" for samples of 0.3)."""
+
+    model_id = "recorder"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[float, int]] = []
+
+    def transcribe(self, audio: np.ndarray, sample_rate_hz: int, t_offset: float) -> list[TranscriptPiece]:
+        self.calls.append((t_offset, audio.size))
+        words = []
+        for i in range(audio.size // sample_rate_hz):
+            level = float(audio[i * sample_rate_hz])
+            words.append((t_offset + i, t_offset + i + 1, f"w{round(level * 10)}"))
+        if not words:
+            return []
+        return [TranscriptPiece(t_offset, t_offset + len(words), " ".join(w[2] for w in words), words=words)]
+
+
+def test_a_segment_is_heard_after_the_audio_before_it_and_keeps_only_its_own_words():
+    asr, recent = Recorder(), RecentAudio(max_s=3.0)
+    first = hear(asr, tone(2, 0.1), RATE, 10.0, recent)
+    assert asr.calls == [(10.0, 200)]  # nothing before it: heard alone
+    assert [p.text for p in first] == ["w1 w1"]
+    second = hear(asr, tone(2, 0.2), RATE, 12.0, recent)
+    assert asr.calls[-1] == (10.0, 400)  # heard after the first segment's audio
+    assert [(p.t_start, p.t_end, p.text) for p in second] == [(12.0, 14.0, "w2 w2")]
+    third = hear(asr, tone(2, 0.3), RATE, 14.0, recent)
+    assert asr.calls[-1] == (11.0, 500)  # at most 3 s before it
+    assert [p.text for p in third] == ["w3 w3"]
+
+
+def test_audio_after_a_gap_is_heard_alone():
+    asr, recent = Recorder(), RecentAudio(max_s=30.0)
+    hear(asr, tone(2, 0.1), RATE, 0.0, recent)
+    hear(asr, tone(2, 0.2), RATE, 5.0, recent)  # 3 s missing between them
+    assert asr.calls[-1] == (5.0, 200)
+
+
+def test_a_segment_heard_again_replaces_its_earlier_audio():
+    """A held segment encoded early for a provisional memory and again, longer, when it is
+    released is held once; the next segment hears the longer version."""
+    asr, recent = Recorder(), RecentAudio(max_s=30.0)
+    hear(asr, tone(2, 0.1), RATE, 0.0, recent)
+    hear(asr, tone(2, 0.2), RATE, 2.0, recent)  # the preview
+    hear(asr, tone(3, 0.2), RATE, 2.0, recent)  # released, longer
+    assert asr.calls[-1] == (0.0, 500)  # the preview's audio is not heard twice
+    out = hear(asr, tone(1, 0.3), RATE, 5.0, recent)
+    assert asr.calls[-1] == (0.0, 600) and [p.text for p in out] == ["w3"]
+
+
+def test_no_context_when_it_is_off_or_the_rate_changes():
+    asr = Recorder()
+    off = RecentAudio(max_s=0.0)
+    hear(asr, tone(2, 0.1), RATE, 0.0, off)
+    hear(asr, tone(2, 0.2), RATE, 2.0, off)
+    assert asr.calls[-1] == (2.0, 200) and len(off) == 0
+    recent = RecentAudio(max_s=30.0)
+    hear(asr, tone(2, 0.1), RATE, 0.0, recent)
+    hear(asr, np.full(400, 0.2, np.float32), 2 * RATE, 2.0, recent)
+    assert asr.calls[-1] == (2.0, 400)
+
+
+def test_a_piece_cut_by_the_segment_start_keeps_its_later_words():
+    words = [(9.0, 9.6, "Maria"), (9.6, 10.2, "parked"), (10.3, 10.8, "the"), (10.8, 11.5, "bicycle.")]
+    piece = TranscriptPiece(9.0, 11.5, "Maria parked the bicycle.", words=words, language="en")
+    (kept,) = words_from([piece], 10.0)
+    assert (kept.t_start, kept.t_end, kept.text, kept.language) == (10.3, 11.5, "the bicycle.", "en")
+    assert [w[2] for w in kept.words] == ["the", "bicycle."]
+    assert words_from([piece], 12.0) == []
+    assert words_from([piece], 8.0) == [piece]
+    bare = TranscriptPiece(9.0, 10.0, "Hello.")
+    assert words_from([bare], 9.4) == [bare] and words_from([bare], 9.6) == []
