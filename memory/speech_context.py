@@ -4,9 +4,10 @@ Whisper hears a two-second sentence cut out on its own much worse than the same 
 the half minute of the stream before it: the earlier speech tells it the voices, the accent,
 the noise and the words in use. On the generated dev QA recordings (accented espeak-ng voices
 over noise; `benchmarks/bench_asr_context.py`), Whisper base's word error rate per segment was
-47.8 % alone, 32.5 % after the 30 s before it and 34.6 % when those 30 s may hold at most 6 s of
-speech, the default: the context's words are decoded again with the segment's, and a stream
-where someone talks all the time would otherwise pay for 30 s of decoding per segment. Only
+47.8 % alone, 32.5 % after the 30 s before it, and 35.1 % after the 15 s before it holding at
+most 6 s of speech, the default: the context's words are decoded again with the segment's, so
+a longer context costs ingest speed (a stream where someone talks all the time would pay for
+all of it per segment). Only
 the words that fall in the segment are kept; what was heard in the context belongs to the
 segments before, which were stored already.
 

@@ -284,7 +284,7 @@ class SpeechSettings:
     relisten_whisper_model: str = ""
     # seconds of the stream's audio before a segment that Whisper hears with it (only the
     # segment's own words are kept): a sentence alone is misheard far more often (0 → alone)
-    asr_context_s: float = 30.0
+    asr_context_s: float = 15.0
     # ... of which at most this much speech: the context's words are decoded again with the
     # segment's, so talk that never stops would cost asr_context_s of decoding per segment
     asr_context_speech_s: float = 6.0
