@@ -96,7 +96,9 @@ def test_transcripts_hold_the_spoken_words(store):
     # Whisper base hears this synthetic voice's "kitchen drawer" as "kitchen floor", and with
     # some CTranslate2 builds "the red bicycle" as "the med-buy-shikle" (int8 kernels differ by
     # version and CPU): most of the key words, not every one (WER: benchmarks/bench_asr.py)
-    heard = [w for w in ["bicycle", "bakery", "meeting", "tomorrow", "notebook", "drawer"] if w in text]
+    # (a word heard as two, "note book", is the word heard)
+    squeezed = text.replace(" ", "").replace("-", "")
+    heard = [w for w in ["bicycle", "bakery", "meeting", "tomorrow", "notebook", "drawer"] if w in squeezed]
     assert len(heard) >= 4, (heard, text)
     first = next(m for m in segs if "bakery" in m["transcript"].lower())
     assert first["t_start"] <= 1.5 and first["t_end"] >= 3.0
