@@ -178,11 +178,15 @@ class MomentSearch:
             if g < GUESS_MIN:
                 break
             u = units[k]
-            if u.memory_id in had and had[u.memory_id].score >= top * g:
-                continue
+            found_too = had.get(u.memory_id)
+            if found_too is not None and _quotes_any(found_too.why, phrase.split()):
+                continue  # its words name the subject: it ranks with the named moments
+            # found by unrelated words too (a warm vector cache finds more memories): listed
+            # with the guessed pictures, with the better of the two scores
+            score = max(top * g, found_too.score if found_too is not None else 0.0)
             names = ", ".join(n for n, _ in u.guesses[:3])
             out.append(Moment(stream_id=u.stream_id, t_start=round(u.t_start, 3), t_end=round(u.t_end, 3),
-                              score=round(top * g, 4), why=f"key frames guessed: {names} (not a sure sighting)",
+                              score=round(score, 4), why=f"key frames guessed: {names} (not a sure sighting)",
                               segment_id=u.memory_id, snippet_uri=u.snippet_uri))
         return out
 

@@ -206,3 +206,22 @@ def test_search_finds_a_picture_only_the_guesses_point_to(scorer: TextScorer) ->
     assert search._guessed("astronaut", Scope(), reader, [], 5) == []
     # scoped to another stream: not found there
     assert search._guessed(phrase, Scope(stream_ids=("school-cam",)), reader, [], 5) == []
+
+
+def test_a_guessed_picture_also_found_by_unrelated_words_stays_with_the_guesses(scorer: TextScorer) -> None:
+    """A warm server's vector cache finds more memories by their text, the picture's among them
+    (by "colours: grey"); that weak text hit must not push the guessed picture out of the top."""
+    from episodic.core.query import Moment
+    from episodic.retrieval.moments import MomentSearch
+
+    store = _Store(MEMORIES)
+    search = MomentSearch(store, scorer, Settings().retrieval)
+    reader = MemoryReader(store)
+    sid = MEMORIES[1].id
+    weak = Moment("market-cam", 8.0, 13.0, 0.9, 'visual: "a scene; colours: grey"', segment_id=sid)
+    found = search._guessed("motorcycle", Scope(), reader, [Moment("school-cam", 0.0, 5.0, 1.0, "x"), weak], 5)
+    assert found and found[0].segment_id == sid and "not a sure sighting" in found[0].why, found
+    assert found[0].score >= 0.9
+    # a memory whose words name the subject is not turned into a guess
+    named = Moment("market-cam", 8.0, 13.0, 0.3, 'speech: "my motorcycle"', segment_id=sid)
+    assert all(m.segment_id != sid for m in search._guessed("motorcycle", Scope(), reader, [named], 5))
