@@ -8,7 +8,9 @@ segment again, with the same recogniser and options as ingest:
 * alone (``asr_context_s = 0``, as before session 23);
 * after up to N seconds of the audio before it, through memory/speech_context.py exactly as
   ingest does, optionally starting afresh every ``--run-s`` seconds (ingest's checkpoints,
-  60 s, which the runner bridges by reading the stored audio back);
+  60 s, which the runner bridges by reading the stored audio back), and before up to
+  ``--after`` seconds of the audio after it (from the next segment, as the segmenter gives it;
+  none for the last segment of a run);
 * the whole recording at once (faster-whisper's own long-form pass), for reference.
 
 Each spoken sentence of the script is scored against the words placed in its time (± 0.5 s).
@@ -67,6 +69,8 @@ def main() -> None:
     ap.add_argument("--context", type=float, nargs="+", default=[0.0, 30.0], help="seconds of audio before")
     ap.add_argument("--speech-cap", type=float, default=None,
                     help="at most this much speech in the context (default: asr_context_speech_s)")
+    ap.add_argument("--after", type=float, nargs="+", default=None,
+                    help="seconds of audio after each segment heard with it (default: asr_context_after_s)")
     ap.add_argument("--run-s", type=float, default=60.0, help="start afresh every this many seconds (0: never)")
     ap.add_argument("--long-form", action="store_true", help="also transcribe each recording whole")
     ap.add_argument("--json", action="store_true")
@@ -75,6 +79,8 @@ def main() -> None:
     components = Components(load_settings(data_dir=args.data))
     if args.speech_cap is None:
         args.speech_cap = components.settings.asr_context_speech_s
+    if args.after is None:
+        args.after = [components.settings.asr_context_after_s]
     asr = components.asr
     scripts = json.loads((args.qa / "script.json").read_text())
     audio = {s["stream_id"]: load_audio(args.qa / s["path"]) for s in scripts}
@@ -86,7 +92,7 @@ def main() -> None:
         for s in scripts
     }
     rows = []
-    for context_s in args.context:
+    for context_s, after_s in [(c, a) for c in args.context for a in args.after]:
         errors = total = 0
         spent = 0.0
         for s in scripts:
@@ -94,23 +100,27 @@ def main() -> None:
             words: list[tuple[float, float, str]] = []
             recent = RecentAudio(context_s, args.speech_cap)
             run = -1
-            for a, b in bounds[s["stream_id"]]:
+            spans = bounds[s["stream_id"]]
+            for k, (a, b) in enumerate(spans):
                 if args.run_s and int(a // args.run_s) != run:
                     run = int(a // args.run_s)
                     recent = RecentAudio(context_s, args.speech_cap)
                     lo = max(0.0, a - context_s)
                     said = [(w[0], w[1]) for w in words if w[0] >= lo]
                     recent.add(lo, x[int(lo * RATE_HZ) : int(a * RATE_HZ)], RATE_HZ, said)  # the read-back
+                last_of_run = k + 1 == len(spans) or (args.run_s and int(spans[k + 1][0] // args.run_s) != run)
+                until = b if last_of_run else min(b + after_s, spans[k + 1][1])
                 started = time.perf_counter()
-                pieces = hear(asr, x[int(a * RATE_HZ) : int(b * RATE_HZ)], RATE_HZ, a, recent)
+                pieces = hear(asr, x[int(a * RATE_HZ) : int(b * RATE_HZ)], RATE_HZ, a, recent,
+                              after=x[int(b * RATE_HZ) : int(until * RATE_HZ)])
                 spent += time.perf_counter() - started
                 words += [w for p in pieces for w in p.words]
             e, n = score(s, words)
             errors, total = errors + e, total + n
-        rows.append({"context_s": context_s, "speech_cap_s": args.speech_cap, "wer": round(errors / max(1, total), 3), "words": total,
-                     "asr_s": round(spent, 1)})
-        print(f"context {context_s:>4.0f} s (speech ≤ {args.speech_cap:g} s): WER {rows[-1]['wer']:.3f} ({total} words), ASR {spent:.1f} s",
-              file=sys.stderr)
+        rows.append({"context_s": context_s, "speech_cap_s": args.speech_cap, "after_s": after_s,
+                     "wer": round(errors / max(1, total), 3), "words": total, "asr_s": round(spent, 1)})
+        print(f"context {context_s:>4.0f} s (speech ≤ {args.speech_cap:g} s), after {after_s:g} s: "
+              f"WER {rows[-1]['wer']:.3f} ({total} words), ASR {spent:.1f} s", file=sys.stderr)
     if args.long_form:
         errors = total = 0
         spent = 0.0
@@ -125,7 +135,7 @@ def main() -> None:
         print(f"whole recording: WER {rows[-1]['wer']:.3f}, ASR {spent:.1f} s", file=sys.stderr)
     seconds = sum(x.size for x in audio.values()) / RATE_HZ
     print(json.dumps({"recordings_s": round(seconds, 1), "run_s": args.run_s, "rows": rows}) if args.json
-          else "\n".join(f"{r['context_s']}\t{r['wer']}\t{r['asr_s']}" for r in rows))
+          else "\n".join(f"{r['context_s']}\t{r.get('after_s', '')}\t{r['wer']}\t{r['asr_s']}" for r in rows))
 
 
 if __name__ == "__main__":

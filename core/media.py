@@ -70,6 +70,9 @@ class Segment:
     audio_t_start: float = 0.0  # stream time of audio[0]
     sample_rate_hz: int = 16000
     boundary_kind: str = ""  # what closed it: visual | pause | max | end
+    # the stream's audio right after ``audio`` (from the next segment, closed already), for
+    # hearing the segment's last words in context; not part of the segment (empty: none)
+    audio_after: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
 
     @property
     def duration_s(self) -> float:

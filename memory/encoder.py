@@ -116,7 +116,8 @@ class PerceptualEncoder:
         transcript = []
         if seg.audio.size:
             started = time.perf_counter()
-            transcript = hear(self.asr, seg.audio, seg.sample_rate_hz, seg.audio_t_start, self.recent_audio)
+            transcript = hear(self.asr, seg.audio, seg.sample_rate_hz, seg.audio_t_start, self.recent_audio,
+                              seg.audio_after)
             self.timer.add("asr", started)
 
         # -- audio: what is heard besides words ------------------------------------------

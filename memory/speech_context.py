@@ -1,15 +1,23 @@
-"""Hearing a segment in context: the stream's audio just before it goes to the recogniser too.
+"""Hearing a segment in context: the stream's audio just before and just after it goes to the
+recogniser too.
 
 Whisper hears a two-second sentence cut out on its own much worse than the same sentence with
-the half minute of the stream before it: the earlier speech tells it the voices, the accent,
-the noise and the words in use. On the generated dev QA recordings (accented espeak-ng voices
-over noise; `benchmarks/bench_asr_context.py`), Whisper base's word error rate per segment was
-47.8 % alone, 32.5 % after the 30 s before it, and 35.1 % after the 15 s before it holding at
-most 6 s of speech, the default: the context's words are decoded again with the segment's, so
-a longer context costs ingest speed (a stream where someone talks all the time would pay for
-all of it per segment). Only
-the words that fall in the segment are kept; what was heard in the context belongs to the
-segments before, which were stored already.
+the stream around it: the earlier speech tells it the voices, the accent, the noise and the
+words in use, and a clip that stops right after the last word loses that word more often than
+one that runs on. On the generated dev QA recordings (accented espeak-ng voices over noise;
+`benchmarks/bench_asr_context.py`), Whisper base's word error rate per segment was 47.8 %
+alone, 35.1 % after the 15 s before it holding at most 6 s of speech (session 23), and about
+33 % with 3 s of the audio after it as well (the default: 15 s before holding at most 4 s of
+speech, 3 s after). The context's words are decoded again with the segment's, so a longer
+context costs ingest speed (a stream where someone talks all the time would pay for all of it
+per segment). Only the words whose middle falls in the segment are kept; what was heard before
+belongs to the segments stored already, what was heard after to the next one, which hears it
+again in its own context.
+
+The audio after comes with the segment (``Segment.audio_after``): the segmenter holds each
+closed segment back until the next one closes, so the next one's audio is there already and
+waiting for it costs nothing; the last segment of a run has none. A live stream's provisional
+memory (encoded before the next segment closed) keeps what it heard without it.
 
 The encoder keeps :class:`RecentAudio` for its stream run. A run starts afresh at every
 checkpoint (see ``episodic.pipeline.StreamRunner``); the runner then seeds it with the audio
@@ -19,6 +27,7 @@ uninterrupted one heard.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -112,21 +121,33 @@ def words_from(pieces: list[TranscriptPiece], t: float) -> list[TranscriptPiece]
     """The part of ``pieces`` said from ``t`` on: words whose middle is at or after ``t``
     (a piece cut by ``t`` keeps its later words as its text); a piece without word times is
     kept when its middle is."""
+    return words_within(pieces, t, math.inf)
+
+
+def words_within(pieces: list[TranscriptPiece], t0: float, t1: float) -> list[TranscriptPiece]:
+    """The part of ``pieces`` said in [t0, t1): words whose middle falls there (a piece cut
+    by either edge keeps those words as its text); a piece without word times is kept when
+    its middle is."""
+
+    def inside(a: float, b: float) -> bool:
+        return t0 <= (a + b) / 2 < t1
+
     out: list[TranscriptPiece] = []
     for p in pieces:
         if not p.words:
-            if (p.t_start + p.t_end) / 2 >= t:
+            if inside(p.t_start, p.t_end):
                 out.append(p)
             continue
-        kept = [w for w in p.words if (w[0] + w[1]) / 2 >= t]
+        kept = [w for w in p.words if inside(w[0], w[1])]
         if not kept:
             continue
         if len(kept) == len(p.words):
             out.append(p)
             continue
         text = " ".join(w[2] for w in kept)
-        out.append(TranscriptPiece(t_start=max(t, kept[0][0]), t_end=p.t_end, text=text,
-                                   words=kept, language=p.language))
+        start = p.t_start if kept[0] == p.words[0] else max(t0, kept[0][0])
+        end = p.t_end if kept[-1] == p.words[-1] else min(t1, kept[-1][1])
+        out.append(TranscriptPiece(t_start=start, t_end=end, text=text, words=kept, language=p.language))
     return out
 
 
@@ -136,16 +157,21 @@ def hear(
     rate_hz: int,
     t_start: float,
     recent: RecentAudio | None,
+    after: np.ndarray | None = None,
 ) -> list[TranscriptPiece]:
     """The transcript of ``audio`` (stream time ``t_start``), heard after the recent audio
-    that leads up to it when there is some; then ``audio`` joins the recent audio."""
+    that leads up to it when there is some and before ``after`` (the audio that follows it)
+    when given; only the words said within ``audio`` are kept. Then ``audio`` joins the
+    recent audio."""
     x = to_mono_float32(audio)
+    tail = to_mono_float32(after) if after is not None and after.size else np.zeros(0, np.float32)
     context = recent.before(t_start, rate_hz) if recent is not None else None
-    if context is None:
+    t_end = t_start + x.size / rate_hz
+    if context is None and not tail.size:
         pieces = asr.transcribe(x, rate_hz, t_start)
     else:
-        c_start, c_audio = context
-        pieces = words_from(asr.transcribe(np.concatenate([c_audio, x]), rate_hz, c_start), t_start)
+        c_start, c_audio = context if context is not None else (t_start, np.zeros(0, np.float32))
+        pieces = words_within(asr.transcribe(np.concatenate([c_audio, x, tail]), rate_hz, c_start), t_start, t_end)
     if recent is not None:
         recent.add(t_start, x, rate_hz, speech_spans(pieces))
     return pieces

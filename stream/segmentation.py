@@ -437,7 +437,7 @@ class StreamSegmenter:
         for pause in self.pauses.finish():
             self.planner.add(pause)
         end = max(self._video_end, self._audio_end)
-        segments = self._materialise(self.planner.finish(end))
+        segments = self._materialise(self.planner.finish(end), None)
         self._frames.clear()
         self._snippets.clear()
         self._audio.clear()
@@ -464,11 +464,16 @@ class StreamSegmenter:
         now = self._now()
         if now is None:
             return []
-        return self._materialise(self.planner.advance(now, [self.pauses.open_run()]))
+        spans = self.planner.advance(now, [self.pauses.open_run()])
+        held = self.planner.held
+        return self._materialise(spans, held.t_end if held is not None else None)
 
-    def _materialise(self, spans: Sequence[Span]) -> list[Segment]:
+    def _materialise(self, spans: Sequence[Span], held_end: float | None) -> list[Segment]:
+        """Segments of ``spans``, taken out of the buffers; ``held_end``: the end of the span
+        closed after them and held back (None when there is none, as at the end)."""
         out: list[Segment] = []
-        for span in spans:
+        ends = [sp.t_end for sp in spans[1:]] + [held_end] if spans else []
+        for span, next_end in zip(spans, ends, strict=True):
             frames = _take_before(self._frames, span.t_start, span.t_end)
             snippets = _take_before(self._snippets, span.t_start, span.t_end)
             audio, audio_t = self._take_audio(span.t_start, span.t_end)
@@ -483,11 +488,25 @@ class StreamSegmenter:
                     audio_t_start=audio_t,
                     sample_rate_hz=self.rate,
                     boundary_kind=span.kind,
+                    audio_after=self._audio_after(audio, audio_t, next_end),
                 )
             )
             self._index += 1
             self._emitted_until = span.t_end
         return out
+
+    def _audio_after(self, audio: np.ndarray, audio_t: float, next_end: float | None) -> np.ndarray:
+        """Up to ``asr_context_after_s`` of the audio that follows ``audio`` without a gap,
+        from the next span only (closed already, so its audio is buffered whatever the push
+        sizes were: the same stream gives the same segments however it is fed)."""
+        limit = float(getattr(self.settings, "asr_context_after_s", 0.0))
+        if limit <= 0 or next_end is None or not audio.size:
+            return np.zeros(0, dtype=np.float32)
+        end = audio_t + audio.size / self.rate
+        after, t = self._peek_audio(end, min(end + limit, next_end))
+        if not after.size or abs(t - end) > 1.5 / self.rate:
+            return np.zeros(0, dtype=np.float32)
+        return after
 
     def held_preview(self) -> Segment | None:
         """The segment the planner has closed but holds back, built from the buffers without

@@ -231,7 +231,7 @@ def test_segmenter_block_sizes_do_not_matter() -> None:
         parts.append(quiet_noise(int(rng.uniform(0.3, 1.2) * RATE)))
     audio = np.concatenate(parts)
 
-    def spans(block: int | None) -> list[tuple[float, float]]:
+    def spans(block: int | None) -> list[tuple[float, float, int]]:
         seg = StreamSegmenter(SETTINGS)
         out: list[Segment] = []
         r = random.Random(block)
@@ -241,12 +241,19 @@ def test_segmenter_block_sizes_do_not_matter() -> None:
             out += seg.push_audio(i / RATE, audio[i : i + n])
             i += n
         out += seg.finish()
-        return [(round(s.t_start, 4), round(s.t_end, 4)) for s in out]
+        for s in out:  # the audio after a segment is the stream's own, from where it ends
+            a = round(s.audio_t_start * RATE) + s.audio.size
+            assert np.array_equal(s.audio_after, audio[a : a + s.audio_after.size])
+        return [(round(s.t_start, 4), round(s.t_end, 4), s.audio_after.size) for s in out]
 
     reference = spans(1600)
     assert spans(None) == reference
     assert spans(48000) == reference
     assert reference[-1][1] == pytest.approx(len(audio) / RATE, abs=1e-3)
+    # every segment but the last hears what follows it, up to asr_context_after_s
+    after = [n for *_, n in reference]
+    assert after[-1] == 0 and all(0 < n <= SETTINGS.asr_context_after_s * RATE for n in after[:-1]), after
+    assert max(after) == round(SETTINGS.asr_context_after_s * RATE)
 
 
 def test_segmenter_interleaved_streams_and_bounded_memory() -> None:

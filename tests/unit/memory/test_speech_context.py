@@ -89,3 +89,28 @@ def test_a_piece_cut_by_the_segment_start_keeps_its_later_words():
     assert words_from([piece], 8.0) == [piece]
     bare = TranscriptPiece(9.0, 10.0, "Hello.")
     assert words_from([bare], 9.4) == [bare] and words_from([bare], 9.6) == []
+
+
+def test_the_audio_after_a_segment_is_heard_with_it_but_its_words_are_left_to_the_next():
+    asr, recent = Recorder(), RecentAudio(max_s=30.0)
+    first = hear(asr, tone(2, 0.1), RATE, 0.0, recent, after=tone(3, 0.2))
+    assert asr.calls == [(0.0, 500)]  # the segment and the 3 s after it
+    assert [(p.t_start, p.t_end, p.text) for p in first] == [(0.0, 2.0, "w1 w1")]
+    # the audio after is not held as heard: the next segment brings its own
+    second = hear(asr, tone(3, 0.2), RATE, 2.0, recent, after=tone(1, 0.3))
+    assert asr.calls[-1] == (0.0, 600)  # 2 s before, 3 s its own, 1 s after
+    assert [(p.t_start, p.t_end, p.text) for p in second] == [(2.0, 5.0, "w2 w2 w2")]
+    assert hear(asr, tone(1, 0.3), RATE, 5.0, recent, after=np.zeros(0, np.float32))[0].text == "w3"
+    assert asr.calls[-1] == (0.0, 600)  # nothing after: up to its own end
+
+
+def test_a_piece_cut_by_both_ends_keeps_the_words_in_between():
+    from episodic.memory.speech_context import words_within
+
+    words = [(9.0, 9.6, "Maria"), (9.6, 10.2, "parked"), (10.3, 10.8, "the"), (10.8, 11.5, "bicycle.")]
+    piece = TranscriptPiece(9.0, 11.5, "Maria parked the bicycle.", words=words, language="en")
+    (kept,) = words_within([piece], 9.5, 11.0)
+    assert (kept.t_start, kept.t_end, kept.text) == (9.6, 10.8, "parked the")
+    (head,) = words_within([piece], 0.0, 10.0)
+    assert (head.t_start, head.t_end, head.text) == (9.0, 10.0, "Maria parked")
+    assert words_within([piece], 0.0, 20.0) == [piece]
