@@ -19,6 +19,7 @@ from episodic.retrieval.query_analysis import (
 )
 from episodic.retrieval.text_match import (
     homophone_hits,
+    loosely_alike,
     name_words,
     sounds_alike,
     teen_ty_twin,
@@ -74,9 +75,11 @@ def key_coverage(analysis: QueryAnalysis, units: Sequence[Unit]) -> float:
 
 def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
     """Whether a name the question asks about may be in ``unit`` misheard: a sentence of
-    speech (or a summary quoting one) with no name of its own. "Where is the wheelbarrow
-    Hannah put down?" / "And put the wheelbarrow by the tool shed.": yes; "When does the train
-    to Oxford leave?" / "The train to London leaves at 11": no, it is about London."""
+    speech (or a summary quoting one) with no name of its own, or only one that sounds
+    loosely like the asked name. "Where is the wheelbarrow Hannah put down?" / "And put the
+    wheelbarrow by the tool shed.": yes; "When is Felix's appointment with the fisherman?" /
+    "At quarter past 8, Philip's turn an appointment with the fisherman.": yes; "When does the
+    train to Oxford leave?" / "The train to London leaves at 11": no, it is about London."""
     if unit is None or unit.modality not in ("speech", "summary"):
         return False
     names = {t for t, w in analysis.key_terms.items() if w[:1].isupper()}
@@ -84,10 +87,13 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
     if rest and overlap(rest, unit.support_terms) < MISHEARD_NAME_COVERAGE:
         return False  # "Where did Grace leave the cutting board?" / "Can't board the element …"
     asked = {stem(w.lower()) for w, _ in name_words(analysis.question)}
+    asked_names = [w for t, w in analysis.key_terms.items() if w[:1].isupper()]
     for sentence in _SENTENCES.split(SUMMARY_LABELS.sub(" ", unit.text)):
         for i, (word, capital) in enumerate(name_words(sentence)):
             if not capital or stem(word.lower()) in asked or word in _NOT_NAMES:
                 continue
+            if any(loosely_alike(word, name) for name in asked_names):
+                continue  # "Felix" heard as "Philip's": the asked name, misheard
             rank = word_rank(word.lower())
             if i > 0 or rank is None or rank > EVERYDAY_RANK:  # "Daniel put …", not "And put …"
                 return False

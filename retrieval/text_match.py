@@ -381,6 +381,26 @@ def sounds_alike(a: str, b: str) -> bool:
     return jw >= 0.9 and jellyfish.levenshtein_distance(a, b) <= 1
 
 
+LOOSE_KEY_SIM = 0.5  # 1 − edits / longer Metaphone key, for a name heard as another name
+
+
+@lru_cache(maxsize=65536)
+def loosely_alike(a: str, b: str) -> bool:
+    """A name a recogniser may have written as another name: the same first sound and at
+    least half of the Metaphone key in common ("Felix" heard as "Philip's": FLKS / FLPS;
+    "Maria" as "Mark"), while "Hannah"/"Daniel" and "Oxford"/"London" stay apart. Too loose to
+    match words by; only used to tell "another name" from "this name misheard"."""
+    a, b = a.lower(), b.lower()
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 3 or not (a.isalpha() and b.isalpha()):
+        return False
+    ka, kb = jellyfish.metaphone(a), jellyfish.metaphone(b)
+    if not ka or not kb or ka[0] != kb[0] or max(len(ka), len(kb)) < 3:
+        return False  # two-sound keys say too little ("Tom"/"Diego": TM / TK)
+    return 1.0 - jellyfish.levenshtein_distance(ka, kb) / max(len(ka), len(kb)) >= LOOSE_KEY_SIM
+
+
 # Homophones a recogniser writes for a word it heard right: "blue"/"blew", "meet"/"meat",
 # "sale"/"sail", "pair"/"pear". The same Metaphone key, the same first letter and similar
 # spelling; at least this many letters ("to"/"two" say too little).

@@ -86,6 +86,15 @@ def test_different_names(a, b):
     assert not sounds_alike(a, b)
 
 
+def test_names_loosely_alike_only_keep_a_misheard_name_from_counting_as_another():
+    from episodic.retrieval.text_match import loosely_alike
+
+    for a, b in [("Felix", "Philip"), ("Felix", "Philips"), ("Maria", "Mark"), ("Grace", "Grace")]:
+        assert loosely_alike(a, b) and loosely_alike(b, a), (a, b)
+    for a, b in [("Hannah", "Daniel"), ("Oxford", "London"), ("Priya", "Peter"), ("Tom", "Diego"), ("Al", "Ali")]:
+        assert not loosely_alike(a, b), (a, b)
+
+
 @pytest.mark.parametrize("a, b", [("blue", "blew"), ("sale", "sail"), ("pair", "pear"), ("meet", "meat"),
                                   ("grey", "gray"), ("four", "for")])
 def test_homophones(a, b):
@@ -572,6 +581,12 @@ def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands()
     assert not name_maybe_misheard(hannah, _unit("Daniel put the wheelbarrow by the tool shed."))
     assert not name_maybe_misheard(_with_objects("When does the train to Oxford leave?"),
                                    _unit("The train to London leaves at 20 past 11."))
+    # a name that sounds loosely like the asked one is that name misheard; another is not
+    felix = _with_objects("When is Felix's appointment with the fisherman?")
+    assert name_maybe_misheard(felix, _unit("At quarter past 8, Philip's turn an appointment with the fisherman."))
+    assert not name_maybe_misheard(felix, _unit("At quarter past 8, Priya has an appointment with the fisherman."))
+    assert not name_maybe_misheard(_with_objects("Where is the wheelbarrow that Daniel put down?"),
+                                   _unit("Hannah put the wheelbarrow by the tool shed."))
     # the sentence must hold the question's other words too, not just its object
     assert not name_maybe_misheard(_with_objects("Where did Grace leave the cutting board?"),
                                    _unit("Can't board the element madameen this morning."))
