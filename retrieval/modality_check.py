@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from episodic.core.query import QueryType
 from episodic.retrieval.detailed import Recall, Unit
-from episodic.retrieval.query_analysis import QueryAnalysis
+from episodic.retrieval.query_analysis import QueryAnalysis, term_set
 
 
 def said_not_seen(things: Sequence[str], units: Sequence[Unit]) -> bool:
@@ -58,3 +58,14 @@ def retype_by_evidence(
         query_type=QueryType.AUDIO,
         why=f"{analysis.why}; evidence: {', '.join(things)} said, never seen → audio",
     )
+
+
+def without_place_words(analysis: QueryAnalysis, stream_id: str | None) -> QueryAnalysis:
+    """``analysis`` without the words of the stream its question names among the things it
+    asks about: "…a picture in the library-cam recording" says where, not what about, and
+    "library" said in that stream ("the library card") would make it a question about speech."""
+    if not stream_id or not analysis.object_terms:
+        return analysis
+    place = term_set(stream_id.replace("-", " ").replace("_", " "))
+    kept = [t for t in analysis.object_terms if t not in place]
+    return analysis if kept == analysis.object_terms else replace(analysis, object_terms=kept)

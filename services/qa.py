@@ -64,7 +64,7 @@ from episodic.retrieval.detailed import (
     stream_named_in,
 )
 from episodic.retrieval.fast import FastRetrieval
-from episodic.retrieval.modality_check import retype_by_evidence
+from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
 from episodic.retrieval.moments import MomentSearch
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
@@ -208,6 +208,7 @@ class MemoryQA:
         sh = analysis.shape
         in_scope = reader.streams_in(req.scope)
         named = stream_named_in(req.question, in_scope)
+        analysis = without_place_words(analysis, named)
         if (named is not None and not any(option_streams(req.options, in_scope))
                 and not (sh.order or sh.counts or sh.sound or sh.gist or sh.said_while_dark or sh.asks_stream)):
             # "what was written on screen in garden-cam?": that stream's memory, not another's

@@ -225,3 +225,28 @@ def test_a_guessed_picture_also_found_by_unrelated_words_stays_with_the_guesses(
     # a memory whose words name the subject is not turned into a guess
     named = Moment("market-cam", 8.0, 13.0, 0.3, 'speech: "my motorcycle"', segment_id=sid)
     assert all(m.segment_id != sid for m in search._guessed("motorcycle", Scope(), reader, [named], 5))
+
+
+def test_the_named_stream_is_where_not_what_a_question_asks_about() -> None:
+    """"Which of these appeared in a picture in the library-cam recording?" is not about a
+    library: "library" said in that stream ("the library card") must not make it a speech
+    question."""
+    from episodic.retrieval.detailed import Recall
+    from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
+    from episodic.retrieval.query_analysis import QueryAnalysis, object_terms_of
+
+    q = "Which of these appeared in a picture in the library-cam recording?"
+    analysis = QueryAnalysis(question=q, query_type=QueryType.VIDEO, scores={}, why="video",
+                             terms=["library", "cam"], expects="any", object_terms=object_terms_of(q))
+    assert "library" in analysis.object_terms
+    said = Unit("library-cam", "m1", 0.0, 3.0, "speech", "Grace will clean the library card after lunch.")
+    frame = Unit("library-cam", "m2", 5.0, 8.0, "visual", "a cat; colours: grey")
+    probe = lambda a: Recall(units=[said, frame], route="x")  # noqa: E731
+    assert retype_by_evidence(analysis, probe).query_type is QueryType.AUDIO  # the mistake
+    placed = without_place_words(analysis, "library-cam")
+    assert "library" not in placed.object_terms and placed.terms == analysis.terms
+    assert retype_by_evidence(placed, probe).query_type is QueryType.VIDEO
+    assert without_place_words(analysis, None) is analysis
+    kept = QueryAnalysis(question="Who left the rope in harbour-cam?", query_type=QueryType.VIDEO, scores={},
+                         why="", terms=["rope"], expects="any", object_terms=["rope"])
+    assert without_place_words(kept, "harbour-cam").object_terms == ["rope"]
