@@ -6,18 +6,22 @@ the stream around it: the earlier speech tells it the voices, the accent, the no
 words in use, and a clip that stops right after the last word loses that word more often than
 one that runs on. On the generated dev QA recordings (accented espeak-ng voices over noise;
 `benchmarks/bench_asr_context.py`), Whisper base's word error rate per segment was 47.8 %
-alone, 35.1 % after the 15 s before it holding at most 6 s of speech (session 23), and about
-33 % with 3 s of the audio after it as well (the default: 15 s before holding at most 4 s of
-speech, 3 s after). The context's words are decoded again with the segment's, so a longer
+alone, 35.1 % after the 15 s before it holding at most 6 s of speech (the default), and 33.6 %
+with 3 s of the audio after it as well (``asr_context_after_s``, off by default: see below).
+The context's words are decoded again with the segment's, so a longer
 context costs ingest speed (a stream where someone talks all the time would pay for all of it
 per segment). Only the words whose middle falls in the segment are kept; what was heard before
 belongs to the segments stored already, what was heard after to the next one, which hears it
 again in its own context.
 
-The audio after comes with the segment (``Segment.audio_after``): the segmenter holds each
-closed segment back until the next one closes, so the next one's audio is there already and
-waiting for it costs nothing; the last segment of a run has none. A live stream's provisional
-memory (encoded before the next segment closed) keeps what it heard without it.
+The audio after comes with the segment (``Segment.audio_after``, when ``asr_context_after_s``
+is set): the segmenter holds each closed segment back until the next one closes, so the next
+one's audio is there already and waiting for it costs nothing; the last segment of a run has
+none. A live stream's provisional memory (encoded before the next segment closed) keeps what
+it heard without it. It is off by default: Whisper's word times near the boundary are not
+exact, so the next sentence's first words are now and then kept at the end of a segment too
+(heard twice, which confuses "what came right after"), the dev QA sets were not answered
+better with it, and ingest was slower on some recordings.
 
 The encoder keeps :class:`RecentAudio` for its stream run. A run starts afresh at every
 checkpoint (see ``episodic.pipeline.StreamRunner``); the runner then seeds it with the audio
@@ -166,7 +170,8 @@ def hear(
     x = to_mono_float32(audio)
     tail = to_mono_float32(after) if after is not None and after.size else np.zeros(0, np.float32)
     context = recent.before(t_start, rate_hz) if recent is not None else None
-    t_end = t_start + x.size / rate_hz
+    # with nothing after it, whatever is heard at its end is the segment's own
+    t_end = t_start + x.size / rate_hz if tail.size else math.inf
     if context is None and not tail.size:
         pieces = asr.transcribe(x, rate_hz, t_start)
     else:

@@ -231,8 +231,10 @@ def test_segmenter_block_sizes_do_not_matter() -> None:
         parts.append(quiet_noise(int(rng.uniform(0.3, 1.2) * RATE)))
     audio = np.concatenate(parts)
 
+    settings = Settings(asr_context_after_s=3.0)  # off by default
+
     def spans(block: int | None) -> list[tuple[float, float, int]]:
-        seg = StreamSegmenter(SETTINGS)
+        seg = StreamSegmenter(settings)
         out: list[Segment] = []
         r = random.Random(block)
         i = 0
@@ -252,8 +254,11 @@ def test_segmenter_block_sizes_do_not_matter() -> None:
     assert reference[-1][1] == pytest.approx(len(audio) / RATE, abs=1e-3)
     # every segment but the last hears what follows it, up to asr_context_after_s
     after = [n for *_, n in reference]
-    assert after[-1] == 0 and all(0 < n <= SETTINGS.asr_context_after_s * RATE for n in after[:-1]), after
-    assert max(after) == round(SETTINGS.asr_context_after_s * RATE)
+    assert after[-1] == 0 and all(0 < n <= 3.0 * RATE for n in after[:-1]), after
+    assert max(after) == round(3.0 * RATE)
+    # off: no audio after (the default)
+    seg = StreamSegmenter(SETTINGS)
+    assert all(s.audio_after.size == 0 for s in seg.push_audio(0.0, audio) + seg.finish())
 
 
 def test_segmenter_interleaved_streams_and_bounded_memory() -> None:
