@@ -499,7 +499,7 @@ class StreamSegmenter:
         """Up to ``asr_context_after_s`` of the audio that follows ``audio`` without a gap,
         from the next span only (closed already, so its audio is buffered whatever the push
         sizes were: the same stream gives the same segments however it is fed)."""
-        limit = float(getattr(self.settings, "asr_context_after_s", 0.0))
+        limit = float(self.settings.asr_context_after_s)
         if limit <= 0 or next_end is None or not audio.size:
             return np.zeros(0, dtype=np.float32)
         end = audio_t + audio.size / self.rate
