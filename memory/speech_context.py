@@ -121,17 +121,10 @@ class RecentAudio:
         return chain[0].t_start
 
 
-def words_from(pieces: list[TranscriptPiece], t: float) -> list[TranscriptPiece]:
-    """The part of ``pieces`` said from ``t`` on: words whose middle is at or after ``t``
-    (a piece cut by ``t`` keeps its later words as its text); a piece without word times is
-    kept when its middle is."""
-    return words_within(pieces, t, math.inf)
-
-
 def words_within(pieces: list[TranscriptPiece], t0: float, t1: float) -> list[TranscriptPiece]:
     """The part of ``pieces`` said in [t0, t1): words whose middle falls there (a piece cut
     by either edge keeps those words as its text); a piece without word times is kept when
-    its middle is."""
+    its middle is. ``t1 = math.inf``: everything said from ``t0`` on."""
 
     def inside(a: float, b: float) -> bool:
         return t0 <= (a + b) / 2 < t1

@@ -3,10 +3,12 @@ with a segment, which words are kept, and how the recent audio is held."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from episodic.core.records import TranscriptPiece
-from episodic.memory.speech_context import RecentAudio, hear, words_from
+from episodic.memory.speech_context import RecentAudio, hear, words_within
 
 RATE = 100  # samples per second: small arrays, easy arithmetic
 
@@ -82,13 +84,13 @@ def test_no_context_when_it_is_off_or_the_rate_changes():
 def test_a_piece_cut_by_the_segment_start_keeps_its_later_words():
     words = [(9.0, 9.6, "Maria"), (9.6, 10.2, "parked"), (10.3, 10.8, "the"), (10.8, 11.5, "bicycle.")]
     piece = TranscriptPiece(9.0, 11.5, "Maria parked the bicycle.", words=words, language="en")
-    (kept,) = words_from([piece], 10.0)
+    (kept,) = words_within([piece], 10.0, math.inf)
     assert (kept.t_start, kept.t_end, kept.text, kept.language) == (10.3, 11.5, "the bicycle.", "en")
     assert [w[2] for w in kept.words] == ["the", "bicycle."]
-    assert words_from([piece], 12.0) == []
-    assert words_from([piece], 8.0) == [piece]
+    assert words_within([piece], 12.0, math.inf) == []
+    assert words_within([piece], 8.0, math.inf) == [piece]
     bare = TranscriptPiece(9.0, 10.0, "Hello.")
-    assert words_from([bare], 9.4) == [bare] and words_from([bare], 9.6) == []
+    assert words_within([bare], 9.4, math.inf) == [bare] and words_within([bare], 9.6, math.inf) == []
 
 
 def test_the_audio_after_a_segment_is_heard_with_it_but_its_words_are_left_to_the_next():
@@ -105,8 +107,6 @@ def test_the_audio_after_a_segment_is_heard_with_it_but_its_words_are_left_to_th
 
 
 def test_a_piece_cut_by_both_ends_keeps_the_words_in_between():
-    from episodic.memory.speech_context import words_within
-
     words = [(9.0, 9.6, "Maria"), (9.6, 10.2, "parked"), (10.3, 10.8, "the"), (10.8, 11.5, "bicycle.")]
     piece = TranscriptPiece(9.0, 11.5, "Maria parked the bicycle.", words=words, language="en")
     (kept,) = words_within([piece], 9.5, 11.0)
