@@ -62,6 +62,17 @@ def score(script: dict, words: list[tuple[float, float, str]]) -> tuple[int, int
     return errors, total
 
 
+def grouped(spans: list[tuple[float, float]], window_s: float, run_s: float) -> list[tuple[float, float]]:
+    """Consecutive segments joined until a group holds ``window_s`` seconds (never across a run)."""
+    out: list[tuple[float, float]] = []
+    for a, b in spans:
+        if out and out[-1][1] - out[-1][0] < window_s and (not run_s or int(a // run_s) == int(out[-1][0] // run_s)):
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--qa", type=Path, required=True, help="folder with script.json and the recordings")
@@ -72,6 +83,8 @@ def main() -> None:
     ap.add_argument("--after", type=float, nargs="+", default=None,
                     help="seconds of audio after each segment heard with it (default: asr_context_after_s)")
     ap.add_argument("--run-s", type=float, default=60.0, help="start afresh every this many seconds (0: never)")
+    ap.add_argument("--window", type=float, nargs="+", default=[0.0],
+                    help="hear consecutive segments together until they hold this many seconds")
     ap.add_argument("--long-form", action="store_true", help="also transcribe each recording whole")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -92,7 +105,7 @@ def main() -> None:
         for s in scripts
     }
     rows = []
-    for context_s, after_s in [(c, a) for c in args.context for a in args.after]:
+    for context_s, after_s, window_s in [(c, a, w) for c in args.context for a in args.after for w in args.window]:
         errors = total = 0
         spent = 0.0
         for s in scripts:
@@ -100,7 +113,7 @@ def main() -> None:
             words: list[tuple[float, float, str]] = []
             recent = RecentAudio(context_s, args.speech_cap)
             run = -1
-            spans = bounds[s["stream_id"]]
+            spans = grouped(bounds[s["stream_id"]], window_s, args.run_s)
             for k, (a, b) in enumerate(spans):
                 if args.run_s and int(a // args.run_s) != run:
                     run = int(a // args.run_s)
@@ -117,10 +130,10 @@ def main() -> None:
                 words += [w for p in pieces for w in p.words]
             e, n = score(s, words)
             errors, total = errors + e, total + n
-        rows.append({"context_s": context_s, "speech_cap_s": args.speech_cap, "after_s": after_s,
+        rows.append({"context_s": context_s, "speech_cap_s": args.speech_cap, "after_s": after_s, "window_s": window_s,
                      "wer": round(errors / max(1, total), 3), "words": total, "asr_s": round(spent, 1)})
         print(f"context {context_s:>4.0f} s (speech ≤ {args.speech_cap:g} s), after {after_s:g} s: "
-              f"WER {rows[-1]['wer']:.3f} ({total} words), ASR {spent:.1f} s", file=sys.stderr)
+              f"window {window_s:g} s: WER {rows[-1]['wer']:.3f} ({total} words), ASR {spent:.1f} s", file=sys.stderr)
     if args.long_form:
         errors = total = 0
         spent = 0.0

@@ -6,6 +6,7 @@ per run between checkpoints (``StreamRunner``)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -16,14 +17,16 @@ from episodic import metrics
 from episodic.components import Components
 from episodic.core.media import MediaInfo, Segment
 from episodic.core.records import (
+    FrameObservation,
     ShortTermMemory,
+    SnippetRef,
     StreamInfo,
     ThetaEvent,
     segment_id,
     validate_stream_id,
 )
 from episodic.memory.consolidation import Consolidator, merge_into
-from episodic.memory.encoder import PerceptualEncoder, StageTimer
+from episodic.memory.encoder import PerceptualEncoder, Seen, StageTimer
 from episodic.memory.replay import SemanticReplay
 from episodic.memory.thumbnails import make_thumbnail, middle_keyframe
 from episodic.stream.segmentation import StreamSegmenter
@@ -33,6 +36,17 @@ def _content_key(seg: Segment) -> tuple[Any, ...]:
     """What a segment's encoding depends on, cheaply: its span and how much media it holds."""
     return (round(seg.t_start, 6), round(seg.t_end, 6), len(seg.frames), len(seg.snippet_frames),
             int(seg.audio.size), None if seg.audio_t_start is None else round(seg.audio_t_start, 6))
+
+
+@dataclass
+class _Unheard:
+    """A segment seen and written, waiting to be heard with the next ones."""
+
+    seg: Segment  # without its sampled frames
+    seen: Seen
+    snippet: SnippetRef
+    thumbnail_uri: str
+    provenance: dict[str, Any]
 
 
 @dataclass
@@ -70,6 +84,10 @@ class StreamIngestor:
         self.provisional = provisional
         self.start_s = float(start_s)
         self._previewed: tuple[tuple[Any, ...], ShortTermMemory] | None = None
+        # segments seen and waiting to be heard together (asr_window_s; provisional memories
+        # need each segment's words at once, so a live stream hears each segment alone)
+        self.hearing_window_s = 0.0 if provisional else float(components.settings.asr_window_s)
+        self._unheard: list[_Unheard] = []
         self._previewed_span: tuple[float, float] | None = None
         self.c = components
         self.s = components.settings
@@ -114,6 +132,7 @@ class StreamIngestor:
         closed = self.segmenter.finish()
         self.timer.add("segmentation", started)
         self._advance(self.progress.stream_s, closed)
+        self._hear_waiting()
         for memory in self.consolidator.finish():
             self._store(memory)
         self.progress.wall_s = time.perf_counter() - self._started
@@ -134,11 +153,34 @@ class StreamIngestor:
             self.skipped_spans.append((seg.t_start, seg.t_end))
             return
         self.progress.segments += 1
+        if self.hearing_window_s > 0:
+            self._unheard.append(self._see(seg))
+            first, last = self._unheard[0].seg, self._unheard[-1].seg
+            if last.t_end - first.t_start >= self.hearing_window_s:
+                self._hear_waiting()
+            return
         previewed, self._previewed = self._previewed, None
         if previewed is not None and previewed[0] == _content_key(seg):
             memory = previewed[1]  # encoded when the segment closed (see _preview_held)
         else:
             memory = self._encode(seg)
+        self._consolidate(memory)
+
+    def _hear_waiting(self) -> None:
+        """Hear the segments waiting together, then form, consolidate and store their memories
+        in order."""
+        waiting, self._unheard = self._unheard, []
+        if not waiting:
+            return
+        transcripts = self.encoder.hear_together([w.seg for w in waiting])
+        for w, transcript in zip(waiting, transcripts, strict=True):
+            memory = self.encoder.form(self.stream_id, w.seg, w.seen, transcript)
+            memory.snippets = [w.snippet]
+            memory.thumbnail_uri = w.thumbnail_uri
+            memory.metadata.update(w.provenance)
+            self._consolidate(memory)
+
+    def _consolidate(self, memory: ShortTermMemory) -> None:
         for done in self.consolidator.add(memory):
             self._store(done)
         self._drop_merged_thumbnail(memory)
@@ -171,6 +213,23 @@ class StreamIngestor:
 
     def _encode(self, seg: Segment) -> ShortTermMemory:
         """The segment's snippet file and its ShortTermMemory (not consolidated yet)."""
+        ref = self._snippet(seg)
+        memory = self.encoder.encode(self.stream_id, seg)
+        memory.snippets = [ref]
+        memory.thumbnail_uri = self._thumbnail(seg, memory.frames)
+        memory.metadata.update(self._provenance())
+        return memory
+
+    def _see(self, seg: Segment) -> _Unheard:
+        """The segment's snippet file, thumbnail and key frames, now; its words wait to be
+        heard with the next segments' (the sampled frames are let go here)."""
+        ref = self._snippet(seg)
+        seen = self.encoder.see(seg)
+        thumbnail = self._thumbnail(seg, seen.observations)
+        light = dataclasses.replace(seg, frames=[], snippet_frames=[])
+        return _Unheard(light, seen, ref, thumbnail, self._provenance())
+
+    def _snippet(self, seg: Segment) -> SnippetRef:
         started = time.perf_counter()
         ref = self.c.snippets.put(
             self.stream_id,
@@ -185,26 +244,21 @@ class StreamIngestor:
         )
         self.snippet_uris.add(ref.uri)
         self.timer.add("snippets", started)
-        memory = self.encoder.encode(self.stream_id, seg)
-        memory.snippets = [ref]
-        self._thumbnail(seg, memory)
-        memory.metadata.update(self._provenance())
-        return memory
+        return ref
 
-    def _thumbnail(self, seg: Segment, memory: ShortTermMemory) -> None:
+    def _thumbnail(self, seg: Segment, observations: list[FrameObservation]) -> str:
         """A small JPEG of the segment's middle key frame (the decoded frame the encoder
-        used), kept beside its snippet; none for audio-only segments."""
+        used), kept beside its snippet: its URI ("" for audio-only segments)."""
         side = int(self.s.thumbnail_max_side)
-        frame = middle_keyframe(seg.frames, memory.frames) if side > 0 else None
+        frame = middle_keyframe(seg.frames, observations) if side > 0 else None
         if frame is None:
-            return
+            return ""
         started = time.perf_counter()
         jpeg = make_thumbnail(frame.rgb, side, int(self.s.thumbnail_quality))
-        memory.thumbnail_uri = self.c.snippets.put_thumbnail(
-            self.stream_id, segment_id(self.stream_id, seg.t_start), jpeg
-        )
-        self.snippet_uris.add(memory.thumbnail_uri)
+        uri = self.c.snippets.put_thumbnail(self.stream_id, segment_id(self.stream_id, seg.t_start), jpeg)
+        self.snippet_uris.add(uri)
         self.timer.add("thumbnails", started)
+        return uri
 
     def _drop_merged_thumbnail(self, memory: ShortTermMemory) -> None:
         """A segment consolidation merged into the open memory keeps no thumbnail of its own

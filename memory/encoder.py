@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,9 +28,10 @@ from episodic.core.interfaces import (
     TextEmbedder,
     VisualDescriber,
 )
-from episodic.core.media import Segment
+from episodic.core.media import SampledFrame, Segment
 from episodic.core.records import (
     EmbeddingEntry,
+    FrameObservation,
     ShortTermMemory,
     SoundObservation,
     TranscriptPiece,
@@ -40,7 +42,7 @@ from episodic.core.records import (
 from episodic.memory.keyframes import ocr_mask, select_keyframes
 from episodic.memory.motion import describe_motion
 from episodic.memory.sound import FeatureSoundDescriber, SoundDescriber, searchable
-from episodic.memory.speech_context import RecentAudio, hear
+from episodic.memory.speech_context import RecentAudio, hear, hear_joined
 
 # What stands in for a segment with neither picture nor speech, so it still has a vector
 # (and consecutive empty stretches consolidate into one memory).
@@ -56,6 +58,18 @@ class StageTimer:
 
     def add(self, stage: str, started: float) -> None:
         self.seconds[stage] += time.perf_counter() - started
+
+
+@dataclass
+class Seen:
+    """What one segment's key frames showed (:meth:`PerceptualEncoder.see`)."""
+
+    keys: list[SampledFrame]
+    observations: list[FrameObservation]
+    features: np.ndarray
+    motion: str
+    motion_confidence: float
+    sampled_frames: int
 
 
 class PerceptualEncoder:
@@ -94,10 +108,14 @@ class PerceptualEncoder:
         return ids
 
     def encode(self, stream_id: str, seg: Segment) -> ShortTermMemory:
-        s = self.settings
-        entries: list[EmbeddingEntry] = []
+        """The segment's memory, its words heard on their own (after the recent audio)."""
+        return self.form(stream_id, seg, self.see(seg), self.hear(seg))
 
-        # -- visual: key frames → observations (+ frame features) ------------------------
+    def see(self, seg: Segment) -> Seen:
+        """The visual part: key frames, motion and what the describer read in the key frames.
+        Kept apart from the rest so that a segment waiting for its words to be heard (see
+        :meth:`hear_together`) holds its key frames only, not every sampled frame."""
+        s = self.settings
         started = time.perf_counter()
         keys = select_keyframes(seg.frames, s.keyframe_ssim_redundancy, s.keyframes_max_per_segment)
         motion, motion_conf = describe_motion(seg.frames)
@@ -111,14 +129,35 @@ class PerceptualEncoder:
                 ocr_mask(len(keys), s.ocr_max_frames_per_segment),
             )
             self.timer.add("vision", started)
+        return Seen(keys, observations, features, motion, motion_conf, len(seg.frames))
 
-        # -- audio: time-aligned transcript ------------------------------------------------
-        transcript = []
-        if seg.audio.size:
-            started = time.perf_counter()
-            transcript = hear(self.asr, seg.audio, seg.sample_rate_hz, seg.audio_t_start, self.recent_audio,
-                              seg.audio_after)
+    def hear(self, seg: Segment) -> list[TranscriptPiece]:
+        """The segment's words, heard after the stream's recent audio (and before the audio
+        after it, when the segmenter gave some)."""
+        if not seg.audio.size:
+            return []
+        started = time.perf_counter()
+        transcript = hear(self.asr, seg.audio, seg.sample_rate_hz, seg.audio_t_start, self.recent_audio,
+                          seg.audio_after)
+        self.timer.add("asr", started)
+        return transcript
+
+    def hear_together(self, segs: Sequence[Segment]) -> list[list[TranscriptPiece]]:
+        """Each segment's words, the segments heard together: one pass over their joined
+        audio (after the recent audio), split by word times (``asr_window_s``)."""
+        started = time.perf_counter()
+        parts = [(seg.audio_t_start, seg.audio) for seg in segs]
+        after = segs[-1].audio_after if segs else None
+        out = hear_joined(self.asr, parts, segs[0].sample_rate_hz if segs else 16000, self.recent_audio, after)
+        if any(seg.audio.size for seg in segs):
             self.timer.add("asr", started)
+        return out
+
+    def form(self, stream_id: str, seg: Segment, seen: Seen, transcript: list[TranscriptPiece]) -> ShortTermMemory:
+        """The memory of a segment seen and heard (its sampled frames are not needed here)."""
+        s = self.settings
+        entries: list[EmbeddingEntry] = []
+        keys, observations, features = seen.keys, seen.observations, seen.features
 
         # -- audio: what is heard besides words ------------------------------------------
         sounds = self._sounds(seg, transcript)
@@ -171,9 +210,9 @@ class PerceptualEncoder:
             metadata={
                 "segments": [[round(seg.t_start, 3), round(seg.t_end, 3)]],
                 "boundary": seg.boundary_kind,
-                "sampled_frames": len(seg.frames),
-                "motion": motion,  # still | moving | camera panning ("" under two frames)
-                "motion_confidence": motion_conf,
+                "sampled_frames": seen.sampled_frames,
+                "motion": seen.motion,  # still | moving | camera panning ("" under two frames)
+                "motion_confidence": seen.motion_confidence,
                 "models": self.model_ids,
             },
         )

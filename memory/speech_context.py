@@ -23,6 +23,16 @@ exact, so the next sentence's first words are now and then kept at the end of a 
 (heard twice, which confuses "what came right after"), the dev QA sets were not answered
 better with it, and ingest was slower on some recordings.
 
+Segments are heard together by default (``asr_window_s`` = 60, :func:`hear_joined`): the
+ingestor writes each closed segment's snippet and reads its key frames at once, and keeps only
+its audio until the segments waiting span 60 s (or the run ends at a checkpoint or the
+stream's end); then their joined audio is heard in one pass after the recent audio and each
+segment keeps the words whose middle falls in its time. Whisper then hears a sentence between
+its neighbours, with room to find its own 30-s windows, and decodes each word once instead of
+once per segment whose context holds it: dev word error rate 37.7 % → 25.9 % (seed 4) and
+35.9 % → 28.6 % (seed 5), ASR time about 2.5× less. A memory forms up to a window later, so a
+live stream storing provisional memories hears each segment alone, as before.
+
 The encoder keeps :class:`RecentAudio` for its stream run. A run starts afresh at every
 checkpoint (see ``episodic.pipeline.StreamRunner``); the runner then seeds it with the audio
 of the stored memories before the checkpoint, so a restarted worker hears exactly what an
@@ -173,6 +183,39 @@ def hear(
     if recent is not None:
         recent.add(t_start, x, rate_hz, speech_spans(pieces))
     return pieces
+
+
+def hear_joined(
+    asr: SpeechRecognizer,
+    parts: Sequence[tuple[float, np.ndarray]],
+    rate_hz: int,
+    recent: RecentAudio | None,
+    after: np.ndarray | None = None,
+) -> list[list[TranscriptPiece]]:
+    """Each part's words (``parts``: consecutive segments' (stream start, audio)), heard in
+    one pass: parts whose audio runs on without a gap are joined into one clip, heard as
+    :func:`hear` hears a segment (``after`` follows the last part), and split again where each
+    word's middle falls. A gap (a source gap, a part with no audio) starts another clip."""
+    out: list[list[TranscriptPiece]] = [[] for _ in parts]
+    mono = [to_mono_float32(x) for _, x in parts]
+    runs: list[list[int]] = []
+    for i, (t, x) in enumerate(zip((p[0] for p in parts), mono, strict=True)):
+        if not x.size:
+            continue
+        if runs:
+            last = runs[-1][-1]
+            if abs(parts[last][0] + mono[last].size / rate_hz - t) <= CONTIGUOUS_S:
+                runs[-1].append(i)
+                continue
+        runs.append([i])
+    for run in runs:
+        tail = after if run[-1] == len(parts) - 1 else None
+        pieces = hear(asr, np.concatenate([mono[i] for i in run]), rate_hz, parts[run[0]][0], recent, tail)
+        for j, i in enumerate(run):
+            lo = -math.inf if j == 0 else parts[i][0]
+            hi = math.inf if j == len(run) - 1 else parts[run[j + 1]][0]
+            out[i] = words_within(pieces, lo, hi)
+    return out
 
 
 def speech_spans(pieces: Sequence[TranscriptPiece]) -> list[tuple[float, float]]:

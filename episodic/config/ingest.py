@@ -293,6 +293,13 @@ class SpeechSettings:
     # but Whisper's word times near the boundary let the next sentence's first words into the
     # segment now and then, dev QA did not improve with it and ingest was slower (0 → none)
     asr_context_after_s: float = 0.0
+    # Segments closed within this many seconds are heard together, in one pass over their
+    # joined audio, and split by word times afterwards: Whisper hears a sentence among its
+    # neighbours better than a sentence alone even after context, and decodes every word once
+    # instead of once per segment whose context holds it. A memory forms when its window is
+    # heard (at most this much later; a checkpoint or the stream's end hears what is left).
+    # Live streams with provisional memories hear each segment alone (0 → each alone).
+    asr_window_s: float = 60.0
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""
@@ -300,6 +307,8 @@ class SpeechSettings:
             return ["asr_context_s and asr_context_speech_s must be in 0..600 seconds"]
         if not 0 <= self.asr_context_after_s <= 30:
             return ["asr_context_after_s must be in 0..30 seconds"]
+        if not 0 <= self.asr_window_s <= 600:
+            return ["asr_window_s must be in 0..600 seconds"]
         return []
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from episodic.core.records import TranscriptPiece
-from episodic.memory.speech_context import RecentAudio, hear, words_within
+from episodic.memory.speech_context import RecentAudio, hear, hear_joined, words_within
 
 RATE = 100  # samples per second: small arrays, easy arithmetic
 
@@ -114,3 +114,30 @@ def test_a_piece_cut_by_both_ends_keeps_the_words_in_between():
     (head,) = words_within([piece], 0.0, 10.0)
     assert (head.t_start, head.t_end, head.text) == (9.0, 10.0, "Maria parked")
     assert words_within([piece], 0.0, 20.0) == [piece]
+
+
+def test_segments_heard_together_are_one_pass_split_by_word_times():
+    """asr_window_s: consecutive segments go to the recogniser as one clip (after the recent
+    audio) and each gets the words said in its own time."""
+    asr, recent = Recorder(), RecentAudio(max_s=2.0)
+    hear(asr, tone(2, 0.1), RATE, 0.0, recent)
+    parts = [(2.0, tone(1, 0.2)), (3.0, tone(2, 0.3)), (5.0, tone(1, 0.4))]
+    out = hear_joined(asr, parts, RATE, recent)
+    assert asr.calls[-1] == (0.0, 600)  # one pass: 2 s before, then the three segments
+    assert [[p.text for p in ps] for ps in out] == [["w2"], ["w3 w3"], ["w4"]]
+    assert [(p.t_start, p.t_end) for p in out[1]] == [(3.0, 5.0)]
+    # the joined audio is held as heard: the next segment hears the end of it first
+    hear(asr, tone(1, 0.5), RATE, 6.0, recent)
+    assert asr.calls[-1] == (4.0, 300)
+
+
+def test_a_gap_or_a_silent_part_splits_the_segments_heard_together():
+    asr = Recorder()
+    parts = [(0.0, tone(1, 0.1)), (1.0, tone(1, 0.2)), (4.0, tone(2, 0.3)), (6.0, np.zeros(0, np.float32))]
+    out = hear_joined(asr, parts, RATE, None, after=tone(1, 0.9))
+    assert asr.calls == [(0.0, 200), (4.0, 200)]  # no audio after the last part with audio
+    assert [[p.text for p in ps] for ps in out] == [["w1"], ["w2"], ["w3 w3"], []]
+    asr = Recorder()
+    out = hear_joined(asr, parts[:3], RATE, None, after=tone(1, 0.9))
+    assert asr.calls[-1] == (4.0, 300)  # the audio after follows the last part
+    assert [p.text for p in out[2]] == ["w3 w3"]
