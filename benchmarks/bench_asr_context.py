@@ -11,12 +11,14 @@ segment again, with the same recogniser and options as ingest:
   60 s, which the runner bridges by reading the stored audio back), and before up to
   ``--after`` seconds of the audio after it (from the next segment, as the segmenter gives it;
   none for the last segment of a run);
+* consecutive segments heard together (``--window W``: joined until a group spans W seconds,
+  never across a run), as ingest does with ``asr_window_s`` (0: each segment alone);
 * the whole recording at once (faster-whisper's own long-form pass), for reference.
 
 Each spoken sentence of the script is scored against the words placed in its time (± 0.5 s).
 
     .venv/bin/python benchmarks/bench_asr_context.py --qa /tmp/qa/v1-s5-n3-m2.5/dev \\
-        --data /tmp/qa/v1-s5-n3-m2.5/data-dev --context 0 10 30
+        --data /tmp/qa/v1-s5-n3-m2.5/data-dev --context 0 10 30 [--window 0 30 60]
 """
 
 from __future__ import annotations
@@ -83,8 +85,9 @@ def main() -> None:
     ap.add_argument("--after", type=float, nargs="+", default=None,
                     help="seconds of audio after each segment heard with it (default: asr_context_after_s)")
     ap.add_argument("--run-s", type=float, default=60.0, help="start afresh every this many seconds (0: never)")
-    ap.add_argument("--window", type=float, nargs="+", default=[0.0],
-                    help="hear consecutive segments together until they hold this many seconds")
+    ap.add_argument("--window", type=float, nargs="+", default=None,
+                    help="hear consecutive segments together until they span this many seconds "
+                         "(default: asr_window_s; 0: each alone)")
     ap.add_argument("--long-form", action="store_true", help="also transcribe each recording whole")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -94,6 +97,8 @@ def main() -> None:
         args.speech_cap = components.settings.asr_context_speech_s
     if args.after is None:
         args.after = [components.settings.asr_context_after_s]
+    if args.window is None:
+        args.window = [components.settings.asr_window_s]
     asr = components.asr
     scripts = json.loads((args.qa / "script.json").read_text())
     audio = {s["stream_id"]: load_audio(args.qa / s["path"]) for s in scripts}

@@ -22,6 +22,7 @@ from episodic.core.records import (
     SnippetRef,
     StreamInfo,
     ThetaEvent,
+    TranscriptPiece,
     segment_id,
     validate_stream_id,
 )
@@ -83,10 +84,10 @@ class StreamIngestor:
         # the segment the segmenter holds back (see _preview_held)
         self.provisional = provisional
         self.start_s = float(start_s)
-        self._previewed: tuple[tuple[Any, ...], ShortTermMemory] | None = None
-        # segments seen and waiting to be heard together (asr_window_s; provisional memories
-        # need each segment's words at once, so a live stream hears each segment alone)
-        self.hearing_window_s = 0.0 if provisional else float(components.settings.asr_window_s)
+        self._previewed: tuple[tuple[Any, ...], _Unheard, ShortTermMemory] | None = None
+        # segments seen and waiting to be heard together (asr_window_s); a live stream's
+        # provisional memories are heard alone meanwhile, and replaced when the window is heard
+        self.hearing_window_s = float(components.settings.asr_window_s)
         self._unheard: list[_Unheard] = []
         self._previewed_span: tuple[float, float] | None = None
         self.c = components
@@ -132,7 +133,7 @@ class StreamIngestor:
         closed = self.segmenter.finish()
         self.timer.add("segmentation", started)
         self._advance(self.progress.stream_s, closed)
-        self._hear_waiting()
+        self.hear_waiting()
         for memory in self.consolidator.finish():
             self._store(memory)
         self.progress.wall_s = time.perf_counter() - self._started
@@ -153,32 +154,34 @@ class StreamIngestor:
             self.skipped_spans.append((seg.t_start, seg.t_end))
             return
         self.progress.segments += 1
+        previewed, self._previewed = self._previewed, None
+        # seen (and heard alone) when the segment closed, for its provisional memory: reused
+        # when its span and media are unchanged (see _preview_held)
+        reuse = previewed is not None and previewed[0] == _content_key(seg)
         if self.hearing_window_s > 0:
-            self._unheard.append(self._see(seg))
+            self._unheard.append(previewed[1] if reuse and previewed else self._see(seg))
             first, last = self._unheard[0].seg, self._unheard[-1].seg
             if last.t_end - first.t_start >= self.hearing_window_s:
-                self._hear_waiting()
+                self.hear_waiting()
             return
-        previewed, self._previewed = self._previewed, None
-        if previewed is not None and previewed[0] == _content_key(seg):
-            memory = previewed[1]  # encoded when the segment closed (see _preview_held)
-        else:
-            memory = self._encode(seg)
-        self._consolidate(memory)
+        self._consolidate(previewed[2] if reuse and previewed else self._encode(seg)[1])
 
-    def _hear_waiting(self) -> None:
+    def hear_waiting(self) -> None:
         """Hear the segments waiting together, then form, consolidate and store their memories
-        in order."""
+        in order (also what an ingest stopped part-way keeps of them)."""
         waiting, self._unheard = self._unheard, []
         if not waiting:
             return
         transcripts = self.encoder.hear_together([w.seg for w in waiting])
         for w, transcript in zip(waiting, transcripts, strict=True):
-            memory = self.encoder.form(self.stream_id, w.seg, w.seen, transcript)
-            memory.snippets = [w.snippet]
-            memory.thumbnail_uri = w.thumbnail_uri
-            memory.metadata.update(w.provenance)
-            self._consolidate(memory)
+            self._consolidate(self._form(w, transcript))
+
+    def _form(self, w: _Unheard, transcript: list[TranscriptPiece]) -> ShortTermMemory:
+        memory = self.encoder.form(self.stream_id, w.seg, w.seen, transcript)
+        memory.snippets = [w.snippet]
+        memory.thumbnail_uri = w.thumbnail_uri
+        memory.metadata.update(w.provenance)
+        return memory
 
     def _consolidate(self, memory: ShortTermMemory) -> None:
         for done in self.consolidator.add(memory):
@@ -202,8 +205,10 @@ class StreamIngestor:
         if seg is None or (not seg.snippet_frames and not seg.audio.size):
             return
         key = _content_key(seg)
-        memory = self._encode(seg)
-        self._previewed = (key, memory)
+        # heard alone for now; with a hearing window its final words come with the window's,
+        # so this hearing leaves the stream's recent audio as it was
+        unheard, memory = self._encode(seg, keep_audio=self.hearing_window_s <= 0)
+        self._previewed = (key, unheard, memory)
         if self.consolidator.would_merge(memory):
             shown = copy.deepcopy(self.consolidator.open_memory)
             merge_into(shown, copy.deepcopy(memory))
@@ -211,14 +216,11 @@ class StreamIngestor:
             shown = copy.deepcopy(memory)
         self._store_provisional(shown)
 
-    def _encode(self, seg: Segment) -> ShortTermMemory:
-        """The segment's snippet file and its ShortTermMemory (not consolidated yet)."""
-        ref = self._snippet(seg)
-        memory = self.encoder.encode(self.stream_id, seg)
-        memory.snippets = [ref]
-        memory.thumbnail_uri = self._thumbnail(seg, memory.frames)
-        memory.metadata.update(self._provenance())
-        return memory
+    def _encode(self, seg: Segment, keep_audio: bool = True) -> tuple[_Unheard, ShortTermMemory]:
+        """The segment seen (snippet file, thumbnail, key frames) and its ShortTermMemory
+        (not consolidated yet), its words heard alone after the recent audio."""
+        unheard = self._see(seg)
+        return unheard, self._form(unheard, self.encoder.hear(unheard.seg, keep_audio))
 
     def _see(self, seg: Segment) -> _Unheard:
         """The segment's snippet file, thumbnail and key frames, now; its words wait to be

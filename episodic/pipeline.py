@@ -399,6 +399,15 @@ class StreamRunner:
         if self._pusher is not None:
             self._pusher.drain()
 
+    def keep_what_was_seen(self) -> None:
+        """An ingest stopped part-way: hear and store the segments still waiting for their
+        hearing window (a few seconds), so their snippets are not thrown away. A failure here
+        is logged; the stop goes on."""
+        try:
+            self.ingestor.hear_waiting()
+        except EpisodicError as exc:
+            log.warning("%s: the segments waiting to be heard were not stored (%s)", self.stream_id, exc)
+
     def stop_pushing(self) -> None:
         """End the push thread after it has pushed what it was given (idempotent). Used when
         the stream ends and when an ingest stops early: what was fed before the stop counts,
@@ -546,6 +555,8 @@ def ingest_file(
             runner.settle()  # a failure encoding the last chunks is reported like any other
         except (KeyboardInterrupt, EpisodicError) as exc:
             runner.stop_pushing()
+            if isinstance(exc, KeyboardInterrupt):
+                runner.keep_what_was_seen()
             kept = _keep_incomplete(runner, components)
             if isinstance(exc, KeyboardInterrupt):
                 raise IngestInterrupted(f"{kept}; run the same ingest again to complete it") from None

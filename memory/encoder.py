@@ -131,14 +131,15 @@ class PerceptualEncoder:
             self.timer.add("vision", started)
         return Seen(keys, observations, features, motion, motion_conf, len(seg.frames))
 
-    def hear(self, seg: Segment) -> list[TranscriptPiece]:
+    def hear(self, seg: Segment, keep_audio: bool = True) -> list[TranscriptPiece]:
         """The segment's words, heard after the stream's recent audio (and before the audio
-        after it, when the segmenter gave some)."""
+        after it, when the segmenter gave some); ``keep_audio`` False leaves the recent audio
+        as it was (a provisional hearing that the segment's window will repeat)."""
         if not seg.audio.size:
             return []
         started = time.perf_counter()
         transcript = hear(self.asr, seg.audio, seg.sample_rate_hz, seg.audio_t_start, self.recent_audio,
-                          seg.audio_after)
+                          seg.audio_after, keep=keep_audio)
         self.timer.add("asr", started)
         return transcript
 

@@ -165,11 +165,12 @@ def hear(
     t_start: float,
     recent: RecentAudio | None,
     after: np.ndarray | None = None,
+    keep: bool = True,
 ) -> list[TranscriptPiece]:
     """The transcript of ``audio`` (stream time ``t_start``), heard after the recent audio
     that leads up to it when there is some and before ``after`` (the audio that follows it)
     when given; only the words said within ``audio`` are kept. Then ``audio`` joins the
-    recent audio."""
+    recent audio (unless ``keep`` is False)."""
     x = to_mono_float32(audio)
     tail = to_mono_float32(after) if after is not None and after.size else np.zeros(0, np.float32)
     context = recent.before(t_start, rate_hz) if recent is not None else None
@@ -180,7 +181,7 @@ def hear(
     else:
         c_start, c_audio = context if context is not None else (t_start, np.zeros(0, np.float32))
         pieces = words_within(asr.transcribe(np.concatenate([c_audio, x, tail]), rate_hz, c_start), t_start, t_end)
-    if recent is not None:
+    if recent is not None and keep:
         recent.add(t_start, x, rate_hz, speech_spans(pieces))
     return pieces
 

@@ -222,7 +222,9 @@ def test_a_store_failure_while_a_chunk_is_encoded_ahead_is_reported_and_leaves_n
     path = tmp_path / "big.mp4"
     samples.make_recording(path, [samples.Scene(duration_s=8, seed=i) for i in range(5)], [],
                            width=960, height=540)
-    components = Components(load_settings(data_dir=tmp_path / "data"))
+    # segments heard 10 s at a time, so memories are written while the push thread encodes
+    # (with the default 60-s window the first write would come when the 40-s stream ends)
+    components = Components(load_settings(data_dir=tmp_path / "data", asr_window_s=10.0))
     writes: list[str] = []  # the thread of each write
 
     def failing(memories):
