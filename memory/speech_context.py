@@ -31,7 +31,8 @@ segment keeps the words whose middle falls in its time. Whisper then hears a sen
 its neighbours, with room to find its own 30-s windows, and decodes each word once instead of
 once per segment whose context holds it: dev word error rate 37.7 % → 25.9 % (seed 4) and
 35.9 % → 28.6 % (seed 5), ASR time about 2.5× less. A memory forms up to a window later, so a
-live stream storing provisional memories hears each segment alone, as before.
+live stream's provisional memories are heard alone at once (``hear(..., keep=False)``: the
+context the window will hear is left as it was) and replaced when the window is heard.
 
 The encoder keeps :class:`RecentAudio` for its stream run. A run starts afresh at every
 checkpoint (see ``episodic.pipeline.StreamRunner``); the runner then seeds it with the audio

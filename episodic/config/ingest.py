@@ -297,8 +297,8 @@ class SpeechSettings:
     # joined audio, and split by word times afterwards: Whisper hears a sentence among its
     # neighbours better than a sentence alone even after context, and decodes every word once
     # instead of once per segment whose context holds it. A memory forms when its window is
-    # heard (at most this much later; a checkpoint or the stream's end hears what is left).
-    # Live streams with provisional memories hear each segment alone (0 → each alone).
+    # heard (at most this much later; a checkpoint or the stream's end hears what is left);
+    # a live stream's provisional memories are heard alone meanwhile (0 → each alone).
     asr_window_s: float = 60.0
 
     def problems(self) -> list[str]:
