@@ -1,4 +1,7 @@
-"""Perceptual encoding (HippoMM C.1): one closed segment → one unconsolidated ShortTermMemory.
+"""Perceptual encoding (HippoMM C.1): one closed segment → one unconsolidated ShortTermMemory,
+in three steps: :meth:`PerceptualEncoder.see` (key frames, as soon as the segment closes),
+:meth:`~PerceptualEncoder.hear` or :meth:`~PerceptualEncoder.hear_together` (its words, alone
+or with the segments around it) and :meth:`~PerceptualEncoder.form` (the memory).
 
 What the offline default can and cannot see: no image–text model ships with its weights on
 PyPI, so vision is *bridged* into the text space: each key frame becomes a short description
@@ -106,10 +109,6 @@ class PerceptualEncoder:
         if self.sounds is not None:
             ids["sound"] = self.sounds.model_id
         return ids
-
-    def encode(self, stream_id: str, seg: Segment) -> ShortTermMemory:
-        """The segment's memory, its words heard on their own (after the recent audio)."""
-        return self.form(stream_id, seg, self.see(seg), self.hear(seg))
 
     def see(self, seg: Segment) -> Seen:
         """The visual part: key frames, motion and what the describer read in the key frames.
