@@ -156,15 +156,16 @@ class StreamIngestor:
         self.progress.segments += 1
         previewed, self._previewed = self._previewed, None
         # seen (and heard alone) when the segment closed, for its provisional memory: reused
-        # when its span and media are unchanged (see _preview_held)
-        reuse = previewed is not None and previewed[0] == _content_key(seg)
+        # unless its span or media changed since (see _preview_held)
+        if previewed is not None and previewed[0] != _content_key(seg):
+            previewed = None
         if self.hearing_window_s > 0:
-            self._unheard.append(previewed[1] if reuse and previewed else self._see(seg))
+            self._unheard.append(previewed[1] if previewed else self._see(seg))
             first, last = self._unheard[0].seg, self._unheard[-1].seg
             if last.t_end - first.t_start >= self.hearing_window_s:
                 self.hear_waiting()
             return
-        self._consolidate(previewed[2] if reuse and previewed else self._encode(seg)[1])
+        self._consolidate(previewed[2] if previewed else self._encode(seg)[1])
 
     def hear_waiting(self) -> None:
         """Hear the segments waiting together, then form, consolidate and store their memories

@@ -201,15 +201,14 @@ def hear_joined(
     out: list[list[TranscriptPiece]] = [[] for _ in parts]
     mono = [to_mono_float32(x) for _, x in parts]
     runs: list[list[int]] = []
-    for i, (t, x) in enumerate(zip((p[0] for p in parts), mono, strict=True)):
+    for i, x in enumerate(mono):
         if not x.size:
             continue
-        if runs:
-            last = runs[-1][-1]
-            if abs(parts[last][0] + mono[last].size / rate_hz - t) <= CONTIGUOUS_S:
-                runs[-1].append(i)
-                continue
-        runs.append([i])
+        last = runs[-1][-1] if runs else None
+        if last is not None and abs(parts[last][0] + mono[last].size / rate_hz - parts[i][0]) <= CONTIGUOUS_S:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
     for run in runs:
         tail = after if run[-1] == len(parts) - 1 else None
         pieces = hear(asr, np.concatenate([mono[i] for i in run]), rate_hz, parts[run[0]][0], recent, tail)
