@@ -251,7 +251,8 @@ def replay(settings: Settings, c: Components, recs: list[Path], work: Path) -> d
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=60.0, help="length of each live-paced stream")
-    ap.add_argument("--streams", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--streams", type=int, nargs="+", default=[1, 2, 3],
+                    help="numbers of live-paced streams to run at once (0: replay only)")
     ap.add_argument("--replay-files", type=int, default=3)
     ap.add_argument("--replay-seconds", type=float, default=60.0)
     ap.add_argument("--provisional", nargs="+", default=["auto"], choices=("auto", "never"),
@@ -274,7 +275,7 @@ def main() -> None:
                 m.prepare()
         results["live"] = []
         for provisional in args.provisional:
-            for n in args.streams:
+            for n in (n for n in args.streams if n > 0):
                 r = live(settings, c, rec, n, args.seconds, work, provisional)
                 results["live"].append(r)
                 print(json.dumps(r), flush=True)

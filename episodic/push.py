@@ -120,6 +120,7 @@ def push_source(
                 if delay > 0:
                     time.sleep(delay)  # the camera has not recorded this yet
                 chunk.produced_at_ms = int(time.time() * 1000)
+                chunk.live = True
             progress.bytes += sender.send(chunk)
             progress.chunks += 1
             progress.stream_s = chunk.t_end

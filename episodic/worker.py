@@ -299,7 +299,7 @@ class Worker:
             media=_media_of(chunk),
             resume=cp,
             previous=info,
-            live=True,
+            live=chunk.is_live,
         )
         if cp is not None and cp.seq > 0:
             log.info("%s: resuming at chunk %d (t=%.2f s)", chunk.stream_id, cp.seq, cp.t_s)
@@ -319,7 +319,7 @@ class Worker:
         runner = StreamRunner(
             chunk.stream_id, self.forgets.backends_for(chunk.stream_id, since_seq), source=chunk.source,
             media=_media_of(chunk), resume=start, previous=info,
-            live=True,
+            live=chunk.is_live,
         )
         runner.sessions[chunk.session_id] = (start.seq, start.t_s)
         log.info(

@@ -453,6 +453,7 @@ class Chunker:
             session_id=self.session_id,
             append=self.append,
             gap_before_s=round(self.gap_before_s, 6) if seq == self.first_seq else 0.0,
+            live=not info.duration_s,  # a file pushed with --realtime is marked by the pusher
             width=width,
             height=height,
         )

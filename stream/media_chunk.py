@@ -50,6 +50,14 @@ class MediaChunk:
     height: int = 0
     append: bool = False  # this session continues a stream that has ended
     gap_before_s: float = 0.0  # the live source was unreachable this long before this chunk
+    live: bool = False  # sent as its media was captured (a live source, a --realtime push)
+
+    @property
+    def is_live(self) -> bool:
+        """Whether the chunk comes from a stream sent as it is captured. ``live`` says so; a
+        producer from before that field left it false, and then a source of unknown length
+        (``duration_s`` 0) is live, as that producer's only live sources were."""
+        return self.live or not self.duration_s
 
     @property
     def has_video(self) -> bool:
@@ -84,6 +92,7 @@ class MediaChunk:
             height=self.height,
             append=self.append,
             gap_before_s=self.gap_before_s,
+            live=self.live,
         ).SerializeToString()
 
     @classmethod
@@ -124,6 +133,7 @@ class MediaChunk:
             height=msg.height,
             append=msg.append,
             gap_before_s=msg.gap_before_s,
+            live=msg.live,
         )
         if msg.schema_version != SCHEMA_VERSION:
             raise ChunkError(f"unsupported MediaChunk schema_version {msg.schema_version} (this worker reads {SCHEMA_VERSION})")

@@ -121,6 +121,7 @@ def main() -> int:
                 container=container, video_codec=video, audio_codec=audio, payload=f.read_bytes(),
                 payload_t0=earliest - origin, keyframe=key is not None or not video,
                 end_of_stream=seq == len(files) - 1, source=str(Path(args.source).resolve()),
+                duration_s=last_end,  # a recording sent as fast as it is read: not live
                 produced_at_ms=int(time.time() * 1000), session_id=session,
             )
             futures.append(producer.send(

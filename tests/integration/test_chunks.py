@@ -78,6 +78,7 @@ def test_chunks_are_contiguous_and_round_trip(recordings, kind, container, has_v
     for c in chunks:
         assert c.container == container and c.has_video is has_video and c.has_audio is has_audio
         assert c.keyframe and 0 < len(c.payload) <= S.chunk_max_bytes
+        assert not c.live and c.duration_s > 0  # a file of known length is a recording
         assert c.t_end - c.t_start <= 2.1  # keyframes every 2 s in generated recordings
         assert MediaChunk.from_bytes(c.to_bytes()) == c
 

@@ -380,10 +380,19 @@ def test_two_workers_share_three_streams(kafka, media, reference, tmp_path, shar
     assert set(got["_streams"]) == set(sids)
 
 
-def _drain_once(s: Settings) -> tuple[Components, Any]:
+def _drain_once(s: Settings, writes: list[tuple[str, bool]] | None = None) -> tuple[Components, Any]:
     """An in-process worker that runs until its topic has been idle for 3 s; the caller
-    reads the store through the returned components and closes them."""
+    reads the store through the returned components and closes them. ``writes`` collects
+    (event id, provisional) for every event written."""
     components = Components(s)
+    if writes is not None:
+        original = components.store.upsert_events
+
+        def upsert_events(events: Any) -> None:
+            original(events)
+            writes.extend((e.id, bool(e.metadata.get("provisional"))) for e in events)
+
+        components.store.upsert_events = upsert_events
     worker = Worker(components)
     try:
         return components, worker.run(idle_exit_s=3.0)
@@ -392,13 +401,24 @@ def _drain_once(s: Settings) -> tuple[Components, Any]:
 
 
 # -- fresh memories: provisional, then final -----------------------------------------------------
+class _LiveSender(ChunkSender):
+    """Marks every chunk as captured live, as a camera's push (or `push --realtime`) does."""
+
+    def send(self, chunk: Any) -> int:
+        chunk.live = True
+        return super().send(chunk)
+
+
 def test_a_live_stream_s_open_memory_is_answerable_before_consolidation_closes_it(kafka, media, reference, tmp_path):
     """Each segment's memory is stored (provisional) as soon as the segment closes, long before
     the next segment tells consolidation whether to merge; the final records replace those
     in place, and what remains is exactly what embedded ingest stores."""
     s = kafka.replace(data_dir=tmp_path / "fresh")
     kafka_io.ensure_topics(s)
-    _push(media[LONG], LONG, kafka, tmp_path / "push")
+    # sent as a camera sends it (each chunk marked live), without waiting the 36 s a paced
+    # `push --realtime` would take
+    with _LiveSender(s) as sender:
+        push_source(str(media[LONG]), LONG, s, sender=sender)
     components = Components(s)
     # a standing query on this data directory: the worker evaluates it as memories form
     from episodic.core.watches import Watch
@@ -647,13 +667,17 @@ def test_push_rides_out_a_broker_restart(media, tmp_path):
         consumer = kafka_io.make_consumer(s, [s.kafka_topic])
         try:
             got: list[int] = []
+            live: set[bool] = set()
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline and (not got or got[-1] != total - 1):
                 for records in consumer.poll(timeout_ms=300).values():
-                    got += [media_pb2.MediaChunk.FromString(r.value).seq for r in records]
+                    sent = [media_pb2.MediaChunk.FromString(r.value) for r in records]
+                    got += [c.seq for c in sent]
+                    live |= {c.live for c in sent}
         finally:
             consumer.close()
         assert got and got == list(range(got[0], total)), got  # the tail is complete and ordered
+        assert live == {True}  # a file paced like a camera is sent as live
         assert got[0] < total - 2  # chunks sent during and after the outage arrived
 
         # the broker does not come back: a clear failure within the delivery timeout
@@ -735,8 +759,12 @@ def test_push_append_continues_an_ended_stream_and_a_plain_re_push_is_ignored(ka
     first = push_source(str(media[SHORT[0]]), "cam-ap", s)  # NORTH GATE, then it ends
     push_source(str(media[SHORT[0]]), "cam-ap", s)  # the same again: stored once
     push_source(str(media[SHORT[2]]), "cam-ap", s, append=True)  # MARKET, after the end
-    components, stats = _drain_once(s)
+    writes: list[tuple[str, bool]] = []
+    components, stats = _drain_once(s, writes)
     try:
+        # recordings pushed as fast as they read: each memory is formed once, heard with its
+        # minute, never previewed (a preview would hear every segment a second time)
+        assert writes and not any(provisional for _, provisional in writes), writes
         assert stats.streams_ended == 2 and stats.skipped == first.chunks
         memories, _ = _records(components.store, "cam-ap")
         ended_at = first.stream_s

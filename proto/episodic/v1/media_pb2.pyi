@@ -6,7 +6,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class MediaChunk(_message.Message):
-    __slots__ = ("schema_version", "stream_id", "seq", "t_start", "t_end", "container", "video_codec", "audio_codec", "payload", "payload_t0", "keyframe", "end_of_stream", "source", "duration_s", "produced_at_ms", "session_id", "width", "height", "append", "gap_before_s")
+    __slots__ = ("schema_version", "stream_id", "seq", "t_start", "t_end", "container", "video_codec", "audio_codec", "payload", "payload_t0", "keyframe", "end_of_stream", "source", "duration_s", "produced_at_ms", "session_id", "width", "height", "append", "gap_before_s", "live")
     SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
     STREAM_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -27,6 +27,7 @@ class MediaChunk(_message.Message):
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     APPEND_FIELD_NUMBER: _ClassVar[int]
     GAP_BEFORE_S_FIELD_NUMBER: _ClassVar[int]
+    LIVE_FIELD_NUMBER: _ClassVar[int]
     schema_version: int
     stream_id: str
     seq: int
@@ -47,7 +48,8 @@ class MediaChunk(_message.Message):
     height: int
     append: bool
     gap_before_s: float
-    def __init__(self, schema_version: _Optional[int] = ..., stream_id: _Optional[str] = ..., seq: _Optional[int] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., container: _Optional[str] = ..., video_codec: _Optional[str] = ..., audio_codec: _Optional[str] = ..., payload: _Optional[bytes] = ..., payload_t0: _Optional[float] = ..., keyframe: _Optional[bool] = ..., end_of_stream: _Optional[bool] = ..., source: _Optional[str] = ..., duration_s: _Optional[float] = ..., produced_at_ms: _Optional[int] = ..., session_id: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., append: _Optional[bool] = ..., gap_before_s: _Optional[float] = ...) -> None: ...
+    live: bool
+    def __init__(self, schema_version: _Optional[int] = ..., stream_id: _Optional[str] = ..., seq: _Optional[int] = ..., t_start: _Optional[float] = ..., t_end: _Optional[float] = ..., container: _Optional[str] = ..., video_codec: _Optional[str] = ..., audio_codec: _Optional[str] = ..., payload: _Optional[bytes] = ..., payload_t0: _Optional[float] = ..., keyframe: _Optional[bool] = ..., end_of_stream: _Optional[bool] = ..., source: _Optional[str] = ..., duration_s: _Optional[float] = ..., produced_at_ms: _Optional[int] = ..., session_id: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., append: _Optional[bool] = ..., gap_before_s: _Optional[float] = ..., live: _Optional[bool] = ...) -> None: ...
 
 class DeadLetter(_message.Message):
     __slots__ = ("chunk", "raw_value", "reason", "topic", "partition", "offset", "rejected_at_ms", "worker_id")

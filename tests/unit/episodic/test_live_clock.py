@@ -26,3 +26,14 @@ def test_a_live_chunk_places_stream_time_zero_on_the_wall_clock():
 def test_recordings_and_chunks_without_a_time_have_none():
     assert live_wall_clock_start(chunk(produced_at_ms=1_800_000_000_000, duration_s=60.0)) is None
     assert live_wall_clock_start(chunk(produced_at_ms=0)) is None
+
+
+def test_a_chunk_is_live_when_marked_or_of_unknown_length():
+    """What the worker keeps provisional memories for: a chunk sent as it was captured. A
+    producer from before the ``live`` field is read by the duration it gives."""
+    assert chunk(live=True, duration_s=60.0).is_live  # a file pushed with --realtime
+    assert chunk(duration_s=0.0).is_live  # an old producer's camera
+    assert not chunk(duration_s=60.0).is_live  # a recording pushed as fast as it reads
+    again = MediaChunk.from_bytes(chunk(live=True, duration_s=60.0).to_bytes())
+    assert again.live and again.is_live
+    assert not MediaChunk.from_bytes(chunk(duration_s=60.0).to_bytes()).live
