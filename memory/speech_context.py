@@ -32,7 +32,10 @@ its neighbours, with room to find its own 30-s windows, and decodes each word on
 once per segment whose context holds it: dev word error rate 37.7 % → 25.9 % (seed 4) and
 35.9 % → 28.6 % (seed 5), ASR time about 2.5× less. A memory forms up to a window later, so a
 live stream's provisional memories are heard alone at once (``hear(..., keep=False)``: the
-context the window will hear is left as it was) and replaced when the window is heard.
+context the window will hear is left as it was) and replaced when the window is heard. A long
+pass can fall into a loop that a short one would not ("bing, bing, bing, naka, naka, naka"
+over a noisy stretch): a segment whose words loop (:func:`looped_words`) is heard again with
+only the audio before it, and keeps whichever transcript loops less.
 
 The encoder keeps :class:`RecentAudio` for its stream run. A run starts afresh at every
 checkpoint (see ``episodic.pipeline.StreamRunner``); the runner then seeds it with the audio
@@ -211,12 +214,42 @@ def hear_joined(
             runs.append([i])
     for run in runs:
         tail = after if run[-1] == len(parts) - 1 else None
-        pieces = hear(asr, np.concatenate([mono[i] for i in run]), rate_hz, parts[run[0]][0], recent, tail)
+        start = parts[run[0]][0]
+        joined = np.concatenate([mono[i] for i in run])
+        before = recent.before(start, rate_hz) if recent is not None and len(run) > 1 else None
+        pieces = hear(asr, joined, rate_hz, start, recent, tail)
         for j, i in enumerate(run):
             lo = -math.inf if j == 0 else parts[i][0]
             hi = math.inf if j == len(run) - 1 else parts[run[j + 1]][0]
             out[i] = words_within(pieces, lo, hi)
+            if len(run) > 1 and looped_words(out[i]):
+                # a long pass can fall into a loop a short one would not ("bing, bing, bing,
+                # naka, naka, naka"): this part is heard again with only the audio before it
+                t0, t1 = parts[i][0], parts[i][0] + mono[i].size / rate_hz
+                clip_start, clip = (before[0], np.concatenate([before[1], joined])) if before else (start, joined)
+                a = max(clip_start, t0 - (recent.max_s if recent is not None else 0.0))
+                x = clip[int(round((a - clip_start) * rate_hz)) : int(round((t1 - clip_start) * rate_hz))]
+                again = words_within(asr.transcribe(x, rate_hz, a), t0, math.inf)
+                if looped_words(again) < looped_words(out[i]):
+                    out[i] = again
     return out
+
+
+def looped_words(pieces: Sequence[TranscriptPiece]) -> int:
+    """How many words repeat what came just before them beyond what speech does: a word said
+    a fourth time in a row or more, or a two- or three-word phrase said a third time in a row
+    or more ("go to go to go to"). Whisper falls into such loops on noise; people rarely say
+    "no, no, no" a fourth time."""
+    words = ["".join(ch for ch in w.lower() if ch.isalnum()) for p in pieces for w in p.text.split()]
+    words = [w for w in words if w]
+    looped = [False] * len(words)
+    for n, times in ((1, 4), (2, 3), (3, 3)):
+        for i in range(len(words) - n * times + 1):
+            gram = words[i : i + n]
+            if all(words[i + k * n : i + (k + 1) * n] == gram for k in range(1, times)):
+                for k in range(i + n * (times - 1), i + n * times):
+                    looped[k] = True
+    return sum(looped)
 
 
 def speech_spans(pieces: Sequence[TranscriptPiece]) -> list[tuple[float, float]]:

@@ -8,7 +8,13 @@ import math
 import numpy as np
 
 from episodic.core.records import TranscriptPiece
-from episodic.memory.speech_context import RecentAudio, hear, hear_joined, words_within
+from episodic.memory.speech_context import (
+    RecentAudio,
+    hear,
+    hear_joined,
+    looped_words,
+    words_within,
+)
 
 RATE = 100  # samples per second: small arrays, easy arithmetic
 
@@ -141,3 +147,49 @@ def test_a_gap_or_a_silent_part_splits_the_segments_heard_together():
     out = hear_joined(asr, parts[:3], RATE, None, after=tone(1, 0.9))
     assert asr.calls[-1] == (4.0, 300)  # the audio after follows the last part
     assert [p.text for p in out[2]] == ["w3 w3"]
+
+
+class LoopsOnLongClips(Recorder):
+    """Says "la" for each second of w3..w7 in a clip longer than ``limit_s``, as Whisper can
+    fall into a loop over a long noisy stretch it hears well in short."""
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__()
+        self.limit_s = limit_s
+
+    def transcribe(self, audio: np.ndarray, sample_rate_hz: int, t_offset: float) -> list[TranscriptPiece]:
+        pieces = super().transcribe(audio, sample_rate_hz, t_offset)
+        if audio.size / sample_rate_hz <= self.limit_s:
+            return pieces
+        loop = {f"w{k}" for k in range(3, 8)}
+        out = []
+        for p in pieces:
+            words = [(a, b, "la" if t in loop else t) for a, b, t in p.words]
+            out.append(TranscriptPiece(p.t_start, p.t_end, " ".join(w[2] for w in words), words=words))
+        return out
+
+
+def test_a_part_the_joined_pass_heard_as_a_loop_is_heard_again_with_the_audio_before_it():
+    asr, recent = LoopsOnLongClips(limit_s=6.0), RecentAudio(max_s=2.0)
+    hear(asr, tone(2, 0.1), RATE, 0.0, recent)
+    said = np.concatenate([tone(1, 0.3), tone(1, 0.5), tone(1, 0.6), tone(1, 0.7)])
+    parts = [(2.0, tone(2, 0.2)), (4.0, said), (8.0, tone(2, 0.9))]
+    out = hear_joined(asr, parts, RATE, recent)
+    assert asr.calls[-2] == (0.0, 1000)  # the joined pass: 2 s before, then 8 s of parts
+    assert asr.calls[-1] == (2.0, 600)  # the looping part again, after the 2 s before it
+    assert [[p.text for p in ps] for ps in out] == [["w2 w2"], ["w3 w5 w6 w7"], ["w9 w9"]]
+    # a loop that a short pass repeats is kept as the joined pass heard it (nothing better)
+    asr = LoopsOnLongClips(limit_s=0.0)
+    out = hear_joined(asr, parts, RATE, None)
+    assert len(asr.calls) == 2 and [p.text for p in out[1]] == ["la la la la"]
+
+
+def test_looped_words_counts_what_speech_does_not_repeat():
+    def looped(text: str) -> int:
+        return looped_words([TranscriptPiece(0.0, 1.0, text)])
+
+    assert looped("Bing, bing, bing, bing, chan, naka, naka, naka, naka, naka.") == 3
+    assert looped("go to go to go to the shop") == 2
+    assert looped("No, no, no, that is wrong.") == 0  # said three times: people do
+    assert looped("I think that that that is fine, very very good") == 0
+    assert looped("The train leaves at 10 past 7.") == 0
