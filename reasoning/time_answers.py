@@ -90,6 +90,15 @@ def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
     return out
 
 
+def _same_moment(a: Unit, b: Unit) -> bool:
+    """Whether two sentences of the same modality share at least half of the shorter one's
+    time: two hearings of one utterance, not one said before the other."""
+    if a.modality != b.modality:
+        return False
+    shared = min(a.t_end, b.t_end) - max(a.t_start, b.t_start)
+    return shared > 0 and shared >= 0.5 * min(a.t_end - a.t_start, b.t_end - b.t_start)
+
+
 class TimeAnswers(StructuredBase):
     """Order, counts and "while the screen was dark" (see the module doc)."""
 
@@ -140,10 +149,14 @@ class TimeAnswers(StructuredBase):
             seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 > mid), key=lambda u: u.t_start)
         else:
             seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 < mid), key=lambda u: -u.t_end)
-        # the anchor's own sentence, whole or in part, is not what came before or after it
+        # the anchor's own sentence, whole or in part, is not what came before or after it;
+        # nor is another hearing of it (a re-listened version kept beside the first: "Oma
+        # ordered for tomato plants" beside "Omar ordered 4 tomato plants"), which shares most
+        # of its time
         whole = cands[i]
         seq = [u for u in seq if not (u.t_start >= whole.t_start - 0.05 and u.t_end <= whole.t_end + 0.05
-                                      and (u.text in whole.text or anchor.text.strip() in u.text))]
+                                      and (u.text in whole.text or anchor.text.strip() in u.text))
+               and not _same_moment(u, whole)]
         seq = list({(u.text, round(u.t_start, 2)): u for u in first + seq}.values())[: len(ORDER_WEIGHTS)]
         if not seq:
             return None

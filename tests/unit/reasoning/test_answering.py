@@ -1216,3 +1216,21 @@ def test_the_picture_on_screen_while_something_was_said_comes_from_that_moments_
     assert [(m.stream_id, m.t_start) for m in found] == [("library-cam", 0.0)], found
     assert "not a sure sighting" in found[0].why
     assert search._guessed("a motorcycle", Scope(), MemoryReader(store), [], 5) == []
+
+
+def test_two_hearings_of_one_sentence_are_one_moment_not_one_before_the_other():
+    """"What was said just before X?" must not answer with another hearing of X (a re-listened
+    version kept beside the first), which starts a little earlier."""
+    from episodic.reasoning.time_answers import _same_moment
+
+    first = _unit("Oma ordered for tomato plants for the team.", t=44.9)
+    first.t_end = 47.0
+    again = _unit("Omar ordered 4 tomato plants for the team.", t=45.1)
+    again.t_end = 46.9
+    before = _unit("The spade is by the shed.", t=41.0)
+    before.t_end = 44.8
+    assert _same_moment(first, again) and _same_moment(again, first)
+    assert not _same_moment(before, again)  # said before it, touching it
+    shown = _unit("OPEN UNTIL 6 PM", "ocr", t=45.0)
+    shown.t_end = 47.0
+    assert not _same_moment(shown, again)  # read on screen meanwhile: another modality
