@@ -13,6 +13,7 @@ from episodic.core.query import QueryType
 from episodic.reasoning.short_answer import SUMMARY_LABELS
 from episodic.retrieval.detailed import Unit, fuzzy_found
 from episodic.retrieval.query_analysis import (
+    GENERIC_QUESTION_WORDS,
     QueryAnalysis,
     overlap,
     stem,
@@ -83,7 +84,10 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
     if unit is None or unit.modality not in ("speech", "summary"):
         return False
     names = {t for t, w in analysis.key_terms.items() if w[:1].isupper()}
-    rest = [t for t in analysis.terms if t not in names]
+    # the words that say what kind of fact is wanted ("what number of …", "this morning")
+    # need not be in the sentence: "You can pause 15 magazines" holds what "What number of
+    # magazines did Lucas buy?" asks, with "Lucas bought" misheard
+    rest = [t for t in analysis.terms if t not in names and t not in GENERIC_QUESTION_WORDS]
     if rest and overlap(rest, unit.support_terms) < MISHEARD_NAME_COVERAGE:
         return False  # "Where did Grace leave the cutting board?" / "Can't board the element …"
     asked = {stem(w.lower()) for w, _ in name_words(analysis.question)}
@@ -102,7 +106,7 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
 
 _SENTENCES = re.compile(r"(?<=[.!?\"])\s+")
 _NOT_NAMES = frozenset({"I", "OK"})
-MISHEARD_NAME_COVERAGE = 2 / 3  # of the question's other content words, in the sentence itself
+MISHEARD_NAME_COVERAGE = 1 / 2  # of the question's other content words, in the sentence itself
 EVERYDAY_RANK = 3000  # a capitalised first word this frequent ("And", "Look") is no name
 
 

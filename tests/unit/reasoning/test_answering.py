@@ -590,6 +590,10 @@ def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands()
     # the sentence must hold the question's other words too, not just its object
     assert not name_maybe_misheard(_with_objects("Where did Grace leave the cutting board?"),
                                    _unit("Can't board the element madameen this morning."))
+    # …but not the words that only say what kind of fact is wanted ("number", "morning");
+    # the name's verb is often misheard with it ("Lucas bought" as "You can pause")
+    assert name_maybe_misheard(_with_objects("What number of magazines did Lucas buy this morning?"),
+                               _unit("You can pause 15 magazines this morning."))
     answerer = Answerer(lambda: None, scorer=None, settings=Settings().retrieval)
     conf, support, caps = answerer.assess(hannah, "the tool shed", [misheard])
     assert caps["key_terms"] == KEY_NAME_MISHEARD and 0.0 < conf <= KEY_NAME_MISHEARD, caps
