@@ -159,10 +159,20 @@ def normalise(text: str) -> list[str]:
 
 
 def _contains(hay: list[str], needle: list[str]) -> bool:
+    """Whether ``needle``'s tokens run in ``hay``, a compound written in one word or two on
+    either side ("the green house" says "greenhouse", "a tool box" "toolbox")."""
     if not needle:
         return False
     n = len(needle)
-    return any(hay[i : i + n] == needle for i in range(len(hay) - n + 1))
+    if any(hay[i : i + n] == needle for i in range(len(hay) - n + 1)):
+        return True
+    joined = "".join(needle)
+    return any(
+        "".join(hay[i : i + k]) == joined
+        for k in range(max(1, n - 1), n + 2)
+        if k != n
+        for i in range(len(hay) - k + 1)
+    )
 
 
 def mentions(reply: str, phrase: str) -> bool:

@@ -78,6 +78,10 @@ def test_free_form_matching() -> None:
     # whole tokens only: "cat" is not in "category"
     assert not mentions("the category was wrong", "cat")
     assert mentions("I saw two cats", "cat")
+    # a compound in one word or two, either way round; not a word that merely starts the same
+    assert free_form_correct("the green house (heard: …)", ["greenhouse"])
+    assert mentions("by the toolbox", "tool box") and mentions("by the tool box", "toolbox")
+    assert not mentions("the green hat", "greenhouse") and not mentions("a tool", "toolbox")
 
 
 def test_abstention_detection() -> None:
