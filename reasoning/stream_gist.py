@@ -20,6 +20,7 @@ STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "
 TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
 TOPIC_CONFIDENCE = 0.5
 PEOPLE_CONFIDENCE = 0.6
+NAME_EVERYDAY_RANK = 3000  # a capitalised word this frequent ("Look", "Please") is no name
 NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
 # "Maria painted": a capitalised word followed by its verb; not by a preposition, article or
@@ -54,11 +55,12 @@ def topic_words(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]
     for u in own:
         for w in re.findall(r"[A-Za-z]+", u.text):
             surface.setdefault(stem(w.lower()), w.lower())
+    names = spoken_names(own)
     scored = []
     for t, n in mine.items():
         elsewhere = sum(1 for o in others if t in o)
         word = surface.get(t, t)
-        if len(word) < 4:
+        if len(word) < 4 or t in names:
             continue
         # an everyday word ("long") says little, a word no dictionary knows is often a
         # misrecognition: the middle of the frequency range carries a topic
@@ -69,6 +71,28 @@ def topic_words(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]
     words = [surface.get(t, t) for _, _, t in scored[:n_words]]
     support = [u for u in own if any(t in u.terms for _, _, t in scored[:n_words])][:3]
     return words, support
+
+
+def spoken_names(units: Sequence[Unit]) -> set[str]:
+    """Stems of the words that look like names in what was said: capitalised wherever they
+    occur and not everyday words ("Felix", "Omar"; not "Look" at a sentence's start, nor
+    "tomato" said once as "Tomato plants again"). People are not what a stream is about:
+    "Felix, Maria, euros" reads as a market, "packets, watering, tomato" as a garden."""
+    capital: dict[str, bool] = {}
+    surface: dict[str, str] = {}
+    for u in units:
+        if u.modality != "speech":
+            continue
+        for w in re.findall(r"[A-Za-z]+", u.text):
+            t = stem(w.lower())
+            capital[t] = capital.get(t, True) and w[0].isupper()
+            surface.setdefault(t, w.lower())
+    out = set()
+    for t, always in capital.items():
+        rank = word_rank(surface[t])
+        if always and (rank is None or rank > NAME_EVERYDAY_RANK):
+            out.add(t)
+    return out
 
 
 def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]]) -> Draft | None:

@@ -913,6 +913,17 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
     words = draft.answer.split(" (")[0]
     assert "tomato" in words or "mower" in words, draft  # the stream's own, not the summary's template
     assert "ferry" not in words
+    # the people named are not what a stream is about; a capitalised everyday word or a thing
+    # also said in lower case is no name
+    from episodic.reasoning.stream_gist import spoken_names, topic_words
+    from episodic.retrieval.detailed import units_of
+
+    market = [u for m in [_memory("market-cam", 0.0, ["Felix sold the oranges.", "Maria counted the euros, Felix watched.",
+                                                     "Look, Oranges again.", "oranges are cheap"])]
+              for u in units_of(m, None, False)]
+    assert spoken_names(market) == {"felix", "maria"}
+    words, _ = topic_words("market-cam", market, {"market-cam": market}, 10)
+    assert "oranges" in words and not {"felix", "maria"} & set(words), words
 
 
 def test_a_streams_gist_chooses_between_given_settings():
