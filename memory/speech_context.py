@@ -35,7 +35,8 @@ live stream's provisional memories are heard alone at once (``hear(..., keep=Fal
 context the window will hear is left as it was) and replaced when the window is heard. A long
 pass can fall into a loop that a short one would not ("bing, bing, bing, naka, naka, naka"
 over a noisy stretch): a segment whose words loop (:func:`looped_words`) is heard again with
-only the audio before it, and keeps whichever transcript loops less.
+only the audio before it, keeps whichever transcript loops less, and says a loop that remains
+once (:func:`without_loops`).
 
 The encoder keeps :class:`RecentAudio` for its stream run. A run starts afresh at every
 checkpoint (see ``episodic.pipeline.StreamRunner``); the runner then seeds it with the audio
@@ -232,24 +233,69 @@ def hear_joined(
                 again = words_within(asr.transcribe(x, rate_hz, a), t0, math.inf)
                 if looped_words(again) < looped_words(out[i]):
                     out[i] = again
+                out[i] = without_loops(out[i])  # a loop both passes made is said once
     return out
 
 
-def looped_words(pieces: Sequence[TranscriptPiece]) -> int:
-    """How many words repeat what came just before them beyond what speech does: a word said
-    a fourth time in a row or more, or a two- or three-word phrase said a third time in a row
-    or more ("go to go to go to"). Whisper falls into such loops on noise; people rarely say
-    "no, no, no" a fourth time."""
-    words = ["".join(ch for ch in w.lower() if ch.isalnum()) for p in pieces for w in p.text.split()]
-    words = [w for w in words if w]
-    looped = [False] * len(words)
+def _tokens(piece: TranscriptPiece) -> list[str]:
+    """A piece's words as said: its timed words when it has them, else its text's words."""
+    return [w[2] for w in piece.words] if piece.words else piece.text.split()
+
+
+def _loop_mask(words: Sequence[str]) -> list[bool]:
+    """For each word, whether it is a repeat inside a loop: a run of one word said four times
+    in a row or more, or of a two- or three-word phrase said three times or more ("go to go to
+    go to"), marks every repeat after the first. People say "no, no, no"; Whisper, lost in
+    noise, says "I don't know" until its window ends. Punctuation and case are ignored."""
+    norm = ["".join(ch for ch in w.lower() if ch.isalnum()) for w in words]
+    looped = [False] * len(norm)
     for n, times in ((1, 4), (2, 3), (3, 3)):
-        for i in range(len(words) - n * times + 1):
-            gram = words[i : i + n]
-            if all(words[i + k * n : i + (k + 1) * n] == gram for k in range(1, times)):
-                for k in range(i + n * (times - 1), i + n * times):
+        i = 0
+        while i + n * times <= len(norm):
+            gram = norm[i : i + n]
+            reps = 1
+            while all(gram) and norm[i + reps * n : i + (reps + 1) * n] == gram:
+                reps += 1
+            if reps >= times:
+                for k in range(i + n, i + n * reps):
                     looped[k] = True
-    return sum(looped)
+                i += n * reps
+            else:
+                i += 1
+    return looped
+
+
+def looped_words(pieces: Sequence[TranscriptPiece]) -> int:
+    """How many words of ``pieces`` loop (see :func:`_loop_mask`). Whisper falls into such
+    loops on noise; people rarely say "no, no, no" a fourth time."""
+    return sum(_loop_mask([w for p in pieces for w in _tokens(p)]))
+
+
+def without_loops(pieces: Sequence[TranscriptPiece]) -> list[TranscriptPiece]:
+    """``pieces`` with the repeats of their loops left out ("I don't know. I don't know. I don't
+    know." → "I don't know."), as Whisper's own check leaves out a piece that is all loop."""
+    mask = _loop_mask([w for p in pieces for w in _tokens(p)])
+    if not any(mask):
+        return list(pieces)
+    out: list[TranscriptPiece] = []
+    k = 0
+    for p in pieces:
+        n = len(_tokens(p))
+        keep = [not m for m in mask[k : k + n]]
+        k += n
+        if all(keep):
+            out.append(p)
+            continue
+        if not any(keep):
+            continue
+        if p.words:
+            words = [w for w, ok in zip(p.words, keep, strict=True) if ok]
+            out.append(TranscriptPiece(p.t_start, p.t_end, " ".join(w[2] for w in words), words=words,
+                                       language=p.language))
+        else:
+            text = " ".join(w for w, ok in zip(p.text.split(), keep, strict=True) if ok)
+            out.append(TranscriptPiece(p.t_start, p.t_end, text, language=p.language))
+    return out
 
 
 def speech_spans(pieces: Sequence[TranscriptPiece]) -> list[tuple[float, float]]:

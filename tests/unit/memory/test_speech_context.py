@@ -13,6 +13,7 @@ from episodic.memory.speech_context import (
     hear,
     hear_joined,
     looped_words,
+    without_loops,
     words_within,
 )
 
@@ -178,18 +179,36 @@ def test_a_part_the_joined_pass_heard_as_a_loop_is_heard_again_with_the_audio_be
     assert asr.calls[-2] == (0.0, 1000)  # the joined pass: 2 s before, then 8 s of parts
     assert asr.calls[-1] == (2.0, 600)  # the looping part again, after the 2 s before it
     assert [[p.text for p in ps] for ps in out] == [["w2 w2"], ["w3 w5 w6 w7"], ["w9 w9"]]
-    # a loop that a short pass repeats is kept as the joined pass heard it (nothing better)
+    # a loop the short pass repeats is said once, with the first repeat's time
     asr = LoopsOnLongClips(limit_s=0.0)
     out = hear_joined(asr, parts, RATE, None)
-    assert len(asr.calls) == 2 and [p.text for p in out[1]] == ["la la la la"]
+    assert len(asr.calls) == 2 and [(p.text, p.words) for p in out[1]] == [("la", [(4.0, 5.0, "la")])]
 
 
 def test_looped_words_counts_what_speech_does_not_repeat():
     def looped(text: str) -> int:
         return looped_words([TranscriptPiece(0.0, 1.0, text)])
 
-    assert looped("Bing, bing, bing, bing, chan, naka, naka, naka, naka, naka.") == 3
-    assert looped("go to go to go to the shop") == 2
+    assert looped("Bing, bing, bing, bing, chan, naka, naka, naka, naka, naka.") == 7
+    assert looped("go to go to go to the shop") == 4
     assert looped("No, no, no, that is wrong.") == 0  # said three times: people do
     assert looped("I think that that that is fine, very very good") == 0
     assert looped("The train leaves at 10 past 7.") == 0
+
+
+def test_a_loop_is_said_once_and_speech_is_left_as_it_was():
+    def kept(text: str) -> list[str]:
+        return [p.text for p in without_loops([TranscriptPiece(0.0, 1.0, text)])]
+
+    assert kept("I don't know. I don't know. I don't know. I don't know.") == ["I don't know."]
+    assert kept("Bing, bing, bing, bing, chan.") == ["Bing, chan."]
+    assert kept("No, no, no, that is wrong.") == ["No, no, no, that is wrong."]
+    # pieces and their timed words: a piece that is all repeats goes, another loses its repeats
+    first = TranscriptPiece(0.0, 2.0, "go to", words=[(0.0, 1.0, "go"), (1.0, 2.0, "to")])
+    second = TranscriptPiece(2.0, 5.0, "go to go to the shop",
+                             words=[(2.0, 2.5, "go"), (2.5, 3.0, "to"), (3.0, 3.5, "go"), (3.5, 4.0, "to"),
+                                    (4.0, 4.5, "the"), (4.5, 5.0, "shop")])
+    third = TranscriptPiece(6.0, 7.0, "go to")
+    out = without_loops([first, second, third])
+    assert [(p.text, [w[2] for w in p.words]) for p in out] == [("go to", ["go", "to"]),
+                                                                ("the shop", ["the", "shop"]), ("go to", [])]
