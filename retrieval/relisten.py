@@ -60,6 +60,7 @@ from episodic.core.records import (
     event_id,
 )
 from episodic.memory.consolidation import representative_vector
+from episodic.memory.speech_context import looped_words
 from episodic.memory.summary_composer import compose_summary
 from episodic.retrieval.detailed import (
     MemoryReader,
@@ -445,6 +446,12 @@ class Relistener:
         if lost:
             clearly_better = False
             result.names_lost = lost
+        # A decoder loop ("I don't know. I don't know. I don't know.") scores high, each repeat
+        # being likely once begun, but is no better hearing: a re-hearing that loops more than
+        # the old words is never taken.
+        looping = looped_words(pieces) > looped_words(old)
+        if looping:
+            clearly_better = False
         # The unprompted scorer favours what it would write itself, so a transcript that the
         # question's words helped to hear ("to Oxford" for "talks for") scores a little below
         # the old one although it is right. It is taken when it adds words the question asked
@@ -454,6 +461,7 @@ class Relistener:
         hinted = (
             not clearly_better
             and not lost
+            and not looping
             and new_score is not None
             and old_score is not None
             and within_hint(old_score, new_score, added, s.relisten_hint_tolerance)

@@ -286,6 +286,33 @@ def test_a_transcript_heard_only_with_the_questions_help_answers_it_but_is_not_s
         service.relisten.settings = saved
 
 
+@pytest.mark.slow
+def test_a_re_hearing_that_loops_is_never_taken(garbled):
+    """Whisper, prompted with the question's words over noise, can loop ("I don't know. I
+    don't know. …"), and the scorer likes a loop (each repeat is likely once begun): even when
+    any gain would do, a re-hearing that loops more than the stored words is not adopted."""
+    from episodic.core.records import TranscriptPiece
+
+    service, components, before = garbled
+    overwrite_transcript(components, before.id, GARBLED)
+    rec = service.relisten.recognizer()
+
+    def looping(audio, rate, t_offset, **kw):
+        return [TranscriptPiece(t_offset + 1.0, t_offset + 5.0, ("I don't know. " * 4).strip())]
+
+    saved = service.relisten.settings
+    service.relisten.settings = saved.replace(relisten_min_gain=-100.0, relisten_hint_tolerance=100.0)
+    rec.transcribe = looping  # the real model still scores both transcripts
+    try:
+        _, trace = service.ask_traced(AskRequest(QUESTION))
+        report: RelistenReport = trace.notes["relisten"]
+        assert report.memories and report.memories[0].outcome == "kept-old", report
+        assert components.store.get_memory(before.id).transcript_text == GARBLED
+    finally:
+        service.relisten.settings = saved
+        del rec.transcribe
+
+
 def test_re_listening_keeps_the_language_ingest_heard_the_words_in() -> None:
     from episodic.core.records import TranscriptPiece
     from episodic.retrieval.relisten import _language_of
