@@ -40,9 +40,13 @@ class GuardedStore:
         return self._books.tombstones.for_stream(self.stream_id, self.since_seq)
 
     def _split(self, records: Sequence[Any], tombs: list[Tombstone]) -> tuple[list[Any], list[Any]]:
+        """Records of a forgotten stretch go. A whole-stream forget newer than this writer
+        takes everything it writes: what it holds was in hand when the stream was forgotten
+        (a segment seen but still waiting to be heard lies after the stored end the tombstone
+        names, and the forget removed its snippet files with the stream's)."""
         keep, drop = [], []
         for r in records:
-            forgotten = r.stream_id == self.stream_id and any(t.covers(r.t_start, r.t_end) for t in tombs)
+            forgotten = r.stream_id == self.stream_id and any(t.whole or t.covers(r.t_start, r.t_end) for t in tombs)
             (drop if forgotten else keep).append(r)
         return keep, drop
 

@@ -240,8 +240,11 @@ def test_a_guarded_write_cannot_bring_a_forgotten_stretch_back(world: World) -> 
 
 def test_a_whole_stream_forget_reaches_what_was_stored_and_no_further(world: World) -> None:
     """The next chunk after a whole-stream forget starts where the last stored memory ended; a
-    memory starting exactly there is new (never stored) and must pass, one reaching into the
-    stored stretch must not. A range forget's end stays closed, as the user gave it."""
+    memory starting exactly there, written by a runner started after the forget, is new (never
+    stored) and must pass, one reaching into the stored stretch must not. The writer that was
+    at work when the stream was forgotten keeps nothing: what it held was in hand then (a
+    segment waiting to be heard lies past the stored end, and its snippet files went with the
+    stream's). A range forget's end stays closed, as the user gave it."""
     world.stream("a", [0.0, 10.0])
     guard = GuardedStore(world.store, world.snippets, world.books, "a", since_seq=world.books.tombstones.latest_seq())
     reach = max(m.t_end for m in world.store.list_memories("a"))
@@ -251,7 +254,10 @@ def test_a_whole_stream_forget_reaches_what_was_stored_and_no_further(world: Wor
     assert not tomb.covers(reach, reach + 5) and tomb.covers(reach - 0.5, reach + 5)
     new, old = world.memory("a", reach), world.memory("a", 10.0)
     guard.upsert_memories([new, old])
-    assert [m.t_start for m in world.store.list_memories("a")] == [reach] and guard.dropped == 1
+    assert world.store.list_memories("a") == [] and guard.dropped == 2
+    fresh = GuardedStore(world.store, world.snippets, world.books, "a", since_seq=world.books.tombstones.latest_seq())
+    fresh.upsert_memories([new])  # (its chunks inside the stretch are skipped before they are decoded)
+    assert [m.t_start for m in world.store.list_memories("a")] == [reach] and fresh.dropped == 0
     world.stream("b", [0.0, 10.0])
     world.forgetter().forget("b", 0.0, 10.0)
     (ranged,) = world.books.tombstones.for_stream("b")
