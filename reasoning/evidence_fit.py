@@ -19,6 +19,7 @@ from episodic.retrieval.query_analysis import (
     stem,
 )
 from episodic.retrieval.text_match import (
+    EVERYDAY_RANK,
     homophone_hits,
     loosely_alike,
     name_words,
@@ -107,7 +108,6 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
 _SENTENCES = re.compile(r"(?<=[.!?\"])\s+")
 _NOT_NAMES = frozenset({"I", "OK"})
 MISHEARD_NAME_COVERAGE = 1 / 2  # of the question's other content words, in the sentence itself
-EVERYDAY_RANK = 3000  # a capitalised first word this frequent ("And", "Look") is no name
 
 
 # What an option word found only as a homophone in the evidence ("blue" written "blew") counts

@@ -12,7 +12,7 @@ from episodic.retrieval.detailed import (
     Unit,
 )
 from episodic.retrieval.query_analysis import content_terms, stem
-from episodic.retrieval.text_match import COMMON_RANK, word_rank
+from episodic.retrieval.text_match import COMMON_RANK, EVERYDAY_RANK, word_rank
 
 STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "he", "she", "and", "but",
                         "oh", "okay", "ok", "yes", "no", "so", "well", "now", "then", "there", "here",
@@ -20,7 +20,6 @@ STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "
 TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
 TOPIC_CONFIDENCE = 0.5
 PEOPLE_CONFIDENCE = 0.6
-NAME_EVERYDAY_RANK = 3000  # a capitalised word this frequent ("Look", "Please") is no name
 NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
 # "Maria painted": a capitalised word followed by its verb; not by a preposition, article or
@@ -90,7 +89,7 @@ def spoken_names(units: Sequence[Unit]) -> set[str]:
     out = set()
     for t, always in capital.items():
         rank = word_rank(surface[t])
-        if always and (rank is None or rank > NAME_EVERYDAY_RANK):
+        if always and (rank is None or rank > EVERYDAY_RANK):
             out.add(t)
     return out
 

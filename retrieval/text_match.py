@@ -321,6 +321,7 @@ def number_keys(text: str) -> set[str]:
 # -- tolerant name matching ------------------------------------------------------------------
 
 COMMON_RANK = 20000  # words among the 20 000 most frequent English words are "common"
+EVERYDAY_RANK = 3000  # a capitalised word this frequent ("And", "Look", "Please") is no name
 MIN_NAME_CHARS = 4
 _freq_lock = threading.Lock()
 _common: frozenset[str] | None = None
