@@ -172,7 +172,7 @@ class Answerer:
 
     def __init__(
         self,
-        llm_factory: Callable[[], LanguageModel],
+        llm_factory: Callable[[], LanguageModel] | None,
         scorer: TextScorer,
         settings: RetrievalSettings,
         time_left: Callable[[], float | None] | None = None,
@@ -202,6 +202,8 @@ class Answerer:
         the request (the evidence is still good). When the request's deadline leaves less
         time than a model call usually takes, the call is skipped for the same reason."""
         s = self.settings
+        if self._llm_factory is None:  # answer_model = never (or auto without a capable model)
+            return "", parse_reply("", n_options, options)
         left = self.time_left() if self.time_left is not None else None
         if left is not None and left < MODEL_TIME_MARGIN * self.model_seconds:
             log.info("%.2f s left, below a typical model call: answering extractively", left)

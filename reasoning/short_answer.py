@@ -28,10 +28,12 @@ from dataclasses import dataclass
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnalysis, stem, term_set
 from episodic.retrieval.text_match import (
+    EVERYDAY_RANK,
     canonical_tokens,
     name_like,
     name_words,
     sounds_alike,
+    word_rank,
     words_and_pairs,
 )
 
@@ -95,6 +97,13 @@ def _novel_run(text: str, asked: set[str]) -> str:
     return " ".join(best[:MAX_WORDS])
 
 
+def _rare_start(word: str) -> bool:
+    """A sentence's first word that may be a name: alphabetic, and not among the everyday
+    English words (a capital there says nothing)."""
+    rank = word_rank(word)
+    return word.isalpha() and len(word) >= 3 and (rank is None or rank >= EVERYDAY_RANK)
+
+
 def _name(text: str, asked: set[str]) -> str:
     m = _INTRO.search(text)
     if m and stem(m.group(1).split()[0].lower()) not in asked:
@@ -103,7 +112,11 @@ def _name(text: str, asked: set[str]) -> str:
         words = _words(sentence)
         run: list[str] = []
         for i, w in enumerate(words + [""]):
-            capital = bool(w) and w[:1].isupper() and i > 0 and w.lower() not in STOPWORDS
+            # every sentence starts with a capital: there only a word rarer than everyday
+            # English counts ("Tom will clean…", never "Look, …"); a word in capitals is
+            # writing read on screen ("OPEN UNTIL 10 PM"), not a name
+            capital = (bool(w) and w[:1].isupper() and not (len(w) > 1 and w.isupper())
+                       and w.lower() not in STOPWORDS and (i > 0 or _rare_start(w)))
             if capital and stem(w.lower()) not in asked and w != "I":
                 run.append(w)
             elif run:

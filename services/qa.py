@@ -136,7 +136,11 @@ class MemoryQA:
         self.settings = components.settings
         self.scorer = TextScorer(components.embedder)
         self.analyzer = QueryAnalyzer(components.embedder)
-        self.answerer = Answerer(lambda: self.c.llm, self.scorer, self.settings.retrieval)
+        mode = self.settings.retrieval.answer_model
+        use_model = mode == "always" or (mode == "auto" and self.settings.llm == "openai")
+        self.answerer = Answerer(
+            (lambda: self.c.llm) if use_model else None, self.scorer, self.settings.retrieval
+        )
         store = components.store
         self.fast = FastRetrieval(store, self.scorer, self.settings.retrieval)
         words = WordCandidates(store)  # one per process: it keeps every stream's words

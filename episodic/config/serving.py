@@ -26,6 +26,13 @@ class RetrievalSettings:
     # Fine-grained hits re-ranked per query, and memories opened for that (ours).
     search_candidates: int = 40
     search_max_memories: int = 24  # memories opened to re-rank those hits
+    # Whether Ask consults the language model: always | never | auto (only a capable
+    # backend, llm = "openai"). The model reads the evidence and votes (an option letter, a
+    # phrase, whether it is sure); the rules then decide from the evidence (reasoning/answer.py).
+    # The bundled 135M model's answer was the final one for 1 of 395 dev and held-out
+    # questions and took about 3 s of a detailed Ask; without it the dev sets were answered
+    # as well in half the time (README, "How an answer is found").
+    answer_model: str = "auto"
     answer_max_tokens: int = 64  # longest answer the language model writes
     answer_temperature: float = 0.0  # greedy: the same question over the same memory, the same answer
     answer_seed: int = 0  # seed of answer sampling
@@ -75,6 +82,8 @@ class RetrievalSettings:
             problems.append("relisten_budget_s must be >= 0")
         if s.relisten_beam_size < 1 or s.relisten_reserve_s < 0:
             problems.append("relisten_beam_size must be >= 1 and relisten_reserve_s >= 0")
+        if s.answer_model not in ("always", "never", "auto"):
+            problems.append("answer_model must be always, never or auto")
         if s.relisten_bias not in ("prompt", "hotwords", "none"):
             problems.append("relisten_bias must be prompt, hotwords or none")
         for name in ("fast_top_k", "recall_top_k", "search_candidates", "search_max_memories",

@@ -35,6 +35,7 @@ def test_file_then_env_then_override(tmp_path: Path):
         ({"EPISODIC_SEGMENT_MIN_S": "20"}, "segment_min_s <= segment_max_s"),
         ({"EPISODIC_EMBEDDER": "clip"}, "embedder"),
         ({"EPISODIC_SSIM_BOUNDARY": "nan"}, "ssim_boundary"),
+        ({"EPISODIC_ANSWER_MODEL": "sometimes"}, "answer_model must be always, never or auto"),
     ],
 )
 def test_bad_values_are_clear_errors(env, message):

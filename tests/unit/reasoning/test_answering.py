@@ -322,6 +322,11 @@ def _unit(text: str, modality: str = "speech", t: float = 0.0) -> Unit:
         ("How many chairs are in room 312?", "Room 312 has 40 chairs.", "speech", "40 chairs"),
         ("Where did Lucas put the anchor?", "Lucas put the anchor by the slipway.", "speech", "the slipway"),
         ("Where is the key?", "The key is under the blue mat.", "speech", "the blue mat"),
+        # a name that opens the sentence is the answer; a word in capitals read on screen is not
+        ("Who is cleaning the laptop after lunch?", "Tom will clean the laptop after lunch.", "speech", "Tom"),
+        ("Who is cleaning the laptop after lunch?",
+         'Someone says "Tom will clean the laptop after lunch". On screen: "OPEN UNTIL 10 PM".', "summary", "Tom"),
+        ("Who is cleaning the laptop?", "Look, the laptop is clean now. Ask Priya.", "speech", "Priya"),
     ],
 )
 def test_short_answer_spans(question, text, modality, expected):

@@ -48,9 +48,8 @@ def _memory(embedder: HashEmbedder, stream_id: str, t0: float, text: str) -> tup
     return m, e
 
 
-@pytest.fixture()
-def qa(tmp_path: Path) -> MemoryQA:
-    settings = Settings(data_dir=tmp_path, store="memory", relisten_max_memories=0)
+def _qa(tmp_path: Path, **changes: object) -> MemoryQA:
+    settings = Settings(data_dir=tmp_path, store="memory", relisten_max_memories=0, **changes)
     components = Components(settings)
     embedder = HashEmbedder()
     components.embedder = embedder  # cached properties: the fakes stand in for the models
@@ -62,6 +61,28 @@ def qa(tmp_path: Path) -> MemoryQA:
     store.upsert_memories([m for m, _ in pairs])
     store.upsert_events([e for _, e in pairs])
     return MemoryQA(components, warm_after_request=False)
+
+
+@pytest.fixture()
+def qa(tmp_path: Path) -> MemoryQA:
+    return _qa(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "mode, llm, consulted",
+    [("always", "local", True), ("never", "local", False), ("never", "openai", False),
+     ("auto", "local", False), ("auto", "openai", True)],
+)
+def test_answer_model_setting_decides_whether_the_model_is_asked(
+    tmp_path: Path, mode: str, llm: str, consulted: bool
+) -> None:
+    service = _qa(tmp_path, answer_model=mode, llm=llm)
+    model = service.c.llm
+    assert isinstance(model, ScriptedLLM)
+    result = service.ask(AskRequest("When does the train to Oxford leave?"))
+    # the rules answer from the evidence either way; only whether the model was asked differs
+    assert "eleven" in result.answer.lower() and result.evidence
+    assert bool(model.calls) is consulted, model.calls
 
 
 def test_the_answer_rests_on_the_memory_that_holds_it(qa: MemoryQA) -> None:
