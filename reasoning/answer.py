@@ -93,6 +93,7 @@ KIND_CAP = 0.5
 GROUNDED = 0.75  # a model answer with fewer of its new words in the evidence is not used
 EXTRACT_GIST_UNITS = 5
 WELL_PLACED = 3  # a model answer must rest on one of the top evidence units
+NOT_ASKED = ParsedReply(answer="", confidence=None, abstained=False, letter=None)
 INITIAL_MODEL_SECONDS = 0.5  # a short SmolLM2 reply on llama.cpp; refined by a moving average
 MODEL_TIME_MARGIN = 1.5  # skip the model when less than this many typical calls' time is left
 FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail question
@@ -203,7 +204,9 @@ class Answerer:
         time than a model call usually takes, the call is skipped for the same reason."""
         s = self.settings
         if self._llm_factory is None:  # answer_model = never (or auto without a capable model)
-            return "", parse_reply("", n_options, options)
+            # no model was asked, so none abstained: the evidence alone decides (a skipped or
+            # failed call below reads as an abstention, the model's silence)
+            return "", NOT_ASKED
         left = self.time_left() if self.time_left is not None else None
         if left is not None and left < MODEL_TIME_MARGIN * self.model_seconds:
             log.info("%.2f s left, below a typical model call: answering extractively", left)

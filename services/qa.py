@@ -137,9 +137,9 @@ class MemoryQA:
         self.scorer = TextScorer(components.embedder)
         self.analyzer = QueryAnalyzer(components.embedder)
         mode = self.settings.retrieval.answer_model
-        use_model = mode == "always" or (mode == "auto" and self.settings.llm == "openai")
+        self.asks_model = mode == "always" or (mode == "auto" and self.settings.llm == "openai")
         self.answerer = Answerer(
-            (lambda: self.c.llm) if use_model else None, self.scorer, self.settings.retrieval
+            (lambda: self.c.llm) if self.asks_model else None, self.scorer, self.settings.retrieval
         )
         store = components.store
         self.fast = FastRetrieval(store, self.scorer, self.settings.retrieval)
@@ -159,9 +159,10 @@ class MemoryQA:
         """Load the embedder, the example questions, the model and the store's vector cache
         now (a server warm-up), so the first request does not pay for them."""
         self.analyzer.analyze("warm up", None)
-        llm = self.c.llm
-        if hasattr(llm, "prepare"):
-            llm.prepare()
+        if self.asks_model:  # a model Ask never calls is not loaded
+            llm = self.c.llm
+            if hasattr(llm, "prepare"):
+                llm.prepare()
         self.relisten.prepare()
         self.warm_store(background=False)
 
