@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -50,10 +51,10 @@ from episodic.retrieval.distinct_picture import SURE_GUESS, StandOut, stand_outs
 from episodic.retrieval.guess_match import (
     GUESS_CAP,
     PICTURED,
+    KeyFrameUnits,
     about_pictures,
     guess_support,
     subject_phrase,
-    visual_units,
 )
 from episodic.retrieval.query_analysis import (
     SOUND_CUES,
@@ -171,12 +172,17 @@ class StructuredAnswerer(TimeAnswers):
                             {"route": 0.0, "sound_seconds": round(max(seconds), 1)})
 
     # -- what was pictured ---------------------------------------------------------------------
+    @cached_property
+    def key_frames(self) -> KeyFrameUnits:
+        """Key-frame scans kept per stream (MemoryQA shares one with Search)."""
+        return KeyFrameUnits(self.store)
+
     def _visual_units(self, streams: Sequence[str], scope: Scope) -> list[Unit]:
-        return visual_units(self.store, streams, scope, self.scorer.reuse_visual_vectors)
+        return self.key_frames.units(streams, scope)
 
     def _picture_units(self, stream_id: str, scope: Scope) -> list[Unit]:
         """One stream's key-frame and on-screen-text units (what stand-outs are read from)."""
-        return visual_units(self.store, [stream_id], scope, self.scorer.reuse_visual_vectors, ("visual", "ocr"))
+        return self.key_frames.units([stream_id], scope, ("visual", "ocr"))
 
     def _stream_guesses(self, analysis: QueryAnalysis, named: Sequence[str | None], scope: Scope
                         ) -> tuple[list[float], list[float], list[list[Unit]], float] | None:

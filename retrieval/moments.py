@@ -31,10 +31,10 @@ from episodic.retrieval.distinct_picture import SURE_GUESS, stand_outs
 from episodic.retrieval.guess_match import (
     PICTURED,
     DescriberVocabulary,
+    KeyFrameUnits,
     about_pictures,
     guess_support,
     subject_phrase,
-    visual_units,
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, matched_words, term_set
 from episodic.retrieval.word_candidates import WordCandidates
@@ -101,12 +101,13 @@ def merge_memory_hits(units: list[Unit], terms: list[str], window_s: float) -> M
 
 class MomentSearch:
     def __init__(self, store: QueryStore, scorer: TextScorer, settings: RetrievalSettings,
-                 words: WordCandidates | None = None) -> None:
+                 words: WordCandidates | None = None, key_frames: KeyFrameUnits | None = None) -> None:
         self.store = store
         self.scorer = scorer
         self.settings = settings
         self.vocabulary = DescriberVocabulary(store, scorer)
         self.words = words  # memories found by their words too (retrieval/word_candidates.py)
+        self.key_frames = key_frames or KeyFrameUnits(store)  # key-frame scans, kept per stream
 
     def search(
         self,
@@ -164,7 +165,7 @@ class MomentSearch:
         share of the best text match, so a sure match still ranks first. A scan of the scope's
         key frames (retrieval/guess_match.py)."""
         streams = reader.streams_in(scope)
-        units = visual_units(self.store, streams, scope, self.scorer.reuse_visual_vectors)
+        units = self.key_frames.units(streams, scope)
         if not units:
             return []
         support = guess_support([phrase], units, self.scorer)[0]
@@ -199,7 +200,7 @@ class MomentSearch:
             return []
         out: list[Moment] = []
         for sid in streams:
-            units = visual_units(self.store, [sid], scope, self.scorer.reuse_visual_vectors, ("visual", "ocr"))
+            units = self.key_frames.units([sid], scope, ("visual", "ocr"))
             for o in stand_outs(units):
                 if o.p >= SURE_GUESS:
                     continue

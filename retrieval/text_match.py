@@ -444,17 +444,20 @@ def fuzzy_hits(query_text: str, evidence_text: str, wanted: Iterable[str] | None
     name-like word or joined pair of ``evidence_text`` sounds like. ``wanted`` limits the
     query words looked for (e.g. those with no exact match)."""
     want = None if wanted is None else {w.lower() for w in wanted}
-    q = [(w, c) for w, c in words_and_pairs(name_words(query_text)) if name_like(w, c)]
+    q = _name_like_words(query_text)
     if want is not None:
-        q = [(w, c) for w, c in q if w in want]
+        q = tuple(w for w in q if w in want)
     if not q:
         return set()
-    ev = [(w, c) for w, c in words_and_pairs(name_words(evidence_text)) if name_like(w, c)]
-    hits: set[str] = set()
-    for w, _ in q:
-        if any(sounds_alike(w, e) for e, _ in ev):
-            hits.add(w)
-    return hits
+    ev = _name_like_words(evidence_text)
+    return {w for w in q if any(sounds_alike(w, e) for e in ev)}
+
+
+@lru_cache(maxsize=16384)
+def _name_like_words(text: str) -> tuple[str, ...]:
+    """The name-like words and joined pairs of ``text`` (lower case). Cached: a question is
+    compared with every sentence in scope, and each stream's sentences with every question."""
+    return tuple(w for w, c in words_and_pairs(name_words(text)) if name_like(w, c))
 
 
 # -- phrases misheard as other words ---------------------------------------------------------------
@@ -492,36 +495,63 @@ def _content_runs(text: str, function_words: frozenset[str]) -> list[list[str]]:
     return runs
 
 
-@lru_cache(maxsize=16384)
-def _sound_phrase_hits(query_text: str, evidence_text: str, function_words: frozenset[str]) -> frozenset[str]:
-    heard = [w for w, _ in name_words(evidence_text)]
-    heard_set = set(heard)
-    hits: set[str] = set()
+@lru_cache(maxsize=4096)
+def _query_phrases(query_text: str, function_words: frozenset[str]) -> tuple[tuple[tuple[str, ...], str, str], ...]:
+    """The phrases of the question that may be heard as other words, in the order they are
+    tried: (words, written together, Metaphone key). Cached: one question meets every
+    sentence in scope."""
+    out = []
     for run in _content_runs(query_text, function_words):
         for i in range(len(run)):
             for j in range(i + 1, min(len(run), i + PHRASE_MAX_WORDS) + 1):
-                phrase = run[i:j]
+                phrase = tuple(run[i:j])
                 spelled = "".join(phrase)
-                if (len(phrase) == 1 and len(spelled) < PHRASE_WORD_MIN_CHARS) or all(w in heard_set for w in phrase):
-                    continue
-                if any(w in hits for w in phrase):  # the shorter phrase already said it
+                if len(phrase) == 1 and len(spelled) < PHRASE_WORD_MIN_CHARS:
                     continue
                 key = _metaphone(spelled)
-                if len(key) < PHRASE_MIN_KEY:
-                    continue
-                if _heard_as(key, spelled, heard, len(phrase) + 1):
-                    hits.update(phrase)
+                if len(key) >= PHRASE_MIN_KEY:
+                    out.append((phrase, spelled, key))
+    return tuple(out)
+
+
+@lru_cache(maxsize=16384)
+def _sound_phrase_hits(query_text: str, evidence_text: str, function_words: frozenset[str]) -> frozenset[str]:
+    heard_set, grams = _heard_grams(evidence_text)
+    hits: set[str] = set()
+    for phrase, spelled, key in _query_phrases(query_text, function_words):
+        if all(w in heard_set for w in phrase):
+            continue
+        if any(w in hits for w in phrase):  # the shorter phrase already said it
+            continue
+        if _heard_as(key, spelled, grams, len(phrase) + 1):
+            hits.update(phrase)
     return frozenset(hits)
 
 
-def _heard_as(key: str, spelled: str, heard: Sequence[str], max_words: int) -> bool:
-    for n in range(1, max_words + 1):
+Grams = tuple[dict[str, tuple[tuple[str, str], ...]], ...]
+
+
+@lru_cache(maxsize=16384)
+def _heard_grams(evidence_text: str) -> tuple[frozenset[str], Grams]:
+    """The evidence's words, and its runs of 1 … PHRASE_MAX_WORDS + 1 adjacent words joined,
+    with their Metaphone keys, by the key's first letter: ``[n - 1][letter]`` holds the
+    n-word runs. Cached per text, as a stream's sentences meet every question."""
+    heard = [w for w, _ in name_words(evidence_text)]
+    grams: list[dict[str, tuple[tuple[str, str], ...]]] = []
+    for n in range(1, PHRASE_MAX_WORDS + 2):
+        by_sound: dict[str, list[tuple[str, str]]] = {}
         for k in range(len(heard) - n + 1):
-            other = "".join(heard[k:k + n])
-            if other == spelled:
-                continue
-            other_key = _metaphone(other)
-            if other_key[:1] != key[:1] or abs(len(other_key) - len(key)) > 2:
+            joined = "".join(heard[k:k + n])
+            key = _metaphone(joined)
+            by_sound.setdefault(key[:1], []).append((joined, key))
+        grams.append({first: tuple(v) for first, v in by_sound.items()})
+    return frozenset(heard), tuple(grams)
+
+
+def _heard_as(key: str, spelled: str, grams: Grams, max_words: int) -> bool:
+    for n in range(1, max_words + 1):
+        for other, other_key in grams[n - 1].get(key[:1], ()):
+            if other == spelled or abs(len(other_key) - len(key)) > 2:
                 continue
             edits = jellyfish.levenshtein_distance(key, other_key)
             if 1 - edits / max(len(key), len(other_key)) < PHRASE_KEY_SIM:

@@ -148,6 +148,7 @@ class MemoryQA:
         self.association = CrossModalAssociation(store, self.scorer, self.settings.retrieval)
         self.moments = MomentSearch(store, self.scorer, self.settings.retrieval, words)
         self.structured = StructuredAnswerer(store, self.scorer, self.settings.retrieval)
+        self.structured.key_frames = self.moments.key_frames  # one per process, kept per stream
         self.relisten = Relistener(components, self.settings)
         # looking again at the stored video: Locate, and Ask's inspect pathway
         self.look = LookAgain(components, lambda q, scope, k: self.search(q, scope, k))

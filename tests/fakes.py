@@ -1,8 +1,10 @@
 """Test doubles for the model Protocols, so the query side has unit tests that run in seconds.
 
-They stand in for models only (the store is the real in-memory store): a bag-of-words hashing
-embedder, which puts texts that share words close together, and a language model that replies
-from a script. Neither is good at anything but being fast and deterministic.
+They stand in for models (the store is normally the real in-memory store): a bag-of-words
+hashing embedder, which puts texts that share words close together, and a language model that
+replies from a script. Neither is good at anything but being fast and deterministic. Besides,
+``ListingStore``: the two reads the structured answers and key-frame scans make of a store
+(streams and memory listings) over a list of records, counting the listings.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -54,3 +58,24 @@ class ScriptedLLM:
                  seed: int | None = None) -> str:
         self.calls.append(list(messages))
         return self.reply(messages)
+
+
+class ListingStore:
+    """Streams and memory listings over ``memories`` (ShortTermMemory records), as a store
+    answers them; ``listings`` counts the memory listings read."""
+
+    def __init__(self, memories: list[Any]) -> None:
+        self.memories = memories
+        self.listings = 0
+
+    def list_streams(self) -> list[SimpleNamespace]:
+        ids = dict.fromkeys(m.stream_id for m in self.memories)
+        return [SimpleNamespace(stream_id=s, memories=sum(m.stream_id == s for m in self.memories),
+                                updated_at=0.0, t_end=max(m.t_end for m in self.memories if m.stream_id == s))
+                for s in ids]
+
+    def list_memories(self, stream_id: str | None = None, t_min: float | None = None, t_max: float | None = None,
+                      limit: int = 10000, with_vectors: bool = False) -> list[Any]:
+        self.listings += 1
+        return [m for m in self.memories if stream_id in (None, m.stream_id)
+                and (t_min is None or m.t_end >= t_min) and (t_max is None or m.t_start <= t_max)]

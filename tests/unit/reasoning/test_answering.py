@@ -30,7 +30,7 @@ from episodic.retrieval.text_match import (
     spoken_zero_keys,
     teen_ty_twin,
 )
-from tests.fakes import HashEmbedder
+from tests.fakes import HashEmbedder, ListingStore
 
 
 def key(text: str) -> list[str]:
@@ -332,6 +332,13 @@ def _unit(text: str, modality: str = "speech", t: float = 0.0) -> Unit:
 def test_short_answer_spans(question, text, modality, expected):
     span = span_in(_unit(text, modality), _analysis(question))
     assert span is not None and span.text == expected, span
+
+
+def test_term_sets_are_cached_but_each_caller_gets_its_own():
+    a = term_set("The train leaves at 8.15 from platform seven.")
+    assert {"train", "leav", "8:15", "7"} <= a
+    a.add("mutated")
+    assert "mutated" not in term_set("The train leaves at 8.15 from platform seven.")
 
 
 def test_a_number_written_as_two_numbers_is_still_a_span():
@@ -696,22 +703,6 @@ def test_sound_and_gist_shapes(question, sound, gist):
     assert (shape.sound, shape.gist) == (sound, gist)
 
 
-class _Store:
-    """The two reads the structured answers make of a store, over records in memory."""
-
-    def __init__(self, memories):
-        self.memories = memories
-
-    def list_streams(self):
-        from types import SimpleNamespace
-
-        return [SimpleNamespace(stream_id=s) for s in dict.fromkeys(m.stream_id for m in self.memories)]
-
-    def list_memories(self, stream_id=None, t_min=None, t_max=None, limit=10000, with_vectors=False):
-        return [m for m in self.memories if stream_id in (None, m.stream_id)
-                and (t_min is None or m.t_end >= t_min) and (t_max is None or m.t_start <= t_max)]
-
-
 def _memory(stream_id, t0, said=(), sounds=(), dark=False):
     import numpy as np
 
@@ -738,7 +729,7 @@ def _structured(memories):
     from episodic.reasoning.structured import StructuredAnswerer
     from episodic.retrieval.detailed import MemoryReader
 
-    store = _Store(memories)
+    store = ListingStore(memories)
     scorer = SimpleNamespace(reuse_visual_vectors=False)  # the free-form answers embed nothing
     return StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval), MemoryReader(store)
 
@@ -938,7 +929,7 @@ def test_a_streams_gist_chooses_between_given_settings():
     from episodic.reasoning.structured import StructuredAnswerer
     from episodic.retrieval.detailed import MemoryReader, TextScorer
 
-    store = _Store(STREAMS)
+    store = ListingStore(STREAMS)
     answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
     q = "What is going on in the garden-cam recording, overall?"
     options = ["a ferry port", "gardening: plants and a lawn mower", "a hospital ward"]
@@ -963,7 +954,7 @@ def test_the_one_option_found_nowhere_is_the_misheard_sentence_right_after():
         _memory("kitchen-cam", 20.0, ["Sofia has an appointment with the chef at five."]),
         _memory("kitchen-cam", 30.0, ["Hannah takes care of the apron."]),
     ]
-    store = _Store(kitchen)
+    store = ListingStore(kitchen)
     answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
     reader = MemoryReader(store)
     everything = [u for m in kitchen for u in units_of(m, None, False)]
@@ -1002,7 +993,7 @@ def test_the_anchor_of_an_order_question_is_not_an_options_sentence():
         _memory("library-cam", 20.0, ["Pre-report left the lap top by the map shelf.",
                                       "Amara takes care of the library card."]),
     ]
-    store = _Store(library)
+    store = ListingStore(library)
     answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
     everything = [u for m in library for u in units_of(m, None, False) if u.modality == "speech"]
     answerer._candidates = lambda text, scope, reader, extra: everything
@@ -1065,7 +1056,7 @@ def test_a_picture_the_describer_cannot_name_is_the_option_it_has_no_word_for():
     question = "Which of these appeared in a picture in the desk-cam recording?"
     analysis = _analysis(question, QueryType.VIDEO)
     options = ["a cup of coffee", "a motorcycle", "coins", "a cat"]
-    store = _Store(memories(OfflineVisualDescriber.model_id))
+    store = ListingStore(memories(OfflineVisualDescriber.model_id))
     answerer = StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval)
     draft = answerer.pictured(analysis, options, Scope(), MemoryReader(store))
     assert draft is not None and draft.choice_index == 2, draft
@@ -1074,7 +1065,7 @@ def test_a_picture_the_describer_cannot_name_is_the_option_it_has_no_word_for():
     draft = answerer.pictured(analysis, ["coins", "a chessboard", "a cat"], Scope(), MemoryReader(store))
     assert draft is None or "eliminated" not in draft.caps, draft
     # a describer that can name anything: nothing is assumed about what it missed
-    store = _Store(memories("vlm:qwen2.5-vl"))
+    store = ListingStore(memories("vlm:qwen2.5-vl"))
     answerer = StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval)
     draft = answerer.pictured(analysis, options, Scope(), MemoryReader(store))
     assert draft is None or "eliminated" not in draft.caps, draft
@@ -1088,7 +1079,7 @@ def _speech_answerer(memories):
     from episodic.reasoning.structured import StructuredAnswerer
     from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
 
-    store = _Store(memories)
+    store = ListingStore(memories)
     answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
     everything = [u for m in memories for u in units_of(m, None, False) if u.modality == "speech"]
     answerer._candidates = lambda text, scope, reader, extra: list(everything)
@@ -1197,7 +1188,7 @@ def test_the_picture_on_screen_while_something_was_said_comes_from_that_moments_
 
     library = [memory(0.0, "Priya is leading the caretaker at twelve.", [("a remote control", 0.19), ("a keyboard", 0.14)]),
                memory(60.0, "Tom bought a new rope.", [("a cat", 0.82), ("tabby cat", 0.5)], "a cat; colours: orange")]
-    store = _Store(library)
+    store = ListingStore(library)
     answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
     everything = [u for m in library for u in units_of(m, None, False)]
     answerer._candidates = lambda text, scope, reader, extra: list(everything)

@@ -12,7 +12,8 @@ from episodic.config import Settings
 from episodic.core.query import QueryType, Scope
 from episodic.core.records import FrameObservation, ShortTermMemory
 from episodic.retrieval.detailed import MemoryReader, TextScorer, Unit, units_of
-from episodic.retrieval.guess_match import GUESS_CAP, guess_support, subject_phrase
+from episodic.retrieval.guess_match import GUESS_CAP, KeyFrameUnits, guess_support, subject_phrase
+from tests.fakes import ListingStore
 
 OPTIONS = ["a motorcycle", "a clock", "a cat", "a cup of coffee"]
 
@@ -65,17 +66,6 @@ def _memory(stream_id: str, t0: float, guesses, description: str = "a scene; col
     )
 
 
-class _Store:
-    def __init__(self, memories):
-        self.memories = memories
-
-    def list_streams(self):
-        return [SimpleNamespace(stream_id=s) for s in dict.fromkeys(m.stream_id for m in self.memories)]
-
-    def list_memories(self, stream_id=None, t_min=None, t_max=None, limit=10000, with_vectors=False):
-        return [m for m in self.memories if stream_id in (None, m.stream_id)]
-
-
 MEMORIES = [
     _memory("market-cam", 0.0, [("a cup", 0.6), ("espresso", 0.55)]),
     _memory("market-cam", 8.0, [("moped", 0.5), ("a motorbike", 0.55)]),
@@ -92,6 +82,27 @@ def _analysis(question: str) -> SimpleNamespace:
                            terms=[], key_terms={})
 
 
+def test_key_frame_scans_are_kept_per_stream_and_handed_out_as_copies() -> None:
+    store = ListingStore(list(MEMORIES))
+    frames = KeyFrameUnits(store)
+    first = frames.units(["market-cam", "school-cam"], Scope())
+    assert [u.memory_id for u in first] == [m.id for m in MEMORIES] and store.listings == 2
+    first[0].score, first[0].fuzzy_terms = 9.0, {"mutated"}
+    first[1].fuzzy_terms.add("mutated")
+    again = frames.units(["market-cam", "school-cam"], Scope())
+    assert store.listings == 2  # nothing changed: read from what was kept
+    assert again[0].score == 0.0 and not again[0].fuzzy_terms and not again[1].fuzzy_terms
+    # the time range and the modalities are the request's
+    assert [u.memory_id for u in frames.units(["market-cam"], Scope(t_min=9.0))] == ["market-cam@8.0"]
+    assert frames.units(["school-cam"], Scope(t_max=-1.0)) == []
+    # a stream that grows is read again; a stream that is gone holds nothing
+    store.memories.append(_memory("market-cam", 16.0, [("a cat", 0.4)]))
+    grown = frames.units(["market-cam"], Scope())
+    assert store.listings == 3 and [u.memory_id for u in grown][-1] == "market-cam@16.0"
+    store.memories = [m for m in store.memories if m.stream_id != "school-cam"]
+    assert frames.units(["school-cam"], Scope()) == []
+
+
 def test_consecutive_frames_merge_their_guesses() -> None:
     units = [u for u in units_of(MEMORIES[1]) if u.modality == "visual"]
     assert len(units) == 1  # the same description on both key frames: one unit
@@ -101,7 +112,7 @@ def test_consecutive_frames_merge_their_guesses() -> None:
 def test_which_of_these_was_pictured_in_a_named_stream(scorer: TextScorer) -> None:
     from episodic.reasoning.structured import StructuredAnswerer
 
-    store = _Store(MEMORIES)
+    store = ListingStore(MEMORIES)
     answerer, reader = StructuredAnswerer(store, scorer, Settings().retrieval), MemoryReader(store)
     q = "Which of these was shown on screen in market-cam?"
     draft = answerer.pictured(_analysis(q), ["a cat", "a motorcycle", "an astronaut"], Scope(), reader)
@@ -120,7 +131,7 @@ def test_which_of_these_was_pictured_in_a_named_stream(scorer: TextScorer) -> No
 def test_which_camera_showed_it_falls_back_to_guesses(scorer: TextScorer) -> None:
     from episodic.reasoning.structured import StructuredAnswerer
 
-    store = _Store(MEMORIES)
+    store = ListingStore(MEMORIES)
     answerer = StructuredAnswerer(store, scorer, Settings().retrieval)
     guessed = answerer._stream_guesses(_analysis("In which recording did a motorcycle appear on screen?"),
                                        ["school-cam", "market-cam"], Scope())
@@ -135,7 +146,7 @@ def test_which_camera_showed_it_falls_back_to_guesses(scorer: TextScorer) -> Non
 def test_an_open_question_about_the_picture_is_not_answered_from_guesses(scorer: TextScorer) -> None:
     from episodic.reasoning.structured import StructuredAnswerer, asks_pictured
 
-    store = _Store(MEMORIES)
+    store = ListingStore(MEMORIES)
     answerer, reader = StructuredAnswerer(store, scorer, Settings().retrieval), MemoryReader(store)
     q = "What did the photo that appeared in market-cam show?"
     assert asks_pictured(_analysis(q))
@@ -193,7 +204,7 @@ def test_a_visual_question_about_something_only_said_becomes_a_speech_question()
 def test_search_finds_a_picture_only_the_guesses_point_to(scorer: TextScorer) -> None:
     from episodic.retrieval.moments import MomentSearch
 
-    store = _Store(MEMORIES)
+    store = ListingStore(MEMORIES)
     search = MomentSearch(store, scorer, Settings().retrieval)
     reader = MemoryReader(store)
     streams = ["market-cam", "school-cam"]
@@ -214,7 +225,7 @@ def test_a_guessed_picture_also_found_by_unrelated_words_stays_with_the_guesses(
     from episodic.core.query import Moment
     from episodic.retrieval.moments import MomentSearch
 
-    store = _Store(MEMORIES)
+    store = ListingStore(MEMORIES)
     search = MomentSearch(store, scorer, Settings().retrieval)
     reader = MemoryReader(store)
     sid = MEMORIES[1].id
