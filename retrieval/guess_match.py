@@ -46,6 +46,7 @@ LO, HI = 0.45, 0.75  # cosine between an option and a guess name: none … full 
 MARGIN = 0.08  # the nearest option must lead the runner-up by this much to take a guess
 GUESS_CAP = 0.45  # the most confidence an answer resting on guesses alone may carry
 MAX_MEMORIES = 5000  # a scan of key frames looks at this many memories at most
+KEPT_MEMORIES = 20000  # memories whose key-frame units a process keeps between requests
 _CUE_STEMS = frozenset(stem(w) for w in CUE_WORDS)
 
 
@@ -174,22 +175,33 @@ class KeyFrameUnits:
     memories in Milvus Lite), and Search runs one for every query about a picture. A stream's
     units are read once and again only when the stream changes (its memory count, last update
     or end), as :class:`retrieval.word_candidates.WordCandidates` keeps its words; callers get
-    copies, so what a request does to a unit (its score) stays in that request."""
+    copies, so what a request does to a unit (its score) stays in that request. A stream of
+    more than ``MAX_MEMORIES`` memories is read for the request's time range each time, and
+    at most ``KEPT_MEMORIES`` memories' units are kept (the streams read longest ago go
+    first), so a large store does not move into the process."""
 
     def __init__(self, store: QueryStore) -> None:
         self.store = store
+        # stream id → (version, [(t_start, t_end, units)]), oldest read first
         self._streams: dict[str, tuple[tuple, list[tuple[float, float, list[Unit]]]]] = {}
         self._lock = threading.Lock()
+
+    def _read(self, stream_id: str, scope: Scope | None = None) -> list[tuple[float, float, list[Unit]]]:
+        lo, hi = (None, None) if scope is None else (scope.t_min, scope.t_max)
+        return [(m.t_start, m.t_end, [u for u in units_of(m) if u.modality in ("visual", "ocr")])
+                for m in self.store.list_memories(stream_id, t_min=lo, t_max=hi)]
 
     def _stream(self, stream_id: str, version: tuple) -> list[tuple[float, float, list[Unit]]]:
         with self._lock:
             cached = self._streams.get(stream_id)
         if cached is not None and cached[0] == version:
             return cached[1]
-        memories = [(m.t_start, m.t_end, [u for u in units_of(m) if u.modality in ("visual", "ocr")])
-                    for m in self.store.list_memories(stream_id)]
+        memories = self._read(stream_id)
         with self._lock:
+            self._streams.pop(stream_id, None)
             self._streams[stream_id] = (version, memories)
+            while sum(len(v[1]) for v in self._streams.values()) > KEPT_MEMORIES and len(self._streams) > 1:
+                del self._streams[next(iter(self._streams))]
         return memories
 
     def units(self, stream_ids: Sequence[str], scope: Scope,
@@ -203,7 +215,8 @@ class KeyFrameUnits:
         for sid in stream_ids:
             if sid not in versions:
                 continue
-            for t0, t1, units in self._stream(sid, versions[sid]):
+            large = versions[sid][0] > MAX_MEMORIES
+            for t0, t1, units in (self._read(sid, scope) if large else self._stream(sid, versions[sid])):
                 if (scope.t_min is not None and t1 < scope.t_min) or (scope.t_max is not None and t0 > scope.t_max):
                     continue
                 if seen >= MAX_MEMORIES:

@@ -157,8 +157,9 @@ class MemoryQA:
         self._store_warm = False
 
     def prepare(self) -> None:
-        """Load the embedder, the example questions, the model and the store's vector cache
-        now (a server warm-up), so the first request does not pay for them."""
+        """Load the embedder, the example questions, the language model (when Ask asks one)
+        and the store's vector cache now (a server warm-up), so the first request does not pay
+        for them."""
         self.analyzer.analyze("warm up", None)
         if self.asks_model:  # a model Ask never calls is not loaded
             llm = self.c.llm

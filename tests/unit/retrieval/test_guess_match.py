@@ -103,6 +103,24 @@ def test_key_frame_scans_are_kept_per_stream_and_handed_out_as_copies() -> None:
     assert frames.units(["school-cam"], Scope()) == []
 
 
+def test_key_frame_units_kept_are_bounded(monkeypatch) -> None:
+    import episodic.retrieval.guess_match as gm
+
+    monkeypatch.setattr(gm, "KEPT_MEMORIES", 2)
+    store = ListingStore(list(MEMORIES))
+    frames = KeyFrameUnits(store)
+    frames.units(["market-cam"], Scope())
+    frames.units(["school-cam"], Scope())  # two more memories: market-cam's are let go
+    frames.units(["school-cam"], Scope())
+    assert store.listings == 2
+    frames.units(["market-cam"], Scope())
+    assert store.listings == 3
+    # a stream larger than one scan reads only the request's time range, every time
+    monkeypatch.setattr(gm, "MAX_MEMORIES", 1)
+    assert [u.memory_id for u in frames.units(["market-cam"], Scope(t_min=9.0))] == ["market-cam@8.0"]
+    assert store.listings == 4
+
+
 def test_consecutive_frames_merge_their_guesses() -> None:
     units = [u for u in units_of(MEMORIES[1]) if u.modality == "visual"]
     assert len(units) == 1  # the same description on both key frames: one unit
