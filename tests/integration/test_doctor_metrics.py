@@ -59,6 +59,8 @@ def test_doctor_passes_on_the_embedded_default_with_kafka(tmp_path: Path, kafka_
     }, {n: (r.status, r.detail) for n, r in after.items()}
     assert f"{settings.kafka_partitions} partitions" in after["kafka"].detail
     assert "384-d" in after["store"].detail and "384-d" in after["embedder"].detail
+    # the bundled model works but answers nothing by default: the doctor says so
+    assert "Ask does not ask it (answer_model = auto)" in after["llm"].detail, after["llm"].detail
 
 
 def test_doctor_names_a_store_built_for_other_vectors(tmp_path: Path) -> None:
@@ -83,6 +85,7 @@ def test_doctor_checks_the_openai_compatible_server(tmp_path: Path) -> None:
         doc = Doctor(settings)
         (ok,) = doc.run(only=["llm"])
         assert ok.status == OK and "serves test-model" in ok.detail, ok.detail
+        assert "does not ask" not in ok.detail  # a capable backend is asked by default
         assert standin.requests[-1][2]["model"] == "test-model"
 
         standin.models = ["Qwen/Qwen2.5-VL-7B-Instruct"]
