@@ -230,9 +230,8 @@ class Doctor:
         if not reply.strip():
             return WARN, f"{llm.model_id} answered with an empty reply"
         notes.append(f"answered in {ms:.0f} ms")
-        mode = self.s.retrieval.answer_model
-        if mode == "never" or (mode == "auto" and self.s.llm != "openai"):
-            notes.append(f"Ask does not ask it (answer_model = {mode})")
+        if not self.s.asks_answer_model:
+            notes.append(f"Ask does not ask it (answer_model = {self.s.answer_model})")
         return OK, f"{llm.model_id}: " + ", ".join(notes)
 
     def _served_models(self) -> list[str] | None:

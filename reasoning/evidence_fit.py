@@ -19,13 +19,12 @@ from episodic.retrieval.query_analysis import (
     stem,
 )
 from episodic.retrieval.text_match import (
-    EVERYDAY_RANK,
     homophone_hits,
     loosely_alike,
     name_words,
+    not_everyday,
     sounds_alike,
     teen_ty_twin,
-    word_rank,
 )
 
 KEY_NAME_MISSING = 0.0  # a name the question asks about ("Oxford") is nowhere in the evidence
@@ -99,8 +98,7 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
                 continue
             if any(loosely_alike(word, name) for name in asked_names):
                 continue  # "Felix" heard as "Philip's": the asked name, misheard
-            rank = word_rank(word.lower())
-            if i > 0 or rank is None or rank > EVERYDAY_RANK:  # "Daniel put …", not "And put …"
+            if i > 0 or not_everyday(word):  # "Daniel put …", not "And put …"
                 return False
     return True
 

@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnalysis, stem, term_set
 from episodic.retrieval.text_match import (
-    EVERYDAY_RANK,
     canonical_tokens,
     name_like,
     name_words,
+    not_everyday,
     sounds_alike,
-    word_rank,
     words_and_pairs,
 )
 
@@ -100,8 +99,7 @@ def _novel_run(text: str, asked: set[str]) -> str:
 def _rare_start(word: str) -> bool:
     """A sentence's first word that may be a name: alphabetic, and not among the everyday
     English words (a capital there says nothing)."""
-    rank = word_rank(word)
-    return word.isalpha() and len(word) >= 3 and (rank is None or rank >= EVERYDAY_RANK)
+    return word.isalpha() and len(word) >= 3 and not_everyday(word)
 
 
 def _name(text: str, asked: set[str]) -> str:

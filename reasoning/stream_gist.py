@@ -12,7 +12,7 @@ from episodic.retrieval.detailed import (
     Unit,
 )
 from episodic.retrieval.query_analysis import content_terms, stem
-from episodic.retrieval.text_match import COMMON_RANK, EVERYDAY_RANK, word_rank
+from episodic.retrieval.text_match import COMMON_RANK, not_everyday, word_rank
 
 STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "he", "she", "and", "but",
                         "oh", "okay", "ok", "yes", "no", "so", "well", "now", "then", "there", "here",
@@ -88,8 +88,7 @@ def spoken_names(units: Sequence[Unit]) -> set[str]:
             surface.setdefault(t, w.lower())
     out = set()
     for t, always in capital.items():
-        rank = word_rank(surface[t])
-        if always and (rank is None or rank > EVERYDAY_RANK):
+        if always and not_everyday(surface[t]):
             out.add(t)
     return out
 

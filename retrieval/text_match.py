@@ -353,6 +353,13 @@ def word_rank(word: str) -> int | None:
     return _ranks.get(word.lower())
 
 
+def not_everyday(word: str) -> bool:
+    """Whether a capitalised word may be a name wherever it stands: rarer than the
+    ``EVERYDAY_RANK`` most frequent English words ("Tom", "Priya"; not "Look", "Please")."""
+    rank = word_rank(word)
+    return rank is None or rank > EVERYDAY_RANK
+
+
 def is_common(word: str) -> bool:
     return word.lower() in common_words()
 

@@ -136,8 +136,7 @@ class MemoryQA:
         self.settings = components.settings
         self.scorer = TextScorer(components.embedder)
         self.analyzer = QueryAnalyzer(components.embedder)
-        mode = self.settings.retrieval.answer_model
-        self.asks_model = mode == "always" or (mode == "auto" and self.settings.llm == "openai")
+        self.asks_model = self.settings.asks_answer_model
         self.answerer = Answerer(
             (lambda: self.c.llm) if self.asks_model else None, self.scorer, self.settings.retrieval
         )

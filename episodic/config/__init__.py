@@ -172,6 +172,14 @@ class Settings:
     def resolved_forget_dir(self) -> Path:
         return self.retention.resolved_forget_dir(self.data_dir)
 
+    # -- derived choices -----------------------------------------------------------------------
+    @property
+    def asks_answer_model(self) -> bool:
+        """Whether Ask asks the language model for a vote (``answer_model``; auto = only a
+        capable backend, ``llm = "openai"``)."""
+        mode = self.retrieval.answer_model
+        return mode == "always" or (mode == "auto" and self.models.llm == "openai")
+
 
 _FIELDS = {f.name: f for cls in SECTIONS.values() for f in fields(cls)}
 
