@@ -196,8 +196,11 @@ class LookAgain:
             except (InputError, MediaError) as exc:
                 not_seen.append(f"{sid}: {exc}")
                 continue
+            # each stream left gets a fair share of the time left, as of the frames: the first
+            # stream looked at (the best anchor's) must not spend the time of the others
+            fair = clock if left is None else Deadline(left / (len(streams) - i))
             try:
-                report = self._agent(query, source, seeds, share, top_k, clock,
+                report = self._agent(query, source, seeds, share, top_k, fair,
                                      (lambda r, sid=sid: on_progress(sid, r)) if on_progress else None)
             finally:
                 source.close()

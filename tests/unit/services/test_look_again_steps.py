@@ -40,3 +40,34 @@ def test_the_meta_ranking_puts_the_surest_find_of_any_stream_first():
     assert merged.frames_examined == 448 and merged.stopped == "found"
     assert merged.streams_looked == ["cam1", "cam2", "cam3"]
     assert meta_result([("cam3", c)], top_k=3).stopped == "no lead"
+
+
+def test_the_first_stream_looked_at_leaves_the_others_their_share_of_the_time(monkeypatch):
+    """An agent spends whatever time it is given (a slow machine, a stream with no find): the
+    first of three streams must not spend the time of the other two, which may hold the answer."""
+    import time
+    from types import SimpleNamespace
+
+    from episodic.config import LookSettings
+    from episodic.core.deadline import Deadline
+    from episodic.core.query import Moment, Scope
+    from episodic.services import look_again
+
+    given: dict[str, float] = {}
+
+    def greedy_agent(self, query, source, seeds, max_frames, top_k, clock, on_progress):
+        given[source.sid] = clock.remaining()
+        while clock.remaining() > 0:
+            time.sleep(0.005)
+        return LocateReport(frames_examined=64, stopped="deadline")
+
+    monkeypatch.setattr(look_again, "stream_frames",
+                        lambda store, snippets, sid, lo, hi: SimpleNamespace(sid=sid, missing=[], close=lambda: None))
+    monkeypatch.setattr(look_again.LookAgain, "_agent", greedy_agent)
+    components = SimpleNamespace(settings=SimpleNamespace(look=LookSettings()), store=None, snippets=None)
+    look = look_again.LookAgain(components, search=lambda *a: [])
+    anchors = {sid: [Moment(sid, 0.0, 60.0, 1.0, "", "")] for sid in ("cam1", "cam2", "cam3")}
+    result = look.look("the sign", ["cam1", "cam2", "cam3"], anchors, Scope(), 384, 3, Deadline(0.6),
+                       whole_streams=False)
+    assert sorted(given) == ["cam1", "cam2", "cam3"] and not result.not_seen, (given, result.not_seen)
+    assert given["cam1"] == pytest.approx(0.2, abs=0.05)  # a third of the time, not all of it
