@@ -44,6 +44,11 @@ DARK_SPEECH_CONFIDENCE = 0.7  # the words themselves may be misheard
 _COUNT_WORDS = frozenset(stem(w) for w in (
     "time", "times", "often", "frequently", "frequent", "occasion", "occasions", "instance", "instances",
     "mention", "mentions", "count", "separate", "distinct", "different", "individual", "total", "number"))
+# words that open a clause belonging to the sentence around it (a time, a place, a condition)
+_LEADS_IN = frozenset((
+    "at", "on", "in", "by", "from", "until", "till", "after", "before", "during", "while", "when",
+    "whenever", "if", "unless", "because", "since", "although", "though", "around", "near", "about",
+    "for", "with", "without", "within", "as", "than", "where", "which", "who", "whose"))
 # option words that say "earlier" / "later" (for "was A mentioned before or after B?")
 _ORDER_SAID = (re.compile(r"\b(?:before|earlier|first|sooner|prior)\b", re.I),
                re.compile(r"\b(?:after|later|afterwards|second|next)\b", re.I))
@@ -72,6 +77,15 @@ def clauses(unit: Unit) -> list[Unit]:
                         snippet_uri=unit.snippet_uri, context_terms=unit.context_terms))
         t += dt
     return out
+
+def stands_alone(clause: str) -> bool:
+    """Whether a clause of a comma-joined transcript reads as a sentence of its own: three words
+    or more, not opening with a preposition or a subordinating word. "At 20 to 11, Grace's
+    appointment …" is one sentence with a time in front; "Welcome to the hotel, breakfast is
+    at 8" is two."""
+    words = clause.split()
+    return len(words) >= 3 and words[0].lower().strip("\"'(") not in _LEADS_IN
+
 
 def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
     """(stream id, start, end) of each dark stretch: key frames the quality gate found dark,
@@ -131,7 +145,7 @@ class TimeAnswers(StructuredBase):
             if cm[k] >= ANCHOR_MIN:
                 following = inner[k + 1 :] if shape.order == "after" else inner[:k][::-1]
                 anchor = inner[k]
-                first = [u for u in following if len(u.text.split()) >= 3]
+                first = [u for u in following if stands_alone(u.text)]
             else:
                 first = []
         else:

@@ -1113,6 +1113,19 @@ def test_what_came_before_a_clause_is_not_the_clauses_own_sentence():
     question = "What was mentioned just before Chen's appointment with the archivist?"
     draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
     assert draft is not None and draft.answer.startswith("The story hour"), draft
+    # a time of four words in front is still the anchor's own sentence
+    answerer, reader = _speech_answerer([
+        _memory("library-cam", 0.0, ["Lucas put the laptop by the front window."]),
+        _memory("library-cam", 10.0, ["At 20 to 11, Grace's appointment with the archivist."])])
+    question = "What was mentioned just before Grace's appointment with the archivist?"
+    draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("Lucas put the laptop"), draft
+    # two sentences joined by a comma are two: what came after the first is the second
+    answerer, reader = _speech_answerer([
+        _memory("hotel-cam", 0.0, ["Welcome to the grand hotel, breakfast is served at 8."]),
+        _memory("hotel-cam", 10.0, ["The pool opens at noon."])])
+    draft = answerer.next_to(_shaped("What was said right after the welcome to the hotel?"), (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("breakfast is served"), draft
 
 
 def test_which_came_first_with_one_option_found_guesses_from_where_it_was_said():
