@@ -70,6 +70,7 @@ _SOUND_NAMES = frozenset(stem(w) for w in SOUND_CUES) - {stem(w) for w in (
     "hear", "hears", "heard", "hearing", "sound", "sounds", "sounded", "noise", "noises", "noisy", "loud", "audible")}
 SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
+TOPIC_NEAREST = 3  # …and the stream's sentences: the mean cosine of this many nearest
 SEEN_MIN = 0.12  # a picture option guessed below this on every frame was not clearly seen
 ELIMINATION_SUPPORT = 0.25  # the option left when the describer could have named the others
 SAID_WHILE_SEEN = 0.6  # what was said while a picture was seen: the words may be misheard
@@ -437,12 +438,24 @@ class StructuredAnswerer(TimeAnswers):
             return None
         vecs = self.scorer.embed([", ".join(words)] + list(options))
         cos = vecs[1:] @ vecs[0]
+        # the few words can be misheard ones: each option also meets the stream's sentences,
+        # and counts by how much nearer it is to them than to any other stream's ("cooking in a
+        # kitchen" is near "Ruth chopped the onions", not near the garden's sentences)
+        near = self._affinity(vecs[1:], own)
+        others = [self._affinity(vecs[1:], units) for sid, units in texts.items() if sid != stream_id and units]
+        cos = cos + near - (np.max(others, axis=0) if others else 0.0)
         scores = [float(c) for c in cos]
         support_of = [TOPIC_CONFIDENCE * cosine_ramp(c) for c in scores]
         draft = self._choice(options, scores, support_of, [support or list(own[:1])] * len(options),
                              {"route": 6.0, "topic_words": float(len(words))})
         draft.source = "gist"
         return draft
+
+    def _affinity(self, option_vecs: np.ndarray, units: Sequence[Unit]) -> np.ndarray:
+        """Per option, the mean cosine of its TOPIC_NEAREST nearest sentences among ``units``."""
+        sims = option_vecs @ self.scorer.embed([u.text for u in units]).T
+        k = min(TOPIC_NEAREST, sims.shape[1])
+        return np.sort(sims, axis=1)[:, -k:].mean(axis=1)
 
     def answer(self, analysis: QueryAnalysis, q_vec: np.ndarray, options: Sequence[str],
                recall: Sequence[Unit], scope: Scope, reader: MemoryReader) -> Draft | None:

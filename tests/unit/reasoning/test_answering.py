@@ -936,6 +936,23 @@ def test_a_streams_gist_chooses_between_given_settings():
     draft = answerer.gist(_shaped(q), options, Scope(), MemoryReader(store))
     assert draft is not None and draft.choice_index == 1, draft
     assert 0.0 < draft.confidence <= 0.5
+    # the most characteristic words are misheard ones ("ward", "patients" for what was said in
+    # the kitchen): the stream's sentences, nearer to one option than the other streams'
+    # sentences are (cam3 is the clinic), still tell its setting
+    misheard = [
+        _memory("cam1", 0.0, ["Patients wait, the patients again.", "Ruth chopped the onions for the soup."]),
+        _memory("cam1", 10.0, ["The patients are in the ward.", "The soup tasting starts at noon."]),
+        _memory("cam1", 20.0, ["Priya stirred the pot on the stove.", "Patients, said the nurse."]),
+        _memory("cam1", 30.0, ["The ward patients, the nurse, again."]),
+        _memory("cam2", 0.0, ["The tomato plants need watering.", "Daniel fixed the lawn mower."]),
+        _memory("cam2", 10.0, ["The roses in the flower bed are blooming."]),
+        _memory("cam3", 0.0, ["The patient waits for the doctor.", "The nurse checks the blood pressure."]),
+    ]
+    store = ListingStore(misheard)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    options = ["a community garden", "a medical clinic", "cooking in a kitchen", "a train station"]
+    draft = answerer.gist(_shaped("What is the cam1 recording mostly about?"), options, Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 2, draft
 
 
 def test_the_one_option_found_nowhere_is_the_misheard_sentence_right_after():
