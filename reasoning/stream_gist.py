@@ -11,6 +11,7 @@ from episodic.reasoning.answer import Draft
 from episodic.retrieval.detailed import (
     Unit,
 )
+from episodic.retrieval.given_names import is_given_name
 from episodic.retrieval.query_analysis import content_terms, stem
 from episodic.retrieval.text_match import COMMON_RANK, not_everyday, word_rank
 
@@ -20,6 +21,7 @@ STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "
 TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
 TOPIC_CONFIDENCE = 0.5
 PEOPLE_CONFIDENCE = 0.6
+GIVEN_NAME_WEIGHT = 2.0  # a known given name (retrieval/given_names.py) against a rare word
 NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
 # "Maria painted": a capitalised word followed by its verb; not by a preposition, article or
@@ -103,9 +105,9 @@ def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit
 
 
 def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
-    """The capitalised word most likely to be a name: rare in English (a capital at a
-    sentence's start proves nothing for an everyday word), not part of a hyphenated word,
-    better still the subject of its clause ("Maria painted …")."""
+    """The capitalised word most likely to be a name: a known given name, or rare in English
+    (a capital at a sentence's start proves nothing for an everyday word), not part of a
+    hyphenated word, better still the subject of its clause ("Maria painted …")."""
     votes: dict[str, float] = {}
     where: dict[str, Unit] = {}
     for u in units:
@@ -116,6 +118,11 @@ def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
             if len(w) < 3 or w in STOP_NAMES or _DETERMINED.search(u.text, 0, m.start()):
                 continue  # "the Robin", "the book Trolley": a thing the recogniser capitalised
             weight = _rarity(w)
+            # a known given name counts double; one that is also an everyday word ("Grace",
+            # "Mark") only where a capital proves something: inside a sentence
+            opens = not u.text[: m.start()].strip() or u.text[: m.start()].rstrip()[-1] in ".!?"
+            if is_given_name(w) and (not_everyday(w) or not opens):
+                weight = max(weight, 1.0) * GIVEN_NAME_WEIGHT
             if _SUBJECT.match(u.text, m.end()):
                 weight *= 1.5
             votes[w] = votes.get(w, 0.0) + weight

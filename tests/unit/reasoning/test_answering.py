@@ -905,6 +905,17 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
     m_answerer, m_reader = _structured(misheard)
     draft = m_answerer.gist(_shaped("Name one person who was mentioned in the library-cam recording."), (), Scope(), m_reader)
     assert draft is not None and draft.answer.startswith("Amara"), draft
+    # a known given name outweighs a misheard word in a subject's place ("Vorbing paid for",
+    # where "Grace paid for" was said); an everyday word that is also a name counts as one
+    # inside a sentence, not at its start
+    station = [_memory("station-cam", 0.0, ["Vorbing paid for the six tickets."]),
+               _memory("station-cam", 10.0, ["The conductor meets Hannah at noon."])]
+    s_answerer, s_reader = _structured(station)
+    draft = s_answerer.gist(_shaped("Name one person who was mentioned in the station-cam recording."), (), Scope(), s_reader)
+    assert draft is not None and draft.answer.startswith("Hannah"), draft
+    from episodic.retrieval.given_names import is_given_name
+
+    assert is_given_name("Hannah") and is_given_name("tom") and not is_given_name("Brace")
     draft = answerer.gist(_shaped("What is the garden-cam recording mostly about?"), (), Scope(), reader)
     words = draft.answer.split(" (")[0]
     assert "tomato" in words or "mower" in words, draft  # the stream's own, not the summary's template
