@@ -180,6 +180,7 @@ class Master:
         k2 = grid.k * grid.k
         self.worker_frames = max(MIN_WORKER_GRIDS * k2, max_frames // self.workers)
         self.spent = [0] * (self.workers + 1)  # frames decoded for each worker's looks (0 = Master)
+        self.look_s = 0.0  # how long a grid look takes here (running mean; 0 before the first)
         self.cond = threading.Condition()
 
     # -- looking ----------------------------------------------------------------------------
@@ -187,11 +188,13 @@ class Master:
         """Look at one grid; record what it shows; the relevant cells, best first. A lead's
         grid that shows nothing becomes a dead zone (the Master's own overview looks, at the
         root, shifted or at seeds, only sample a span and never rule it out)."""
-        before = self.grid.frames_decoded
+        before, started = self.grid.frames_decoded, time.perf_counter()
         seen = self.looker.look(self.question, self.grid, view)
         end = float(self.grid.source.t_end)
         relevant = sorted((c for c in seen.looks if c.relevance > 0 and c.t < end), key=lambda c: -c.relevance)
         with self.cond:
+            took = time.perf_counter() - started
+            self.look_s = took if not self.look_s else 0.5 * (self.look_s + took)
             self.ceiling = seen.ceiling
             self.spent[worker] += max(0, self.grid.frames_decoded - before)
             r = self.report
@@ -254,7 +257,10 @@ class Master:
             return "budget"
         if worker and self.spent[worker] + k2 > self.worker_frames:
             return "worker budget"
-        if self.deadline is not None and (left := self.deadline.remaining()) is not None and left <= 0:
+        # a look not started is better than one that ends past the deadline: stop when the
+        # time left is less than a look takes here (the inspect pathway overran its 6 s by
+        # one to four seconds, two workers' last looks of 0.5–2 s each)
+        if self.deadline is not None and (left := self.deadline.remaining()) is not None and left <= self.look_s:
             return "deadline"
         return ""
 

@@ -95,6 +95,22 @@ def test_budget_and_deadline_stop_the_search():
                         "cache_hit_rate", "workers", "strategy"}
 
 
+def test_a_look_is_not_started_when_it_would_end_past_the_deadline():
+    """The eyes take a while (OCR over a grid: 0.3–2 s here): a look started with less time
+    left than a look takes ends past the deadline, so it is not started."""
+    import time
+
+    class SlowLooker(RedLooker):
+        def look(self, question, grid, view):
+            time.sleep(0.25)
+            return super().look(question, grid, view)
+
+    looker = SlowLooker()
+    report = locate("when?", VideoGrid(Flash(600.0, (-5.0, -4.0))), looker, deadline=Deadline(0.6))
+    assert report.stopped == "deadline"
+    assert report.grids_looked == 2, report  # at 0 and 0.25 s; at 0.5 s only 0.1 s was left
+
+
 @pytest.mark.parametrize("span_s", [60.0, 600.0, 3600.0])
 def test_frames_examined_grow_slowly_with_the_span(span_s):
     a = span_s * 0.61
