@@ -78,8 +78,11 @@ SEARCH_HITS = 10  # moments asked for when inspect has no recall to start from
 INSPECT_RESERVE_S = 0.5  # of a request's deadline, kept for answering after looking
 WHEN_SPAN_S = 4.0  # evidence longer than this does not say when to the second
 # what the offline looker can read: questions about writing on screen
-_WRITING = re.compile(r"\b(sign|signs|signboard|written|writing|text|label|poster|banner|board|title|caption|"
-                      r"slide|headline|read|reads|says on|spelled|lettering)\b", re.I)
+_WRITING = re.compile(r"\b(sign|signs|signboard|written|writing|text|label|poster|banner|title|caption|"
+                      r"slide|headline|read|reads|says on|spelled|lettering|"
+                      # a board people write on, not a cutting board or a board of directors
+                      r"(?:notice|bulletin|message|departures?|arrivals?|menu|white|black|chalk|score|display)"
+                      r"[ -]?board)\b", re.I)
 _ON_SCREEN = re.compile(r"\b(on screen|on the screen|shown|showed|appear(ed|s)?|visible|displayed|seen)\b", re.I)
 # "when was …", "at what point …": answered by where in the recording it was seen
 _ASKS_WHEN = re.compile(r"\s*(when\b|at what (point|moment|second|minute|time)\b|how far into\b)", re.I)
