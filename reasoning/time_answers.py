@@ -78,6 +78,7 @@ def clauses(unit: Unit) -> list[Unit]:
         t += dt
     return out
 
+
 def stands_alone(clause: str) -> bool:
     """Whether a clause of a comma-joined transcript reads as a sentence of its own: three words
     or more, not opening with a preposition or a subordinating word. "At 20 to 11, Grace's
