@@ -459,13 +459,15 @@ def test_checkpoints_wait_for_a_pause_in_speech(tmp_path):
             restarts.append(runner.checkpoint.t_s)
     assert runner.ended
     memories, _ = _records(components.store, "cam-t")
-    holding = [m for m in memories if "ferry" in m[3].lower() or "island" in m[3].lower()]
+    opening = ("ferry", "fairy", "island")  # "The ferry to the island", as it may be heard
+    holding = [m for m in memories if any(w in m[3].lower() for w in opening)]
     assert len(holding) == 1, memories  # the sentence was not cut in two memories
     _, t0, t1, text, *_ = holding[0]
-    # its start and its end are in this one memory: the end's words as the recogniser may write
-    # them (int8 decoding differs by CPU: "…a quarter past nine tonight" or "…past night and night")
+    # its start and its end are in this one memory, in words as the recogniser may write them
+    # (int8 decoding differs by CPU and by run: "The ferry …" or "The fairy …", "…a quarter past
+    # nine tonight" or "…past night and night")
     ending = ("quarter", "past", "nine", "night")
-    assert "ferry" in text.lower() and any(w in text.lower() for w in ending), text
+    assert any(w in text.lower() for w in opening) and any(w in text.lower() for w in ending), text
     assert not any(w in m[3].lower() for m in memories if m is not holding[0] for w in ending), memories
     assert restarts and all(not (t0 < r < t1) for r in restarts), (restarts, t0, t1)
     assert restarts[0] > 10.0 + 1e-6, restarts  # it did wait: 10 s fell inside the sentence
