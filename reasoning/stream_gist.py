@@ -33,6 +33,12 @@ _SUBJECT = re.compile(
 _DETERMINED = re.compile(r"\b(?:the|a|an|this|that|these|those|my|our|your|his|her|their|its)\s+(?:[a-z]+\s+)?$", re.I)
 
 
+def _opens_sentence(text: str, at: int) -> bool:
+    """Whether the word at ``at`` is the first of its sentence (where any word has a capital)."""
+    before = text[:at].rstrip()
+    return not before or before[-1] in ".!?"
+
+
 def _rarity(word: str) -> float:
     """1 for a word outside the common-word list, less the more frequent it is."""
     rank = word_rank(word)
@@ -120,8 +126,7 @@ def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
             weight = _rarity(w)
             # a known given name counts double; one that is also an everyday word ("Grace",
             # "Mark") only where a capital proves something: inside a sentence
-            opens = not u.text[: m.start()].strip() or u.text[: m.start()].rstrip()[-1] in ".!?"
-            if is_given_name(w) and (not_everyday(w) or not opens):
+            if is_given_name(w) and (not_everyday(w) or not _opens_sentence(u.text, m.start())):
                 weight = max(weight, 1.0) * GIVEN_NAME_WEIGHT
             if _SUBJECT.match(u.text, m.end()):
                 weight *= 1.5
