@@ -117,6 +117,9 @@ class StructuredBase:
         out: list[Unit] = []
         for m in self.store.list_memories(stream_id, t_min=t0, t_max=t1, with_vectors=True):
             reader.add(m)
+            # the request's own copy, where one was read before: it holds what was heard again
+            # for this question (a hinted transcript the store does not keep)
+            m = reader.memory(m.id) or m
             for u in units_of(m, None, self.scorer.reuse_visual_vectors):
                 out.extend(split_sentences(u, _SENTENCE_END))
         return out

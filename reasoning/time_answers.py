@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.structured_base import StructuredBase, stream_words
 from episodic.retrieval.detailed import MemoryReader, Unit, fuzzy_found
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, stem
-from episodic.retrieval.text_match import canonical_tokens
+from episodic.retrieval.text_match import canonical_tokens, sound_nearness
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
 OPTION_SENTENCE_DISCOUNT = 0.5  # an anchor candidate that is as much some option's sentence
@@ -31,6 +32,9 @@ NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence
 ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
 PLACED_MIN = 0.5  # … and one matched this well is placed (for ruling an option out)
+PLACED_WELL = 0.75  # … and one matched this well needs no second hearing
+LISTEN_PER_THING = 2  # sentences heard again for a thing placed less well (or counted)
+LISTEN_SENTENCES_READ = 240  # a stream with more sentences than this is not read whole for them
 ELIMINATION_CONFIDENCE = 0.3  # an option left when the others were found elsewhere: a guess
 UNPLACED_FLOOR = 0.01  # an option found nowhere outranks one said clearly elsewhere
 COUNT_GAP_S = 3.0  # appearances closer than this are one moment
@@ -103,6 +107,23 @@ def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
                 else:
                     out.append((m.stream_id, f.t, t1))
     return out
+
+
+def _one_per_memory(units: Sequence[Unit]) -> list[Unit]:
+    """The first unit of each memory, in order (one hearing covers a memory's sentences)."""
+    seen: set[str] = set()
+    return [u for u in units if not (u.memory_id in seen or seen.add(u.memory_id))]
+
+
+@dataclass
+class Placement:
+    """Where the compared things of an order question were placed: (time, match, unit) each
+    (unit None where not placed), the stream, and the candidates with each thing's matches."""
+
+    placed: list[tuple[float, float, Unit | None]]
+    stream: str
+    cands: list[Unit]
+    matches: list[np.ndarray]
 
 
 def _same_moment(a: Unit, b: Unit) -> bool:
@@ -250,21 +271,7 @@ class TimeAnswers(StructuredBase):
         compared = list(shape.compared) if relative else list(options) or list(shape.compared)
         if len(compared) < 2:
             return None
-        placed: list[tuple[float, float, Unit | None]] = []  # (time, match, unit)
-        # each placed by the words that tell it from the others: "where Priya left the laptop"
-        # or "Priya's appointment with the caretaker" is not placed by "Priya"
-        words = [content_terms(c) for c in compared]
-        for c, own in zip(compared, words, strict=True):
-            others = {t for w in words if w is not own for t in w}
-            distinct = [t for t in own if t not in others]
-            told = " ".join(w for w in c.split() if not set(content_terms(w)) & others) if distinct else c
-            cands = self._candidates(c, scope, reader, recall)
-            m = self._match(told, cands, distinct or own)
-            if len(m) == 0 or float(m.max()) < MATCH_MIN:
-                placed.append((float("nan"), 0.0, None))
-                continue
-            j = int(np.argmax(m))
-            placed.append((cands[j].t_start, float(m[j]), cands[j]))
+        placed = self._placed_in_one_stream(compared, scope, reader, recall).placed
         known = [i for i, p in enumerate(placed) if p[2] is not None]
         if not known:
             return None
@@ -287,6 +294,120 @@ class TimeAnswers(StructuredBase):
         answer = f"{compared[pick]} ({unit.cite()})"
         return Draft(answer=answer, confidence=round(sure, 4), support=[unit], source="order",
                      caps={**caps, "span": 1.0})
+
+    def _placed_in_one_stream(self, compared: Sequence[str], scope: Scope, reader: MemoryReader,
+                              recall: Sequence[Unit]) -> Placement:
+        """(time, match, unit) of each compared thing, all in one stream: times of different
+        recordings are not comparable ("the room for the night train", misheard in
+        station-cam, is not placed by "the story hour is in room 312" in library-cam against
+        "Grace and the tickets" in station-cam). The stream where most of them are placed,
+        then best, is chosen. Each is placed by the words that tell it from the others:
+        "where Priya left the laptop" or "Priya's appointment with the caretaker" is not
+        placed by "Priya"."""
+        words = [content_terms(c) for c in compared]
+        pool: dict[tuple[str, float, str], Unit] = {}
+        for c in compared:
+            for u in self._candidates(c, scope, reader, recall):
+                pool.setdefault((u.memory_id, round(u.t_start, 2), u.text), u)
+        cands = list(pool.values())
+        matches = []
+        for c, own in zip(compared, words, strict=True):
+            others = {t for w in words if w is not own for t in w}
+            distinct = [t for t in own if t not in others]
+            told = " ".join(w for w in c.split() if not set(content_terms(w)) & others) if distinct else c
+            matches.append(self._match(told, cands, distinct or own))
+        best = Placement([(float("nan"), 0.0, None) for _ in compared], "", cands, matches)
+        best_key = (-1, 0.0)
+        for sid in dict.fromkeys(u.stream_id for u in cands):
+            here = np.array([u.stream_id == sid for u in cands])
+            placed: list[tuple[float, float, Unit | None]] = []
+            for m in matches:
+                m = np.where(here, m, -1.0)
+                j = int(np.argmax(m))
+                placed.append((cands[j].t_start, float(m[j]), cands[j]) if float(m[j]) >= MATCH_MIN
+                              else (float("nan"), 0.0, None))
+            key = (sum(p[2] is not None for p in placed), sum(p[1] for p in placed))
+            if key > best_key:
+                best, best_key = Placement(placed, sid, cands, matches), key
+        return best
+
+    def listen_targets(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                       scope: Scope, reader: MemoryReader) -> list[Unit] | None:
+        """The sentences worth hearing again before "which came first, A or B?" or "how many
+        times …?" is answered (best first), or None for other questions. A thing placed by all of its words needs
+        nothing; one placed weakly or not at all was perhaps misheard where it was said, most
+        likely in the sentences of the chosen stream nearest to it ("The height really is in
+        room to head." for "the night train is in room two oh eight"): up to
+        ``LISTEN_PER_THING`` of those, heard again with the question's words, may place it."""
+        shape = analysis.shape
+        if shape.counts:
+            return self._count_targets(analysis, scope, reader)
+        if shape.order not in ("first", "last"):
+            return None
+        relative = shape.relative and len(shape.compared) == 2
+        compared = list(shape.compared) if relative else list(options) or list(shape.compared)
+        if len(compared) < 2:
+            return None
+        found = self._placed_in_one_stream(compared, scope, reader, recall)
+        if not found.stream:
+            return []
+        sure = {(p[2].memory_id, round(p[2].t_start, 2)) for p in found.placed
+                if p[2] is not None and p[1] >= PLACED_WELL}
+        said = [u for u in self._stream_units(found.stream, scope.t_min, scope.t_max, reader)
+                if u.modality == "speech" and u.text.strip() and (u.memory_id, round(u.t_start, 2)) not in sure]
+        if len(said) > LISTEN_SENTENCES_READ:  # a long recording: the searched candidates only
+            said = [u for u in found.cands if u.stream_id == found.stream and u.modality == "speech"
+                    and (u.memory_id, round(u.t_start, 2)) not in sure]
+        if not said:
+            return []
+        # the least well placed first, and each thing's nearest sentence before any second one
+        weak = sorted((q, k) for k, (_, q, _) in enumerate(found.placed) if q < PLACED_WELL)
+        ranked = [[said[j] for j in np.argsort(-self._nearness(compared[k], said))[:LISTEN_PER_THING]] for _, k in weak]
+        return _one_per_memory([r[i] for i in range(LISTEN_PER_THING) for r in ranked if i < len(r)])
+
+    def _count_targets(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader) -> list[Unit] | None:
+        """"How many times was the printer mentioned in library-cam?": the sentences of the
+        named stream that do not mention it, nearest to it first ("Look, that minter in
+        here."), up to ``LISTEN_PER_THING``: a mention misheard there is not counted unless it
+        is heard again. Without a named stream (or in a long one) there is no opinion."""
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        wanted = self._counted_terms(analysis, streams)
+        if named is None or not wanted:
+            return None
+        said = [u for u in self._stream_units(named, scope.t_min, scope.t_max, reader)
+                if u.modality == "speech" and u.text.strip()]
+        if len(said) > LISTEN_SENTENCES_READ:
+            return None
+        missing = [u for u in said if not self._mentions(analysis, wanted, u)]
+        if not missing:
+            return []
+        m = self._nearness(" ".join(wanted), missing)
+        return _one_per_memory([missing[j] for j in np.argsort(-m)[:LISTEN_PER_THING]])
+
+    def _nearness(self, thing: str, units: Sequence[Unit]) -> np.ndarray:
+        """How likely each unit is to hold ``thing`` misheard: its match (words, cosine) plus
+        how near it sounds to the thing's content words."""
+        words = content_terms(thing)
+        return self._match(thing, units) + np.array([sound_nearness(words, u.text) for u in units])
+
+    @staticmethod
+    def _count_terms(analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:
+        """The question's words that say what is counted (not "times", not a stream's name)."""
+        of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
+        return [t for t in analysis.terms if t not in _COUNT_WORDS and t not in of_streams]
+
+    def _counted_terms(self, analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:
+        """The words of the thing a count question counts: its object, else all its words."""
+        terms = self._count_terms(analysis, streams)
+        return [t for t in getattr(analysis, "object_terms", []) if t in terms] or terms
+
+    @staticmethod
+    def _mentions(analysis: QueryAnalysis, wanted: Sequence[str], u: Unit) -> bool:
+        """Whether ``u`` mentions the counted thing (a misheard word counts, see
+        :func:`reasoning.evidence_fit.holds_loosely`)."""
+        have = {stem(w) for w in canonical_tokens(u.text)} | fuzzy_found(analysis.question, wanted, u.text, u.terms)
+        return all(holds_loosely(t, have) for t in wanted)
 
     def _one_placed(self, options: Sequence[str], compared: Sequence[str],
                     placed: Sequence[tuple[float, float, Unit | None]], found: int, first: bool,
@@ -346,15 +467,13 @@ class TimeAnswers(StructuredBase):
             return None
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
-        of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
-        terms = [t for t in analysis.terms if t not in _COUNT_WORDS and t not in of_streams]
-        wanted = [t for t in getattr(analysis, "object_terms", []) if t in terms] or terms
+        wanted = self._counted_terms(analysis, streams)
         if not wanted:
             return None
         if named is not None:
             cands = self._stream_units(named, scope.t_min, scope.t_max, reader)
         else:
-            cands = self._candidates(" ".join(terms), scope, reader, recall)
+            cands = self._candidates(" ".join(self._count_terms(analysis, streams)), scope, reader, recall)
         moments: list[tuple[str, float, float, Unit]] = []
         mentions = 0
         seen: set[tuple[str, str, float]] = set()
@@ -365,9 +484,7 @@ class TimeAnswers(StructuredBase):
             if key in seen:
                 continue
             seen.add(key)
-            words = [stem(w) for w in canonical_tokens(u.text)]
-            have = set(words) | fuzzy_found(analysis.question, wanted, u.text, u.terms)
-            if not all(holds_loosely(t, have) for t in wanted):
+            if not self._mentions(analysis, wanted, u):
                 continue
             if u.modality == "speech":
                 # one sentence is one moment: a loose match may hit twice in it ("mower … moor")

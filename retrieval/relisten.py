@@ -218,14 +218,17 @@ class Relistener:
         scope: Scope,
         scorer: Any,
         remaining: Callable[[], float | None],
+        chosen: Sequence[Unit] | None = None,
     ) -> RelistenReport:
         """Re-listen to the top memories of ``recall`` when the question is about speech;
-        ``recall.units`` is updated in place with any better transcript. Never raises for
-        what it meets in the data; the report says what was done."""
+        ``recall.units`` is updated in place with any better transcript. ``chosen``, when
+        given, names the sentences to hear again instead (an answer stage knows which of its
+        sentences may be misheard, see ``TimeAnswers.listen_targets``; empty: none). Never
+        raises for what it meets in the data; the report says what was done."""
         started = time.perf_counter()
         report = RelistenReport()
         try:
-            self._run(report, analysis, q_vec, question, options, recall, reader, scope, scorer, remaining)
+            self._run(report, analysis, q_vec, question, options, recall, reader, scope, scorer, remaining, chosen)
         except EpisodicError as exc:  # a store or model failure: answer from what we have
             log.warning("re-listening failed: %s", exc)
             report.reason = f"failed: {exc}"
@@ -237,7 +240,8 @@ class Relistener:
         left = remaining()
         return None if left is None else left - self.settings.relisten_reserve_s
 
-    def _run(self, report, analysis, q_vec, question, options, recall, reader, scope, scorer, remaining) -> None:
+    def _run(self, report, analysis, q_vec, question, options, recall, reader, scope, scorer, remaining,
+             chosen=None) -> None:
         s = self.settings
         if s.relisten_max_memories <= 0:
             report.reason = "off"
@@ -249,7 +253,11 @@ class Relistener:
         if budget is not None and budget <= 0:
             report.reason, report.cut = "no time left", True
             return
-        targets = self._targets(recall.units, reader, analysis)
+        if chosen is not None and not chosen:
+            report.reason = "nothing unsure"
+            return
+        targets = self._targets(chosen if chosen is not None else recall.units, reader, analysis,
+                                every=chosen is not None)
         if not targets:
             report.reason = "no recalled memory with stored audio"
             return
@@ -343,15 +351,15 @@ class Relistener:
             return out
 
     def _targets(
-        self, units: Sequence[Unit], reader: MemoryReader, analysis: QueryAnalysis
+        self, units: Sequence[Unit], reader: MemoryReader, analysis: QueryAnalysis, every: bool = False
     ) -> list[tuple[ShortTermMemory, list[Unit]]]:
         """The best-ranked distinct memories with stored audio, each with its relevant units
-        (best first), at most ``relisten_max_memories``."""
+        (best first; with ``every``, all the given units), at most ``relisten_max_memories``."""
         s = self.settings
         order: list[str] = []
         by_memory: dict[str, list[Unit]] = {}
         for u in units[:UNITS_CONSIDERED]:
-            if not relevant(u, s.retrieval, analysis):
+            if not every and not relevant(u, s.retrieval, analysis):
                 continue
             if u.memory_id not in by_memory:
                 order.append(u.memory_id)

@@ -409,6 +409,18 @@ def loosely_alike(a: str, b: str) -> bool:
     return 1.0 - jellyfish.levenshtein_distance(ka, kb) / max(len(ka), len(kb)) >= LOOSE_KEY_SIM
 
 
+def sound_nearness(words: Iterable[str], text: str) -> float:
+    """How near ``text`` comes to sounding like each of ``words``, on average: for each word
+    the best Jaro–Winkler similarity of Metaphone keys with a word of ``text`` ("printer" in
+    "Look, that minter in here": PRNTR / MNTR, 0.78; in "the reading lamp": 0.63). Too loose
+    to match by; it ranks sentences that may hold a word misheard."""
+    heard = [k for k in (jellyfish.metaphone(w) for w, _ in name_words(text) if len(w) >= 3) if k]
+    keys = [k for k in (jellyfish.metaphone(w) for w in words if len(w) >= 3) if k]
+    if not heard or not keys:
+        return 0.0
+    return sum(max(jellyfish.jaro_winkler_similarity(k, h) for h in heard) for k in keys) / len(keys)
+
+
 # Homophones a recogniser writes for a word it heard right: "blue"/"blew", "meet"/"meat",
 # "sale"/"sail", "pair"/"pear". The same Metaphone key, the same first letter and similar
 # spelling; at least this many letters ("to"/"two" say too little).

@@ -253,9 +253,12 @@ class MemoryQA:
                     recall = self.association.associate(analysis, q_vec, req.scope, reader)
                 else:
                     recall = self.detailed.recall(analysis, q_vec, req.scope, reader)
-            # listening again to the recalled audio of a speech question (retrieval/relisten.py)
+            # listening again to the recalled audio of a speech question (retrieval/relisten.py);
+            # an order question names the sentences it is unsure of itself
+            chosen = self.structured.listen_targets(analysis, req.options, recall.units, req.scope, reader) \
+                if structured else None
             heard = self.relisten.run(analysis, q_vec, req.question, req.options, recall, reader,
-                                      req.scope, self.scorer, clock.remaining)
+                                      req.scope, self.scorer, clock.remaining, chosen=chosen)
             trace.notes["relisten"] = heard
             if heard.memories:
                 clock.timings["relisten"] = round(heard.seconds * 1000.0, 2)

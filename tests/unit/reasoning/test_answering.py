@@ -1173,6 +1173,24 @@ def test_which_came_first_with_one_option_found_guesses_from_where_it_was_said()
         assert draft.confidence <= 0.3 and draft.caps.get("placed") == 1.0, draft
 
 
+def test_which_came_first_compares_times_within_one_recording():
+    """Times of two recordings are not comparable: with "the night train" misheard in
+    station-cam ("The height really is in room to head."), a room said early in library-cam
+    must not place it before the tickets; both are placed in the stream where both are found."""
+    from episodic.core.query import Scope
+
+    answerer, reader = _speech_answerer([
+        _memory("library-cam", 50.0, ["The story hour is in room 312."]),
+        _memory("station-cam", 110.0, ["Grace ordered six tickets for the team."]),
+        _memory("station-cam", 125.0, ["The height really is in room two oh eight."]),
+        _memory("station-cam", 140.0, ["The weather looks fine today."])])
+    options = ["the room for the night train", "Grace and the tickets"]
+    question = f"Which was mentioned first: {options[0]} or {options[1]}?"
+    draft = answerer.which_first(_shaped(question), options, [], Scope(), reader)
+    assert draft is not None and draft.choice_index == 1, draft
+    assert draft.caps.get("placed") == 2.0, draft
+
+
 def test_a_sentence_described_by_the_kind_of_fact_it_holds():
     """"The colour of Tom's spade" is partly found in a sentence that holds a colour even
     when the names were misheard ("on painted a stained red"), a price in "34 euros", a
@@ -1286,3 +1304,46 @@ def test_two_hearings_of_one_sentence_are_one_moment_not_one_before_the_other():
     shown = _unit("OPEN UNTIL 6 PM", "ocr", t=45.0)
     shown.t_end = 47.0
     assert not _same_moment(shown, again)  # read on screen meanwhile: another modality
+
+
+def test_an_order_question_names_the_sentences_it_may_have_misheard():
+    """"Which came first: the night train or the tickets?": the tickets are placed by all
+    their words and need nothing; the night train, placed by none, is most likely the
+    sentence nearest to it in that stream, which is worth hearing again. Other questions have
+    no opinion (None); two things both placed well need nothing ([])."""
+    from episodic.core.query import Scope
+
+    answerer, reader = _speech_answerer([
+        _memory("station-cam", 100.0, ["The weather looks fine today."]),
+        _memory("station-cam", 110.0, ["Grace ordered six tickets for the team."]),
+        _memory("station-cam", 125.0, ["The height really is in room to head."]),
+        _memory("library-cam", 50.0, ["Omar bought eight novels this morning."])])
+    options = ["the room for the night train", "Grace and the tickets"]
+    question = f"Which was mentioned first: {options[0]} or {options[1]}?"
+    targets = answerer.listen_targets(_shaped(question), options, [], Scope(), reader)
+    assert targets and targets[0].text.startswith("The height"), targets
+    assert all(u.stream_id == "station-cam" and not u.text.startswith("Grace") for u in targets), targets
+    assert answerer.listen_targets(_shaped("Who ordered the tickets?"), (), [], Scope(), reader) is None
+    clear = ["Grace and the tickets", "the weather"]
+    assert answerer.listen_targets(_shaped(f"Which was mentioned first: {clear[0]} or {clear[1]}?"), clear, [],
+                                   Scope(), reader) == []
+
+
+def test_a_count_question_names_the_sentences_that_may_hide_a_mention():
+    """"How many times was the printer mentioned in library-cam?": sentences that already
+    mention it need nothing; of the others, the nearest to the printer ("Look, that minter in
+    here.") are worth hearing again. A question naming no stream has no opinion."""
+    from episodic.core.query import Scope
+
+    answerer, reader = _speech_answerer([
+        _memory("library-cam", 0.0, ["There is the printer again."]),
+        _memory("library-cam", 10.0, ["Emma will clean the reading lamp after lunch."]),
+        _memory("library-cam", 20.0, ["Look, that minter in here."]),
+        _memory("library-cam", 30.0, ["Look, the printer is here."]),
+        _memory("garden-cam", 0.0, ["Look, the minter is here."])])
+    question = "How many times was the printer mentioned in library-cam?"
+    targets = answerer.listen_targets(_shaped(question), (), [], Scope(), reader)
+    assert targets and targets[0].text == "Look, that minter in here.", targets
+    assert all(u.stream_id == "library-cam" and "printer" not in u.text for u in targets), targets
+    assert len({u.memory_id for u in targets}) == len(targets) <= 2
+    assert answerer.listen_targets(_shaped("How many times was the printer mentioned?"), (), [], Scope(), reader) is None

@@ -359,3 +359,67 @@ def test_a_closing_phrase_whisper_adds_after_the_speech_is_dropped(heard: str, o
     out = without_closing_phrase([first, TranscriptPiece(1.0, 3.0, heard)], old)
     assert [p.text for p in out] == ["First.", *kept]
     assert out[-1].t_start == (1.0 if kept else 0.0)
+
+
+# -- answer stages name the sentences to hear again -----------------------------------------
+ORDER_SAID = ["The weather looks fine today.", "Everyone seems to be in a good mood.",
+              "Let me check the list once more.", "Grace ordered six tickets for the team.",
+              "The night train is in room two oh eight."]
+ORDER_OPTIONS = ("the room for the night train", "Grace and the tickets")
+COUNT_SAID = ["There is the printer again.", "The weather looks fine today.", "Look, the printer is here.",
+              "Let me check the list once more."]
+
+
+def _misheard_recording(root: Path, stream_id: str, said: list[str], word: str, garbled: str):
+    """A recording of one sentence per shot, ingested; the sentence holding ``word`` is then
+    stored as ``garbled``. Returns (components, service, that memory)."""
+    from episodic.components import Components
+    from episodic.pipeline import ingest_file
+    from episodic.services.qa import MemoryQA
+
+    components = Components(load_settings(data_dir=root / "data"))
+    path = root / f"{stream_id}.mp4"
+    scenes = [samples.Scene(duration_s=7, seed=20 + i, tint=(60 + 35 * i, 90, 200 - 30 * i)) for i in range(len(said))]
+    samples.make_recording(path, scenes, [samples.Speech(t=7.0 * i + 1.5, text=x) for i, x in enumerate(said)])
+    ingest_file(path, stream_id, components)
+    memories = sorted(components.store.list_memories(stream_id, limit=50), key=lambda m: m.t_start)
+    target = [m for m in memories if word in m.transcript_text.lower()][-1]
+    overwrite_transcript(components, target.id, garbled)
+    service = MemoryQA(components, warm_after_request=False)
+    service.prepare()
+    return components, service, target
+
+
+@pytest.mark.slow
+def test_an_order_question_hears_again_the_thing_it_cannot_place(tmp_path):
+    """"Which came first: the night train or the tickets?" with the night train misheard
+    ("The height really is in room to head."): the tickets sentence alone would make it a
+    guess from where the tickets were said (late in the recording, so probably not first:
+    wrong here). The answer stage names the sentence nearest to the unplaced thing, it is
+    heard again with the question's words, and both are placed in time."""
+    components, service, train = _misheard_recording(tmp_path, "station", ORDER_SAID, "train",
+                                                      "The height really is in room to head.")
+    try:
+        question = f"Which was mentioned first: {ORDER_OPTIONS[0]} or {ORDER_OPTIONS[1]}?"
+        result, trace = service.ask_traced(AskRequest(question, options=ORDER_OPTIONS))
+        report: RelistenReport = trace.notes["relisten"]
+        assert any(m.memory_id == train.id and m.outcome.startswith("adopted") for m in report.memories), report
+        assert result.choice_index == 1, result
+        assert trace.detailed is not None and trace.detailed.caps.get("placed") == 2.0, trace.detailed
+    finally:
+        components.close()
+
+
+@pytest.mark.slow
+def test_a_count_question_hears_again_a_mention_it_missed(tmp_path):
+    """"How many times was the printer mentioned?" with one of two mentions misheard ("Look,
+    that minter in here."): heard again with the question's words, it counts."""
+    components, service, printer = _misheard_recording(tmp_path, "library-cam", COUNT_SAID, "printer",
+                                                        "Look, that minter in here.")
+    try:
+        result, trace = service.ask_traced(AskRequest("How many times was the printer mentioned in library-cam?"))
+        report: RelistenReport = trace.notes["relisten"]
+        assert any(m.memory_id == printer.id and m.outcome.startswith("adopted") for m in report.memories), report
+        assert result.answer.startswith("2 times"), result.answer
+    finally:
+        components.close()
