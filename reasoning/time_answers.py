@@ -24,7 +24,7 @@ from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.structured_base import StructuredBase, stream_words
 from episodic.retrieval.detailed import MemoryReader, Unit, fuzzy_found
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, stem
-from episodic.retrieval.text_match import canonical_tokens, sound_nearness
+from episodic.retrieval.text_match import canonical_tokens, not_everyday, sound_nearness
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
 OPTION_SENTENCE_DISCOUNT = 0.5  # an anchor candidate that is as much some option's sentence
@@ -387,9 +387,11 @@ class TimeAnswers(StructuredBase):
 
     def _nearness(self, thing: str, units: Sequence[Unit]) -> np.ndarray:
         """How likely each unit is to hold ``thing`` misheard: its match (words, cosine) plus
-        how near it sounds to the thing's content words."""
-        words = content_terms(thing)
-        return self._match(thing, units) + np.array([sound_nearness(words, u.text) for u in units])
+        how near it sounds to the thing's telling words (its less everyday ones, "backpack" of "who
+        takes care of the backpack", else all its content words)."""
+        said = [w for w in re.findall(r"[A-Za-z]+", thing) if content_terms(w)]
+        telling = [w for w in said if not_everyday(w)] or said
+        return self._match(thing, units) + np.array([sound_nearness(telling, u.text) for u in units])
 
     @staticmethod
     def _count_terms(analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:

@@ -411,10 +411,12 @@ def loosely_alike(a: str, b: str) -> bool:
 
 def sound_nearness(words: Iterable[str], text: str) -> float:
     """How near ``text`` comes to sounding like each of ``words``, on average: for each word
-    the best Jaro–Winkler similarity of Metaphone keys with a word of ``text`` ("printer" in
-    "Look, that minter in here": PRNTR / MNTR, 0.78; in "the reading lamp": 0.63). Too loose
-    to match by; it ranks sentences that may hold a word misheard."""
-    heard = [k for k in (jellyfish.metaphone(w) for w, _ in name_words(text) if len(w) >= 3) if k]
+    the best Jaro–Winkler similarity of Metaphone keys with a word of ``text`` or two words
+    joined ("printer" in "Look, that minter in here": PRNTR / MNTR, 0.78; in "the reading
+    lamp": 0.63; "backpack" in "the mark part": BKPK / MRKPRT, 0.61). Too loose to match by
+    (it cannot tell "minter" from "painted"); it only ranks sentences that may hold a word
+    misheard, for listening again."""
+    heard = [k for k in (jellyfish.metaphone(w) for w, _ in words_and_pairs(name_words(text)) if len(w) >= 3) if k]
     keys = [k for k in (jellyfish.metaphone(w) for w in words if len(w) >= 3) if k]
     if not heard or not keys:
         return 0.0

@@ -95,6 +95,19 @@ def test_names_loosely_alike_only_keep_a_misheard_name_from_counting_as_another(
         assert not loosely_alike(a, b), (a, b)
 
 
+def test_sound_nearness_ranks_a_sentence_that_may_hold_a_word_misheard():
+    """A sentence with "minter" comes nearer to "printer" than one with nothing like it; a
+    pair of words can carry one word ("mark part" for "backpack"); nothing for nothing."""
+    from episodic.retrieval.text_match import sound_nearness
+
+    assert sound_nearness(["printer"], "Look, that minter in here.") > sound_nearness(
+        ["printer"], "Everyone seems to be in a good mood.")
+    assert sound_nearness(["backpack"], "Can it repairing the mark part?") > sound_nearness(
+        ["backpack"], "Tom painted the umbrella purple.")
+    assert sound_nearness(["printer"], "Look, the printer is here.") == 1.0
+    assert sound_nearness([], "anything") == 0.0 and sound_nearness(["printer"], "") == 0.0
+
+
 @pytest.mark.parametrize("a, b", [("blue", "blew"), ("sale", "sail"), ("pair", "pear"), ("meet", "meat"),
                                   ("grey", "gray"), ("four", "for")])
 def test_homophones(a, b):
