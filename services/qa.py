@@ -254,9 +254,11 @@ class MemoryQA:
                 else:
                     recall = self.detailed.recall(analysis, q_vec, req.scope, reader)
             # listening again to the recalled audio of a speech question (retrieval/relisten.py);
-            # an order question names the sentences it is unsure of itself
-            chosen = self.structured.listen_targets(analysis, req.options, recall.units, req.scope, reader) \
-                if structured else None
+            # an order or count question names the sentences it is unsure of itself
+            chosen = None
+            if structured:
+                with clock.stage("listen_targets"):
+                    chosen = self.structured.listen_targets(analysis, req.options, recall.units, req.scope, reader)
             heard = self.relisten.run(analysis, q_vec, req.question, req.options, recall, reader,
                                       req.scope, self.scorer, clock.remaining, chosen=chosen)
             trace.notes["relisten"] = heard
