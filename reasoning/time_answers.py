@@ -109,6 +109,16 @@ def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
     return out
 
 
+def _compared(analysis: QueryAnalysis, options: Sequence[str]) -> tuple[list[str], bool]:
+    """What a "which came first / last" question compares (none for other questions), and
+    whether it is "was A before or after B?" (``relative``: the options are order words)."""
+    shape = analysis.shape
+    if shape.order not in ("first", "last"):
+        return [], False
+    relative = shape.relative and len(shape.compared) == 2
+    return (list(shape.compared) if relative else list(options) or list(shape.compared)), relative
+
+
 def _one_per_memory(units: Sequence[Unit]) -> list[Unit]:
     """The first unit of each memory, in order (one hearing covers a memory's sentences)."""
     seen: set[str] = set()
@@ -264,20 +274,17 @@ class TimeAnswers(StructuredBase):
 
     def which_first(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
                     scope: Scope, reader: MemoryReader) -> Draft | None:
-        shape = analysis.shape
-        if shape.order not in ("first", "last"):
-            return None
-        relative = shape.relative and len(shape.compared) == 2
-        compared = list(shape.compared) if relative else list(options) or list(shape.compared)
+        compared, relative = _compared(analysis, options)
         if len(compared) < 2:
             return None
+        first = analysis.shape.order == "first"
         placed = self._placed_in_one_stream(compared, scope, reader, recall).placed
         known = [i for i, p in enumerate(placed) if p[2] is not None]
         if not known:
             return None
         if len(compared) == 2 and len(known) == 1 and not relative:
-            return self._one_placed(options, compared, placed, known[0], shape.order == "first", scope, reader)
-        pick = (min if shape.order == "first" else max)(known, key=lambda i: placed[i][0])
+            return self._one_placed(options, compared, placed, known[0], first, scope, reader)
+        pick = (min if first else max)(known, key=lambda i: placed[i][0])
         others = [placed[i][1] for i in known if i != pick]
         gap = min((abs(placed[pick][0] - placed[i][0]) for i in known if i != pick), default=0.0)
         sure = placed[pick][1] * (min(others) if others else 0.3) * (1.0 if gap >= 1.0 else 0.5)
@@ -339,13 +346,9 @@ class TimeAnswers(StructuredBase):
         likely in the sentences of the chosen stream nearest to it ("The height really is in
         room to head." for "the night train is in room two oh eight"): up to
         ``LISTEN_PER_THING`` of those, heard again with the question's words, may place it."""
-        shape = analysis.shape
-        if shape.counts:
+        if analysis.shape.counts:
             return self._count_targets(analysis, scope, reader)
-        if shape.order not in ("first", "last"):
-            return None
-        relative = shape.relative and len(shape.compared) == 2
-        compared = list(shape.compared) if relative else list(options) or list(shape.compared)
+        compared, _ = _compared(analysis, options)
         if len(compared) < 2:
             return None
         found = self._placed_in_one_stream(compared, scope, reader, recall)
