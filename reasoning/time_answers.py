@@ -128,12 +128,11 @@ def _one_per_memory(units: Sequence[Unit]) -> list[Unit]:
 @dataclass
 class Placement:
     """Where the compared things of an order question were placed: (time, match, unit) each
-    (unit None where not placed), the stream, and the candidates with each thing's matches."""
+    (unit None where not placed), the stream ("" when none), and the candidates searched."""
 
     placed: list[tuple[float, float, Unit | None]]
     stream: str
     cands: list[Unit]
-    matches: list[np.ndarray]
 
 
 def _same_moment(a: Unit, b: Unit) -> bool:
@@ -323,7 +322,7 @@ class TimeAnswers(StructuredBase):
             distinct = [t for t in own if t not in others]
             told = " ".join(w for w in c.split() if not set(content_terms(w)) & others) if distinct else c
             matches.append(self._match(told, cands, distinct or own))
-        best = Placement([(float("nan"), 0.0, None) for _ in compared], "", cands, matches)
+        best = Placement([(float("nan"), 0.0, None) for _ in compared], "", cands)
         best_key = (-1, 0.0)
         for sid in dict.fromkeys(u.stream_id for u in cands):
             here = np.array([u.stream_id == sid for u in cands])
@@ -335,17 +334,18 @@ class TimeAnswers(StructuredBase):
                               else (float("nan"), 0.0, None))
             key = (sum(p[2] is not None for p in placed), sum(p[1] for p in placed))
             if key > best_key:
-                best, best_key = Placement(placed, sid, cands, matches), key
+                best, best_key = Placement(placed, sid, cands), key
         return best
 
     def listen_targets(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
                        scope: Scope, reader: MemoryReader) -> list[Unit] | None:
         """The sentences worth hearing again before "which came first, A or B?" or "how many
-        times …?" is answered (best first), or None for other questions. A thing placed by all of its words needs
-        nothing; one placed weakly or not at all was perhaps misheard where it was said, most
-        likely in the sentences of the chosen stream nearest to it ("The height really is in
-        room to head." for "the night train is in room two oh eight"): up to
-        ``LISTEN_PER_THING`` of those, heard again with the question's words, may place it."""
+        times …?" is answered (best first), or None for other questions. A thing placed by
+        all of its words needs nothing; one placed weakly or not at all was perhaps misheard
+        where it was said, most likely in the sentences of the chosen stream nearest to it
+        ("The height really is in room to head." for "the night train is in room two oh
+        eight"): up to ``LISTEN_PER_THING`` of those, heard again with the question's words,
+        may place it. Counts: see :meth:`_count_targets`."""
         if analysis.shape.counts:
             return self._count_targets(analysis, scope, reader)
         compared, _ = _compared(analysis, options)
@@ -390,8 +390,8 @@ class TimeAnswers(StructuredBase):
 
     def _nearness(self, thing: str, units: Sequence[Unit]) -> np.ndarray:
         """How likely each unit is to hold ``thing`` misheard: its match (words, cosine) plus
-        how near it sounds to the thing's telling words (its less everyday ones, "backpack" of "who
-        takes care of the backpack", else all its content words)."""
+        how near it sounds to the thing's telling words (its less everyday ones, "backpack" of
+        "who takes care of the backpack", else all its content words)."""
         said = [w for w in re.findall(r"[A-Za-z]+", thing) if content_terms(w)]
         telling = [w for w in said if not_everyday(w)] or said
         return self._match(thing, units) + np.array([sound_nearness(telling, u.text) for u in units])
