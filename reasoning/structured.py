@@ -40,7 +40,15 @@ from episodic.reasoning.structured_base import (
     cosine_ramp,
     option_streams,
 )
-from episodic.reasoning.time_answers import ANCHOR_MIN, TimeAnswers, dark_spans
+from episodic.reasoning.time_answers import (
+    ANCHOR_MIN,
+    LISTEN_PER_THING,
+    LISTEN_SENTENCES_READ,
+    PLACED_WELL,
+    TimeAnswers,
+    dark_spans,
+    one_per_memory,
+)
 from episodic.retrieval.detailed import (
     MemoryReader,
     Unit,
@@ -109,7 +117,10 @@ class StructuredAnswerer(TimeAnswers):
 
     # -- which stream ------------------------------------------------------------------------
     def which_stream(self, analysis: QueryAnalysis, q_vec: np.ndarray, options: Sequence[str],
-                     scope: Scope, reader: MemoryReader) -> Draft | None:
+                     scope: Scope, reader: MemoryReader, recall: Sequence[Unit] = ()) -> Draft | None:
+        """Each option's stream scored by its own best evidence; a sentence heard again with
+        the question's words (``recall``'s hinted units, which the store does not hold) is
+        evidence of its stream too."""
         if not options:
             return None
         streams = reader.streams_in(scope)
@@ -124,6 +135,7 @@ class StructuredAnswerer(TimeAnswers):
             sub = Scope(stream_ids=(sid,), t_min=scope.t_min, t_max=scope.t_max)
             ids = [m for m, _ in nearest_memory_ids(self.store, q_vec, "vectors", self.settings.recall_top_k, sub)]
             ids += [m for m, _ in nearest_memory_ids(self.store, q_vec, "events", self.settings.fast_top_k, sub)]
+            ids += [u.memory_id for u in recall if u.hinted and u.stream_id == sid]
             units = reader.units(list(dict.fromkeys(ids)), self.scorer.reuse_visual_vectors, sub)
             best_units[sid] = self.scorer.rank(analysis, q_vec, units) if units else []
         scores, support, evidence = [], [], []
@@ -146,6 +158,42 @@ class StructuredAnswerer(TimeAnswers):
         draft.caps["key_terms"] = key_coverage(analysis, [u for e in evidence for u in e])
         draft.confidence = min(draft.confidence, max(draft.caps["key_terms"], NO_OPTION_SUPPORT))
         return draft
+
+    def listen_targets(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                       scope: Scope, reader: MemoryReader) -> list[Unit] | None:
+        """The sentences worth hearing again before this question is answered (best first),
+        ``[]`` when nothing is unsure, None to leave the choice to re-listening: order and
+        count questions (:class:`TimeAnswers`), then which-stream questions
+        (:meth:`_stream_targets`)."""
+        chosen = super().listen_targets(analysis, options, recall, scope, reader)
+        if chosen is not None:
+            return chosen
+        return self._stream_targets(analysis, options, scope, reader)
+
+    def _stream_targets(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                        reader: MemoryReader) -> list[Unit] | None:
+        """"Which camera recorded the talk about Chen's appointment with the baker?": when no
+        option's stream holds a sentence that matches it well, it was perhaps misheard where it
+        was said ("Chad is leaving the maker at 305"), most likely in the sentences nearest to
+        it by words and sound across the options' streams: up to ``LISTEN_PER_THING`` of those,
+        heard again with the question's words, may place it. None for questions about pictures,
+        writing or sounds (their evidence is not speech) and for streams too long to read whole."""
+        q = analysis.question
+        if not options or about_pictures(analysis) or analysis.asks_text or PICTURED.search(q) or _sound_words(q):
+            return None
+        streams = reader.streams_in(scope)
+        named = list(dict.fromkeys(s for s in option_streams(options, streams) if s is not None))
+        thing = subject_phrase(analysis.question, named)
+        if len(named) < 2 or not thing:
+            return None
+        said = [u for sid in named for u in self._stream_units(sid, scope.t_min, scope.t_max, reader)
+                if u.modality == "speech" and u.text.strip()]
+        if len(said) > LISTEN_SENTENCES_READ:
+            return None
+        if not said or float(np.max(self._match(analysis.question, said, content_terms(thing)))) >= PLACED_WELL:
+            return []
+        near = self._nearness(analysis.question, said, thing)
+        return one_per_memory([said[j] for j in np.argsort(-near)[:LISTEN_PER_THING]])
 
     def _stream_by_sound(self, analysis: QueryAnalysis, options: Sequence[str], named: Sequence[str | None],
                          scope: Scope) -> Draft | None:
@@ -461,7 +509,7 @@ class StructuredAnswerer(TimeAnswers):
                recall: Sequence[Unit], scope: Scope, reader: MemoryReader) -> Draft | None:
         """The structured answer for this question's shape, or None."""
         for attempt in (
-            lambda: self.which_stream(analysis, q_vec, options, scope, reader),
+            lambda: self.which_stream(analysis, q_vec, options, scope, reader, recall),
             lambda: self.which_first(analysis, options, recall, scope, reader),
             lambda: self.next_to(analysis, options, recall, scope, reader),
             lambda: self.count(analysis, options, recall, scope, reader),

@@ -119,7 +119,7 @@ def _compared(analysis: QueryAnalysis, options: Sequence[str]) -> tuple[list[str
     return (list(shape.compared) if relative else list(options) or list(shape.compared)), relative
 
 
-def _one_per_memory(units: Sequence[Unit]) -> list[Unit]:
+def one_per_memory(units: Sequence[Unit]) -> list[Unit]:
     """The first unit of each memory, in order (one hearing covers a memory's sentences)."""
     seen: set[str] = set()
     return [u for u in units if not (u.memory_id in seen or seen.add(u.memory_id))]
@@ -366,7 +366,7 @@ class TimeAnswers(StructuredBase):
         # the least well placed first, and each thing's nearest sentence before any second one
         weak = sorted((q, k) for k, (_, q, _) in enumerate(found.placed) if q < PLACED_WELL)
         ranked = [[said[j] for j in np.argsort(-self._nearness(compared[k], said))[:LISTEN_PER_THING]] for _, k in weak]
-        return _one_per_memory([r[i] for i in range(LISTEN_PER_THING) for r in ranked if i < len(r)])
+        return one_per_memory([r[i] for i in range(LISTEN_PER_THING) for r in ranked if i < len(r)])
 
     def _count_targets(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader) -> list[Unit] | None:
         """"How many times was the printer mentioned in library-cam?": the sentences of the
@@ -386,15 +386,18 @@ class TimeAnswers(StructuredBase):
         if not missing:
             return []
         m = self._nearness(" ".join(wanted), missing)
-        return _one_per_memory([missing[j] for j in np.argsort(-m)[:LISTEN_PER_THING]])
+        return one_per_memory([missing[j] for j in np.argsort(-m)[:LISTEN_PER_THING]])
 
-    def _nearness(self, thing: str, units: Sequence[Unit]) -> np.ndarray:
+    def _nearness(self, thing: str, units: Sequence[Unit], words: str = "") -> np.ndarray:
         """How likely each unit is to hold ``thing`` misheard: its match (words, cosine) plus
         how near it sounds to the thing's telling words (its less everyday ones, "backpack" of
-        "who takes care of the backpack", else all its content words)."""
-        said = [w for w in re.findall(r"[A-Za-z]+", thing) if content_terms(w)]
+        "who takes care of the backpack", else all its content words). ``words``, when given,
+        are the words that matter in a longer ``thing`` (a whole question): the ones matched
+        and sounded out, while the cosine still reads all of ``thing``."""
+        said = [w for w in re.findall(r"[A-Za-z]+", words or thing) if content_terms(w)]
         telling = [w for w in said if not_everyday(w)] or said
-        return self._match(thing, units) + np.array([sound_nearness(telling, u.text) for u in units])
+        match = self._match(thing, units, content_terms(words) if words else None)
+        return match + np.array([sound_nearness(telling, u.text) for u in units])
 
     @staticmethod
     def _count_terms(analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:

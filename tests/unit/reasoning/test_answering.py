@@ -1342,6 +1342,33 @@ def test_an_order_question_names_the_sentences_it_may_have_misheard():
                                    Scope(), reader) == []
 
 
+def test_a_which_stream_question_names_the_sentence_it_may_have_misheard():
+    """"Which camera recorded the talk about Chen's appointment with the baker?" when no
+    option's stream says it: the sentence nearest to it by words and sound, in any of the
+    options' streams ("Chad is leaving the maker at 305"), is worth hearing again. Said
+    clearly somewhere: nothing ([]). About a picture or a sound, or with no streams as
+    options: no opinion (None)."""
+    from episodic.core.query import Scope
+
+    memories = [
+        _memory("harbour-cam", 0.0, ["The ferry crossing is in room two twenty-six."]),
+        _memory("harbour-cam", 10.0, ["There you go, it's repairing the fishing net."]),
+        _memory("kitchen-cam", 0.0, ["Look, the timer is here."]),
+        _memory("kitchen-cam", 10.0, ["Chad is leaving the maker at 305."]),
+        _memory("kitchen-cam", 20.0, ["Amara ordered three eggs for the team."])]
+    answerer, reader = _speech_answerer(memories)
+    options = ["harbour-cam", "kitchen-cam"]
+    question = "Which camera recorded the talk about Chen's appointment with the baker?"
+    targets = answerer.listen_targets(_shaped(question), options, [], Scope(), reader)
+    assert targets and targets[0].text.startswith("Chad is leaving"), targets
+    assert len({u.memory_id for u in targets}) == len(targets) <= 2
+    said = "Which camera recorded the talk about Amara and the eggs?"
+    assert answerer.listen_targets(_shaped(said), options, [], Scope(), reader) == []
+    for other in ("Which camera showed a cup of coffee?", "Which camera picked up applause?"):
+        assert answerer.listen_targets(_shaped(other), options, [], Scope(), reader) is None, other
+    assert answerer.listen_targets(_shaped(question), (), [], Scope(), reader) is None
+
+
 def test_a_count_question_names_the_sentences_that_may_hide_a_mention():
     """"How many times was the printer mentioned in library-cam?": sentences that already
     mention it need nothing; of the others, the nearest to the printer ("Look, that minter in

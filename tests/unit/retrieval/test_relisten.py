@@ -370,18 +370,22 @@ COUNT_SAID = ["There is the printer again.", "The weather looks fine today.", "L
               "Let me check the list once more."]
 
 
-def _misheard_recording(root: Path, stream_id: str, said: list[str], word: str, garbled: str):
-    """A recording of one sentence per shot, ingested; the sentence holding ``word`` is then
-    stored as ``garbled``. Returns (components, service, that memory)."""
+def _misheard_recording(root: Path, stream_id: str, said: list[str], word: str, garbled: str,
+                        others: dict[str, list[str]] | None = None):
+    """A recording of one sentence per shot, ingested (after ``others``: more streams, said
+    clearly); the sentence holding ``word`` is then stored as ``garbled``. Returns
+    (components, service, that memory)."""
     from episodic.components import Components
     from episodic.pipeline import ingest_file
     from episodic.services.qa import MemoryQA
 
     components = Components(load_settings(data_dir=root / "data"))
-    path = root / f"{stream_id}.mp4"
-    scenes = [samples.Scene(duration_s=7, seed=20 + i, tint=(60 + 35 * i, 90, 200 - 30 * i)) for i in range(len(said))]
-    samples.make_recording(path, scenes, [samples.Speech(t=7.0 * i + 1.5, text=x) for i, x in enumerate(said)])
-    ingest_file(path, stream_id, components)
+    for sid, lines in [*(others or {}).items(), (stream_id, said)]:
+        path = root / f"{sid}.mp4"
+        scenes = [samples.Scene(duration_s=7, seed=20 + i, tint=(60 + 35 * i, 90, 200 - 30 * i))
+                  for i in range(len(lines))]
+        samples.make_recording(path, scenes, [samples.Speech(t=7.0 * i + 1.5, text=x) for i, x in enumerate(lines)])
+        ingest_file(path, sid, components)
     memories = sorted(components.store.list_memories(stream_id, limit=50), key=lambda m: m.t_start)
     target = [m for m in memories if word in m.transcript_text.lower()][-1]
     overwrite_transcript(components, target.id, garbled)
@@ -421,5 +425,32 @@ def test_a_count_question_hears_again_a_mention_it_missed(tmp_path):
         report: RelistenReport = trace.notes["relisten"]
         assert any(m.memory_id == printer.id and m.outcome.startswith("adopted") for m in report.memories), report
         assert result.answer.startswith("2 times"), result.answer
+    finally:
+        components.close()
+
+
+@pytest.mark.slow
+def test_a_which_stream_question_hears_again_the_talk_it_cannot_find(tmp_path):
+    """"Which camera recorded the talk about Chen's appointment with the baker?" with that
+    sentence misheard in kitchen-cam ("Chad is leaving the maker at 305."): no stream holds
+    it, and what recall finds first is another appointment in harbour-cam. The sentence
+    nearest to it across both cameras by words and sound is heard again with the question's
+    words, and its stream is chosen."""
+    kitchen = ["Look, the timer is here.", "Chen is meeting the baker at three oh five.",
+               "Amara ordered three eggs for the team."]
+    # the harbour master's appointment is what the question's words find first
+    harbour = ["Daniel has an appointment with the harbour master at noon.", "Diego is repairing the fishing net.",
+               "Ruth talked to the captain about the ferry."]
+    components, service, meeting = _misheard_recording(tmp_path, "kitchen-cam", kitchen, "meeting",
+                                                        "Chad is leaving the maker at 305.",
+                                                        others={"harbour-cam": harbour})
+    try:
+        options = ("harbour-cam", "kitchen-cam")
+        question = "Which camera recorded the talk about Chen's appointment with the baker?"
+        result, trace = service.ask_traced(AskRequest(question, options=options))
+        report: RelistenReport = trace.notes["relisten"]
+        assert report.memories and report.memories[0].memory_id == meeting.id, report
+        assert report.memories[0].outcome.startswith("adopted"), report
+        assert result.choice_index == 1, result
     finally:
         components.close()
