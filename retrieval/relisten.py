@@ -420,7 +420,7 @@ class Relistener:
             heard_in = _language_of(old) or s.asr_language or s.asr_fallback_language
             pieces: list[TranscriptPiece] = rec.transcribe(
                 audio, SAMPLE_RATE_HZ, span[0], beam_size=s.relisten_beam_size, temperatures=(0.0,),
-                language=heard_in, **bias
+                language=heard_in, word_timestamps=False, **bias
             )
             old_text = " ".join(p.text.strip() for p in old if p.text.strip())
             pieces = without_closing_phrase(pieces, old_text)
