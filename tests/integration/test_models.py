@@ -130,6 +130,12 @@ def test_whisper_transcribes_synthesized_speech_in_stream_time(
     end = 3.0 + audio.size / 16000 + 1e-6
     assert all(3.0 <= p.t_start <= p.t_end <= end for p in pieces)
     assert all(p.text == p.text.strip() for p in pieces)
+    # word times as configured (ingest splits at pauses between words); re-listening turns
+    # them off for one call: the same words, no word times
+    assert any(p.words for p in pieces) and all(p.t_start <= w[0] <= w[1] <= p.t_end + 0.5 for p in pieces for w in p.words)
+    plain = whisper.transcribe(audio, 16000, t_offset=3.0, word_timestamps=False)
+    assert all(w in " ".join(p.text for p in plain).lower() for w in ("red", "bicycle", "parked")), plain
+    assert plain and not any(p.words for p in plain)
     assert isinstance(whisper, SpeechRecognizer)
     assert whisper.model_id == "faster-whisper:base:int8"  # the default since issue 12
 
