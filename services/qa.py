@@ -254,7 +254,7 @@ class MemoryQA:
                 else:
                     recall = self.detailed.recall(analysis, q_vec, req.scope, reader)
             # listening again to the recalled audio of a speech question (retrieval/relisten.py);
-            # an order or count question names the sentences it is unsure of itself
+            # an order, count or which-stream question names the sentences it is unsure of itself
             chosen = None
             if structured:
                 with clock.stage("listen_targets"):
