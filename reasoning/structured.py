@@ -190,9 +190,13 @@ class StructuredAnswerer(TimeAnswers):
                 if u.modality == "speech" and u.text.strip()]
         if len(said) > LISTEN_SENTENCES_READ:
             return None
-        if not said or float(np.max(self._match(analysis.question, said, content_terms(thing)))) >= PLACED_WELL:
+        if not said:
             return []
-        near = self._nearness(analysis.question, said, thing)
+        # the question's cosine and the thing's words, matched once
+        match = self._match(analysis.question, said, content_terms(thing))
+        if float(np.max(match)) >= PLACED_WELL:
+            return []
+        near = match + self._sounding(thing, said)
         return one_per_memory([said[j] for j in np.argsort(-near)[:LISTEN_PER_THING]])
 
     def _stream_by_sound(self, analysis: QueryAnalysis, options: Sequence[str], named: Sequence[str | None],

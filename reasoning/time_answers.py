@@ -388,16 +388,18 @@ class TimeAnswers(StructuredBase):
         m = self._nearness(" ".join(wanted), missing)
         return one_per_memory([missing[j] for j in np.argsort(-m)[:LISTEN_PER_THING]])
 
-    def _nearness(self, thing: str, units: Sequence[Unit], words: str = "") -> np.ndarray:
+    def _nearness(self, thing: str, units: Sequence[Unit]) -> np.ndarray:
         """How likely each unit is to hold ``thing`` misheard: its match (words, cosine) plus
-        how near it sounds to the thing's telling words (its less everyday ones, "backpack" of
-        "who takes care of the backpack", else all its content words). ``words``, when given,
-        are the words that matter in a longer ``thing`` (a whole question): the ones matched
-        and sounded out, while the cosine still reads all of ``thing``."""
-        said = [w for w in re.findall(r"[A-Za-z]+", words or thing) if content_terms(w)]
+        how near it sounds to the thing (:meth:`_sounding`)."""
+        return self._match(thing, units) + self._sounding(thing, units)
+
+    @staticmethod
+    def _sounding(thing: str, units: Sequence[Unit]) -> np.ndarray:
+        """How near each unit sounds to the telling words of ``thing`` (its less everyday
+        ones, "backpack" of "who takes care of the backpack", else all its content words)."""
+        said = [w for w in re.findall(r"[A-Za-z]+", thing) if content_terms(w)]
         telling = [w for w in said if not_everyday(w)] or said
-        match = self._match(thing, units, content_terms(words) if words else None)
-        return match + np.array([sound_nearness(telling, u.text) for u in units])
+        return np.array([sound_nearness(telling, u.text) for u in units])
 
     @staticmethod
     def _count_terms(analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:
