@@ -21,10 +21,14 @@ for "talks for": −0.98 against −0.79; an unspoken word costs far more).
 
 What is kept: the winning pieces replace the old ones in this request's evidence units (the
 answerer reads the new words). Only a transcript that wins on the audio alone (by
-``relisten_min_gain``) also replaces the stored memory's (transcript, its "speech" E_i
-vectors, v_i, and a composed ThetaEvent summary): stored transcripts thus only gain score, and
-what the memory holds does not depend on which questions were asked first (a hinted one, taken
-within the tolerance, once let the last question's words overwrite the previous question's).
+``relisten_min_gain``) *and* adds words the question asked for (or hears speech where there
+was none) also replaces the stored memory's (transcript, its "speech" E_i vectors, v_i, and a
+composed ThetaEvent summary): stored transcripts thus only gain score, and what the memory
+holds does not depend on which questions were asked first (a hinted one, taken within the
+tolerance, once let the last question's words overwrite the previous question's). The scorer
+hears the clip alone and favours its own hearing over ingest's, made after the speech before
+it, so winning on the audio without the question's words is no evidence of hearing better:
+re-hearings prompted by unrelated questions had replaced half-right sentences with garbles.
 Every attempt is recorded in ``memory.metadata["transcripts"]`` as a version with the model,
 hot words, text and score that made it; a hinted version is used again for the same words. A memory is not listened to
 again when a version already exists from the same model whose hot words include the current
@@ -131,7 +135,9 @@ class MemoryRelisten:
     memory_id: str
     t_start: float  # the stream time range that was re-transcribed
     t_end: float
-    outcome: str  # "adopted" | "adopted-hint" | "kept-old" | "cached" | "no-audio" | "no-speech" | "error"
+    # "adopted" (stored) | "adopted-hint" (this question only) | "kept-old" | "cached" | "no-audio"
+    # | "no-speech" | "error"
+    outcome: str
     model: str = ""
     audio_s: float = 0.0
     seconds: float = 0.0
@@ -479,9 +485,15 @@ class Relistener:
         # transcripts then only ever gain score, so what the memory holds never depends on
         # which questions were asked before. A hinted one serves this question (and the same
         # question again, from its recorded version) but does not replace the stored words.
-        kept = adopted and clearly_better
+        # The scorer is the same model hearing the clip alone, so it favours its own unprompted
+        # hearing over ingest's, which heard the clip after the speech before it (and is the
+        # better hearing on average): a re-hearing prompted by an unrelated question ("Let's see
+        # if there are homesmen in the room for Lord One.") outscored "The safety announcement
+        # in the room for all one.". Only one that adds the question's words (or hears speech
+        # where there was none) is evidence of hearing better, and only that one is stored.
+        kept = adopted and clearly_better and (bool(added) or not old_text.strip())
         if adopted:
-            result.outcome = "adopted" if clearly_better else "adopted-hint"
+            result.outcome = "adopted" if kept else "adopted-hint"
         elif not new_text:
             result.outcome = "no-speech"
         else:

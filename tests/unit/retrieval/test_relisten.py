@@ -313,6 +313,39 @@ def test_a_re_hearing_that_loops_is_never_taken(garbled):
         del rec.transcribe
 
 
+@pytest.mark.slow
+def test_a_re_hearing_that_adds_none_of_the_questions_words_is_not_stored(garbled):
+    """The scorer is the re-listening model hearing the clip alone, so it favours its own
+    hearing over ingest's, which heard the clip after the speech before it. A re-hearing that
+    scores better (here: any, by settings) but adds none of the words the question asked for
+    is no evidence of hearing better: it serves this question only, and the stored words stay,
+    so a question about something else cannot overwrite them."""
+    from episodic.core.records import TranscriptPiece
+
+    service, components, before = garbled
+    overwrite_transcript(components, before.id, GARBLED)
+    rec = service.relisten.recognizer()
+    elsewhere = "The island arm is planned for our path too."
+
+    def unrelated(audio, rate, t_offset, **kw):
+        return [TranscriptPiece(t_offset + 1.0, t_offset + 5.0, elsewhere)]
+
+    saved = service.relisten.settings
+    service.relisten.settings = saved.replace(relisten_min_gain=-100.0)
+    rec.transcribe = unrelated  # the real model still scores both transcripts
+    try:
+        _, trace = service.ask_traced(AskRequest(QUESTION))
+        report: RelistenReport = trace.notes["relisten"]
+        assert report.memories and report.memories[0].outcome == "adopted-hint", report
+        stored = components.store.get_memory(before.id)
+        assert stored.transcript_text == GARBLED
+        latest = stored.metadata["transcripts"][-1]
+        assert latest["text"] == elsewhere and not latest["adopted"] and latest["hinted"], latest
+    finally:
+        service.relisten.settings = saved
+        del rec.transcribe
+
+
 def test_re_listening_keeps_the_language_ingest_heard_the_words_in() -> None:
     from episodic.core.records import TranscriptPiece
     from episodic.retrieval.relisten import _language_of
