@@ -182,6 +182,8 @@ class TimeAnswers(StructuredBase):
         else:
             first = []
         wanted = self._wanted_modalities(analysis)
+        if shape.asks_said:  # "what was mentioned just before …": not a sign shown in between
+            wanted = tuple(w for w in wanted if w in ("speech", "sound")) or ("speech",)
         lo, hi = anchor.t_start - NEIGHBOUR_WINDOW_S, anchor.t_end + NEIGHBOUR_WINDOW_S
         if scope.t_min is not None:
             lo = max(lo, scope.t_min)

@@ -267,6 +267,23 @@ class QuestionShape:
     pictured_while: str = ""
     # "what was mentioned while a picture of <X> was on screen?": X, the picture's subject
     said_while_pictured: str = ""
+    # "what was *mentioned* just before <anchor>?": what was said next to the anchor, not a
+    # sign shown in between ("what was shown just before …" asks for that)
+    asks_said: bool = False
+
+
+# what an order question asks for was said, not shown: "what was mentioned / said / talked
+# about just before …" (a clause that also names seeing, "what was shown or said", is not)
+_SAID_NEXT = re.compile(
+    r"\b(?:mention\w*|said|say|says|talk\w*|discuss\w*|spoke|spoken|speak\w*|announc\w*|brought up|came up)\b",
+    re.I,
+)
+_SHOWN_NEXT = re.compile(r"\b(?:shown|show\w*|seen|saw|see|display\w*|written|writ\w*|screen|sign|appear\w*|visible)\b", re.I)
+
+
+def _asks_said(clause: str) -> bool:
+    """Whether the asking clause of an order question asks what was said."""
+    return bool(_SAID_NEXT.search(clause)) and not _SHOWN_NEXT.search(clause)
 
 
 def _clean(phrase: str) -> str:
@@ -400,15 +417,15 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     if m:
         order = "after" if m.group(1).lower() == "after" else "before"
         return QuestionShape(order=order, anchor=_clean(m.group(2)), counts=counts,
-                             asks_stream=asks_stream, focus=focus, **extra)
+                             asks_stream=asks_stream, focus=focus, asks_said=_asks_said(m.group(3)), **extra)
     m = _AFTER.search(q)
     if m and not re.search(r"\b(?:while|when|during)\b", q[: m.start()], re.I) and _ASKS_EVENT.search(q):
         word = m.group(1).lower()
         order = "after" if word in ("after", "once", "following", "followed") else "before"
         anchor = _clean(m.group(2))
         if anchor and not _OTHERS.match(anchor):  # "said before all the others" is "first"
-            return QuestionShape(order=order, anchor=anchor, counts=counts,
-                                 asks_stream=asks_stream, focus=focus, **extra)
+            return QuestionShape(order=order, anchor=anchor, counts=counts, asks_stream=asks_stream,
+                                 focus=focus, asks_said=_asks_said(q[: m.start()]), **extra)
     if n_options and not counts:
         # "Which of these was mentioned first?": the options are what is compared
         if _FIRST.search(q):

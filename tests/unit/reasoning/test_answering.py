@@ -1169,6 +1169,28 @@ def test_what_came_before_a_clause_is_not_the_clauses_own_sentence():
     assert draft is not None and draft.answer.startswith("breakfast is served"), draft
 
 
+def test_what_was_mentioned_before_is_what_was_said_not_a_sign_in_between():
+    """"What was mentioned just before X?" asks what was said: a sign on screen between the
+    two sentences ("CLOSED ON MONDAYS") was shown, not mentioned."""
+    from episodic.core.query import Scope
+    from episodic.core.records import FrameObservation
+
+    sign = _memory("station-cam", 10.0)
+    sign.frames = [FrameObservation(t=15.0, ocr_text="CLOSED ON MONDAYS", description="a scene")]
+    memories = [_memory("station-cam", 0.0, ["Ruth ordered six sandwiches for the team."]), sign,
+                _memory("station-cam", 20.0, ["Felix painted the backpack purple."])]
+    answerer, reader = _speech_answerer(memories)
+    question = "What was mentioned just before the colour of Felix's backpack?"
+    shaped = _shaped(question)
+    shaped.query_type = QueryType.VIDEO_AUDIO  # as the analyser takes it ("colour")
+    assert shaped.shape.asks_said
+    draft = answerer.next_to(shaped, (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("Ruth ordered six sandwiches"), draft
+    assert not _shaped("What was shown just before the colour of Felix's backpack?").shape.asks_said
+    assert not _shaped("What was said or shown right after the welcome?").shape.asks_said
+    assert _shaped("Right after the welcome, what did they talk about?").shape.asks_said
+
+
 def test_which_came_first_with_one_option_found_guesses_from_where_it_was_said():
     """"Which was mentioned first: A or B?" with B misheard beyond recognition: B is one of
     the stream's other sentences, so A found near the end was probably not first (and A
