@@ -273,17 +273,13 @@ class QuestionShape:
 
 
 # what an order question asks for was said, not shown: "what was mentioned / said / talked
-# about just before …" (a clause that also names seeing, "what was shown or said", is not)
-_SAID_NEXT = re.compile(
-    r"\b(?:mention\w*|said|say|says|talk\w*|discuss\w*|spoke|spoken|speak\w*|announc\w*|brought up|came up)\b",
-    re.I,
-)
-_SHOWN_NEXT = re.compile(r"\b(?:shown|show\w*|seen|saw|see|display\w*|written|writ\w*|screen|sign|appear\w*|visible)\b", re.I)
+# about just before …" (a clause that also names seeing or writing, "what was shown or said", is not)
+_SHOWN_OR_WRITTEN = re.compile(rf"\b(?:{_SHOWN}|saw|see|written|writing|sign)\b", re.I)
 
 
 def _asks_said(clause: str) -> bool:
     """Whether the asking clause of an order question asks what was said."""
-    return bool(_SAID_NEXT.search(clause)) and not _SHOWN_NEXT.search(clause)
+    return bool(_SAID_MOMENT.search(clause)) and not _SHOWN_OR_WRITTEN.search(clause)
 
 
 def _clean(phrase: str) -> str:

@@ -481,16 +481,14 @@ class Relistener:
             and within_hint(old_score, new_score, added, s.relisten_hint_tolerance)
         )
         adopted = (clearly_better or hinted) and not _same_words(old_text, new_text)
-        # Only a transcript the audio itself carries better is kept in the store: stored
-        # transcripts then only ever gain score, so what the memory holds never depends on
-        # which questions were asked before. A hinted one serves this question (and the same
-        # question again, from its recorded version) but does not replace the stored words.
-        # The scorer is the same model hearing the clip alone, so it favours its own unprompted
-        # hearing over ingest's, which heard the clip after the speech before it (and is the
-        # better hearing on average): a re-hearing prompted by an unrelated question ("Let's see
-        # if there are homesmen in the room for Lord One.") outscored "The safety announcement
-        # in the room for all one.". Only one that adds the question's words (or hears speech
-        # where there was none) is evidence of hearing better, and only that one is stored.
+        # Only a transcript the audio itself carries better *and* that adds the question's
+        # words (or hears speech where there was none) is kept in the store, so what the memory
+        # holds never depends on which questions were asked before. The scorer hears the clip
+        # alone and favours that hearing over ingest's, made after the speech before it: a
+        # re-hearing for an unrelated question ("Let's see if there are homesmen in the room
+        # for Lord One.") outscored "The safety announcement in the room for all one.". Any
+        # other adopted one serves this question (and the same question again, from its
+        # recorded version) but does not replace the stored words.
         kept = adopted and clearly_better and (bool(added) or not old_text.strip())
         if adopted:
             result.outcome = "adopted" if kept else "adopted-hint"
