@@ -10,9 +10,12 @@ moment R@1/R@5, Ask and Search latency, the reliability table and ECE.
 Report on ``--split heldout``; tune on ``--split dev`` only. ``--reworded`` asks the set's
 questions in other words (benchmarks/qa_rewordings.py: the same answers, wordings the generator
 does not use; meant for the dev split) to measure how much accuracy rests on the wording.
+``--heard-as-script`` stores the script's sentences as the transcript instead of what Whisper
+hears (benchmarks/script_hearing.py, re-listening off): what still fails then is lost after
+hearing, in retrieval and answering.
 
     .venv/bin/python benchmarks/bench_qa.py [--split heldout|dev|both] [--root DIR]
-        [--seed 0] [--streams 3] [--minutes 2.5] [--reingest] [--reworded] [--json]
+        [--seed 0] [--streams 3] [--minutes 2.5] [--reingest] [--reworded] [--heard-as-script] [--json]
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,7 +34,7 @@ from rich.console import Console  # noqa: E402
 
 from episodic.config import load_settings  # noqa: E402
 from episodic.pipeline import Components  # noqa: E402
-from episodic.qa_evaluation import evaluate_qa, report_tables  # noqa: E402
+from episodic.qa_evaluation import evaluate_qa, ingest_recordings, report_tables  # noqa: E402
 from episodic.qa_generator import build_qa_set  # noqa: E402
 from episodic.qa_set import load_qa_set  # noqa: E402
 
@@ -60,6 +64,21 @@ def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, 
     return qa_json
 
 
+def _evaluate_heard_as_script(qa_json: Path, qa_set, components, reingest: bool, note):
+    """Ingest each recording hearing its script (see script_hearing.py), then ask as usual."""
+    from script_hearing import ScriptHearing
+
+    hearing = ScriptHearing(qa_json.parent / "script.json")
+    components.__dict__["asr"] = hearing  # Components builds it lazily; set before first use
+    ingested = []
+    for rec in qa_set.recordings:
+        hearing.stream = rec.stream_id
+        ingested += ingest_recordings(replace(qa_set, recordings=[rec]), components, reingest, note)
+    report = evaluate_qa(qa_set, components, ingest=False, on_note=note)
+    report.ingest = ingested
+    return report
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", choices=("heldout", "dev", "both"), default="heldout")
@@ -69,6 +88,9 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=2.5)
     ap.add_argument("--reingest", action="store_true", help="ingest again even when the store holds the recordings")
     ap.add_argument("--json", action="store_true", help="print one JSON document (summaries and per-item records)")
+    ap.add_argument("--heard-as-script", action="store_true",
+                    help="a diagnostic: store what the script says was said instead of what Whisper hears, "
+                         "re-listening off (benchmarks/script_hearing.py; its own store, data-<split>-script)")
     ap.add_argument("--reworded", action="store_true",
                     help="ask the questions in other words (benchmarks/qa_rewordings.py; no moment queries)")
     args = ap.parse_args()
@@ -82,11 +104,18 @@ def main() -> None:
             from qa_rewordings import reworded
 
             qa_set = reworded(qa_set)
-        components = Components(load_settings(data_dir=qa_json.parent.parent / f"data-{split}"))
+        note = lambda m: console.print(m, highlight=False)  # noqa: E731
         started = time.perf_counter()
+        if args.heard_as_script:
+            components = Components(load_settings(data_dir=qa_json.parent.parent / f"data-{split}-script",
+                                                  relisten_max_memories=0, relisten_score_options=False))
+        else:
+            components = Components(load_settings(data_dir=qa_json.parent.parent / f"data-{split}"))
         try:
-            report = evaluate_qa(qa_set, components, reingest=args.reingest,
-                                 on_note=lambda m: console.print(m, highlight=False))
+            if args.heard_as_script:
+                report = _evaluate_heard_as_script(qa_json, qa_set, components, args.reingest, note)
+            else:
+                report = evaluate_qa(qa_set, components, reingest=args.reingest, on_note=note)
         finally:
             components.close()
         wall = time.perf_counter() - started
