@@ -274,13 +274,18 @@ def canonical_tokens(text: str) -> list[str]:
 def alternative_keys(token: str) -> list[str]:
     """Other readings of a key, for the evidence side of a match only: Whisper writes "eight
     fifteen" as "815" and "eleven twenty" as "1120", so a three- or four-digit number whose
-    last two digits can be minutes may also be that time."""
+    last two digits can be minutes may also be that time; and a number said in pairs of
+    digits ("three twenty-five", "four oh one") is folded into a clock time, which may also
+    be that number (a room, a platform, a code)."""
     m = re.fullmatch(r"(\d{1,2})(\d{2})", token)
     if m and 1 <= int(m.group(1)) <= 24 and int(m.group(2)) < 60:
         return [time_key(int(m.group(1)), int(m.group(2)))]
     m = re.fullmatch(r"(\d+)\.0{1,2}", token)
     if m:  # "fifty-four dollars" is written "$54.00"
         return [m.group(1)]
+    m = re.fullmatch(r"(\d{1,2}):(\d{2})", token)
+    if m:  # and the other way: "room three twenty-five" (read as 3:25) may be room 325
+        return [m.group(1) + m.group(2)]
     return []
 
 

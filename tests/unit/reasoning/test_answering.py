@@ -178,6 +178,31 @@ def test_an_open_which_stream_question_is_answered_by_the_stream_not_the_model()
     assert draft.answer.startswith("library-cam"), draft
 
 
+@pytest.mark.parametrize("said, number", [
+    ("The night train is in room three twenty-five.", "325"),
+    ("The safety talk is in room four oh one.", "401"),
+    ("Go to room eleven twenty for the meeting.", "1120"),
+])
+def test_a_number_said_in_pairs_of_digits_is_also_that_number(said, number):
+    """Folded into a clock time ("three twenty-five" → 3:25), it may still be a room."""
+    assert number in term_set(said)
+    assert number not in term_set("The night train leaves at 3 for room 25.")
+
+
+def test_a_room_said_in_words_is_the_option_written_in_digits():
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import Answerer
+    from episodic.retrieval.detailed import TextScorer
+
+    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
+    unit = _unit("The night train is in room three twenty-five.")
+    unit.score, unit.cos = 0.7, 0.7
+    scores, _ = answerer.option_scores(_analysis("Which room is the night train in?"), ["418", "325", "116", "124"],
+                                       [unit], None)
+    assert scores[1] > max(scores[0], scores[2], scores[3]) + 0.2, scores
+
+
 def test_an_option_heard_as_its_homophone_is_chosen_over_options_never_heard(monkeypatch):
     """"Priya painted the watering can blue", as Whisper wrote it from an accented voice."""
     from episodic.config import Settings
