@@ -178,6 +178,14 @@ def test_an_open_which_stream_question_is_answered_by_the_stream_not_the_model()
     assert draft.answer.startswith("library-cam"), draft
 
 
+@pytest.mark.parametrize("said", ["See you all at the front desk.", "Hope the soup is ready.",
+                                  "Soon the library will close."])
+def test_a_common_word_that_is_also_a_given_name_starts_a_sentence_as_no_name(said):
+    from episodic.reasoning.short_answer import _name
+
+    assert _name(said, set()) == ""
+
+
 @pytest.mark.parametrize("said, number", [
     ("The night train is in room three twenty-five.", "325"),
     ("The safety talk is in room four oh one.", "401"),
@@ -346,6 +354,10 @@ def _unit(text: str, modality: str = "speech", t: float = 0.0) -> Unit:
     "question, text, modality, expected",
     [
         ("What is the name of the cat?", "This is Milo, our cat.", "speech", "Milo"),
+        # a given name that is also an English word, first in its sentence
+        ("Who is cleaning the library card after lunch?", "Grace will clean the library card after lunch.",
+         "speech", "Grace"),
+        ("Who took the keys?", "Mark took the keys to the van.", "speech", "Mark"),
         ("Who greeted the guests?", "The guests were greeted by Anna Berg at the door.", "speech", "Anna Berg"),
         ("What did Tom put in the blue bowl?", "Tom put three green apples in the blue bowl.", "speech", "three green apples"),
         ("When does the train to London leave?", "The train to London leaves at 20 past 11.", "speech", "20 past 11"),
