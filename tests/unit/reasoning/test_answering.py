@@ -211,6 +211,26 @@ def test_a_room_said_in_words_is_the_option_written_in_digits():
     assert scores[1] > max(scores[0], scores[2], scores[3]) + 0.2, scores
 
 
+@pytest.mark.parametrize("question, key", [
+    ("Where did Omar put the watering can?", 0.0),  # Omar is named, but in another memory
+    ("Where did Maria put the watering can?", 1.0),
+    ("Where was the watering can put?", 1.0),
+])
+def test_a_name_the_question_asks_about_must_be_where_the_answer_comes_from(question, key):
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import Answerer
+    from episodic.retrieval.detailed import TextScorer
+
+    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
+    said = Unit("garden-cam", "garden-cam@30", 33.0, 36.0, "speech", "Maria put the watering can by the compost heap.")
+    other = Unit("garden-cam", "garden-cam@0", 1.0, 3.0, "speech", "Omar painted the wheelbarrow yellow.")
+    for u in (said, other):
+        u.score, u.cos = 0.8, 0.8
+    _, support, caps = answerer.assess(_analysis(question), said.text, [said], extractive=True, pool=[said, other])
+    assert support is said and caps["key_terms"] == key, caps
+
+
 def test_an_option_heard_as_its_homophone_is_chosen_over_options_never_heard(monkeypatch):
     """"Priya painted the watering can blue", as Whisper wrote it from an accented voice."""
     from episodic.config import Settings
