@@ -46,7 +46,7 @@ def word_error_rate(heard: str, said: str) -> float:
 
 
 def versions(folder: Path, split: str):
-    """(stream, span, ingest version, re-hearing version, what was said) for every re-hearing
+    """(ingest's version, the re-hearing's version, what was said) for every re-hearing
     whose words differ from ingest's, in the set under ``folder``."""
     script = json.loads((folder / split / "script.json").read_text(encoding="utf-8"))
     said = {r["stream_id"]: [(b["speech_t"][0], b["speech_t"][1], b["said"]) for b in r["beats"]
@@ -64,7 +64,7 @@ def versions(folder: Path, split: str):
                 old, new = ingest.get("text") or "", v.get("text") or ""
                 if truth and new.strip() and _words(old) != _words(new) and v.get("score") is not None \
                         and ingest.get("score") is not None:
-                    yield m.stream_id, (t0, t1), ingest, v, truth
+                    yield ingest, v, truth
     finally:
         components.close()
 
@@ -82,7 +82,7 @@ def main() -> None:
     table: Counter[tuple[str, str, str]] = Counter()
     for seed in args.seeds:
         folder = args.root / f"v1-s{seed}-n{args.streams}-m{args.minutes:g}"
-        for sid, span, ingest, v, truth in versions(folder, args.split):
+        for ingest, v, truth in versions(folder, args.split):
             old, new = ingest["text"], v["text"]
             gap = v["score"] - ingest["score"]
             diff = word_error_rate(new, truth) - word_error_rate(old, truth)
