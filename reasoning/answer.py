@@ -63,6 +63,7 @@ from episodic.reasoning.evidence_fit import (
     _ramp,
     homophone_stems,
     key_coverage,
+    key_coverage_at,
     modality_fit,
     name_maybe_misheard,
     object_coverage,
@@ -282,24 +283,13 @@ class Answerer:
             "coverage": round(coverage, 3),
             "grounding": round(grounding, 3),
             "kind": kind,
-            "key_terms": self._names_where(analysis, support, list(pool) or list(units)),
+            "key_terms": key_coverage_at(analysis, support, list(pool) or list(units)),
             "objects": object_coverage(analysis, support, list(pool) or list(units)),
             "modality": modality_fit(analysis, support),
         }
         if caps["key_terms"] == KEY_NAME_MISSING and caps["objects"] >= 1.0 and name_maybe_misheard(analysis, support):
             caps["key_terms"] = KEY_NAME_MISHEARD
         return min(caps.values()), support, caps
-
-    @staticmethod
-    def _names_where(analysis: QueryAnalysis, support: Unit, pool: Sequence[Unit]) -> float:
-        """:func:`key_coverage` of the evidence, except that a name the question asks about
-        must be where the answer comes from (the supporting unit, its memory, its cue): "Where
-        did Omar put the watering can?" is not answered from "Maria put the watering can by the
-        compost heap." because Omar is named in another memory. A name missing there may still
-        be misheard there (see :func:`name_maybe_misheard`)."""
-        anywhere = key_coverage(analysis, pool)
-        here = key_coverage(analysis, [support])
-        return KEY_NAME_MISSING if here == KEY_NAME_MISSING else anywhere
 
     def _extract(
         self, analysis: QueryAnalysis, units: Sequence[Unit]

@@ -74,6 +74,16 @@ def key_coverage(analysis: QueryAnalysis, units: Sequence[Unit]) -> float:
     return KEY_NAME_MISSING if any(w[:1].isupper() for w in missing) else KEY_RARE_MISSING
 
 
+def key_coverage_at(analysis: QueryAnalysis, support: Unit, pool: Sequence[Unit]) -> float:
+    """:func:`key_coverage` of the whole ``pool``, except that a name the question asks about
+    must be where the answer comes from (``support``, its memory, its cue): "Where did Omar put
+    the watering can?" is not answered from "Maria put the watering can by the compost heap."
+    because Omar is named in another memory. A name missing there may still be misheard there
+    (see :func:`name_maybe_misheard`)."""
+    here = key_coverage(analysis, [support])
+    return KEY_NAME_MISSING if here == KEY_NAME_MISSING else key_coverage(analysis, pool)
+
+
 def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
     """Whether a name the question asks about may be in ``unit`` misheard: a sentence of
     speech (or a summary quoting one) with no name of its own, or only one that sounds
