@@ -22,8 +22,10 @@ for "talks for": −0.98 against −0.79; an unspoken word costs far more).
 A new transcript that adds none of the question's words (nor hears speech where there was
 none) is never taken, however it scores: the scorer hears the clip alone and favours its own
 hearing over ingest's, made after the speech before it, so such a win is no evidence of
-hearing better (on the dev QA sets, scored against the script, these were worse than the
-stored words 34 times and better 9).
+hearing better (on the four dev QA sets, scored against the script with
+``benchmarks/relisten_versions.py``, those that won on the scorer were worse than the stored
+words 36 times and better 10; those that also added the question's words were better 17 times
+and worse 5).
 
 What is kept: the winning pieces replace the old ones in this request's evidence units (the
 answerer reads the new words). Only a transcript that wins on the audio alone (by
@@ -484,17 +486,13 @@ class Relistener:
             and old_score is not None
             and within_hint(old_score, new_score, added, s.relisten_hint_tolerance)
         )
-        # A re-hearing is taken only when it adds words the question asked for (or hears speech
-        # where there was none): the scorer hears the clip alone and favours that hearing over
-        # ingest's, made after the speech before it, so winning on the audio without the
-        # question's words is no evidence of hearing better. On the dev QA sets, scored against
-        # the script, such re-hearings were worse than the stored words 34 times, better 9
-        # ("Let's see if there are homesmen in the room for Lord One." outscored "The safety
-        # announcement in the room for all one."); those adding the question's words were
-        # better 18 times, worse 2. Only one the audio also carries better (by
-        # relisten_min_gain) is kept in the store, so what the memory holds never depends on
-        # which questions were asked before; a hinted one serves this question (and the same
-        # question again, from its recorded version) but does not replace the stored words.
+        # Taken only when it adds words the question asked for (or hears speech where there was
+        # none): winning on the scorer alone is no evidence of hearing better (see the module
+        # doc; "Let's see if there are homesmen in the room for Lord One." outscored "The safety
+        # announcement in the room for all one."). Only one the audio also carries better is
+        # kept in the store, so what the memory holds never depends on which questions were
+        # asked before; a hinted one serves this question (and the same question again, from
+        # its recorded version) but does not replace the stored words.
         useful = bool(added) or not old_text.strip()
         adopted = ((clearly_better and useful) or hinted) and not _same_words(old_text, new_text)
         kept = adopted and clearly_better
