@@ -26,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from qa_runs import add_set_arguments, set_folders  # noqa: E402
+
 from episodic.components import Components  # noqa: E402
 from episodic.config import load_settings  # noqa: E402
 from episodic.core.query import AskRequest, Scope  # noqa: E402
@@ -80,17 +82,12 @@ def near_misses(folder: Path, split: str) -> list[tuple[object, str, str]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--root", type=Path, default=Path("/tmp/episodic-bench-qa"))
-    ap.add_argument("--split", default="dev")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[4])
-    ap.add_argument("--streams", type=int, default=3)
-    ap.add_argument("--minutes", type=float, default=2.5)
+    add_set_arguments(ap)
     ap.add_argument("--heard-as-script", action="store_true", help="ask the store bench_qa.py --heard-as-script made")
     ap.add_argument("--list", action="store_true", help="print every question and answer")
     args = ap.parse_args()
     right = refused = refused_originals = n = 0
-    for seed in args.seeds:
-        folder = args.root / f"v1-s{seed}-n{args.streams}-m{args.minutes:g}"
+    for folder in set_folders(args):
         store = folder / (f"data-{args.split}-script" if args.heard_as_script else f"data-{args.split}")
         overrides = {"relisten_max_memories": 0, "relisten_score_options": False} if args.heard_as_script else {}
         components = Components(load_settings(data_dir=store, **overrides))

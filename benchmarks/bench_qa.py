@@ -39,6 +39,7 @@ from episodic.qa_generator import build_qa_set  # noqa: E402
 from episodic.qa_set import load_qa_set  # noqa: E402
 
 VERSION = 1  # bump when the generator changes what it writes
+DEFAULT_ROOT = Path("/tmp/episodic-bench-qa")
 
 
 def _commit() -> str:
@@ -82,7 +83,7 @@ def _evaluate_heard_as_script(qa_json: Path, qa_set, components, reingest: bool,
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", choices=("heldout", "dev", "both"), default="heldout")
-    ap.add_argument("--root", type=Path, default=Path("/tmp/episodic-bench-qa"))
+    ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--streams", type=int, default=3)
     ap.add_argument("--minutes", type=float, default=2.5)

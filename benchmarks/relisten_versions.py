@@ -23,6 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from qa_runs import add_set_arguments, set_folders  # noqa: E402
+
 from episodic.components import Components  # noqa: E402
 from episodic.config import load_settings  # noqa: E402
 from episodic.retrieval.listen_targets import _words_added  # noqa: E402
@@ -71,17 +73,12 @@ def versions(folder: Path, split: str):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--root", type=Path, default=Path("/tmp/episodic-bench-qa"))
-    ap.add_argument("--split", default="dev")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[4])
-    ap.add_argument("--streams", type=int, default=3)
-    ap.add_argument("--minutes", type=float, default=2.5)
+    add_set_arguments(ap)
     ap.add_argument("--list", action="store_true", help="print every re-hearing beside ingest's words and the script's")
     args = ap.parse_args()
     min_gain = load_settings().retrieval.relisten_min_gain
     table: Counter[tuple[str, str, str]] = Counter()
-    for seed in args.seeds:
-        folder = args.root / f"v1-s{seed}-n{args.streams}-m{args.minutes:g}"
+    for folder in set_folders(args):
         for ingest, v, truth in versions(folder, args.split):
             old, new = ingest["text"], v["text"]
             gap = v["score"] - ingest["score"]
