@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_qa import SCRIPT_OVERRIDES, SCRIPT_STORE_SUFFIX  # noqa: E402
 from qa_runs import add_set_arguments, set_folders  # noqa: E402
 
 from episodic.components import Components  # noqa: E402
@@ -88,9 +89,8 @@ def main() -> None:
     args = ap.parse_args()
     right = refused = refused_originals = n = 0
     for folder in set_folders(args):
-        store = folder / (f"data-{args.split}-script" if args.heard_as_script else f"data-{args.split}")
-        overrides = {"relisten_max_memories": 0, "relisten_score_options": False} if args.heard_as_script else {}
-        components = Components(load_settings(data_dir=store, **overrides))
+        store = folder / f"data-{args.split}{SCRIPT_STORE_SUFFIX if args.heard_as_script else ''}"
+        components = Components(load_settings(data_dir=store, **(SCRIPT_OVERRIDES if args.heard_as_script else {})))
         qa = MemoryQA(components, warm_after_request=False)
         try:
             for item, question, name in near_misses(folder, args.split):

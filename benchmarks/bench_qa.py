@@ -25,6 +25,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,12 +35,16 @@ from rich.console import Console  # noqa: E402
 
 from episodic.config import load_settings  # noqa: E402
 from episodic.pipeline import Components  # noqa: E402
-from episodic.qa_evaluation import evaluate_qa, ingest_recordings, report_tables  # noqa: E402
+from episodic.qa_evaluation import QAReport, evaluate_qa, ingest_recordings, report_tables  # noqa: E402
 from episodic.qa_generator import build_qa_set  # noqa: E402
-from episodic.qa_set import load_qa_set  # noqa: E402
+from episodic.qa_set import QASet, load_qa_set  # noqa: E402
 
 VERSION = 1  # bump when the generator changes what it writes
 DEFAULT_ROOT = Path("/tmp/episodic-bench-qa")
+# --heard-as-script: its own store beside data-<split>, and nothing heard again at question
+# time (re-listening would replace the given words with Whisper's)
+SCRIPT_STORE_SUFFIX = "-script"
+SCRIPT_OVERRIDES = {"relisten_max_memories": 0, "relisten_score_options": False}
 
 
 def _commit() -> str:
@@ -65,7 +70,8 @@ def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, 
     return qa_json
 
 
-def _evaluate_heard_as_script(qa_json: Path, qa_set, components, reingest: bool, note):
+def _evaluate_heard_as_script(qa_json: Path, qa_set: QASet, components: Components, reingest: bool,
+                              note: Callable[[str], None]) -> QAReport:
     """Ingest each recording hearing its script (see script_hearing.py), then ask as usual."""
     from script_hearing import ScriptHearing
 
@@ -105,13 +111,12 @@ def main() -> None:
             from qa_rewordings import reworded
 
             qa_set = reworded(qa_set)
-        note = lambda m: console.print(m, highlight=False)  # noqa: E731
+        def note(message: str) -> None:
+            console.print(message, highlight=False)
+
         started = time.perf_counter()
-        if args.heard_as_script:
-            components = Components(load_settings(data_dir=qa_json.parent.parent / f"data-{split}-script",
-                                                  relisten_max_memories=0, relisten_score_options=False))
-        else:
-            components = Components(load_settings(data_dir=qa_json.parent.parent / f"data-{split}"))
+        store = qa_json.parent.parent / f"data-{split}{SCRIPT_STORE_SUFFIX if args.heard_as_script else ''}"
+        components = Components(load_settings(data_dir=store, **(SCRIPT_OVERRIDES if args.heard_as_script else {})))
         try:
             if args.heard_as_script:
                 report = _evaluate_heard_as_script(qa_json, qa_set, components, args.reingest, note)
