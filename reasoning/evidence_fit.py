@@ -81,7 +81,9 @@ def key_coverage_at(analysis: QueryAnalysis, support: Unit, pool: Sequence[Unit]
     because Omar is named in another memory. A name missing there may still be misheard there
     (see :func:`name_maybe_misheard`)."""
     here = key_coverage(analysis, [support])
-    return KEY_NAME_MISSING if here == KEY_NAME_MISSING else key_coverage(analysis, pool)
+    if here in (1.0, KEY_NAME_MISSING):  # all found there (so in the pool), or a name missing there
+        return here
+    return key_coverage(analysis, pool)
 
 
 def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:

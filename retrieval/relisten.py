@@ -28,10 +28,9 @@ words 36 times and better 10; those that also added the question's words were be
 and worse 5).
 
 What is kept: the winning pieces replace the old ones in this request's evidence units (the
-answerer reads the new words). Only a transcript that wins on the audio alone (by
-``relisten_min_gain``) *and* adds words the question asked for (or hears speech where there
-was none) also replaces the stored memory's (transcript, its "speech" E_i vectors, v_i, and a
-composed ThetaEvent summary): stored transcripts thus only gain score, and what the memory
+answerer reads the new words). Only one taken that also wins on the audio alone (by
+``relisten_min_gain``, not merely within the tolerance) replaces the stored memory's
+(transcript, its "speech" E_i vectors, v_i, and a composed ThetaEvent summary): stored transcripts thus only gain score, and what the memory
 holds does not depend on which questions were asked first (a hinted one, taken within the
 tolerance, once let the last question's words overwrite the previous question's; re-hearings
 prompted by unrelated questions had replaced half-right sentences with garbles).
