@@ -25,7 +25,11 @@ should be refused (nothing offered, or only at confidence < 0.3).
 Report on ``--split heldout``; tune on ``--split dev`` only.
 
     .venv/bin/python benchmarks/bench_recall.py [--split heldout|dev|both] [--root DIR]
-        [--seed 0] [--streams 8] [--seconds 60] [--facets | --baseline-only] [--reingest] [--json]
+        [--seed 0] [--streams 8] [--seconds 60] [--series] [--facets | --baseline-only] [--reingest] [--json]
+
+``--series`` builds the harder set: each pair of twins is two episodes of one show (the same
+opening and closing lines, title slide and impressions), so a global impression fits both and
+only the temporal and auditory clues tell them apart (:func:`episodic.recall_generator.as_series`).
 """
 
 from __future__ import annotations
@@ -62,14 +66,16 @@ SLACK_S = 2.0  # a recalled t this close to the true interval counts as localise
 METHODS = ("baseline", "recall")
 
 
-def ensure_set(root: Path, split: str, seed: int, streams: int, seconds: float, console: Console) -> Path:
+def ensure_set(root: Path, split: str, seed: int, streams: int, seconds: float, console: Console,
+               series: bool = False) -> Path:
     """The split's recall.json, generated unless a set with the same parameters is there."""
-    folder = root / f"v{VERSION}-s{seed}-n{streams}-t{seconds:g}" / split
+    folder = root / f"v{VERSION}-s{seed}-n{streams}-t{seconds:g}{'-series' if series else ''}" / split
     path = folder / "recall.json"
     if path.is_file():
         return path
     started = time.perf_counter()
-    build_recall_set(folder, split, seed, streams, seconds, on_note=lambda m: console.print(m, highlight=False))
+    build_recall_set(folder, split, seed, streams, seconds, on_note=lambda m: console.print(m, highlight=False),
+                     series=series)
     console.print(f"built {path} in {time.perf_counter() - started:.0f} s", highlight=False)
     return path
 
@@ -257,6 +263,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--streams", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--series", action="store_true",
+                    help="the harder set: twins are two episodes of one show (same opening, closing and "
+                         "impressions), so only what came before/after the shared moment and what was heard "
+                         "tell them apart")
     ap.add_argument("--facets", action="store_true", help="give the recall service the explicit facets, not the free text")
     ap.add_argument("--baseline-only", action="store_true", help="run plain Search only, not the recall service")
     ap.add_argument("--reingest", action="store_true", help="ingest again even when the store holds the recordings")
@@ -266,7 +276,7 @@ def main() -> None:
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
     out: dict[str, Any] = {"commit": _commit()}
     for split in splits:
-        path = ensure_set(args.root, split, args.seed, args.streams, args.seconds, console)
+        path = ensure_set(args.root, split, args.seed, args.streams, args.seconds, console, args.series)
         rs = load_recall_set(path)
         components = Components(load_settings(data_dir=path.parent.parent / f"data-{split}"))
         started = time.perf_counter()

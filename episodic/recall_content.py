@@ -47,6 +47,12 @@ class RecallTheme:
     said_clue: tuple[int, str]  # (index into parts, a phrase that part says)
     sound: str  # music | engine | applause, a stretch without speech
     sound_at: str  # start | middle | end
+    series: str = ""  # the theme whose opening, closing and impressions this one shares ("" = its own)
+
+    @property
+    def frame_key(self) -> str:
+        """Whose opening and closing lines these are: the same words are the same part."""
+        return self.series or self.key
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +109,8 @@ def _layout(theme: RecallTheme, shared: tuple[str, Part] | None, early: bool, n:
     body: list[tuple[str, Part | None]] = [(f"{theme.key}/{i}", theme.parts[i]) for i in chosen]
     if shared:
         body = [shared, *body] if early else [*body, shared]
-    seq = [(f"{theme.key}/intro", theme.intro), *body] + ([(f"{theme.key}/outro", theme.outro)] if outro else [])
+    frame = theme.frame_key
+    seq = [(f"{frame}/intro", theme.intro), *body] + ([(f"{frame}/outro", theme.outro)] if outro else [])
     sound = (f"{theme.key}/sound", None)
     at = {"start": 0, "end": len(seq), "middle": len(seq) // 2 + 1}[theme.sound_at]
     seq.insert(at, sound)
@@ -139,9 +140,18 @@ def _beats(plan: StreamPlan, split: str, rng: np.random.Generator, speech_s: Spe
         t += b.duration_s
 
 
+def as_series(tw: Twins) -> Twins:
+    """The twins as two episodes of one show: the second opens and closes with the first's
+    lines and title slide and fits the same impressions, so a global impression no longer
+    tells them apart; only what came before or after the shared moment, and what was heard,
+    do. (Their middles, sounds and remembered phrases stay their own.)"""
+    b = replace(tw.b, impressions=tw.a.impressions, intro=tw.a.intro, outro=tw.a.outro, series=tw.a.key)
+    return Twins(tw.a, b, tw.shared)
+
+
 def _streams(split: str, count: int, seconds: float, rng: np.random.Generator,
-             speech_s: SpeechSeconds) -> list[StreamPlan]:
-    groups = list(THEMES[split])
+             speech_s: SpeechSeconds, series: bool = False) -> list[StreamPlan]:
+    groups = [as_series(g) if series and isinstance(g, Twins) else g for g in THEMES[split]]
     twins = [g for g in groups if isinstance(g, Twins)]
     singles = [g for g in groups if isinstance(g, RecallTheme)]
     rng.shuffle(twins)
@@ -220,8 +230,8 @@ def _sentence_facet(sentence: str) -> str:
 
 
 class _Queries:
-    def __init__(self, split: str, streams: list[StreamPlan], rng: np.random.Generator) -> None:
-        self.split, self.streams, self.rng = split, streams, rng
+    def __init__(self, split: str, streams: list[StreamPlan], rng: np.random.Generator, series: bool = False) -> None:
+        self.split, self.streams, self.rng, self.series = split, streams, rng, series
         self.words = DESCRIBE[split]
         self.by_id = {s.stream_id: s for s in streams}
         self.plans: list[QueryPlan] = []
@@ -254,7 +264,10 @@ class _Queries:
 
     def add(self, s: StreamPlan, task: str) -> None:
         rng = self.rng
-        twin = self.by_id.get(s.twin) if (s.twin and "K" in task and task != "K") else None
+        # the twin is the distractor when a facet besides the key moment can tell them apart:
+        # any of G, T, A for ordinary twins; for episodes of one show (same impressions) T or A
+        separable = ("T" in task or "A" in task) if self.series else task != "K"
+        twin = self.by_id.get(s.twin) if (s.twin and "K" in task and separable) else None
         qp = QueryPlan(RecallQuery(f"{self.split[0]}{len(self.plans) + 1:03d}", task, "", {}, s.stream_id,
                                    split=self.split))
         said_clue = "A" in task and rng.random() < 0.4
@@ -326,8 +339,9 @@ class RecallPlan:
 
 
 def plan_recall_set(split: str = "heldout", seed: int = 0, streams: int = 8, seconds: float = 60.0,
-                    speech_s: SpeechSeconds | None = None) -> RecallPlan:
-    """Scripts and queries of one split, nothing rendered: every stream asked every task type."""
+                    speech_s: SpeechSeconds | None = None, series: bool = False) -> RecallPlan:
+    """Scripts and queries of one split, nothing rendered: every stream asked every task type.
+    ``series``: twins are episodes of one show (:func:`as_series`), the harder set."""
     if split not in THEMES:
         raise ValueError(f"split must be dev or heldout, not {split!r}")
     available = sum(2 if isinstance(g, Twins) else 1 for g in THEMES[split])
@@ -336,8 +350,8 @@ def plan_recall_set(split: str = "heldout", seed: int = 0, streams: int = 8, sec
     if seconds < 30:
         raise ValueError("seconds must be at least 30 (five scenes of 7–10 s)")
     rng = np.random.default_rng(seed + SPLIT_SEED[split])
-    plans = _streams(split, streams, seconds, rng, speech_s or espeak_seconds)
-    queries = _Queries(split, plans, rng)
+    plans = _streams(split, streams, seconds, rng, speech_s or espeak_seconds, series)
+    queries = _Queries(split, plans, rng, series)
     for s in plans:
         for task in TASKS:
             queries.add(s, task)
@@ -345,7 +359,8 @@ def plan_recall_set(split: str = "heldout", seed: int = 0, streams: int = 8, sec
 
 
 def _script_doc(s: StreamPlan) -> dict[str, Any]:
-    return {"stream_id": s.stream_id, "theme": s.theme.key, "twin": s.twin, "duration_s": s.duration_s,
+    return {"stream_id": s.stream_id, "theme": s.theme.key, "series": s.theme.series, "twin": s.twin,
+            "duration_s": s.duration_s,
             "noise": list(s.noise),
             "scenes": [{"part": sc.part_id, "t_start": sc.beat.t_start, "duration_s": sc.beat.duration_s,
                         "visual": sc.beat.visual, "text": sc.beat.sign,
@@ -356,10 +371,11 @@ def _script_doc(s: StreamPlan) -> dict[str, Any]:
 
 
 def build_recall_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, streams: int = 8,
-                     seconds: float = 60.0, on_note: Callable[[str], None] | None = None) -> Path:
+                     seconds: float = 60.0, on_note: Callable[[str], None] | None = None,
+                     series: bool = False) -> Path:
     """Plan, render and label one split under ``out_dir``; returns the ``recall.json`` path."""
     out_dir = Path(out_dir)
-    plan = plan_recall_set(split, seed, streams, seconds)
+    plan = plan_recall_set(split, seed, streams, seconds, series=series)
     for i, s in enumerate(plan.streams):
         if on_note is not None:
             on_note(f"rendering {split}/{s.stream_id}.mp4 ({s.duration_s:.0f} s, {s.theme.key})")
@@ -369,7 +385,8 @@ def build_recall_set(out_dir: str | Path, split: str = "heldout", seed: int = 0,
         from episodic.qa_render import render_stream  # PyAV and Pillow only when rendering
 
         render_stream(script, out_dir / script.path, split, (seed + SPLIT_SEED[split]) * 10 + i)
-    name = f"generated {split} recall (seed {seed}, {streams} streams × {seconds:g} s)"
+    kind = "episodes of one show as twins, " if series else ""
+    name = f"generated {split} recall ({kind}seed {seed}, {streams} streams × {seconds:g} s)"
     path = plan.to_set(out_dir, name).save(out_dir / "recall.json")
     (out_dir / "script.json").write_text(json.dumps([_script_doc(s) for s in plan.streams], indent=1) + "\n",
                                          encoding="utf-8")

@@ -108,11 +108,46 @@ def test_streams_scenes_and_every_task_type(plans: dict[str, RecallPlan], split:
     assert sum(1 for s in plan.streams if s.twin) >= 6  # several deliberately similar streams
 
 
+@pytest.fixture(scope="module")
+def series_plans() -> dict[str, RecallPlan]:
+    return {s: plan_recall_set(s, seed=0, streams=8, seconds=45.0, speech_s=estimated_seconds, series=True)
+            for s in SPLITS}
+
+
 @pytest.mark.parametrize("split", SPLITS)
 def test_queries_are_true_of_their_stream_and_distractors_are_near_misses(
-    plans: dict[str, RecallPlan], split: str
+    plans: dict[str, RecallPlan], series_plans: dict[str, RecallPlan], split: str
 ) -> None:
-    plan = plans[split]
+    _check_truth(plans[split])
+    _check_truth(series_plans[split])
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_series_twins_are_episodes_of_one_show_told_apart_only_by_time_and_sound(
+    series_plans: dict[str, RecallPlan], split: str
+) -> None:
+    plan = series_plans[split]
+    by_id = {s.stream_id: s for s in plan.streams}
+    pairs = [(s, by_id[s.twin]) for s in plan.streams if s.twin]
+    assert len(pairs) >= 6
+    for s, twin in pairs:  # the same opening and closing words, slide and impressions
+        assert s.theme.impressions == twin.theme.impressions
+        assert s.theme.intro == twin.theme.intro and s.theme.frame_key == twin.theme.frame_key
+        assert s.index(f"{s.theme.frame_key}/intro") is not None and twin.index(f"{s.theme.frame_key}/intro") is not None
+        assert s.theme.parts != twin.theme.parts  # … different middles
+    twin_queries = [qp for qp in plan.queries if qp.query.distractor]
+    assert twin_queries and all("T" in qp.query.task or "A" in qp.query.task for qp in twin_queries)
+    for qp in twin_queries:
+        other = holds(by_id[qp.query.distractor], qp)  # type: ignore[index]
+        assert other.get("global", True) and other["key_moment"]  # the impression fits the twin too
+        assert not (other.get("temporal", True) and other.get("audio", True))
+    assert not any(qp.query.distractor for qp in plan.queries if qp.query.task == "GK")
+    # the ordinary set is unchanged by the option: its twins have topics of their own
+    ordinary = plan_recall_set(split, seed=0, streams=8, seconds=45.0, speech_s=estimated_seconds)
+    assert all(s.theme.series == "" for s in ordinary.streams)
+
+
+def _check_truth(plan: RecallPlan) -> None:
     by_id = {s.stream_id: s for s in plan.streams}
     rs = plan.to_set(Path("."))
     assert parse_recall_set(rs.to_dict(), Path(".")).queries == rs.queries  # what it writes loads
