@@ -422,8 +422,10 @@ def _requests(description: str) -> tuple[list[str], str]:
 
 
 # "a busy market with a sign about tomatoes somewhere in it": the impression holds a moment
+# (also a clause: "a science video with what Saturn's rings are made of somewhere in it")
 _WITH_MOMENT = _rx(
-    r"^(?P<whole>.+?)\s+with\s+(?P<moment>(?:a|an|the|some|someone|somebody|people|two|three)\b.+?)",
+    r"^(?P<whole>.+?)\s+with\s+(?P<moment>(?:a|an|the|some|someone|somebody|people|two|three"
+    r"|what|where|how|who|when|why)\b.+?)",
     r"(?:\s+(?:somewhere\s+in\s+(?:it|there)|at\s+some\s+point|in\s+it))?$",
 )
 

@@ -309,6 +309,11 @@ def test_an_impression_that_carries_a_moment_is_split() -> None:
     assert {"sign", "tomatoes"} <= set(parsed.facets["key_moment"].keywords)
     vlog = parse_description(RecallRequest(description="a cheerful cooking vlog with music"))
     assert list(vlog.facets) == ["global"]
+    clause = parse_description(RecallRequest(  # the moment may be a clause, not a noun phrase
+        description="It was a curious visit to a science museum with what the rings of Saturn "
+                    "are made of somewhere in it."))
+    assert "rings" not in clause.facets["global"].keywords
+    assert {"rings", "saturn"} <= set(clause.facets["key_moment"].keywords)
 
 
 def test_where_a_moment_came_is_a_position_not_a_clue() -> None:
