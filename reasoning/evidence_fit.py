@@ -21,8 +21,8 @@ from episodic.retrieval.query_analysis import (
 from episodic.retrieval.text_match import (
     homophone_hits,
     loosely_alike,
+    may_be_name_at_start,
     name_words,
-    not_everyday,
     sounds_alike,
     teen_ty_twin,
 )
@@ -110,7 +110,8 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
                 continue
             if any(loosely_alike(word, name) for name in asked_names):
                 continue  # "Felix" heard as "Philip's": the asked name, misheard
-            if i > 0 or not_everyday(word):  # "Daniel put …", not "And put …"
+            # "Daniel put …", "Grace put …" (a given name rarer than everyday words), not "And put …"
+            if i > 0 or may_be_name_at_start(word):
                 return False
     return True
 

@@ -26,22 +26,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from episodic.retrieval.detailed import Unit
-from episodic.retrieval.given_names import is_given_name
 from episodic.retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnalysis, stem, term_set
 from episodic.retrieval.text_match import (
     canonical_tokens,
+    may_be_name_at_start,
     name_like,
     name_words,
-    not_everyday,
     sounds_alike,
-    word_rank,
     words_and_pairs,
 )
 
 MAX_WORDS = 8
-# a given name that is also an English word starts a sentence as a name only when the word is
-# rarer than this frequency rank ("Grace" 2803, "Mark" 1648 are; "Hope" 277, "See" 58 are not)
-NAME_START_MIN_RANK = 1000
 # a span guessed rather than read (the words the question lacks; a colour a misheard word
 # sounds like) counts less than one of the asked kind written in the evidence
 GUESSED_SPAN_QUALITY = 0.8
@@ -101,18 +96,6 @@ def _novel_run(text: str, asked: set[str]) -> str:
     return " ".join(best[:MAX_WORDS])
 
 
-def _rare_start(word: str) -> bool:
-    """A sentence's first word that may be a name: alphabetic, and not among the everyday
-    English words (a capital there says nothing), or a given name that is no very common word
-    ("Grace will clean the library card", "Mark took the keys"; never "See", "Hope", "Soon")."""
-    if not (word.isalpha() and len(word) >= 3):
-        return False
-    if not_everyday(word):
-        return True
-    rank = word_rank(word)
-    return is_given_name(word) and (rank is None or rank > NAME_START_MIN_RANK)
-
-
 def _name(text: str, asked: set[str]) -> str:
     m = _INTRO.search(text)
     if m and stem(m.group(1).split()[0].lower()) not in asked:
@@ -125,7 +108,7 @@ def _name(text: str, asked: set[str]) -> str:
             # English counts ("Tom will clean…", never "Look, …"); a word in capitals is
             # writing read on screen ("OPEN UNTIL 10 PM"), not a name
             capital = (bool(w) and w[:1].isupper() and not (len(w) > 1 and w.isupper())
-                       and w.lower() not in STOPWORDS and (i > 0 or _rare_start(w)))
+                       and w.lower() not in STOPWORDS and (i > 0 or may_be_name_at_start(w)))
             if capital and stem(w.lower()) not in asked and w != "I":
                 run.append(w)
             elif run:

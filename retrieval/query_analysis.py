@@ -31,13 +31,16 @@ import numpy as np
 
 from episodic.core.interfaces import TextEmbedder
 from episodic.core.query import QueryType
+from episodic.retrieval.given_names import is_given_name
 from episodic.retrieval.question_shape import QuestionShape, question_shape
 from episodic.retrieval.text_match import (
+    NAME_START_MIN_RANK,
     alternative_keys,
     canonical_tokens,
     name_like,
     name_words,
     spoken_zero_keys,
+    word_rank,
 )
 
 # -- lexical toolkit -------------------------------------------------------------------------
@@ -381,9 +384,10 @@ class QueryAnalysis:
 
     @property
     def names_someone(self) -> bool:
-        """The question names a person or place (a capitalised word after its first). Names
-        of three letters ("Tom", "Mia", "Ali") count here though they are too short for
-        ``key_terms`` (matched tolerantly, "Tom" would be found in "ton" and "tome")."""
+        """The question names a person or place (a capitalised word after its first). Every
+        name of three letters counts here; only known given names ("Tom", "Mia") are also
+        ``key_terms`` (see :func:`short_given_name`), as a short word cannot be matched
+        tolerantly ("Tom" would be found in "ton" and "tome")."""
         return any(word[:1].isupper() for word in self.key_terms.values()) or any(
             capital and i > 0 and len(word) == SHORT_NAME_CHARS and word not in STOPWORDS
             for i, (word, capital) in enumerate(name_words(self.question))
@@ -399,9 +403,19 @@ def key_terms_of(text: str, terms: Sequence[str]) -> dict[str, str]:
     for i, (word, capital) in enumerate(name_words(text)):
         s = stem(word)
         named = capital and i > 0
-        if s in wanted and s not in out and name_like(word, named):
+        if s in wanted and s not in out and (name_like(word, named) or (named and short_given_name(word))):
             out[s] = word.capitalize() if named else word
     return out
+
+
+def short_given_name(word: str) -> bool:
+    """A three-letter given name ("Tom", "Mia", "Ali"): too short to match tolerantly, so it
+    is a key term matched exactly ("Where did Tom put the lamp?" is not answered from "Sofia
+    put the lamp …"). Not one that is also an everyday word ("See", "Son", "Sun")."""
+    if len(word) != SHORT_NAME_CHARS or not word.isalpha() or word.lower() in STOPWORDS:
+        return False
+    rank = word_rank(word)
+    return is_given_name(word) and (rank is None or rank > NAME_START_MIN_RANK)
 
 
 # Words a question uses to say what kind of fact it wants, not what the fact is about: a

@@ -34,6 +34,8 @@ from functools import lru_cache
 
 import jellyfish
 
+from episodic.retrieval.given_names import is_given_name
+
 _WORD = re.compile(r"\d+(?:st|nd|rd|th)\b|[A-Za-z]+(?:['’][A-Za-z]+)*|\d+(?:[.,:]\d+)*", re.I)
 
 UNITS = {
@@ -363,6 +365,23 @@ def not_everyday(word: str) -> bool:
     ``EVERYDAY_RANK`` most frequent English words ("Tom", "Priya"; not "Look", "Please")."""
     rank = word_rank(word)
     return rank is None or rank > EVERYDAY_RANK
+
+
+# a given name that is also an English word starts a sentence as a name only when the word is
+# rarer than this frequency rank ("Grace" 2803, "Mark" 1648 are; "Hope" 277, "See" 58 are not)
+NAME_START_MIN_RANK = 1000
+
+
+def may_be_name_at_start(word: str) -> bool:
+    """A sentence's first word that may be a name: alphabetic, and not among the everyday
+    English words (a capital there says nothing), or a given name that is no very common word
+    ("Grace will clean the library card", "Mark took the keys"; never "See", "Hope", "Soon")."""
+    if not (word.isalpha() and len(word) >= 3):
+        return False
+    if not_everyday(word):
+        return True
+    rank = word_rank(word)
+    return is_given_name(word) and (rank is None or rank > NAME_START_MIN_RANK)
 
 
 def is_common(word: str) -> bool:
