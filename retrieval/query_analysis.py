@@ -31,16 +31,14 @@ import numpy as np
 
 from episodic.core.interfaces import TextEmbedder
 from episodic.core.query import QueryType
-from episodic.retrieval.given_names import is_given_name
 from episodic.retrieval.question_shape import QuestionShape, question_shape
 from episodic.retrieval.text_match import (
-    NAME_START_MIN_RANK,
     alternative_keys,
     canonical_tokens,
     name_like,
     name_words,
     spoken_zero_keys,
-    word_rank,
+    uncommon_given_name,
 )
 
 # -- lexical toolkit -------------------------------------------------------------------------
@@ -412,10 +410,8 @@ def short_given_name(word: str) -> bool:
     """A three-letter given name ("Tom", "Mia", "Ali"): too short to match tolerantly, so it
     is a key term matched exactly ("Where did Tom put the lamp?" is not answered from "Sofia
     put the lamp …"). Not one that is also an everyday word ("See", "Son", "Sun")."""
-    if len(word) != SHORT_NAME_CHARS or not word.isalpha() or word.lower() in STOPWORDS:
-        return False
-    rank = word_rank(word)
-    return is_given_name(word) and (rank is None or rank > NAME_START_MIN_RANK)
+    return (len(word) == SHORT_NAME_CHARS and word.isalpha() and word.lower() not in STOPWORDS
+            and uncommon_given_name(word))
 
 
 # Words a question uses to say what kind of fact it wants, not what the fact is about: a

@@ -372,16 +372,20 @@ def not_everyday(word: str) -> bool:
 NAME_START_MIN_RANK = 1000
 
 
+def uncommon_given_name(word: str) -> bool:
+    """A known given name that is no very common English word ("Grace", "Mark", "Tom"; not
+    "See", "Hope", "Son")."""
+    rank = word_rank(word)
+    return is_given_name(word) and (rank is None or rank > NAME_START_MIN_RANK)
+
+
 def may_be_name_at_start(word: str) -> bool:
     """A sentence's first word that may be a name: alphabetic, and not among the everyday
     English words (a capital there says nothing), or a given name that is no very common word
     ("Grace will clean the library card", "Mark took the keys"; never "See", "Hope", "Soon")."""
     if not (word.isalpha() and len(word) >= 3):
         return False
-    if not_everyday(word):
-        return True
-    rank = word_rank(word)
-    return is_given_name(word) and (rank is None or rank > NAME_START_MIN_RANK)
+    return not_everyday(word) or uncommon_given_name(word)
 
 
 def is_common(word: str) -> bool:
