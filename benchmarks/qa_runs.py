@@ -13,7 +13,8 @@ from bench_qa import DEFAULT_ROOT, VERSION
 def add_set_arguments(ap: argparse.ArgumentParser) -> None:
     """The options that name the sets: as ``bench_qa.py`` was run, several seeds at once."""
     ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
-    ap.add_argument("--split", default="dev", help="dev (these scripts read what was said: not for held-out)")
+    ap.add_argument("--split", default="dev",
+                    help="dev (these scripts read what was said: tune on dev; read held-out as totals only)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[4])
     ap.add_argument("--streams", type=int, default=3)
     ap.add_argument("--minutes", type=float, default=2.5)

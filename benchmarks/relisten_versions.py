@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_asr import edit_distance  # noqa: E402
 from qa_runs import add_set_arguments, set_folders  # noqa: E402
 
 from episodic.components import Components  # noqa: E402
@@ -37,14 +38,10 @@ def _words(text: str) -> list[str]:
 
 
 def word_error_rate(heard: str, said: str) -> float:
-    h, r = _words(heard), _words(said)
-    row = list(range(len(h) + 1))
-    for i, rw in enumerate(r, 1):
-        nxt = [i]
-        for j, hw in enumerate(h, 1):
-            nxt.append(min(row[j] + 1, nxt[j - 1] + 1, row[j - 1] + (rw != hw)))
-        row = nxt
-    return row[-1] / max(1, len(r))
+    """Word edits from what was said to what was heard, per word said (plain words, no
+    number spelling: both sides come from the same recogniser or the same script)."""
+    said_words = _words(said)
+    return edit_distance(said_words, _words(heard)) / max(1, len(said_words))
 
 
 def versions(folder: Path, split: str):
