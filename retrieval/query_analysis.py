@@ -384,8 +384,8 @@ class QueryAnalysis:
     def names_someone(self) -> bool:
         """The question names a person or place (a capitalised word after its first). Every
         name of three letters counts here; only known given names ("Tom", "Mia") are also
-        ``key_terms`` (see :func:`short_given_name`), as a short word cannot be matched
-        tolerantly ("Tom" would be found in "ton" and "tome")."""
+        ``key_terms`` (see :func:`short_given_name`): a short word has no sound-alike of its
+        own, so another one would have to be found as written."""
         return any(word[:1].isupper() for word in self.key_terms.values()) or any(
             capital and i > 0 and len(word) == SHORT_NAME_CHARS and word not in STOPWORDS
             for i, (word, capital) in enumerate(name_words(self.question))
@@ -407,9 +407,11 @@ def key_terms_of(text: str, terms: Sequence[str]) -> dict[str, str]:
 
 
 def short_given_name(word: str) -> bool:
-    """A three-letter given name ("Tom", "Mia", "Ali"): too short to match tolerantly, so it
-    is a key term matched exactly ("Where did Tom put the lamp?" is not answered from "Sofia
-    put the lamp …"). Not one that is also an everyday word ("See", "Son", "Sun")."""
+    """A three-letter given name ("Tom", "Mia", "Ali"): a key term although too short for a
+    sound-alike of its own (it is found as written, or inside a misheard phrase with the
+    question's next word: "Tim ordered" for "Tom order"), so "Where did Tom put the lamp?" is
+    not answered from "Sofia put the lamp …". Not one that is also an everyday word ("See",
+    "Son", "Sun")."""
     return (len(word) == SHORT_NAME_CHARS and word.isalpha() and word.lower() not in STOPWORDS
             and uncommon_given_name(word))
 
