@@ -18,7 +18,13 @@ Figures:
 * **latency**: mean and p95 (nearest rank) of Ask and of Search;
 * **calibration**: accuracy by confidence bin (5 equal-width bins) and the expected calibration
   error over the answers given (abstentions are not claims, so they are left out), and the
-  share right among answers given at confidence ≥ 0.75.
+  share right among answers given at confidence ≥ 0.75;
+* **how sure each share is**: a 95 % Wilson interval beside every headline share (a generated
+  set holds a few hundred questions, so 78.6 % of 294 is anywhere from 73.5 % to 82.9 %: a
+  target inside the interval is neither shown met nor shown missed).
+
+Reports of several sets are pooled by :func:`pooled_report` (their questions and moment
+queries together, then the same figures), as ``benchmarks/qa_pool.py`` does for saved runs.
 
 Per-item records (question, answer, confidence, correct, category, …) come out in ``to_dict``
 so a calibrator can be fitted on the dev split later.
@@ -31,7 +37,7 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +296,31 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
+WILSON_Z = 1.959964  # two-sided 95 %
+
+
+def wilson_interval(k: int, n: int, z: float = WILSON_Z) -> tuple[float, float] | None:
+    """The Wilson score interval of a share of ``k`` in ``n`` (None for n = 0). Unlike the
+    normal approximation it stays inside [0, 1] and is fair at shares near 0 or 1 and for
+    small n (18 of 18 right is [0.82, 1.0], not [1.0, 1.0])."""
+    if n <= 0:
+        return None
+    if not 0 <= k <= n:
+        raise ValueError(f"wilson_interval: {k} of {n} is not a share")
+    p = k / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)
+
+
+def _share(k: int, n: int) -> dict[str, Any]:
+    """A share with its count and 95 % interval: ``{"n", "correct", "accuracy", "interval_95"}``."""
+    ci = wilson_interval(k, n)
+    return {"n": n, "correct": k, "accuracy": _rate(k, n), "interval_95": None if ci is None else list(ci)}
+
+
 # -- records and report --------------------------------------------------------------------------
 @dataclass
 class ItemRecord:
@@ -331,8 +362,7 @@ def _by_category(records: Iterable[ItemRecord]) -> dict[str, dict[str, Any]]:
         tally[r.category][0] += int(r.correct)
         tally[r.category][1] += 1
     order = {c: i for i, c in enumerate(CATEGORIES)}
-    return {c: {"n": n, "correct": k, "accuracy": _rate(k, n)}
-            for c, (k, n) in sorted(tally.items(), key=lambda kv: order.get(kv[0], 99))}
+    return {c: _share(k, n) for c, (k, n) in sorted(tally.items(), key=lambda kv: order.get(kv[0], 99))}
 
 
 @dataclass
@@ -363,22 +393,28 @@ class QAReport:
 
         return {
             "items": len(self.items),
-            "multiple_choice": {"n": len(choice), "accuracy": _rate(sum(r.correct for r in choice), len(choice)),
+            "multiple_choice": {**_share(sum(r.correct for r in choice), len(choice)),
                                 "by_category": _by_category(choice)},
-            "free_form": {"n": len(free), "accuracy": _rate(sum(r.correct for r in free), len(free)),
+            "free_form": {**_share(sum(r.correct for r in free), len(free)),
                           "by_category": _by_category(free)},
             "by_category": _by_category(self.items),
             "overall_accuracy": _rate(sum(r.correct for r in self.items), len(self.items)),
             "unanswerable": {"n": len(unanswerable),
-                             "abstention_rate": _rate(sum(r.abstained for r in unanswerable), len(unanswerable))},
+                             "abstained": sum(r.abstained for r in unanswerable),
+                             "abstention_rate": _rate(sum(r.abstained for r in unanswerable), len(unanswerable)),
+                             "interval_95": _interval(sum(r.abstained for r in unanswerable), len(unanswerable))},
             "false_abstention_rate": _rate(sum(r.abstained for r in answerable), len(answerable)),
-            "moments": {"n": len(ranks), "r_at_1": recall_at(ranks, 1), f"r_at_{MOMENT_K}": recall_at(ranks, MOMENT_K)},
+            "moments": {"n": len(ranks), "r_at_1": recall_at(ranks, 1), f"r_at_{MOMENT_K}": recall_at(ranks, MOMENT_K),
+                        f"r_at_{MOMENT_K}_interval_95": _interval(
+                            sum(1 for r in ranks if r is not None and r <= MOMENT_K), len(ranks))},
             "latency": {"ask": lat(ask_lat), "search": lat(search_lat)},
             "calibration": {
                 "answers_given": len(given),
                 "bins": [asdict(b) for b in bins],
                 "ece": ece,
                 f"accuracy_at_confidence_ge_{CONFIDENT}": _rate(sum(r.correct for r in confident), len(confident)),
+                f"accuracy_at_confidence_ge_{CONFIDENT}_interval_95": _interval(
+                    sum(r.correct for r in confident), len(confident)),
                 f"answers_at_confidence_ge_{CONFIDENT}": len(confident),
             },
             "errors": sum(1 for r in self.items if r.error) + sum(1 for m in self.moments if m.error),
@@ -388,6 +424,37 @@ class QAReport:
         return {"name": self.name, "split": self.split, "models": self.models, "ingest": self.ingest,
                 "summary": self.summary(), "items": [asdict(r) for r in self.items],
                 "moments": [asdict(m) for m in self.moments]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QAReport:
+        """A report back from :meth:`to_dict`'s JSON (its summary is computed again). Fields a
+        newer version added are ignored, missing optional ones take their defaults."""
+        def record(kind: type, row: dict[str, Any]) -> Any:
+            known = {f.name for f in fields(kind)}
+            return kind(**{k: v for k, v in row.items() if k in known})
+
+        try:
+            return cls(str(data.get("name", "")), str(data.get("split", "")),
+                       [record(ItemRecord, r) for r in data.get("items", [])],
+                       [record(MomentRecord, m) for m in data.get("moments", [])],
+                       list(data.get("ingest", [])), dict(data.get("models", {})))
+        except TypeError as exc:  # a required field missing: not a QA report
+            raise ValueError(f"not a QA report: {exc}") from None
+
+
+def _interval(k: int, n: int) -> list[float] | None:
+    ci = wilson_interval(k, n)
+    return None if ci is None else list(ci)
+
+
+def pooled_report(reports: Sequence[QAReport], name: str = "pooled") -> QAReport:
+    """Several sets' reports as one: every question and moment query of each, so the figures
+    (and their intervals) are those of all the sets together, each question counting once.
+    The split is the reports' own when they share one ("mixed" otherwise)."""
+    splits = {r.split for r in reports}
+    split = splits.pop() if len(splits) == 1 else "mixed"
+    return QAReport(name, split, [i for r in reports for i in r.items], [m for r in reports for m in r.moments],
+                    [row for r in reports for row in r.ingest], dict(reports[0].models) if reports else {})
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -560,7 +627,15 @@ def report_tables(report: QAReport) -> list[Any]:
     head.add_column("figure")
     head.add_column("value", justify="right")
     lat, cal, mom = s["latency"], s["calibration"], s["moments"]
-    head.add_row("unanswerable refused", f"{pct(s['unanswerable']['abstention_rate'])} of {s['unanswerable']['n']}")
+    def within(share: float | None, ci: list[float] | None, n: int) -> str:
+        if share is None or ci is None:
+            return f"– of {n}"
+        return f"{100 * share:.1f} % of {n} (95 % interval {100 * ci[0]:.1f}–{100 * ci[1]:.1f} %)"
+
+    mc_s, ff_s, un_s = s["multiple_choice"], s["free_form"], s["unanswerable"]
+    head.add_row("multiple choice right", within(mc_s["accuracy"], mc_s["interval_95"], mc_s["n"]))
+    head.add_row("free form right", within(ff_s["accuracy"], ff_s["interval_95"], ff_s["n"]))
+    head.add_row("unanswerable refused", within(un_s["abstention_rate"], un_s["interval_95"], un_s["n"]))
     head.add_row("answerable refused (false abstention)", pct(s["false_abstention_rate"]))
     head.add_row(f"moments R@1 / R@{MOMENT_K}", f"{pct(mom['r_at_1'])} / {pct(mom[f'r_at_{MOMENT_K}'])} of {mom['n']}")
     for key in ("ask", "search"):

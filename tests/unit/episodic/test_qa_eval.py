@@ -12,6 +12,7 @@ import pytest
 from episodic.core.errors import InputError
 from episodic.qa_evaluation import (
     ItemRecord,
+    MomentRecord,
     QAReport,
     first_hit_rank,
     free_form_correct,
@@ -19,8 +20,10 @@ from episodic.qa_evaluation import (
     mentions,
     normalise,
     percentile,
+    pooled_report,
     recall_at,
     reliability,
+    wilson_interval,
 )
 from episodic.qa_set import CATEGORIES, Interval, load_qa_set, parse_qa_set
 
@@ -151,16 +154,60 @@ def test_summary_by_category_and_abstention() -> None:
     ]
     s = QAReport("t", "dev", items, []).summary()
     assert s["multiple_choice"]["accuracy"] == pytest.approx(2 / 3, abs=1e-4)
-    assert s["multiple_choice"]["by_category"]["A"] == {"n": 2, "correct": 1, "accuracy": 0.5}
+    assert s["multiple_choice"]["by_category"]["A"] == {
+        "n": 2, "correct": 1, "accuracy": 0.5, "interval_95": [0.0945, 0.9055]}
     assert s["free_form"]["accuracy"] == 0.5  # unanswerable items are not free-form accuracy
     assert s["by_category"]["unanswerable"]["accuracy"] == 0.5
-    assert s["unanswerable"] == {"n": 2, "abstention_rate": 0.5}
+    assert s["unanswerable"] == {"n": 2, "abstained": 1, "abstention_rate": 0.5, "interval_95": [0.0945, 0.9055]}
     assert s["false_abstention_rate"] == 0.2  # 1 of 5 answerable
     assert s["latency"]["ask"]["mean_s"] == 4.0 and s["latency"]["ask"]["p95_s"] == 7.0
     cal = s["calibration"]
     assert cal["answers_given"] == 5  # abstentions are not claims
     assert cal["accuracy_at_confidence_ge_0.75"] == pytest.approx(2 / 3, abs=1e-4)  # 0.9 ✓, 0.8 ✗, 0.95 ✓
     assert list(s["by_category"]) == [c for c in CATEGORIES if c in s["by_category"]]
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "expected"),
+    [
+        (231, 294, (0.7353, 0.8288)),  # by hand: centre 0.78203, half-width 0.04675
+        (18, 18, (0.8241, 1.0)),  # all right is not certainty: centre 0.91206, half 0.08794
+        (0, 10, (0.0, 0.2775)),
+        (1, 2, (0.0945, 0.9055)),
+    ],
+)
+def test_wilson_interval_by_hand(k: int, n: int, expected: tuple[float, float]) -> None:
+    lo, hi = wilson_interval(k, n)
+    assert lo == pytest.approx(expected[0], abs=1e-4) and hi == pytest.approx(expected[1], abs=1e-4)
+
+
+def test_wilson_interval_refuses_what_is_no_share() -> None:
+    assert wilson_interval(0, 0) is None
+    with pytest.raises(ValueError, match="3 of 2"):
+        wilson_interval(3, 2)
+
+
+def test_pooled_report_counts_every_set_once(tmp_path: Path) -> None:
+    one = QAReport("s1", "heldout", [_rec("A", "choice", True, 0.9), _rec("A", "free", False, 0.2)],
+                   [MomentRecord("m1", "q", "heldout", 1, 0.1), MomentRecord("m2", "q", "heldout", None, 0.1)])
+    two = QAReport("s2", "heldout", [_rec("V", "choice", False, 0.3), _rec("A", "choice", True, 0.8),
+                                     _rec("unanswerable", "free", True, 0.0, abstained=True, answerable=False)],
+                   [MomentRecord("m3", "q", "heldout", 6, 0.1)])
+    # a saved run comes back as it was written (bench_qa.py's JSON), newer fields ignored
+    saved = json.loads(json.dumps({**two.to_dict(), "added_later": 1}))
+    saved["items"][0]["a_new_field"] = "x"
+    back = QAReport.from_dict(saved)
+    assert back.summary() == two.summary()
+    s = pooled_report([one, back]).summary()
+    assert s["multiple_choice"]["n"] == 3 and s["multiple_choice"]["correct"] == 2
+    assert s["multiple_choice"]["interval_95"] == list(wilson_interval(2, 3))
+    assert s["free_form"]["n"] == 1 and s["free_form"]["correct"] == 0
+    assert s["unanswerable"]["abstained"] == 1
+    assert s["moments"]["n"] == 3 and s["moments"]["r_at_5"] == pytest.approx(1 / 3, abs=1e-4)
+    assert pooled_report([one, back]).split == "heldout"
+    assert pooled_report([one, QAReport("d", "dev", [], [])]).split == "mixed"
+    with pytest.raises(ValueError, match="not a QA report"):
+        QAReport.from_dict({"items": [{"id": "x"}]})
 
 
 # -- the file format ------------------------------------------------------------------------------
