@@ -187,7 +187,7 @@ def only_a_bare_hour(text: str) -> bool:
     at 22.") with no "a.m.", "p.m." or "o'clock" after it: what a recogniser leaves of "twenty
     to two" or "eleven fifteen" as often as a real hour, so a guess rather than a time read."""
     found = _number(text, "time")
-    if re.fullmatch(r"\d{1,2}\.0", found):  # "at 1.0 a.m." for "one oh five": no clock writes that
+    if re.fullmatch(r"\d{1,2}\.0(?:\s*[ap]\.?\s?m\.?)?", found, re.IGNORECASE):  # "at 1.0 a.m." for "one oh five": no clock writes that
         return True
     if not re.fullmatch(r"\d{1,2}", found):
         return False
@@ -254,6 +254,17 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
     if novel and unit.modality != "visual" and focus == "any":
         return Span(novel, unit, GUESSED_SPAN_QUALITY)
     return None
+
+
+def clean_value(unit: Unit, analysis: QueryAnalysis) -> bool:
+    """Whether ``unit`` holds a span of the asked kind read rather than guessed: for a time, a
+    clock time and not a bare hour ("1.05", not "1.0 a.m." or "15"); for a colour, a colour
+    word and not one a misheard word sounds like (retrieval/second_listen.py asks this of
+    another model's words)."""
+    span = span_in(unit, analysis)
+    if span is None or span.quality < 1.0:
+        return False
+    return not (analysis.shape.focus == "time" and only_a_bare_hour(unit.text))
 
 
 def best_span(units: Sequence[Unit], analysis: QueryAnalysis, look: int = 6) -> Span | None:

@@ -581,6 +581,11 @@ class Relistener:
         if memory.embeddings:
             memory.vector = representative_vector(memory)
 
+    def record_attempt(self, memory: ShortTermMemory, entry: dict[str, Any], ingest: dict[str, Any]) -> int:
+        """Record a version made elsewhere (retrieval/second_listen.py) without touching the
+        transcript, under the same lock as re-listening's own writes."""
+        return self._persist(memory, (memory.t_start, memory.t_end), None, [], entry, ingest)
+
     def _persist(self, memory, span, pieces, entries, entry, ingest) -> int:
         """Re-read the memory (with everything: frames, sounds, snippets, E_i, frame features),
         change only its transcript inside ``span``, its speech entries and v_i, record the

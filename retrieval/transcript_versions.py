@@ -18,11 +18,13 @@ def _hot_key(words: Sequence[str]) -> list[str]:
     return sorted({w.lower() for w in words})
 
 
-def cached_version(memory: ShortTermMemory, model: str, words: Sequence[str]) -> dict[str, Any] | None:
-    """A version already made by ``model`` with (at least) these hot words, if any."""
+def cached_version(memory: ShortTermMemory, model: str, words: Sequence[str],
+                   source: str = "relisten") -> dict[str, Any] | None:
+    """A version already made by ``model`` with (at least) these hot words, if any (of
+    ``source``: "relisten", or "second-listen" for retrieval/second_listen.py)."""
     wanted = set(_hot_key(words))
     for v in memory.metadata.get("transcripts") or []:
-        if v.get("source") == "relisten" and v.get("model") == model and wanted <= set(v.get("hotwords") or []):
+        if v.get("source") == source and v.get("model") == model and wanted <= set(v.get("hotwords") or []):
             return v
     return None
 

@@ -45,6 +45,7 @@ from episodic.core.query import (
 )
 from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft
 from episodic.reasoning.confidence import calibrate
+from episodic.reasoning.short_answer import clean_value
 from episodic.reasoning.structured import StructuredAnswerer, asks_pictured, option_streams
 from episodic.retrieval.association import CrossModalAssociation
 from episodic.retrieval.by_example import (
@@ -60,6 +61,7 @@ from episodic.retrieval.detailed import (
     Recall,
     TextScorer,
     Unit,
+    apply_position,
     relevant,
     stream_named_in,
 )
@@ -69,6 +71,7 @@ from episodic.retrieval.moments import MomentSearch
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
+from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
 from episodic.retrieval.video_grid import format_time
 from episodic.retrieval.word_candidates import WordCandidates
 from episodic.services.look_again import LookAgain
@@ -152,6 +155,8 @@ class MemoryQA:
         self.structured = StructuredAnswerer(store, self.scorer, self.settings.retrieval)
         self.structured.key_frames = self.moments.key_frames  # one per process, kept per stream
         self.relisten = Relistener(components, self.settings)
+        # another model's opinion on a value the hearing garbled (retrieval/second_listen.py)
+        self.second_listen = SecondListener(components, self.settings, self.relisten.record_attempt)
         # looking again at the stored video: Locate, and Ask's inspect pathway
         self.look = LookAgain(components, lambda q, scope, k: self.search(q, scope, k))
         # SUMMARY questions about a window of time: the stored summary windows (issue 17)
@@ -168,6 +173,8 @@ class MemoryQA:
             if hasattr(llm, "prepare"):
                 llm.prepare()
         self.relisten.prepare()
+        if self.settings.relisten_max_memories > 0:
+            self.second_listen.prepare()
         self.warm_store(background=False)
 
     def warm_store(self, background: bool = True) -> None:
@@ -286,6 +293,9 @@ class MemoryQA:
                         heard=hearing.heard if hearing is not None else None,
                     )
                     final = answerer.reconcile(analysis, fast, detailed)
+            if not structured and not req.options:
+                final, detailed = self._second_opinion(analysis, q_vec, req, recall, reader, summaries,
+                                                       answerer, fast, final, detailed, trace, clock)
             trace.detailed, trace.recall = detailed, recall
             pathway = Pathway.DETAILED
         # "when was X on screen?" answered by a whole memory (tens of seconds): look for the second
@@ -334,6 +344,35 @@ class MemoryQA:
         )
         self._after_request()
         return result, trace
+
+    def _second_opinion(self, analysis, q_vec, req, recall, reader, summaries, answerer, fast, final, detailed,
+                        trace, clock) -> tuple[Draft, Draft]:
+        """When a time, number, name or colour answer rests on a sentence holding no clean value
+        of that kind, another model hears that sentence (retrieval/second_listen.py); its words
+        answer only when the new answer rests on them with a clean value. Returns (final,
+        detailed), changed or not."""
+        unit = wants_second_opinion(analysis, final.caps, final.support)
+        if unit is None or self.settings.relisten_max_memories <= 0 or final.confidence < NOTHING_BELOW:
+            return final, detailed  # (an answer that will be refused rests on nothing worth hearing)
+
+        def rescore(u: Unit) -> Unit:
+            return apply_position(self.scorer.rank(analysis, q_vec, [u]), analysis, reader, req.scope)[0]
+
+        with clock.stage("second_listen"):
+            heard = self.second_listen.hear(analysis, req.question, unit, recall, reader, rescore,
+                                            lambda u: clean_value(u, analysis), clock.remaining)
+        trace.notes["second_listen"] = heard.to_dict()
+        if not heard.taken:
+            return final, detailed
+        with clock.stage("synthesis"):
+            again = answerer.synthesize(analysis, recall.units, summaries, req.options)
+            settled = answerer.reconcile(analysis, fast, again)
+        if settled.support and settled.support[0].hinted and min(
+            float(settled.caps.get("span", 1.0)), float(settled.caps.get("kind", 1.0))
+        ) >= 1.0:
+            trace.notes["second_listen"]["answered"] = True
+            return settled, again
+        return final, detailed
 
     # -- the inspect pathway: looking again at the stored video ---------------------------
     def _worth_inspecting(self, analysis: QueryAnalysis, final: Draft, structured: bool) -> bool:

@@ -282,6 +282,10 @@ class SpeechSettings:
     asr_fallback_language: str = "en"  # used when detection is unsure or picks a language not allowed
     # re-listening at question time: "" → the strongest bundled model installed
     relisten_whisper_model: str = ""
+    # a second opinion at question time from another model, asked only when the answer to a
+    # time, number, name or colour question rests on a sentence holding no such value as heard
+    # (retrieval/second_listen.py: tiny.en heard "1.05" where base wrote "1.0 a.m."); "" → none
+    relisten_second_whisper_model: str = "tiny.en-bundled"
     # seconds of the stream's audio before a segment that Whisper hears with it (only the
     # segment's own words are kept): a sentence alone is misheard far more often (0 → alone)
     asr_context_s: float = 15.0
