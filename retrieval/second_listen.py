@@ -34,7 +34,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -68,9 +68,10 @@ class SecondListen:
     taken: bool = False
     cached: bool = False
     seconds: float = 0.0
+    unit: Unit | None = field(default=None, repr=False)  # the sentence as heard, when taken
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "unit"}
 
 
 def wants_second_opinion(analysis: QueryAnalysis, caps: dict[str, Any], support: list[Unit]) -> Unit | None:
@@ -202,7 +203,7 @@ class SecondListener:
         at = next(i for i, u in enumerate(recall.units) if u is unit) if any(u is unit for u in recall.units) else 0
         recall.units[:] = [u for u in recall.units if u is not unit]
         recall.units.insert(min(at, len(recall.units)), heard)
-        out.taken, out.reason = True, "taken"
+        out.taken, out.reason, out.unit = True, "taken", heard
 
     def _transcribe(self, memory: ShortTermMemory, span: tuple[float, float], question: str, model_id: str,
                     old_text: str) -> str | None:

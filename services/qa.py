@@ -356,18 +356,19 @@ class MemoryQA:
             return final, detailed  # (an answer that will be refused rests on nothing worth hearing)
 
         def rescore(u: Unit) -> Unit:
-            return apply_position(self.scorer.rank(analysis, q_vec, [u]), analysis, reader, req.scope)[0]
+            ranked = apply_position(self.scorer.rank(analysis, q_vec, [u]), analysis, reader, req.scope)
+            return ranked[0] if ranked else u
 
-        with clock.stage("second_listen"):
+        with clock.stage("second_listen"):  # the hearing and, when taken, the answer again
             heard = self.second_listen.hear(analysis, req.question, unit, recall, reader, rescore,
                                             lambda u: clean_value(u, analysis), clock.remaining)
-        trace.notes["second_listen"] = heard.to_dict()
-        if not heard.taken:
-            return final, detailed
-        with clock.stage("synthesis"):
+            trace.notes["second_listen"] = heard.to_dict()
+            if not heard.taken or heard.unit is None:
+                return final, detailed
             again = answerer.synthesize(analysis, recall.units, summaries, req.options)
             settled = answerer.reconcile(analysis, fast, again)
-        if settled.support and settled.support[0].hinted and min(
+        # only an answer resting on the words the second model heard, with a clean value there
+        if settled.support and settled.support[0].key == heard.unit.key and min(
             float(settled.caps.get("span", 1.0)), float(settled.caps.get("kind", 1.0))
         ) >= 1.0:
             trace.notes["second_listen"]["answered"] = True

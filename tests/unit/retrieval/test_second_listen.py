@@ -141,3 +141,48 @@ def test_the_second_model_hears_the_time_the_first_left_a_bare_number(misheard):
     assert trace2.notes["second_listen"]["cached"] and holds(again.answer, "8:35"), trace2.notes["second_listen"]
     stored = components.store.get_memory(memory.id)
     assert len([v for v in stored.metadata["transcripts"] if v.get("source") == SOURCE]) == 1
+
+
+class _Reader:
+    """The one memory a test hands the listener, as MemoryReader would read it."""
+
+    def __init__(self, memory) -> None:
+        self.m = memory
+
+    def memory(self, memory_id: str):
+        return self.m if memory_id == self.m.id else None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("change", "left_s", "reason"),
+    [
+        ("snippet gone", None, "no audio"),  # the file is not on disk: nothing heard, nothing lost
+        ("no snippets", None, "no stored audio"),  # an audio-less memory
+        ("german", None, "an English-only model, speech in 'de'"),
+        (None, 0.2, "no time left"),  # the deadline is all but spent
+    ],
+)
+def test_what_cannot_be_heard_again_changes_nothing(misheard, change, left_s, reason):
+    from dataclasses import replace as copy
+
+    from episodic.core.records import SnippetRef
+    from episodic.retrieval.detailed import Recall
+    from episodic.retrieval.second_listen import SecondListener
+
+    components, memory = misheard
+    overwrite_transcript(components, memory.id, GARBLED)
+    m = components.store.get_memory(memory.id, with_vectors=True)
+    if change == "snippet gone":
+        m.snippets = [SnippetRef(s.uri.replace(".mp4", "-gone.mp4"), s.t_start, s.t_end) for s in m.snippets]
+    elif change == "no snippets":
+        m.snippets = []
+    elif change == "german":
+        m.transcript = [copy(p, language="de") for p in m.transcript]
+    unit = Unit(m.stream_id, m.id, m.transcript[0].t_start, m.transcript[0].t_end, "speech", GARBLED)
+    recall = Recall(units=[unit], route="feature")
+    listener = SecondListener(components, components.settings, lambda *a: pytest.fail("nothing to record"))
+    out = listener.hear(_analysis(QUESTION), QUESTION, unit, recall, _Reader(m), lambda u: u,
+                        lambda u: True, lambda: left_s)
+    assert out.reason == reason and not out.taken, out
+    assert recall.units == [unit]
