@@ -93,7 +93,12 @@ from episodic.retrieval.listen_targets import (
 )
 from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
-from episodic.retrieval.snippet_audio import SAMPLE_RATE_HZ, memory_audio, speech_around
+from episodic.retrieval.snippet_audio import (
+    SAMPLE_RATE_HZ,
+    audio_or_none,
+    memory_audio,
+    speech_around,
+)
 from episodic.retrieval.transcript_scorer import TranscriptScorer
 from episodic.retrieval.transcript_versions import _hot_key, cached_version, record_version
 
@@ -407,17 +412,8 @@ class Relistener:
         s = self.settings
         t0 = time.perf_counter()
         result = MemoryRelisten(memory.id, round(span[0], 3), round(span[1], 3), "no-audio", model_id)
-        try:
-            audio = memory_audio(memory, span[0], span[1], self.c.snippets.path_for)
-        except (EpisodicError, OSError, ValueError) as exc:
-            log.info("re-listening: no audio for %s: %s", memory.id, exc)
-            return result
-        except Exception as exc:  # PyAV raises its own error types for damaged files
-            if type(exc).__module__.split(".")[0] != "av":
-                raise
-            log.info("re-listening: cannot decode audio of %s: %s", memory.id, exc)
-            return result
-        if not audio.size or not np.any(audio):
+        audio = audio_or_none(memory, span[0], span[1], self.c.snippets.path_for, "re-listening")
+        if audio is None or not audio.size or not np.any(audio):
             return result
         rec = self.recognizer()
         model = self._whisper()

@@ -46,7 +46,7 @@ from episodic.core.records import ShortTermMemory, TranscriptPiece
 from episodic.retrieval.detailed import MemoryReader, Recall, Unit
 from episodic.retrieval.listen_targets import about_the_question, hot_words, without_closing_phrase
 from episodic.retrieval.query_analysis import QueryAnalysis
-from episodic.retrieval.snippet_audio import PAD_S, SAMPLE_RATE_HZ, memory_audio
+from episodic.retrieval.snippet_audio import PAD_S, SAMPLE_RATE_HZ, audio_or_none
 from episodic.retrieval.transcript_versions import _hot_key, cached_version
 
 log = logging.getLogger(__name__)
@@ -208,17 +208,8 @@ class SecondListener:
     def _transcribe(self, memory: ShortTermMemory, span: tuple[float, float], question: str, model_id: str,
                     old_text: str) -> str | None:
         t0 = time.perf_counter()
-        try:
-            audio = memory_audio(memory, span[0], span[1], self.c.snippets.path_for)
-        except (EpisodicError, OSError, ValueError) as exc:
-            log.info("second opinion: no audio for %s: %s", memory.id, exc)
-            return None
-        except Exception as exc:  # PyAV raises its own error types for damaged files
-            if type(exc).__module__.split(".")[0] != "av":
-                raise
-            log.info("second opinion: cannot decode audio of %s: %s", memory.id, exc)
-            return None
-        if not audio.size or not np.any(audio):
+        audio = audio_or_none(memory, span[0], span[1], self.c.snippets.path_for, "second opinion")
+        if audio is None or not audio.size or not np.any(audio):
             return None
         try:
             pieces: list[TranscriptPiece] = self.recognizer().transcribe(

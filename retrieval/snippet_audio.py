@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from episodic.core.errors import EpisodicError
 from episodic.core.records import (
     ShortTermMemory,
     SnippetRef,
@@ -91,6 +92,23 @@ def speech_around(memory: ShortTermMemory, sentence: Unit) -> tuple[str, str, fl
         if not grew:
             break
     return " ".join(before), " ".join(after), max(memory.t_start, t0 - PAD_S), min(memory.t_end, t1 + PAD_S)
+
+
+def audio_or_none(
+    memory: ShortTermMemory, t_start: float, t_end: float, path_for: Callable[[str], Any], who: str
+) -> np.ndarray | None:
+    """:func:`memory_audio`, or None (logged, as ``who`` saw it) when the snippet is missing,
+    outside the snippet directory or damaged: listening again never fails a request."""
+    try:
+        return memory_audio(memory, t_start, t_end, path_for)
+    except (EpisodicError, OSError, ValueError) as exc:
+        log.info("%s: no audio for %s: %s", who, memory.id, exc)
+        return None
+    except Exception as exc:  # PyAV raises its own error types for damaged files
+        if type(exc).__module__.split(".")[0] != "av":
+            raise
+        log.info("%s: cannot decode audio of %s: %s", who, memory.id, exc)
+        return None
 
 
 def memory_audio(
