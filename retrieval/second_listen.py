@@ -162,26 +162,24 @@ class SecondListener:
         if memory is None or not memory.snippets:
             out.reason = "no stored audio"
             return
-        rec = self.recognizer()
+        rec = self.recognizer()  # built, not loaded: loading waits until it must hear
         model_id = str(getattr(rec, "model_id", self.spec()))
         out.model = model_id
-        language = next((p.language for p in memory.transcript if p.language), "") or "en"
-        english_only = not getattr(getattr(rec._load(), "model", None), "is_multilingual", True)
-        self._loaded = True
-        if english_only and language != "en":
-            out.reason = f"an English-only model, speech in {language!r}"
-            return
         words = hot_words(question)
         span = (max(memory.t_start, unit.t_start - PAD_S), min(memory.t_end, unit.t_end + PAD_S))
-        cached = next((v for v in [cached_version(memory, model_id, words, source=SOURCE)]
-                       if v is not None and [round(x, 3) for x in v.get("span") or ()] == [round(x, 3) for x in span]),
-                      None)
+        cached = cached_version(memory, model_id, words, source=SOURCE, span=span)
         if cached is not None:
             out.cached, text = True, str(cached.get("text") or "")
         else:
             left = remaining()
             if left is not None and left - self.settings.relisten_reserve_s < self._estimate(model_id):
                 out.reason = "no time left"
+                return
+            language = next((p.language for p in memory.transcript if p.language), "") or "en"
+            english_only = not getattr(getattr(rec._load(), "model", None), "is_multilingual", True)
+            self._loaded = True
+            if english_only and language != "en":
+                out.reason = f"an English-only model, speech in {language!r}"
                 return
             text = self._transcribe(memory, span, question, model_id, unit.text)
             if text is None:
@@ -200,7 +198,7 @@ class SecondListener:
             out.reason = "no clean value of the asked kind"
             return
         heard = rescore(heard)
-        at = next(i for i, u in enumerate(recall.units) if u is unit) if any(u is unit for u in recall.units) else 0
+        at = next((i for i, u in enumerate(recall.units) if u is unit), 0)
         recall.units[:] = [u for u in recall.units if u is not unit]
         recall.units.insert(min(at, len(recall.units)), heard)
         out.taken, out.reason, out.unit = True, "taken", heard

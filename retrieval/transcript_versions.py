@@ -18,12 +18,15 @@ def _hot_key(words: Sequence[str]) -> list[str]:
     return sorted({w.lower() for w in words})
 
 
-def cached_version(memory: ShortTermMemory, model: str, words: Sequence[str],
-                   source: str = "relisten") -> dict[str, Any] | None:
+def cached_version(memory: ShortTermMemory, model: str, words: Sequence[str], source: str = "relisten",
+                   span: tuple[float, float] | None = None) -> dict[str, Any] | None:
     """A version already made by ``model`` with (at least) these hot words, if any (of
-    ``source``: "relisten", or "second-listen" for retrieval/second_listen.py)."""
+    ``source``: "relisten", or "second-listen" for retrieval/second_listen.py, which also
+    names the ``span`` it heard: one memory holds several sentences)."""
     wanted = set(_hot_key(words))
     for v in memory.metadata.get("transcripts") or []:
+        if span is not None and [round(float(x), 3) for x in v.get("span") or ()] != [round(x, 3) for x in span]:
+            continue
         if v.get("source") == source and v.get("model") == model and wanted <= set(v.get("hotwords") or []):
             return v
     return None

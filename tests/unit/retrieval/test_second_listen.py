@@ -82,6 +82,25 @@ def test_a_clean_value_is_read_not_guessed(question, heard, clean):
     assert clean_value(_unit(heard), _analysis(question)) is clean
 
 
+def test_a_second_opinion_is_reused_only_for_the_same_sentence_model_and_words():
+    import numpy as np
+
+    from episodic.core.records import ShortTermMemory, TranscriptPiece
+    from episodic.retrieval.transcript_versions import cached_version, record_version
+
+    m = ShortTermMemory("harbour@0", "harbour", 0.0, 12.0, np.zeros(4, np.float32),
+                        transcript=[TranscriptPiece(1.0, 4.0, GARBLED), TranscriptPiece(6.0, 9.0, "Another one.")])
+    ingest = {"source": "ingest", "model": "base", "hotwords": [], "text": GARBLED, "adopted": True}
+    heard = {"source": SOURCE, "model": "tiny", "hotwords": ["crossing", "ferry", "starting"],
+             "span": [0.7, 4.3], "text": "… at 8.35", "adopted": False}
+    record_version(m, heard, ingest)
+    words = ["ferry", "crossing"]
+    assert cached_version(m, "tiny", words, source=SOURCE, span=(0.7, 4.3))["text"] == "… at 8.35"
+    assert cached_version(m, "tiny", words, source=SOURCE, span=(5.7, 9.3)) is None  # the memory's other sentence
+    assert cached_version(m, "tiny", words) is None  # a re-listening cache never takes it
+    assert cached_version(m, "base", words, source=SOURCE, span=(0.7, 4.3)) is None  # another model
+
+
 # -- end to end ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def misheard(tmp_path_factory):
