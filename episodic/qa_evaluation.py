@@ -317,8 +317,7 @@ def wilson_interval(k: int, n: int, z: float = WILSON_Z) -> tuple[float, float] 
 
 def _share(k: int, n: int) -> dict[str, Any]:
     """A share with its count and 95 % interval: ``{"n", "correct", "accuracy", "interval_95"}``."""
-    ci = wilson_interval(k, n)
-    return {"n": n, "correct": k, "accuracy": _rate(k, n), "interval_95": None if ci is None else list(ci)}
+    return {"n": n, "correct": k, "accuracy": _rate(k, n), "interval_95": _interval(k, n)}
 
 
 # -- records and report --------------------------------------------------------------------------

@@ -100,7 +100,12 @@ from episodic.retrieval.snippet_audio import (
     speech_around,
 )
 from episodic.retrieval.transcript_scorer import TranscriptScorer
-from episodic.retrieval.transcript_versions import _hot_key, cached_version, record_version
+from episodic.retrieval.transcript_versions import (
+    _hot_key,
+    cached_version,
+    ingest_version,
+    record_version,
+)
 
 log = logging.getLogger(__name__)
 
@@ -497,14 +502,7 @@ class Relistener:
             result.outcome = "no-speech"
         else:
             result.outcome = "kept-old"
-        ingest = {
-            "source": "ingest",
-            "model": str((memory.metadata.get("models") or {}).get("asr", "")),
-            "hotwords": [],
-            "text": memory.transcript_text,
-            "score": result.old_score,
-            "adopted": True,
-        }
+        ingest = ingest_version(memory, result.old_score)
         entry = {
             "source": "relisten",
             "model": model_id,
@@ -577,10 +575,10 @@ class Relistener:
         if memory.embeddings:
             memory.vector = representative_vector(memory)
 
-    def record_attempt(self, memory: ShortTermMemory, entry: dict[str, Any], ingest: dict[str, Any]) -> int:
+    def record_attempt(self, memory: ShortTermMemory, entry: dict[str, Any]) -> int:
         """Record a version made elsewhere (retrieval/second_listen.py) without touching the
         transcript, under the same lock as re-listening's own writes."""
-        return self._persist(memory, (memory.t_start, memory.t_end), None, [], entry, ingest)
+        return self._persist(memory, (memory.t_start, memory.t_end), None, [], entry, ingest_version(memory))
 
     def _persist(self, memory, span, pieces, entries, entry, ingest) -> int:
         """Re-read the memory (with everything: frames, sounds, snippets, E_i, frame features),

@@ -96,7 +96,7 @@ class SecondListener:
     _speed_lock = threading.Lock()
 
     def __init__(self, components: QueryBackends, settings: Settings,
-                 persist: Callable[[ShortTermMemory, dict[str, Any], dict[str, Any]], int]) -> None:
+                 persist: Callable[[ShortTermMemory, dict[str, Any]], int]) -> None:
         self.c = components
         self.settings = settings
         self._persist = persist  # records a version without touching the transcript
@@ -245,8 +245,6 @@ class SecondListener:
             "at": round(time.time(), 3),
         }
         try:
-            self._persist(memory, entry, {"source": "ingest", "hotwords": [], "text": memory.transcript_text,
-                                          "score": None, "adopted": True,
-                                          "model": str((memory.metadata.get("models") or {}).get("asr", ""))})
+            self._persist(memory, entry)
         except EpisodicError as exc:
             log.info("second opinion: could not record the version of %s: %s", memory.id, exc)

@@ -32,6 +32,18 @@ def cached_version(memory: ShortTermMemory, model: str, words: Sequence[str], so
     return None
 
 
+def ingest_version(memory: ShortTermMemory, score: float | None = None) -> dict[str, Any]:
+    """The ingest transcript as a version (version 1 of a memory's history)."""
+    return {
+        "source": "ingest",
+        "model": str((memory.metadata.get("models") or {}).get("asr", "")),
+        "hotwords": [],
+        "text": memory.transcript_text,
+        "score": score,
+        "adopted": True,
+    }
+
+
 def record_version(memory: ShortTermMemory, entry: dict[str, Any], ingest: dict[str, Any]) -> int:
     """Append ``entry`` to ``memory.metadata["transcripts"]`` (with the ingest transcript as
     version 1 the first time) and return its version number; the oldest re-listened versions
