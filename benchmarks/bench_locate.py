@@ -14,7 +14,14 @@ memory: a 2-minute window (a memory hit widened by a minute each side) that hold
 a random place. It measures what looking costs once the memory points roughly at the moment;
 it does not measure how often the memory does.
 
-    .venv/bin/python benchmarks/bench_locate.py [--trials 10] [--minutes 1 10 60] [--seed 0] [--workers 2]
+``--encoded`` writes each trial's stream to an H.264 file first (the picture panning back and
+forth with sensor noise, 5 frames a second; every other trial a camera-like encoding with a
+keyframe every 2 s and no B-frames, the others x264's defaults) and searches the file as
+``episodic locate --file`` does, with no memory to seed it: real decoding by seeking, and the
+brief changes read from the compressed video (``retrieval/video_changes.py``) looked at first.
+"without" is the same search with those change seeds off (``look_change_seeds = 0``).
+
+    .venv/bin/python benchmarks/bench_locate.py [--trials 10] [--minutes 1 10 60] [--seed 0] [--workers 2] [--encoded]
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,7 +42,7 @@ from episodic.config import Settings  # noqa: E402
 from episodic.memory.vision import OfflineVisualDescriber  # noqa: E402
 from episodic.retrieval.grid_lookers import OfflineLooker  # noqa: E402
 from episodic.retrieval.grid_search import locate  # noqa: E402
-from episodic.retrieval.video_grid import VideoGrid  # noqa: E402
+from episodic.retrieval.video_grid import FileFrames, VideoGrid  # noqa: E402
 from episodic.samples import _font, _texture  # noqa: E402
 
 W, H = 640, 360
@@ -83,16 +91,91 @@ def uniform(source: Planted, frames: int, read: OfflineVisualDescriber, sign: st
     return hit, time.perf_counter() - started
 
 
+FPS = 5
+
+
+def encode(source: Planted, path: Path, camera_like: bool) -> None:
+    """Write ``source`` as an H.264 file: the picture pans back and forth by up to 40 pixels
+    and carries sensor noise, so predicted frames are never free."""
+    import av
+
+    noise = [np.random.default_rng(source.seed * 10 + i).integers(-4, 5, (H, W, 3), dtype=np.int16)
+             for i in range(8)]
+    options = {"preset": "veryfast", "crf": "23"}
+    if camera_like:
+        options |= {"g": str(2 * FPS), "bf": "0"}
+    held: tuple[object, np.ndarray] | None = None
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("libx264", rate=FPS)
+        stream.width, stream.height, stream.pix_fmt = W, H, "yuv420p"
+        stream.options = options
+        for i in range(round((source.t_end - source.t_start) * FPS)):
+            t = i / FPS
+            key = "event" if source.a <= t < source.a + EVENT_S else int(t // 10)
+            if held is None or held[0] != key:
+                held = (key, source.frame_at(t).astype(np.int16))
+            img = np.roll(held[1], abs(i % 80 - 40), axis=1) + noise[i % len(noise)]
+            frame = av.VideoFrame.from_ndarray(np.clip(img, 0, 255).astype(np.uint8), format="rgb24")
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+
+
+def run_encoded(args: argparse.Namespace, looker: OfflineLooker, describer: OfflineVisualDescriber) -> None:
+    rng = np.random.default_rng(args.seed)
+    print(f"{'minutes':>7} {'kind':>6} {'hit':>6} {'frames med/max':>15} {'wall med s':>10} "
+          f"{'without: hit':>12} {'frames med':>10} {'wall med s':>10} {'uniform hit':>11}")
+    with tempfile.TemporaryDirectory(prefix="bench-locate-") as tmp:
+        for minutes in args.minutes:
+            for kind in ("text", "colour"):
+                rows: dict[str, list[tuple[bool, int, float]]] = {"with": [], "without": []}
+                uniform_hits = 0
+                for trial in range(args.trials):
+                    span = minutes * 60.0
+                    a = float(rng.uniform(0.05 * span, 0.95 * span - EVENT_S))
+                    sign = SIGNS[trial % len(SIGNS)] if kind == "text" else None
+                    source = Planted(minutes, a, sign, args.seed * 100 + trial)
+                    path = Path(tmp) / f"{minutes:g}-{kind}-{trial}.mp4"
+                    encode(source, path, camera_like=trial % 2 == 0)
+                    for name, changes in (("with", 4), ("without", 0)):
+                        frames = FileFrames(path)
+                        try:
+                            started = time.perf_counter()
+                            report = locate(question_for(sign), VideoGrid(frames), looker,
+                                            workers=args.workers, change_seeds=changes)
+                            wall = time.perf_counter() - started
+                        finally:
+                            frames.close()
+                        best = report.moments[0] if report.moments else None
+                        hit = best is not None and a - 1.0 <= best.t <= a + EVENT_S + 1.0
+                        rows[name].append((hit, report.frames_examined, wall))
+                    hit, _ = uniform(source, rows["with"][-1][1], describer, sign)
+                    uniform_hits += hit
+                    path.unlink()
+                w, wo = rows["with"], rows["without"]
+                print(f"{minutes:7g} {kind:>6} {sum(h for h, _, _ in w):>3}/{args.trials:<2} "
+                      f"{statistics.median(f for _, f, _ in w):>7.0f}/{max(f for _, f, _ in w):<7d} "
+                      f"{statistics.median(x for _, _, x in w):>10.2f} "
+                      f"{sum(h for h, _, _ in wo):>9}/{args.trials:<2} {statistics.median(f for _, f, _ in wo):>10.0f} "
+                      f"{statistics.median(x for _, _, x in wo):>10.2f} {uniform_hits:>8}/{args.trials:<2}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--minutes", type=float, nargs="+", default=[1.0, 10.0, 60.0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2, help="Video-RLM workers exploring leads in parallel")
+    ap.add_argument("--encoded", action="store_true",
+                    help="search H.264 files with no memory to seed the search (see above)")
     args = ap.parse_args()
     describer = OfflineVisualDescriber(Settings())
     describer.prepare(ocr=True)
     looker = OfflineLooker.from_describer(describer)
+    if args.encoded:
+        run_encoded(args, looker, describer)
+        return
     rng = np.random.default_rng(args.seed)
     print(f"{'minutes':>7} {'kind':>5} {'hit':>6} {'frames med/max':>15} {'wall med s':>10} "
           f"{'uniform hit':>11} {'depth':>5} {'cache hit':>9} {'seeded hit':>10} {'seeded frames':>13} "

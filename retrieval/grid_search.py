@@ -41,6 +41,7 @@ from typing import Literal
 
 from episodic.core.deadline import Deadline
 from episodic.retrieval.grid_lookers import CellLook, GridLooker
+from episodic.retrieval.video_changes import brief_changes_of, seed_spans
 from episodic.retrieval.video_grid import GridView, VideoGrid
 
 DEFAULT_MAX_FRAMES = 1024
@@ -51,6 +52,8 @@ DEPTH_GRIDS = 16  # grids looked at per depth below the root, per call
 MIN_WORKER_GRIDS = 3  # a worker's frame budget allows at least this many grids
 INTERPOLATE_CELLS = 3  # two anchors of a layer at most this many cells apart: look in between
 INTERPOLATED_SHARE = 0.5  # a gap lead's priority, as a share of its weaker anchor's relevance
+CHANGE_SCAN_S = 2.0  # reading where the picture changed (packet sizes) takes at most this …
+CHANGE_SCAN_SHARE = 0.2  # … or this share of the time left before the deadline
 
 Strategy = Literal["dfs", "bfs"]
 # "every time", "how many times", "all the …": evidence spread over time is gathered breadth-first
@@ -413,12 +416,16 @@ def locate(
     workers: int = 1,
     virtual_loss: float = 0.25,
     strategy: Strategy | None = None,
+    change_seeds: int = 0,
 ) -> LocateReport:
     """The moments of ``grid``'s source that show what ``question`` asks about, best first.
 
-    ``seeds`` are spans to look at first (the memory's best hits); ``workers`` explore leads
-    in parallel; ``strategy`` is chosen from the question when not given."""
+    ``seeds`` are spans to look at first (the memory's best hits); then up to
+    ``change_seeds`` of the source's brief changes, read from its compressed video
+    (``video_changes``; a source with no files to read gives none); ``workers`` explore
+    leads in parallel; ``strategy`` is chosen from the question when not given."""
     started = time.perf_counter()
+    seeds = [*seeds, *brief_change_seeds(grid, change_seeds, max_frames, deadline)]
     master = Master(question, grid, looker, max_frames=max_frames, deadline=deadline, workers=workers,
                      virtual_loss=virtual_loss, strategy=strategy or strategy_for(question),
                      on_progress=on_progress)
@@ -429,6 +436,21 @@ def locate(
     report.scratchpad.notes.sort(key=lambda n: (n.t, n.depth))
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+def brief_change_seeds(grid: VideoGrid, limit: int, max_frames: int,
+                       deadline: Deadline | None = None) -> list[tuple[float, float]]:
+    """Spans where the source's picture changed for a few seconds only, strongest first: at
+    most ``limit``, and no more than half the frame budget's grids (the root and the looks
+    between its frames keep the rest). Reading the files takes at most ``CHANGE_SCAN_S``, or
+    ``CHANGE_SCAN_SHARE`` of the time left."""
+    files = getattr(grid.source, "media_files", None)
+    limit = min(limit, max_frames // (2 * grid.k * grid.k))
+    if limit <= 0 or files is None:
+        return []
+    left = deadline.remaining() if deadline is not None else None
+    budget = CHANGE_SCAN_S if left is None else min(CHANGE_SCAN_S, CHANGE_SCAN_SHARE * max(0.0, left))
+    return seed_spans(brief_changes_of(files(), budget_s=budget), limit)
 
 
 def _merged(found: Iterable[Located]) -> list[Located]:

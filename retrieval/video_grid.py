@@ -37,6 +37,7 @@ from episodic.core.errors import InputError, MediaError
 from episodic.core.interfaces import RecordReader, SnippetStore
 from episodic.core.records import SnippetRef, validate_stream_id
 from episodic.memory.vision import as_rgb_uint8
+from episodic.retrieval.video_changes import MediaFile
 
 DEFAULT_K = 8
 MIN_CELL_S = 1.0  # the first layer with shorter cells is the deepest one
@@ -365,6 +366,20 @@ class SnippetFrames:
             self._open.popitem(last=False)[1].close()
         return reader
 
+    def media_files(self) -> list[MediaFile]:
+        """The snippet files of the span (those on disk), each placed at its stream time, for
+        reading where the picture changes without decoding (``video_changes``)."""
+        out = []
+        for ref in self.refs:
+            if ref.t_end <= self.t_start or ref.t_start >= self.t_end:
+                continue
+            try:
+                path = self.path_for(ref.uri)
+            except (InputError, OSError):
+                continue
+            out.append(MediaFile(Path(path), ref.t_start, max(ref.t_start, self.t_start), min(ref.t_end, self.t_end)))
+        return out
+
     def close(self) -> None:
         for reader in self._open.values():
             reader.close()
@@ -408,6 +423,11 @@ class FileFrames:
             self._reader.close()
             raise MediaError(f"{p} does not say how long it is; cannot lay a grid over it")
         self.t_start, self.t_end = 0.0, duration
+        self.path = p
+
+    def media_files(self) -> list[MediaFile]:
+        """The recording itself (see :meth:`SnippetFrames.media_files`)."""
+        return [MediaFile(self.path)]
 
     def frame_at(self, t: float) -> np.ndarray | None:
         return _safe_frame(self._reader, t)

@@ -154,6 +154,12 @@ def test_snippet_frames_seek_in_the_snippet_that_covers_a_time(tmp_path: Path):
     assert _close(_colour_at(source.frame_at(3.5)), red)  # backwards: seeks again
     assert source.frame_at(6.5) is None  # the gap between the snippets
     assert _close(_colour_at(source.frame_at(9.0)), green)
+    # the files behind the span, each at its stream time (read for brief changes without decoding)
+    assert [(f.path, f.offset_s, f.t_start, f.t_end) for f in source.media_files()] == [
+        (store.path_for(a.uri), 0.0, 0.0, 6.0), (store.path_for(b.uri), 7.0, 7.0, 10.0)]
+    window = SnippetFrames([a, b], store.path_for, 5.0, 8.0)
+    assert [(f.offset_s, f.t_start, f.t_end) for f in window.media_files()] == [(0.0, 5.0, 6.0), (7.0, 7.0, 8.0)]
+    assert SnippetFrames([a, b], store.path_for, 7.5, 9.0).media_files()[0].t_start == 7.5
     Path(b.uri.removeprefix("file://")).unlink()
     fresh = SnippetFrames([a, b], store.path_for)
     assert fresh.frame_at(8.0) is None and fresh.missing == [b.uri]  # a lost file, no crash
