@@ -47,6 +47,8 @@ MIN_SPIKE_KEY_SHARE = 0.1  # … or than this share of the file's usual keyframe
 KEY_GAP_SHARE = 0.8  # a keyframe sooner than this share of the regular keyframe gap: a cut
 MAX_BRIEF_S = 6.0  # a change undone within this long is a brief change
 MIN_BRIEF_S = 0.2  # … and at least this long (one burst of motion is not two changes)
+LONE_SHARE = 0.6  # a change with no partner ranks at this share of its strength …
+LONE_SIDE_S = 1.0  # … as the seconds either side of it
 CACHE_FILES = 4096  # packet scans kept per process (files are immutable: keyed by size + mtime)
 
 
@@ -60,7 +62,8 @@ class Change:
 
 @dataclass(frozen=True)
 class BriefChange:
-    """Something on screen from ``t_start`` to ``t_end`` only (two changes close together)."""
+    """Something on screen from ``t_start`` to ``t_end`` only (two changes close together, or
+    the seconds around a lone one)."""
 
     t_start: float
     t_end: float
@@ -206,16 +209,23 @@ def _regular_gap(gaps: np.ndarray, span_s: float) -> float:
 def brief_changes(changes: Sequence[Change], max_brief_s: float = MAX_BRIEF_S,
                   min_brief_s: float = MIN_BRIEF_S) -> list[BriefChange]:
     """Stretches that begin with a change and end with another at most ``max_brief_s`` later
-    (the latest such one: an encoder may mark every frame of a brief scene as new), strongest
-    first; overlapping ones are one stretch (at most twice ``max_brief_s``). A change with no partner close by (a cut to a
-    scene that stays) is not brief."""
+    (the latest such one: an encoder may mark every frame of a brief scene as new), then
+    **lone** changes (no partner close by) as the second either side of them, at
+    ``LONE_SHARE`` of their strength: one end of a brief scene can be invisible in the
+    packets (a change that falls on a keyframe the encoder placed anyway costs nothing extra),
+    and a cut shows new content too. Strongest first; overlapping ones are one stretch (at
+    most twice ``max_brief_s``)."""
     ordered = sorted(changes, key=lambda c: c.t)
     times = [c.t for c in ordered]
     spans = []
+    paired = [False] * len(ordered)
     for i, a in enumerate(ordered):
         j = bisect.bisect_right(times, a.t + max_brief_s) - 1
         if j > i and ordered[j].t - a.t >= min_brief_s - 1e-9:
             spans.append(BriefChange(a.t, ordered[j].t, (a.strength + ordered[j].strength) / 2))
+            paired[i] = paired[j] = True
+    spans += [BriefChange(c.t - LONE_SIDE_S, c.t + LONE_SIDE_S, LONE_SHARE * c.strength)
+              for c, p in zip(ordered, paired, strict=True) if not p]
     out: list[BriefChange] = []
     for span in sorted(spans, key=lambda x: (-x.strength, x.t_start)):
         hit = next((n for n, kept in enumerate(out)
