@@ -18,8 +18,8 @@ it does not measure how often the memory does.
 forth with sensor noise, 5 frames a second; every other trial a camera-like encoding with a
 keyframe every 2 s and no B-frames, the others x264's defaults) and searches the file as
 ``episodic locate --file`` does, with no memory to seed it: real decoding by seeking, and the
-brief changes read from the compressed video (``retrieval/video_changes.py``) looked at first.
-"without" is the same search with those change seeds off (``look_change_seeds = 0``).
+brief shots read from the compressed video (``retrieval/video_changes.py``) looked at first.
+"without" is the same search without that look (``look_brief_shots = 0``).
 
     .venv/bin/python benchmarks/bench_locate.py [--trials 10] [--minutes 1 10 60] [--seed 0] [--workers 2] [--encoded]
 """
@@ -138,12 +138,12 @@ def run_encoded(args: argparse.Namespace, looker: OfflineLooker, describer: Offl
                     source = Planted(minutes, a, sign, args.seed * 100 + trial)
                     path = Path(tmp) / f"{minutes:g}-{kind}-{trial}.mp4"
                     encode(source, path, camera_like=trial % 2 == 0)
-                    for name, changes in (("with", 4), ("without", 0)):
+                    for name, shots in (("with", Settings().look_brief_shots), ("without", 0)):
                         frames = FileFrames(path)
                         try:
                             started = time.perf_counter()
                             report = locate(question_for(sign), VideoGrid(frames), looker,
-                                            workers=args.workers, change_seeds=changes)
+                                            workers=args.workers, brief_shots=shots)
                             wall = time.perf_counter() - started
                         finally:
                             frames.close()

@@ -73,11 +73,14 @@ def look_prompt(question: str, view: GridView) -> str:
     so the model (and the test stand-in) can tell how the picture is divided."""
     k = view.k
     last = view.cells[-1].label
+    cells = (f"Each cell stands for {view.cell_s:.2f} s of video and shows the frame from the "
+             "middle of that stretch." if not view.spans else
+             "Each cell is one of the moments, in time order, when the picture changed for a "
+             "few seconds only, and shows the frame from its middle.")
     return (
         f"The picture is an {k}×{k} grid of frames from one video, covering "
         f"{format_time(view.t_start)} to {format_time(view.t_end)} "
-        f"({view.t_end - view.t_start:.1f} s). Each cell stands for {view.cell_s:.2f} s of "
-        "video and shows the frame from the middle of that stretch. Cells are read left to "
+        f"({view.t_end - view.t_start:.1f} s). {cells} Cells are read left to "
         "right, top to bottom; each is labelled in its top-left corner with its row letter "
         f"(A is the top row) and column number (1 is the left column), from A1 to {last}, "
         "followed by the time of its frame.\n\n"

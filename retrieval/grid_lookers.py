@@ -91,7 +91,7 @@ class OfflineLooker:
         mosaic = grid.render(view, labels=False)
         tw, th = grid.tile_size
         texts: dict[str, list[str]] = {}
-        key = ("ocr", round(view.t_start, 6), round(view.t_end, 6))
+        key = ("ocr", *view.key)
         boxes = grid.memo.get(key)
         if boxes is None:
             boxes = grid.memo[key] = list(self.read_boxes(mosaic))

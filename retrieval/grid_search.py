@@ -41,7 +41,7 @@ from typing import Literal
 
 from episodic.core.deadline import Deadline
 from episodic.retrieval.grid_lookers import CellLook, GridLooker
-from episodic.retrieval.video_changes import brief_changes_of, seed_spans
+from episodic.retrieval.video_changes import brief_shots_of
 from episodic.retrieval.video_grid import GridView, VideoGrid
 
 DEFAULT_MAX_FRAMES = 1024
@@ -233,8 +233,9 @@ class Master:
             self.cond.notify_all()
 
     def _interpolate(self, view: GridView, relevant: list[CellLook]) -> None:
-        """Between two anchors of this grid that are close but not touching, look closer."""
-        if not self.grid.can_expand(view):
+        """Between two anchors of this grid that are close but not touching, look closer (not
+        in a grid of chosen moments, whose neighbouring cells are not neighbours in time)."""
+        if view.spans or not self.grid.can_expand(view):
             return
         anchors = sorted(relevant, key=lambda c: c.t_start)
         for a, b in zip(anchors, anchors[1:], strict=False):
@@ -365,12 +366,15 @@ class Master:
             for f in [pool.submit(self.work, i + 1) for i in range(self.workers)]:
                 f.result()
 
-    def run(self, seeds: Sequence[tuple[float, float]]) -> LocateReport:
-        """Overviews in turn (the seeds, the root, then the root shifted between its frames),
-        each followed by the workers until its leads are spent; the next overview only while
-        nothing sufficient was found and the budget allows."""
+    def run(self, seeds: Sequence[tuple[float, float]], moments: Sequence[tuple[float, float]] = ()) -> LocateReport:
+        """Overviews in turn (the seeds, one look at the chosen ``moments``, the root, then the
+        root shifted between its frames), each followed by the workers until its leads are
+        spent; the next overview only while nothing sufficient was found and the budget allows."""
         root = self.grid.root()
         overviews = [GridView(a, b, self.grid.k, _depth_of(self.grid, b - a)) for a, b in _clip_seeds(seeds, self.grid)]
+        inside = _clip_moments(moments, self.grid)
+        if inside:
+            overviews.append(GridView.of_moments(inside, self.grid.k))
         overviews.append(root)
         first_shift = len(overviews)
         overviews += [GridView(root.t_start + root.cell_s * x, root.t_end + root.cell_s * x, root.k, 0)
@@ -416,20 +420,20 @@ def locate(
     workers: int = 1,
     virtual_loss: float = 0.25,
     strategy: Strategy | None = None,
-    change_seeds: int = 0,
+    brief_shots: int = 0,
 ) -> LocateReport:
     """The moments of ``grid``'s source that show what ``question`` asks about, best first.
 
-    ``seeds`` are spans to look at first (the memory's best hits); then up to
-    ``change_seeds`` of the source's brief changes, read from its compressed video
-    (``video_changes``; a source with no files to read gives none); ``workers`` explore
-    leads in parallel; ``strategy`` is chosen from the question when not given."""
+    ``seeds`` are spans to look at first (the memory's best hits); then one look at up to
+    ``brief_shots`` (at most K×K) of the source's brief shots, read from its compressed video
+    (``video_changes``; a source with no files to read has none); ``workers`` explore leads
+    in parallel; ``strategy`` is chosen from the question when not given."""
     started = time.perf_counter()
-    seeds = [*seeds, *brief_change_seeds(grid, change_seeds, max_frames, deadline)]
+    moments = brief_shot_spans(grid, brief_shots, max_frames, deadline)
     master = Master(question, grid, looker, max_frames=max_frames, deadline=deadline, workers=workers,
                      virtual_loss=virtual_loss, strategy=strategy or strategy_for(question),
                      on_progress=on_progress)
-    report = master.run(seeds)
+    report = master.run(seeds, moments)
     if report.stopped == "no lead" and master.found:
         report.stopped = "found"
     report.moments = sorted(_merged(master.found.values()), key=lambda m: (-m.confidence, -m.depth, m.t))[: max(1, top_k)]
@@ -438,19 +442,19 @@ def locate(
     return report
 
 
-def brief_change_seeds(grid: VideoGrid, limit: int, max_frames: int,
-                       deadline: Deadline | None = None) -> list[tuple[float, float]]:
-    """Spans where the source's picture changed for a few seconds only, strongest first: at
-    most ``limit``, and no more than half the frame budget's grids (the root and the looks
-    between its frames keep the rest). Reading the files takes at most ``CHANGE_SCAN_S``, or
+def brief_shot_spans(grid: VideoGrid, limit: int, max_frames: int,
+                     deadline: Deadline | None = None) -> list[tuple[float, float]]:
+    """The source's brief shots (what was on screen for a few seconds only), strongest first:
+    at most ``limit`` and K×K (one look), and none when the frame budget has no room for that
+    look and the root's. Reading the files takes at most ``CHANGE_SCAN_S``, or
     ``CHANGE_SCAN_SHARE`` of the time left."""
     files = getattr(grid.source, "media_files", None)
-    limit = min(limit, max_frames // (2 * grid.k * grid.k))
-    if limit <= 0 or files is None:
+    k2 = grid.k * grid.k
+    if limit <= 0 or files is None or max_frames < 2 * k2:
         return []
     left = deadline.remaining() if deadline is not None else None
     budget = CHANGE_SCAN_S if left is None else min(CHANGE_SCAN_S, CHANGE_SCAN_SHARE * max(0.0, left))
-    return seed_spans(brief_changes_of(files(), budget_s=budget), limit)
+    return [(b.t_start, b.t_end) for b in brief_shots_of(files(), budget_s=budget)[: min(limit, k2)]]
 
 
 def _merged(found: Iterable[Located]) -> list[Located]:
@@ -490,6 +494,13 @@ def _depth_of(grid: VideoGrid, span_s: float) -> int:
     if span_s <= 0 or span_s >= total:
         return 0
     return max(0, round(math.log(total / span_s) / math.log(grid.k * grid.k)))
+
+
+def _clip_moments(moments: Sequence[tuple[float, float]], grid: VideoGrid) -> list[tuple[float, float]]:
+    """Moments inside the source (clipped to it), in the order given."""
+    lo, hi = float(grid.source.t_start), float(grid.source.t_end)
+    out = [(max(lo, float(a)), min(hi, float(b))) for a, b in moments]
+    return [(a, b) for a, b in out if b > a]
 
 
 def _clip_seeds(seeds: Sequence[tuple[float, float]], grid: VideoGrid) -> list[tuple[float, float]]:

@@ -6,22 +6,23 @@ ingested, or a detail the memory never wrote down, gives the navigator no anchor
 any sampling at a logarithmic frame budget misses it most of the time.
 
 The encoder has already looked at every frame. A predicted frame that must code new content
-(a sign held up, a screen turning red, a cut) is several times larger than its neighbours, and
-an encoder that detects a scene cut starts a new keyframe there; when the new content goes
-away again, the same happens a second time. Reading only the packet sizes and keyframe flags
-(demuxing, no decoding: about a hundred times cheaper than decoding the frames) finds these
-changes, and a change followed by another within ``max_brief_s`` marks a **brief change**:
+(a sign held up, a screen turning red, a cut) is several times larger than its neighbours, a
+picture that became busier or plainer changes the size of every frame after it, and an encoder
+that detects a scene cut starts a new keyframe there; when the new content goes away again,
+the same happens a second time. Reading only the packet sizes and keyframe flags (demuxing, no
+decoding: about a hundred times cheaper than decoding the frames) finds these changes, and the
+stretch between a change and the next one at most ``max_brief_s`` later is a **brief shot**:
 something on screen for a few seconds only, exactly what key frames sampled at ingest miss.
-The navigator looks at those spans first, as it looks at the memory's anchors (MAGNET's idea
-of spending frames where the video is salient, seed 003, with salience taken from the codec).
+The navigator looks first at one grid whose cells are the strongest brief shots, one frame
+each (MAGNET's idea of spending frames where the video is salient, seed 003, with salience
+taken from the codec), right after the memory's anchors.
 
-A brief change is a lead, not evidence: natural footage with steady motion has many size
-spikes, and the looker still decides whether what is there bears on the question.
+A brief shot is a lead, not evidence: footage with steady motion or many cuts has many, and
+the looker still decides whether what is there bears on the question.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import os
 import threading
@@ -61,9 +62,9 @@ class Change:
 
 
 @dataclass(frozen=True)
-class BriefChange:
-    """Something on screen from ``t_start`` to ``t_end`` only (two changes close together, or
-    the seconds around a lone one)."""
+class BriefShot:
+    """What was on screen from ``t_start`` to ``t_end`` only: a shot between two changes close
+    together, or the second either side of a lone change."""
 
     t_start: float
     t_end: float
@@ -206,43 +207,32 @@ def _regular_gap(gaps: np.ndarray, span_s: float) -> float:
     return float(values[counts == counts.max()].max())
 
 
-def brief_changes(changes: Sequence[Change], max_brief_s: float = MAX_BRIEF_S,
-                  min_brief_s: float = MIN_BRIEF_S) -> list[BriefChange]:
-    """Stretches that begin with a change and end with another at most ``max_brief_s`` later
-    (the latest such one: an encoder may mark every frame of a brief scene as new), then
-    **lone** changes (no partner close by) as the second either side of them, at
-    ``LONE_SHARE`` of their strength: one end of a brief scene can be invisible in the
-    packets (a change that falls on a keyframe the encoder placed anyway costs nothing extra),
-    and a cut shows new content too. Strongest first; overlapping ones are one stretch (at
-    most twice ``max_brief_s``)."""
+def brief_shots(changes: Sequence[Change], max_brief_s: float = MAX_BRIEF_S,
+                  min_brief_s: float = MIN_BRIEF_S) -> list[BriefShot]:
+    """The brief shots between ``changes``: stretches that begin with a change and end with the
+    next one at most ``max_brief_s`` later (what was on screen between them was there for a
+    few seconds only), strongest first (the mean of their two changes). Then each **lone**
+    change (both of its shots long) as the second before it and the second after it, at
+    ``LONE_SHARE`` of its strength: one end of a brief scene can be invisible in the packets
+    (a change that falls on a keyframe the encoder placed anyway costs nothing extra), and a
+    cut shows new content too. Shots are disjoint, so one frame from the middle of each shows
+    what each held."""
     ordered = sorted(changes, key=lambda c: c.t)
-    times = [c.t for c in ordered]
-    spans = []
-    paired = [False] * len(ordered)
-    for i, a in enumerate(ordered):
-        j = bisect.bisect_right(times, a.t + max_brief_s) - 1
-        if j > i and ordered[j].t - a.t >= min_brief_s - 1e-9:
-            spans.append(BriefChange(a.t, ordered[j].t, (a.strength + ordered[j].strength) / 2))
-            paired[i] = paired[j] = True
-    spans += [BriefChange(c.t - LONE_SIDE_S, c.t + LONE_SIDE_S, LONE_SHARE * c.strength)
-              for c, p in zip(ordered, paired, strict=True) if not p]
-    out: list[BriefChange] = []
-    for span in sorted(spans, key=lambda x: (-x.strength, x.t_start)):
-        hit = next((n for n, kept in enumerate(out)
-                    if span.t_start < kept.t_end and kept.t_start < span.t_end), None)
-        if hit is None:
-            out.append(span)
-            continue
-        kept = out[hit]  # overlapping a stronger one: one stretch, unless that makes it long
-        lo, hi = min(kept.t_start, span.t_start), max(kept.t_end, span.t_end)
-        if hi - lo <= 2 * max_brief_s:
-            out[hit] = BriefChange(lo, hi, kept.strength)
-    return out
+    shots: list[BriefShot] = []
+    brief = [min_brief_s - 1e-9 <= b.t - a.t <= max_brief_s for a, b in zip(ordered, ordered[1:], strict=False)]
+    for i, (a, b) in enumerate(zip(ordered, ordered[1:], strict=False)):
+        if brief[i]:
+            shots.append(BriefShot(a.t, b.t, (a.strength + b.strength) / 2))
+    for i, c in enumerate(ordered):
+        if (i == 0 or not brief[i - 1]) and (i == len(ordered) - 1 or not brief[i]):
+            shots += [BriefShot(c.t - LONE_SIDE_S, c.t, LONE_SHARE * c.strength),
+                      BriefShot(c.t, c.t + LONE_SIDE_S, LONE_SHARE * c.strength)]
+    return sorted(shots, key=lambda x: (-x.strength, x.t_start))
 
 
-def brief_changes_of(files: Sequence[MediaFile], max_brief_s: float = MAX_BRIEF_S,
-                     budget_s: float | None = None) -> list[BriefChange]:
-    """The brief changes of a stream held in ``files`` (stream time), strongest first.
+def brief_shots_of(files: Sequence[MediaFile], max_brief_s: float = MAX_BRIEF_S,
+                     budget_s: float | None = None) -> list[BriefShot]:
+    """The brief shots of a stream held in ``files`` (stream time), strongest first.
     ``budget_s``: stop opening files after this long (a day of snippets is thousands of
     files); what was read by then still counts."""
     started = time.perf_counter()
@@ -261,10 +251,4 @@ def brief_changes_of(files: Sequence[MediaFile], max_brief_s: float = MAX_BRIEF_
             t = c.t + f.offset_s
             if f.t_start <= t < f.t_end:
                 changes.append(Change(t, c.strength))
-    return brief_changes(changes, max_brief_s)
-
-
-def seed_spans(brief: Sequence[BriefChange], limit: int, margin_s: float = 1.0) -> list[tuple[float, float]]:
-    """The ``limit`` strongest brief changes as spans to look at first, ``margin_s`` wider
-    each side (the frame before the change and the one after it both show)."""
-    return [(b.t_start - margin_s, b.t_end + margin_s) for b in brief[: max(0, limit)]]
+    return brief_shots(changes, max_brief_s)

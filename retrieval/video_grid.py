@@ -75,21 +75,44 @@ class Cell:
 
 @dataclass(frozen=True)
 class GridView:
-    """One grid: its span, its depth (0 = root) and the labels of the cells expanded to get here."""
+    """One grid: its span, its depth (0 = root) and the labels of the cells expanded to get here.
+
+    ``spans``: the cells' own stretches, in time order, for a look at chosen moments (at most
+    K×K of them, e.g. the brief shots of ``video_changes``) instead of K×K equal cells; a
+    cell still shows the frame from its middle and expands to the grid of its stretch."""
 
     t_start: float
     t_end: float
     k: int
     depth: int
     path: tuple[str, ...] = ()
+    spans: tuple[tuple[float, float], ...] = ()
+
+    @classmethod
+    def of_moments(cls, spans: Sequence[tuple[float, float]], k: int, depth: int = 0) -> GridView:
+        """A grid of chosen stretches (the first K×K given), shown in time order."""
+        chosen = tuple(sorted((float(a), float(b)) for a, b in list(spans)[: k * k]))
+        if not chosen:
+            raise InputError("a grid of moments needs at least one moment")
+        return cls(chosen[0][0], max(b for _, b in chosen), k, depth, (), chosen)
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """What identifies the pixels of this view (for caches)."""
+        return (round(self.t_start, 6), round(self.t_end, 6), self.spans)
 
     @property
     def cell_s(self) -> float:
+        """How long a cell lasts (the longest one, for a grid of moments)."""
+        if self.spans:
+            return max(b - a for a, b in self.spans)
         return (self.t_end - self.t_start) / (self.k * self.k)
 
     @property
     def cells(self) -> tuple[Cell, ...]:
         k, step = self.k, self.cell_s
+        if self.spans:
+            return tuple(Cell(i // k, i % k, a, b) for i, (a, b) in enumerate(self.spans))
         return tuple(
             Cell(i // k, i % k, self.t_start + i * step, self.t_start + (i + 1) * step)
             for i in range(k * k)
@@ -105,7 +128,10 @@ class GridView:
         raise InputError(f"no cell {label!r} in a {self.k}×{self.k} grid (A1 … {last})")
 
     def cell_at(self, t: float) -> Cell:
-        """The cell whose interval holds ``t`` (clamped to the grid)."""
+        """The cell whose interval holds ``t`` (clamped to the grid; the nearest one for a grid
+        of moments)."""
+        if self.spans:
+            return min(self.cells, key=lambda c: 0.0 if c.t_start <= t < c.t_end else min(abs(t - c.t_start), abs(t - c.t_end)))
         i = int((t - self.t_start) // self.cell_s) if self.cell_s > 0 else 0
         return self.cells[min(max(i, 0), self.k * self.k - 1)]
 
@@ -135,7 +161,7 @@ class VideoGrid:
         self.tile_width = max(32, int(tile_width))
         self.frame_step_s = min(0.05, self.min_cell_s / 10)  # frames closer than this are one
         self._frames: dict[int, np.ndarray | None] = {}
-        self._images: dict[tuple[float, float, bool], np.ndarray] = {}
+        self._images: dict[tuple[object, ...], np.ndarray] = {}
         self.frames_decoded = 0
         self.frame_hits = 0
         self.image_hits = 0
@@ -224,7 +250,7 @@ class VideoGrid:
         return self.frame_hits / asked if asked else 0.0
 
     def _render(self, view: GridView, labels: bool) -> np.ndarray:
-        key = (round(view.t_start, 6), round(view.t_end, 6), labels)
+        key = (*view.key, labels)
         cached = self._images.get(key)
         if cached is not None:
             self.image_hits += 1

@@ -328,7 +328,7 @@ class LookAgain:
         grid = VideoGrid(source, k=s.look_grid_k, min_cell_s=s.look_min_cell_s)
         return locate(query, grid, self.looker(), max_frames=max_frames, deadline=clock, top_k=top_k,
                       on_progress=on_progress, seeds=seeds, workers=s.look_workers,
-                      virtual_loss=s.look_virtual_loss, change_seeds=s.look_change_seeds)
+                      virtual_loss=s.look_virtual_loss, brief_shots=s.look_brief_shots)
 
 
 def meta_result(done: Sequence[tuple[str, LocateReport]], top_k: int) -> LocateResult:

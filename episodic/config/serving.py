@@ -105,9 +105,10 @@ class LookSettings:
     look_max_frames: int = 1024  # frames one locate may decode (all workers together)
     look_workers: int = 2  # Video-RLM workers exploring cells in parallel
     look_virtual_loss: float = 0.25  # priority taken off a lead while a worker explores it
-    # spans where the picture changed for a few seconds only (read from the compressed video,
-    # no decoding) looked at right after the memory's anchors; 0 = never
-    look_change_seeds: int = 4
+    # one look, right after the memory's anchors, at up to this many (at most K×K) brief shots:
+    # what was on screen for a few seconds only, read from the compressed video without
+    # decoding (retrieval/video_changes.py); 0 = never
+    look_brief_shots: int = 64
     # Ask's third pathway: when fast and detailed recall both stay below τ, look at the pixels
     # around the memory's best hits; false = never (``inspect`` on request still works)
     inspect_enabled: bool = True
@@ -133,8 +134,8 @@ class LookSettings:
             problems.append("look_max_frames and inspect_max_frames must allow one grid (look_grid_k²)")
         if not 1 <= s.look_workers <= 32:
             problems.append("look_workers is between 1 and 32")
-        if not 0 <= s.look_change_seeds <= 64:
-            problems.append("look_change_seeds is between 0 and 64")
+        if not 0 <= s.look_brief_shots <= 256:
+            problems.append("look_brief_shots is between 0 and 256")
         if not 0 <= s.look_virtual_loss <= 1:
             problems.append("look_virtual_loss is in [0, 1]")
         if s.inspect_anchors < 1 or s.inspect_window_s <= 0 or s.inspect_budget_s <= 0:

@@ -14,11 +14,10 @@ from episodic.retrieval.grid_search import locate
 from episodic.retrieval.video_changes import (
     Change,
     MediaFile,
-    brief_changes,
-    brief_changes_of,
+    brief_shots,
+    brief_shots_of,
     changes_in,
     packet_table,
-    seed_spans,
 )
 from episodic.retrieval.video_grid import FileFrames, VideoGrid
 from episodic.samples import _texture
@@ -54,19 +53,17 @@ def test_keyframes_on_the_encoders_rhythm_are_not_changes_an_early_one_is():
     assert [c.t for c in changes_in(table)] == [31.0]
 
 
-def test_two_changes_close_together_are_a_brief_change_a_lone_one_ranks_lower():
+def test_what_was_on_screen_between_two_close_changes_is_a_brief_shot():
     changes = [Change(10.0, 2.0), Change(50.0, 2.0), Change(52.0, 3.0), Change(100.0, 4.0)]
-    brief = brief_changes(changes)
-    # the pair first, then the lone changes as the second either side, at 0.6 of their strength
-    assert [(b.t_start, b.t_end, round(b.strength, 2)) for b in brief] == [
-        (50.0, 52.0, 2.5), (99.0, 101.0, 2.4), (9.0, 11.0, 1.2)]
-    # an encoder that marks every frame of a brief scene as new: one stretch, not eleven
+    # the shot between 50 and 52 s first; then each lone change as the second before it and the
+    # second after it, at 0.6 of its strength
+    assert [(b.t_start, b.t_end, round(b.strength, 2)) for b in brief_shots(changes)] == [
+        (50.0, 52.0, 2.5), (99.0, 100.0, 2.4), (100.0, 101.0, 2.4), (9.0, 10.0, 1.2), (10.0, 11.0, 1.2)]
+    # an encoder that marks every frame of a brief scene as new: its shots all lie inside it
     run = [Change(200.0 + 0.2 * i, 1.1) for i in range(11)]
-    brief = brief_changes([*changes, *run])
-    assert [(round(b.t_start, 1), round(b.t_end, 1)) for b in brief][:2] == [(50.0, 52.0), (99.0, 101.0)]
-    assert (200.0, 202.0) in [(round(b.t_start, 1), round(b.t_end, 1)) for b in brief]
-    assert seed_spans(brief, 1) == [(49.0, 53.0)]
-    assert seed_spans(brief, 0) == []
+    shots = [b for b in brief_shots([*changes, *run]) if b.t_start >= 150]
+    assert len(shots) == 10 and all(200.0 - 1e-6 <= b.t_start < b.t_end <= 202.0 + 1e-6 for b in shots)
+    assert brief_shots([]) == []
 
 
 def _encode(path: Path, seconds: float, fps: int, flash: tuple[float, float] | None, camera_like: bool) -> None:
@@ -105,13 +102,19 @@ def test_a_red_flash_in_a_real_file_is_the_strongest_brief_change(tmp_path: Path
     _encode(path, 180.0, 5, flash, camera_like)
     table = packet_table(path)
     assert len(table) == 900 and packet_table(path) is table  # read once, then kept
-    brief = brief_changes_of([MediaFile(path)])
-    assert brief and brief[0].t_start - 0.5 <= flash[0] and flash[1] <= brief[0].t_end + 0.5
+    def flashed(shots: list, offset: float = 0.0) -> list[float]:
+        """The middles of the shots whose middle frame is the flash."""
+        middles = [round((b.t_start + b.t_end) / 2 - offset, 1) for b in shots]
+        return sorted(m for m in middles if flash[0] <= m < flash[1])
+
+    shots = brief_shots_of([MediaFile(path)])
+    # among the three strongest brief shots, at least one shows the flash (the others are the
+    # seconds around it, e.g. the shot after it until the next cut)
+    assert flashed(shots[:3])
     # the same file as two stored snippets of one stream: found at each one's stream time
-    both = brief_changes_of([MediaFile(path, 0.0, 0.0, 150.0), MediaFile(path, 1000.0, 1000.0, 1180.0)])
-    starts = sorted(round(b.t_start) for b in both[:2])
-    assert starts == [round(brief[0].t_start), round(brief[0].t_start) + 1000]
-    assert brief_changes_of([MediaFile(path)], budget_s=0.0) == []  # out of time: no file opened
+    both = brief_shots_of([MediaFile(path, 0.0, 0.0, 150.0), MediaFile(path, 1000.0, 1000.0, 1180.0)])
+    assert flashed(both) == flashed(both, 1000.0) == flashed(shots)
+    assert brief_shots_of([MediaFile(path)], budget_s=0.0) == []  # out of time: no file opened
 
 
 def test_a_stored_snippet_is_read_at_its_stream_time(tmp_path: Path):
@@ -127,7 +130,7 @@ def test_a_stored_snippet_is_read_at_its_stream_time(tmp_path: Path):
 
     store = FileSnippetStore(Settings(data_dir=tmp_path))
     ref = store.put("cam", "cam@a", 100.0, 110.0, [frame(100.0 + i / 5) for i in range(50)], None, 16000, 5.0)
-    brief = brief_changes_of(SnippetFrames([ref], store.path_for).media_files())
+    brief = brief_shots_of(SnippetFrames([ref], store.path_for).media_files())
     assert brief and brief[0].t_start == pytest.approx(103.0, abs=0.25) and brief[0].t_end == pytest.approx(105.0, abs=0.25)
 
 
@@ -135,7 +138,7 @@ def test_unreadable_files_have_no_changes(tmp_path: Path):
     junk = tmp_path / "junk.mp4"
     junk.write_bytes(np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes())
     assert len(packet_table(junk)) == 0
-    assert brief_changes_of([MediaFile(junk), MediaFile(tmp_path / "missing.mp4")]) == []
+    assert brief_shots_of([MediaFile(junk), MediaFile(tmp_path / "missing.mp4")]) == []
 
 
 def test_a_file_never_ingested_is_searched_where_it_changed_first(tmp_path: Path):
@@ -147,19 +150,20 @@ def test_a_file_never_ingested_is_searched_where_it_changed_first(tmp_path: Path
     _encode(path, span, fps, flash, camera_like=True)
     source = FileFrames(path)
     try:
-        blind = locate("red?", VideoGrid(source), RedLooker(), max_frames=128, change_seeds=0)
+        blind = locate("red?", VideoGrid(source), RedLooker(), max_frames=128, brief_shots=0)
         looker = RedLooker()
-        seen = locate("red?", VideoGrid(source), looker, max_frames=128, change_seeds=4)
+        seen = locate("red?", VideoGrid(source), looker, max_frames=128, brief_shots=64)
     finally:
         source.close()
     assert not blind.moments  # the control: sampling alone misses it at this budget
-    first = looker.views[0]
-    assert first.t_start <= flash[0] and flash[1] <= first.t_end and first.t_end - first.t_start < 20
+    first = looker.views[0]  # one look at the brief shots, one frame each: one of them is the flash
+    assert first.spans and len(first.cells) <= 64
+    assert any(flash[0] <= c.t_mid < flash[1] for c in first.cells)
     assert seen.moments and flash[0] - 1.0 <= seen.moments[0].t <= flash[1] + 1.0
     assert seen.frames_examined <= 128
 
 
-def test_change_seeds_are_a_setting_with_a_range():
-    assert Settings().look_change_seeds == 4
-    with pytest.raises(ConfigError, match="look_change_seeds"):
-        validate(Settings(look_change_seeds=-1))
+def test_brief_shots_are_a_setting_with_a_range():
+    assert Settings().look_brief_shots == 64
+    with pytest.raises(ConfigError, match="look_brief_shots"):
+        validate(Settings(look_brief_shots=-1))
