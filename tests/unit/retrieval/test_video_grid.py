@@ -210,3 +210,26 @@ def test_a_stream_in_the_store_becomes_a_frame_source(tmp_path: Path):
     assert stream_frames(store, snippets, "cam", t_min=11.0, t_max=13.0).t_end == 13.0
     with pytest.raises(InputError, match="no memories"):
         stream_frames(store, snippets, "other")
+
+
+def test_a_grid_of_chosen_moments_shows_one_frame_from_each():
+    view = GridView.of_moments([(30.0, 32.0), (5.0, 6.0), (50.0, 51.5)], k=2)
+    assert [(c.label, c.t_start, c.t_end) for c in view.cells] == [
+        ("A1", 5.0, 6.0), ("A2", 30.0, 32.0), ("B1", 50.0, 51.5)]  # time order; B2 does not exist
+    assert (view.t_start, view.t_end, view.cell_s) == (5.0, 51.5, 2.0)
+    assert view.cell_at(31.0).label == "A2" and view.cell_at(45.0).label == "B1"
+    with pytest.raises(InputError, match="no cell"):
+        view.cell("B2")
+    # the pixels are not those of the plain grid over the same extent: kept apart in the caches
+    plain = GridView(5.0, 51.5, 2, 0)
+    assert view.key != plain.key
+    grid = VideoGrid(Colours(60.0), k=2)
+    tiles = grid.render(view, labels=False)
+    tw, th = grid.tile_size
+    assert tuple(int(x) for x in tiles[th // 2, tw + tw // 2]) == (0, 124, 0)  # A2: the frame at 31 s
+    assert not np.array_equal(tiles, grid.render(plain, labels=False))
+    child = grid.expand(view, "A2")  # a relevant moment expands to the grid of its shot
+    assert (child.t_start, child.t_end, child.depth, child.spans) == (30.0, 32.0, 1, ())
+    assert len(GridView.of_moments([(float(i), i + 0.5) for i in range(100)], k=8).cells) == 64
+    with pytest.raises(InputError):
+        GridView.of_moments([], k=8)
