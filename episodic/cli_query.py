@@ -385,7 +385,7 @@ def article(
 
 
 # -- look again: locate -------------------------------------------------------------------------
-LOCATE_HELP = """Find the second something was on screen by looking at the stored video itself (issue 15): each stream's span becomes an 8×8 grid of frames, the looker reads what each cell shows, and the best cells are expanded down to cells under a second, the memory's own hits looked at first.
+LOCATE_HELP = """Find the second something was on screen by looking at the stored video itself (issue 15): each stream's span becomes an 8×8 grid of frames, the looker reads what each cell shows, and the best cells are expanded down to cells under a second, the memory's own hits looked at first, then the moments the video's packets show something on screen for a few seconds only (brief shots, read without decoding; look_brief_shots).
 
 With one or more --stream-id, those streams are looked at (at most 4, those the memory points at first); with none, the streams the memory points at, or the most recently updated ones when it points nowhere (through --server with a key scoped to streams: those streams). --file looks at a recording that was never ingested, in this process.
 

@@ -46,11 +46,12 @@ STEP_FLOOR_SHARE = 0.25  # … the busier side at least this share of the spike 
 MIN_SPIKE_BYTES = 2000  # a spike smaller than this is noise (a nearly static scene's tiny frames) …
 MIN_SPIKE_KEY_SHARE = 0.1  # … or than this share of the file's usual keyframe, when that is less
 KEY_GAP_SHARE = 0.8  # a keyframe sooner than this share of the regular keyframe gap: a cut
-MAX_BRIEF_S = 6.0  # a change undone within this long is a brief change
-MIN_BRIEF_S = 0.2  # … and at least this long (one burst of motion is not two changes)
+MAX_BRIEF_S = 6.0  # two changes at most this far apart bound a brief shot …
+MIN_BRIEF_S = 0.2  # … and at least this far (one burst of motion is not two changes)
 LONE_SHARE = 0.6  # a change with no partner ranks at this share of its strength …
 LONE_SIDE_S = 1.0  # … as the seconds either side of it
-CACHE_FILES = 4096  # packet scans kept per process (files are immutable: keyed by size + mtime)
+CACHE_ROWS = 2_000_000  # packets kept per process, all files together (48 MB; files are
+# immutable: keyed by path, size and modification time)
 
 
 @dataclass(frozen=True)
@@ -85,12 +86,14 @@ class MediaFile:
 # -- reading packets ------------------------------------------------------------------------------
 _cache: OrderedDict[tuple[str, int, int], np.ndarray] = OrderedDict()
 _cache_lock = threading.Lock()
+_cached_rows = 0
 
 
 def packet_table(path: Path) -> np.ndarray:
     """The file's video packets as rows (time in the file, size in bytes, keyframe 0/1), in
     decoding order; an empty table for a file without video or one that cannot be read.
     Kept per process, by path, size and modification time."""
+    global _cached_rows
     try:
         st = os.stat(path)
     except OSError:
@@ -102,9 +105,11 @@ def packet_table(path: Path) -> np.ndarray:
             return _cache[key]
     table = _read_packets(path)
     with _cache_lock:
-        _cache[key] = table
-        while len(_cache) > CACHE_FILES:
-            _cache.popitem(last=False)
+        if key not in _cache:
+            _cache[key] = table
+            _cached_rows += len(table)
+        while _cached_rows > CACHE_ROWS and len(_cache) > 1:
+            _cached_rows -= len(_cache.popitem(last=False)[1])
     return table
 
 
