@@ -50,6 +50,7 @@ MAX_BRIEF_S = 6.0  # two changes at most this far apart bound a brief shot …
 MIN_BRIEF_S = 0.2  # … and at least this far (one burst of motion is not two changes)
 LONE_SHARE = 0.6  # a change with no partner ranks at this share of its strength …
 LONE_SIDE_S = 1.0  # … as the seconds either side of it
+READ_STRIDE = 8  # files are read every 8th first (see brief_shots_of)
 CACHE_ROWS = 2_000_000  # packets kept per process, all files together (48 MB; files are
 # immutable: keyed by path, size and modification time)
 
@@ -118,7 +119,9 @@ def _read_packets(path: Path) -> np.ndarray:
 
     rows: list[tuple[float, int, int]] = []
     try:
-        with av.open(str(path)) as container:
+        # skip_frame: opening a file decodes a frame to learn its parameters; none is needed
+        # here (halves the time per file, most of which is opening it)
+        with av.open(str(path), options={"skip_frame": "all"}) as container:
             if not container.streams.video:
                 return np.zeros((0, 3))
             stream = container.streams.video[0]
@@ -239,14 +242,17 @@ def brief_shots_of(files: Sequence[MediaFile], max_brief_s: float = MAX_BRIEF_S,
                      budget_s: float | None = None) -> list[BriefShot]:
     """The brief shots of a stream held in ``files`` (stream time), strongest first.
     ``budget_s``: stop opening files after this long (a day of snippets is thousands of
-    files); what was read by then still counts."""
+    files, a few milliseconds each); they are read every ``READ_STRIDE``-th first, so what
+    was read by then is spread over the whole span, and it still counts."""
     started = time.perf_counter()
-    tables = []
-    for f in files:
+    order = [i for first in range(READ_STRIDE) for i in range(first, len(files), READ_STRIDE)]
+    read: dict[int, np.ndarray] = {}
+    for i in order:
         if budget_s is not None and time.perf_counter() - started > budget_s:
-            files = files[: len(tables)]
             break
-        tables.append(packet_table(f.path))
+        read[i] = packet_table(files[i].path)
+    files = [files[i] for i in sorted(read)]
+    tables = [read[i] for i in sorted(read)]
     gaps = [np.diff(np.sort(tab[tab[:, 2] > 0, 0])) for tab in tables]
     longest = max((float(np.ptp(tab[:, 0])) for tab in tables if len(tab)), default=0.0)
     regular = _regular_gap(np.concatenate(gaps), longest) if gaps else math.inf

@@ -167,3 +167,17 @@ def test_brief_shots_are_a_setting_with_a_range():
     assert Settings().look_brief_shots == 64
     with pytest.raises(ConfigError, match="look_brief_shots"):
         validate(Settings(look_brief_shots=-1))
+
+
+def test_out_of_time_the_files_read_are_spread_over_the_span(monkeypatch):
+    from types import SimpleNamespace
+
+    from episodic.retrieval import video_changes
+
+    read: list[str] = []
+    clock = iter(range(1000))
+    monkeypatch.setattr(video_changes, "time", SimpleNamespace(perf_counter=lambda: float(next(clock))))
+    monkeypatch.setattr(video_changes, "packet_table", lambda path: read.append(path.name) or np.zeros((0, 3)))
+    files = [MediaFile(Path(f"s{i}.mp4"), 8.0 * i, 8.0 * i, 8.0 * i + 8) for i in range(24)]
+    assert brief_shots_of(files, budget_s=3.5) == []
+    assert read == ["s0.mp4", "s8.mp4", "s16.mp4"]  # every 8th first: the whole span, thinly
