@@ -90,10 +90,12 @@ _cache_lock = threading.Lock()
 _cached_rows = 0
 
 
-def packet_table(path: Path) -> np.ndarray:
+def packet_table(path: Path, budget_s: float | None = None) -> np.ndarray:
     """The file's video packets as rows (time in the file, size in bytes, keyframe 0/1), in
     decoding order; an empty table for a file without video or one that cannot be read.
-    Kept per process, by path, size and modification time."""
+    Kept per process, by path, size and modification time. ``budget_s``: stop reading after
+    this long (a day-long recording is millions of packets) and return what was read, which
+    is not kept."""
     global _cached_rows
     try:
         st = os.stat(path)
@@ -104,7 +106,9 @@ def packet_table(path: Path) -> np.ndarray:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    table = _read_packets(path)
+    table, whole = _read_packets(path, budget_s)
+    if not whole:
+        return table
     with _cache_lock:
         if key not in _cache:
             _cache[key] = table
@@ -114,25 +118,31 @@ def packet_table(path: Path) -> np.ndarray:
     return table
 
 
-def _read_packets(path: Path) -> np.ndarray:
+def _read_packets(path: Path, budget_s: float | None) -> tuple[np.ndarray, bool]:
+    """The packet rows, and whether they are all of them (False: out of time)."""
     import av
 
     rows: list[tuple[float, int, int]] = []
+    until = time.perf_counter() + budget_s if budget_s is not None else math.inf
+    whole = True
     try:
         # skip_frame: opening a file decodes a frame to learn its parameters; none is needed
         # here (halves the time per file, most of which is opening it)
         with av.open(str(path), options={"skip_frame": "all"}) as container:
             if not container.streams.video:
-                return np.zeros((0, 3))
+                return np.zeros((0, 3)), True
             stream = container.streams.video[0]
             tb = float(stream.time_base)
             for packet in container.demux(stream):
                 if packet.size <= 0 or packet.pts is None:
                     continue  # the flush packet at the end, or one with no time
                 rows.append((packet.pts * tb, packet.size, 1 if packet.is_keyframe else 0))
+                if len(rows) % 1024 == 0 and time.perf_counter() > until:
+                    whole = False
+                    break
     except (av.FFmpegError, OSError, ValueError):
         pass  # a damaged tail: what was read still counts
-    return np.asarray(rows, dtype=float).reshape(-1, 3)
+    return np.asarray(rows, dtype=float).reshape(-1, 3), whole
 
 
 # -- finding changes --------------------------------------------------------------------------------
@@ -248,9 +258,10 @@ def brief_shots_of(files: Sequence[MediaFile], max_brief_s: float = MAX_BRIEF_S,
     order = [i for first in range(READ_STRIDE) for i in range(first, len(files), READ_STRIDE)]
     read: dict[int, np.ndarray] = {}
     for i in order:
-        if budget_s is not None and time.perf_counter() - started > budget_s:
+        spent = time.perf_counter() - started
+        if budget_s is not None and spent > budget_s:
             break
-        read[i] = packet_table(files[i].path)
+        read[i] = packet_table(files[i].path, None if budget_s is None else budget_s - spent)
     files = [files[i] for i in sorted(read)]
     tables = [read[i] for i in sorted(read)]
     gaps = [np.diff(np.sort(tab[tab[:, 2] > 0, 0])) for tab in tables]

@@ -177,7 +177,27 @@ def test_out_of_time_the_files_read_are_spread_over_the_span(monkeypatch):
     read: list[str] = []
     clock = iter(range(1000))
     monkeypatch.setattr(video_changes, "time", SimpleNamespace(perf_counter=lambda: float(next(clock))))
-    monkeypatch.setattr(video_changes, "packet_table", lambda path: read.append(path.name) or np.zeros((0, 3)))
+    monkeypatch.setattr(video_changes, "packet_table",
+                        lambda path, budget_s=None: read.append(path.name) or np.zeros((0, 3)))
     files = [MediaFile(Path(f"s{i}.mp4"), 8.0 * i, 8.0 * i, 8.0 * i + 8) for i in range(24)]
     assert brief_shots_of(files, budget_s=3.5) == []
     assert read == ["s0.mp4", "s8.mp4", "s16.mp4"]  # every 8th first: the whole span, thinly
+
+
+def test_a_long_file_read_out_of_time_gives_what_was_read_and_is_not_kept(tmp_path: Path):
+    import av
+
+    path = tmp_path / "long.mp4"
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("libx264", rate=25)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for i in range(1500):
+            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), i % 255, np.uint8), format="rgb24")
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    partial = packet_table(path, budget_s=0.0)
+    assert len(partial) == 1024  # checked every 1024 packets
+    whole = packet_table(path)
+    assert len(whole) == 1500 and packet_table(path, budget_s=0.0) is whole  # the whole one is kept
