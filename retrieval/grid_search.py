@@ -366,15 +366,19 @@ class Master:
             for f in [pool.submit(self.work, i + 1) for i in range(self.workers)]:
                 f.result()
 
-    def run(self, seeds: Sequence[tuple[float, float]], moments: Sequence[tuple[float, float]] = ()) -> LocateReport:
+    def run(
+        self,
+        seeds: Sequence[tuple[float, float]],
+        moments: Callable[[], Sequence[tuple[float, float]]] = lambda: (),
+    ) -> LocateReport:
         """Overviews in turn (the seeds, one look at the chosen ``moments``, the root, then the
         root shifted between its frames), each followed by the workers until its leads are
-        spent; the next overview only while nothing sufficient was found and the budget allows."""
+        spent; the next overview only while nothing sufficient was found and the budget allows.
+        ``moments`` is asked for only when the seeds were not enough (reading them costs time)."""
         root = self.grid.root()
-        overviews = [GridView(a, b, self.grid.k, _depth_of(self.grid, b - a)) for a, b in _clip_seeds(seeds, self.grid)]
-        inside = _clip_moments(moments, self.grid)
-        if inside:
-            overviews.append(GridView.of_moments(inside, self.grid.k))
+        overviews: list[GridView | None] = [
+            GridView(a, b, self.grid.k, _depth_of(self.grid, b - a)) for a, b in _clip_seeds(seeds, self.grid)]
+        overviews.append(None)  # the grid of moments, made when it is reached
         overviews.append(root)
         first_shift = len(overviews)
         overviews += [GridView(root.t_start + root.cell_s * x, root.t_end + root.cell_s * x, root.k, 0)
@@ -391,6 +395,11 @@ class Master:
             if (stop := self.out_of_budget()):
                 self._stop(stop)
                 break
+            if view is None:
+                inside = _clip_moments(moments(), self.grid)
+                if not inside:
+                    continue
+                view = GridView.of_moments(inside, self.grid.k)
             self.push(view, self.look(view, 0))
             self._follow()
         with self.cond:
@@ -429,11 +438,10 @@ def locate(
     (``video_changes``; a source with no files to read has none); ``workers`` explore leads
     in parallel; ``strategy`` is chosen from the question when not given."""
     started = time.perf_counter()
-    moments = brief_shot_spans(grid, brief_shots, max_frames, deadline)
     master = Master(question, grid, looker, max_frames=max_frames, deadline=deadline, workers=workers,
                      virtual_loss=virtual_loss, strategy=strategy or strategy_for(question),
                      on_progress=on_progress)
-    report = master.run(seeds, moments)
+    report = master.run(seeds, lambda: brief_shot_spans(grid, brief_shots, max_frames, deadline))
     if report.stopped == "no lead" and master.found:
         report.stopped = "found"
     report.moments = sorted(_merged(master.found.values()), key=lambda m: (-m.confidence, -m.depth, m.t))[: max(1, top_k)]
