@@ -61,6 +61,7 @@ from episodic.reasoning.evidence_fit import (
     KEY_NAME_MISSING,
     OBJECT_MISSING,
     _ramp,
+    colours_of_the_scene,
     homophone_stems,
     key_coverage,
     key_coverage_at,
@@ -448,6 +449,9 @@ class Answerer:
     ) -> Draft:
         """Γ over detailed evidence (Table 11): the most relevant notes, the gist around them."""
         usable = [u for u in units if relevant(u, self.settings, analysis)]
+        if analysis.shape.focus == "colour":
+            # a frame's own colours are not the colour of the thing asked about
+            usable = [u for u in usable if not colours_of_the_scene(analysis, u)]
         if not usable:
             return Draft(answer=NOTHING_FOUND, confidence=0.0, caps={"evidence": 0.0})
         # cross-modal association: the answer is what co-occurred with the cue (the units

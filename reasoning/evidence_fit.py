@@ -17,6 +17,7 @@ from episodic.retrieval.query_analysis import (
     QueryAnalysis,
     overlap,
     stem,
+    term_set,
 )
 from episodic.retrieval.text_match import (
     homophone_hits,
@@ -162,6 +163,23 @@ def object_coverage(analysis: QueryAnalysis, support: Unit | None, pool: Sequenc
     if all(holds_loosely(t, everywhere) for t in missing):
         return OBJECT_ELSEWHERE
     return OBJECT_MISSING
+
+
+FRAME_COLOURS = "colours:"  # where a key frame's description lists the frame's colours
+
+
+def colours_of_the_scene(analysis: QueryAnalysis, unit: Unit) -> bool:
+    """Whether ``unit`` is a key frame whose colours say nothing about the thing a colour
+    question asks about: the describer lists a frame's main colours ("a scene; colours: green,
+    grey"), and unless the description names the thing ("a car; colours: red" for "what colour
+    was the car?") those are the colours of whatever filled the frame. "What colour did Omar
+    paint the spade?" is not answered "green" by a green wall while the painting sentence
+    itself was misheard."""
+    wanted = getattr(analysis, "object_terms", None) or []
+    if unit.modality != "visual" or FRAME_COLOURS not in unit.text or not wanted:
+        return False
+    named = term_set(unit.text.split(FRAME_COLOURS, 1)[0])
+    return not any(holds_loosely(t, named) for t in wanted)
 
 
 def modality_fit(analysis: QueryAnalysis, unit: Unit) -> float:

@@ -1499,3 +1499,32 @@ def test_a_count_question_names_the_sentences_that_may_hide_a_mention():
     assert all(u.stream_id == "library-cam" and "printer" not in u.text for u in targets), targets
     assert len({u.memory_id for u in targets}) == len(targets) <= 2
     assert answerer.listen_targets(_shaped("How many times was the printer mentioned?"), (), [], Scope(), reader) is None
+
+
+def test_a_frames_colours_are_not_the_colour_of_the_thing_asked_about():
+    """"What colour did Omar paint the spade?" with the painting sentence misheard ("map into
+    the state blue"): a green frame ("a scene; colours: green") says nothing about the spade
+    and must not outvote the sentence; a frame that names the thing ("a spade; colours: red")
+    still counts."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import Answerer
+    from episodic.reasoning.evidence_fit import colours_of_the_scene
+    from episodic.retrieval.detailed import TextScorer
+
+    question = "What colour did Omar paint the spade?"
+    analysis = _with_objects(question, QueryType.VIDEO)
+    assert analysis.shape.focus == "colour"
+    scene = _unit("a scene; colours: green, grey", "visual", t=1.0)
+    named = _unit("a spade; colours: red", "visual", t=1.0)
+    said = _unit("Map into the state blue.", t=1.0)
+    assert colours_of_the_scene(analysis, scene) and not colours_of_the_scene(analysis, named)
+    assert not colours_of_the_scene(analysis, said)
+    assert not colours_of_the_scene(_with_objects("What colour was it?", QueryType.VIDEO), scene)
+
+    answerer = Answerer(None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
+    for u, score in ((scene, 0.9), (said, 0.5)):
+        u.score, u.cos = score, score
+    options = ["blue", "pink", "purple", "green"]
+    draft = answerer.synthesize(analysis, [scene, said], (), options)
+    assert draft.choice_index == 0, draft
