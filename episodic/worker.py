@@ -471,6 +471,11 @@ def run_worker(settings: Settings, idle_exit_s: float | None = None) -> WorkerSt
     worker = Worker(components)
     from episodic import forgetting_jobs  # retention and interrupted forgets (issue 17)
 
+    # The first sweep runs at once (it also finishes forgets a crash interrupted). Started
+    # while Worker.run was still ensuring the schema, it once met a Milvus collection not yet
+    # loaded ("Collection 'episodic_meta' is in state 'released'", in the demo's worker) and
+    # the next sweep came an hour later: the store is made ready before the sweeper starts.
+    components.ensure_schema()
     sweeper = forgetting_jobs.start_sweeper(forgetting_jobs.forgetter(components), settings)
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
 

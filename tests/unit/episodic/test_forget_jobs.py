@@ -63,3 +63,48 @@ def test_the_sweeper_forgets_by_retention_and_publishes_storage(tmp_path: Path) 
     f.forget("fresh")
     forgetting_jobs.refresh_stream(f, settings, "fresh")
     assert _gauge("episodic_stream_records", "fresh") is None
+
+
+def test_the_worker_readies_the_store_before_its_first_sweep(monkeypatch, tmp_path: Path) -> None:
+    """The first sweep runs as soon as the sweeper starts; the worker makes its store ready
+    (schema ensured, collections loaded) before that, not concurrently with it: a sweep that
+    met a Milvus collection still released failed and waited an hour for the next."""
+    from episodic import worker as worker_mod
+
+    calls: list[str] = []
+
+    class FakeComponents:
+        def __init__(self, settings: Settings) -> None:
+            self.settings = settings
+
+        def ensure_schema(self) -> None:
+            calls.append("ensure_schema")
+
+        def close(self) -> None:
+            calls.append("store closed")
+
+    class FakeWorker:
+        def __init__(self, components: FakeComponents) -> None:
+            self.c = components
+
+        def run(self, idle_exit_s: float | None = None) -> str:
+            calls.append("run")
+            return "stats"
+
+        def stop(self) -> None:
+            pass
+
+        def close(self) -> None:
+            calls.append("worker closed")
+
+    def fake_start(f: object, settings: Settings) -> SimpleNamespace:
+        calls.append("sweeper")
+        return SimpleNamespace(stop=lambda: calls.append("sweeper stopped"))
+
+    monkeypatch.setattr(worker_mod, "Components", FakeComponents)
+    monkeypatch.setattr(worker_mod, "Worker", FakeWorker)
+    monkeypatch.setattr(forgetting_jobs, "forgetter", lambda components: object())
+    monkeypatch.setattr(forgetting_jobs, "start_sweeper", fake_start)
+    assert worker_mod.run_worker(Settings(data_dir=tmp_path)) == "stats"
+    assert calls[:3] == ["ensure_schema", "sweeper", "run"], calls
+    assert calls[3:] == ["sweeper stopped", "worker closed", "store closed"], calls
