@@ -86,6 +86,12 @@ class TranscriptPiece:
     language: str = field(default="", compare=False)  # detected or configured, e.g. "en"
 
 
+# Where a key frame's description lists the frame's main colours ("a scene; colours: green,
+# grey"): written by the describers, read by answering (a frame's colours are not the colour of a
+# thing it does not name)
+FRAME_COLOURS = "colours:"
+
+
 @dataclass
 class FrameObservation:
     """What the visual describer saw in one key frame."""

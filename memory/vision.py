@@ -47,7 +47,7 @@ from PIL import Image
 
 from episodic.config import Settings
 from episodic.core.errors import ModelError
-from episodic.core.records import FrameObservation
+from episodic.core.records import FRAME_COLOURS, FrameObservation
 from episodic.memory.frame_quality import frame_quality
 from episodic.memory.label_hypernyms import HypernymIndex, hypernym_of
 from episodic.memory.label_selection import select_guesses, select_labels
@@ -323,7 +323,7 @@ def describe_text(
     if not rest:
         rest.append(QUALITY_WORDS.get(quality, "a scene"))
     if colours:
-        rest.append("colours: " + ", ".join(colours))
+        rest.append(f"{FRAME_COLOURS} " + ", ".join(colours))
     tail = "; ".join(rest)
     text = " ".join(ocr_text.split())
     if not text:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from episodic.core.query import QueryType
+from episodic.core.records import FRAME_COLOURS
 from episodic.reasoning.short_answer import SUMMARY_LABELS
 from episodic.retrieval.detailed import Unit, fuzzy_found
 from episodic.retrieval.query_analysis import (
@@ -163,9 +164,6 @@ def object_coverage(analysis: QueryAnalysis, support: Unit | None, pool: Sequenc
     if all(holds_loosely(t, everywhere) for t in missing):
         return OBJECT_ELSEWHERE
     return OBJECT_MISSING
-
-
-FRAME_COLOURS = "colours:"  # where a key frame's description lists the frame's colours
 
 
 def colours_of_the_scene(analysis: QueryAnalysis, unit: Unit) -> bool:

@@ -27,6 +27,7 @@ from typing import Protocol
 
 import numpy as np
 
+from episodic.core.records import FRAME_COLOURS
 from episodic.memory.vision import OfflineVisualDescriber, colour_names
 from episodic.retrieval.query_analysis import COLOUR_WORDS, content_terms, stem
 from episodic.retrieval.video_grid import Cell, GridView, VideoGrid
@@ -120,7 +121,7 @@ class OfflineLooker:
         found = found_share(asked, text) * len(asked) + COLOUR_WEIGHT * shown
         relevance = found / aspects if aspects else 0.0
         seen = "; ".join(p for p in (f'on-screen text: "{text}"' if text else "",
-                                     f"colours: {', '.join(named)}" if named else "") if p)
+                                     f"{FRAME_COLOURS} {', '.join(named)}" if named else "") if p)
         return CellLook(cell.label, cell.t_start, cell.t_end, cell.t_mid, round(relevance, 4), seen)
 
 
