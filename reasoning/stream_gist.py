@@ -67,19 +67,10 @@ def _rarity(word: str) -> float:
 
 def topic_words(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
                  n_words: int) -> tuple[list[str], list[Unit]]:
-    """The stream's ``n_words`` most characteristic words and up to three units holding them.
-    A sign counts once however many key frames read it ("OPEN UNTIL 4 PM" on six frames, once
-    as "UNTIL4"), as it was shown once: read on every frame it would outvote what was said
-    ("table, open, until, apron" for a kitchen whose talk was of aprons, timers and tastings)."""
+    """The stream's ``n_words`` most characteristic words and up to three units holding them."""
     def counts(units: Sequence[Unit]) -> dict[str, int]:
         c: dict[str, int] = {}
-        shown: set[str] = set()
         for u in units:
-            if u.modality == "ocr":
-                sign = re.sub(r"[^a-z]", "", u.text.lower())
-                if sign in shown:
-                    continue
-                shown.add(sign)
             for t in content_terms(u.text):
                 if not t[:1].isdigit() and len(t) >= 3:
                     c[t] = c.get(t, 0) + 1

@@ -1077,22 +1077,6 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
     assert "oranges" in words and not {"felix", "maria"} & set(words), words
 
 
-def test_a_sign_read_on_many_key_frames_counts_once_in_what_a_stream_is_about():
-    """A sign on screen for a while is read on every key frame (once as "OPEN UNTIL4 PM"):
-    it was shown once, and must not outvote what was said about aprons, timers and tastings."""
-    from episodic.reasoning.stream_gist import topic_words
-    from episodic.retrieval.detailed import Unit
-
-    said = ["Hannah will clean the apron after lunch.", "The apron is by the sink.", "The kitchen timer rang.",
-            "The soup tasting is in room three.", "Set the timer for the tasting."]
-    own = [Unit("kitchen-cam", f"k{i}", 7.0 * i, 7.0 * i + 3, "speech", t) for i, t in enumerate(said)]
-    own += [Unit("kitchen-cam", "k9", 60.0 + i, 61.0 + i, "ocr", "OPEN UNTIL 4 PM" if i else "OPEN UNTIL4 PM")
-            for i in range(6)]
-    other = [Unit("harbour-cam", "h0", 0.0, 3.0, "speech", "The ferry leaves from the pier.")]
-    words, _ = topic_words("kitchen-cam", own, {"kitchen-cam": own, "harbour-cam": other}, 3)
-    assert set(words) == {"apron", "timer", "tasting"}, words
-
-
 def test_a_streams_gist_chooses_between_given_settings():
     from episodic.config import Settings
     from episodic.core.query import Scope
