@@ -37,6 +37,7 @@ from episodic.retrieval.guess_match import (
     subject_phrase,
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, matched_words, term_set
+from episodic.retrieval.text_match import not_everyday, sound_nearness
 from episodic.retrieval.word_candidates import WordCandidates
 
 NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join its moment
@@ -44,6 +45,11 @@ EXCERPT_CHARS = 140
 MAX_REASONS = 2
 GUESS_MIN = 0.2  # a picture found only by the classifier's guesses needs at least this support
 UNNAMED_SHARE = 0.5  # a stand-out picture offered for a thing nothing can name: this share of the best match
+# A sentence sounding like the query's telling words (Metaphone keys, text_match.sound_nearness:
+# "printer" in "Look, the winter in here" 0.78, in "the reading lamp" 0.63; "robin" in "I can
+# hear the rubbing outside" 0.94) is offered, below every match, when fewer than top_k matched
+SOUNDS_LIKE_MIN = 0.75
+SOUNDS_LIKE_MEMORIES = 600  # the memories read for them at most (a few hours of one stream)
 
 
 def excerpt(text: str, words: list[str], limit: int = EXCERPT_CHARS) -> str:
@@ -148,7 +154,47 @@ class MomentSearch:
             others = [m for m in moments if not _quotes_any(m.why, words)]
             guessed.sort(key=lambda m: (-m.score, m.stream_id, m.t_start))
             moments = named + guessed + others
+        if not phrase and len(moments) < top_k:
+            words = subject_phrase(analysis.question, reader.streams_in(scope)).split()
+            heard_as = self._sounding_like(analysis, words, scope, reader, moments[:top_k])
+            moments = with_sounding_like(moments, heard_as, top_k)
         return moments[:top_k]
+
+    def _sounding_like(self, analysis: QueryAnalysis, subject: list[str], scope: Scope, reader: MemoryReader,
+                       found: list[Moment]) -> list[Moment]:
+        """Sentences that may hold the query's subject misheard ("someone mentions the robin" /
+        "I can hear the rubbing outside"), best first, one per memory not already found: for a
+        query about what was said (not pictures, writing or sounds), offered as candidates
+        only, never as matches. Nothing for scopes of more than ``SOUNDS_LIKE_MEMORIES``."""
+        if "speech" not in analysis.preferred_modalities or analysis.asks_text or analysis.asks_sound:
+            return []
+        streams = reader.streams_in(scope)
+        words = [w for w in subject if not_everyday(w)] or list(subject)
+        if not words:
+            return []
+        memories = self.store.list_memories(streams, t_min=scope.t_min, t_max=scope.t_max,
+                                            limit=SOUNDS_LIKE_MEMORIES + 1)
+        if len(memories) > SOUNDS_LIKE_MEMORIES:
+            return []
+        have = {m.segment_id for m in found}
+        joined = ["".join(words)] if len(words) > 1 else []  # "lawn mower" heard as "longmore"
+        out: list[tuple[float, Moment]] = []
+        for m in memories:
+            if m.id in have:
+                continue
+            best: tuple[float, float, float, str] | None = None
+            for piece in m.transcript:
+                near = max(sound_nearness(words, piece.text), sound_nearness(joined, piece.text) if joined else 0.0)
+                if near >= SOUNDS_LIKE_MIN and (best is None or near > best[0]):
+                    best = (near, piece.t_start, piece.t_end, piece.text)
+            if best is not None:
+                near, a, b, text = best
+                out.append((near, Moment(stream_id=m.stream_id, t_start=round(a, 3), t_end=round(b, 3),
+                                         score=0.0, why=f'speech: "{excerpt(text, [])}" (sounds like: '
+                                                        f'{" ".join(words)}; perhaps misheard)',
+                                         segment_id=m.id, snippet_uri=m.snippets[0].uri if m.snippets else "")))
+        out.sort(key=lambda x: (-x[0], x[1].stream_id, x[1].t_start))
+        return [m for _, m in out]
 
     @staticmethod
     def _picture_subject(analysis: QueryAnalysis, streams: list[str]) -> str:
@@ -213,6 +259,14 @@ class MomentSearch:
         out = list({(m.stream_id, m.t_start): m for m in out}.values())  # one per stretch
         out.sort(key=lambda m: -m.score)
         return out[:top_k]
+
+
+def with_sounding_like(moments: list[Moment], heard_as: list[Moment], top_k: int) -> list[Moment]:
+    """The moments found, then, in the places they leave empty, those that only sound like the
+    query's subject (``heard_as``): never above a moment found. (Placed above the found moments
+    that quote none of the query's words, they found 3 more of the dev sets' 140 moments and
+    2 fewer of the held-out sets' 165; in the empty places only, 1 more of each.)"""
+    return moments[:top_k] + heard_as[: max(0, top_k - len(moments))]
 
 
 def _quotes_any(why: str, words: list[str]) -> bool:

@@ -104,8 +104,9 @@ AUDIO_CUES = _wordset(
 SOUND_CUES = _wordset(
     """
     hear hears heard hearing sound sounds sounded noise noises noisy loud music musical song
-    songs melody tune engine engines motor motors applause applaud applauded clap claps
-    clapped clapping cheering quiet silent silence audible
+    songs melody tune engine engines motor motors applause applaud applauds applauded applauding
+    clap claps clapped clapping cheer cheers cheered cheering barking barked ringing siren sirens
+    quiet silent silence audible
     """
 )
 

@@ -77,5 +77,6 @@ class ListingStore:
     def list_memories(self, stream_id: str | None = None, t_min: float | None = None, t_max: float | None = None,
                       limit: int = 10000, with_vectors: bool = False) -> list[Any]:
         self.listings += 1
-        return [m for m in self.memories if stream_id in (None, m.stream_id)
-                and (t_min is None or m.t_end >= t_min) and (t_max is None or m.t_start <= t_max)]
+        wanted = None if stream_id is None else {stream_id} if isinstance(stream_id, str) else set(stream_id)
+        return [m for m in self.memories if (wanted is None or m.stream_id in wanted)
+                and (t_min is None or m.t_end >= t_min) and (t_max is None or m.t_start <= t_max)][:limit]

@@ -873,6 +873,17 @@ def test_where_a_named_sound_was_heard_is_answered_by_its_stream():
         assert draft is not None and draft.choice_index == 2 and draft.support[0].modality == "sound", (question, draft)
 
 
+def test_a_query_naming_a_sound_in_any_form_asks_about_sounds():
+    """"people applauding", "a dog barking", "a telephone ringing" name sounds as surely as
+    "applause": sound evidence counts for them (and Search never offers a sentence that merely
+    sounds like the words for them)."""
+    a = QueryAnalyzer(HashEmbedder())
+    for q in ("people applauding", "a dog barking", "a telephone ringing", "the crowd cheered", "music playing"):
+        assert a.analyze(q).asks_sound and "sound" in a.analyze(q).preferred_modalities, q
+    for q in ("someone mentions the robin", "the price of the novel"):
+        assert not a.analyze(q).asks_sound, q
+
+
 def test_a_question_about_text_on_screen_needs_no_picture_word():
     a = QueryAnalyzer(HashEmbedder())
     for q in ("What was written on screen in garden-cam?", "What did the sign say?", "What does the banner read?",

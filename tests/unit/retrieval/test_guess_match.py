@@ -256,6 +256,41 @@ def test_a_guessed_picture_also_found_by_unrelated_words_stays_with_the_guesses(
     assert all(m.segment_id != sid for m in search._guessed("motorcycle", Scope(), reader, [named], 5))
 
 
+def test_search_offers_a_sentence_that_sounds_like_what_was_asked_for(scorer: TextScorer) -> None:
+    """"Someone mentions the robin" when the robin was heard as "the rubbing": that sentence is
+    offered as perhaps misheard, one per memory not already found, in the places the moments
+    found leave empty; never for a query about writing, and not a sentence that sounds like
+    nothing asked."""
+    from episodic.core.query import Moment
+    from episodic.core.records import TranscriptPiece
+    from episodic.retrieval.moments import MomentSearch, with_sounding_like
+
+    def said(sid, t0, text):
+        return ShortTermMemory(id=f"{sid}@{t0}", stream_id=sid, t_start=t0, t_end=t0 + 7.0, vector=np.zeros(4),
+                               transcript=[TranscriptPiece(t0 + 1.0, t0 + 3.0, text)])
+
+    memories = [said("garden-cam", 0.0, "Tom painted the spade red."),
+                said("garden-cam", 7.0, "I can hear the rubbing outside."),
+                said("kitchen-cam", 0.0, "Let me check the list once more.")]
+    search = MomentSearch(ListingStore(memories), scorer, Settings().retrieval)
+    reader = MemoryReader(ListingStore(memories))
+    spoken = SimpleNamespace(question="someone mentions the robin", preferred_modalities=("speech",),
+                             asks_text=False, asks_sound=False)
+    heard = search._sounding_like(spoken, ["robin"], Scope(), reader, [])
+    assert [(m.stream_id, m.t_start) for m in heard] == [("garden-cam", 8.0)], heard
+    assert "perhaps misheard" in heard[0].why and "rubbing" in heard[0].why
+    found = [Moment("garden-cam", 7.0, 14.0, 0.2, 'speech: "x"', segment_id=memories[1].id)]
+    assert search._sounding_like(spoken, ["robin"], Scope(), reader, found) == []  # found already
+    written = SimpleNamespace(**{**vars(spoken), "asks_text": True})
+    assert search._sounding_like(written, ["robin"], Scope(), reader, []) == []
+    assert search._sounding_like(spoken, ["anchor"], Scope(), reader, []) == []
+    # only where the moments found leave room, never above one
+    quoting = Moment("garden-cam", 30.0, 33.0, 0.5, 'speech: "the robin again"', segment_id="q")
+    weak = Moment("kitchen-cam", 0.0, 3.0, 0.4, 'speech: "Let me check the list once more."', segment_id="w")
+    assert [m.segment_id for m in with_sounding_like([quoting, weak], heard, 5)] == ["q", "w", memories[1].id]
+    assert with_sounding_like([quoting, weak], heard, 2) == [quoting, weak]
+
+
 def test_the_named_stream_is_where_not_what_a_question_asks_about() -> None:
     """"Which of these appeared in a picture in the library-cam recording?" is not about a
     library: "library" said in that stream ("the library card") must not make it a speech
