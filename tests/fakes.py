@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -74,8 +74,8 @@ class ListingStore:
                                 updated_at=0.0, t_end=max(m.t_end for m in self.memories if m.stream_id == s))
                 for s in ids]
 
-    def list_memories(self, stream_id: str | None = None, t_min: float | None = None, t_max: float | None = None,
-                      limit: int = 10000, with_vectors: bool = False) -> list[Any]:
+    def list_memories(self, stream_id: str | Iterable[str] | None = None, t_min: float | None = None,
+                      t_max: float | None = None, limit: int = 10000, with_vectors: bool = False) -> list[Any]:
         self.listings += 1
         wanted = None if stream_id is None else {stream_id} if isinstance(stream_id, str) else set(stream_id)
         return [m for m in self.memories if (wanted is None or m.stream_id in wanted)
