@@ -125,6 +125,11 @@ def one_per_memory(units: Sequence[Unit]) -> list[Unit]:
     return [u for u in units if not (u.memory_id in seen or seen.add(u.memory_id))]
 
 
+def _content_words(text: str) -> list[str]:
+    """The words of ``text`` as written that carry content (not "the", "of", "who")."""
+    return [w for w in re.findall(r"[A-Za-z]+", text) if content_terms(w)]
+
+
 @dataclass
 class Placement:
     """Where the compared things of an order question were placed: (time, match, unit) each
@@ -409,17 +414,13 @@ class TimeAnswers(StructuredBase):
         in everyday words too: "Chen and the eggs" in "Can ordered high necks", 0.72, over
         "Chen's appointment with the baker", 0.66). Only ranks options already left by
         elimination, never matches one."""
-        out = []
-        for o in options:
-            words = [w for w in re.findall(r"[A-Za-z]+", o) if content_terms(w)]
-            out.append(max((sound_nearness(words, u.text) for u in said), default=0.0))
-        return out
+        return [max((sound_nearness(_content_words(o), u.text) for u in said), default=0.0) for o in options]
 
     @staticmethod
     def _sounding(thing: str, units: Sequence[Unit]) -> np.ndarray:
         """How near each unit sounds to the telling words of ``thing`` (its less everyday
         ones, "backpack" of "who takes care of the backpack", else all its content words)."""
-        said = [w for w in re.findall(r"[A-Za-z]+", thing) if content_terms(w)]
+        said = _content_words(thing)
         telling = [w for w in said if not_everyday(w)] or said
         return np.array([sound_nearness(telling, u.text) for u in units])
 

@@ -155,12 +155,13 @@ class MomentSearch:
             guessed.sort(key=lambda m: (-m.score, m.stream_id, m.t_start))
             moments = named + guessed + others
         if not phrase and len(moments) < top_k:
-            words = subject_phrase(analysis.question, reader.streams_in(scope)).split()
-            heard_as = self._sounding_like(analysis, words, scope, reader, moments[:top_k])
+            streams = reader.streams_in(scope)
+            words = subject_phrase(analysis.question, streams).split()
+            heard_as = self._sounding_like(analysis, words, streams, scope, moments[:top_k])
             moments = with_sounding_like(moments, heard_as, top_k)
         return moments[:top_k]
 
-    def _sounding_like(self, analysis: QueryAnalysis, subject: list[str], scope: Scope, reader: MemoryReader,
+    def _sounding_like(self, analysis: QueryAnalysis, subject: list[str], streams: list[str], scope: Scope,
                        found: list[Moment]) -> list[Moment]:
         """Sentences that may hold the query's subject misheard ("someone mentions the robin" /
         "I can hear the rubbing outside"), best first, one per memory not already found: for a
@@ -168,7 +169,6 @@ class MomentSearch:
         only, never as matches. Nothing for scopes of more than ``SOUNDS_LIKE_MEMORIES``."""
         if "speech" not in analysis.preferred_modalities or analysis.asks_text or analysis.asks_sound:
             return []
-        streams = reader.streams_in(scope)
         words = [w for w in subject if not_everyday(w)] or list(subject)
         if not words:
             return []

@@ -273,17 +273,17 @@ def test_search_offers_a_sentence_that_sounds_like_what_was_asked_for(scorer: Te
                 said("garden-cam", 7.0, "I can hear the rubbing outside."),
                 said("kitchen-cam", 0.0, "Let me check the list once more.")]
     search = MomentSearch(ListingStore(memories), scorer, Settings().retrieval)
-    reader = MemoryReader(ListingStore(memories))
+    streams = ["garden-cam", "kitchen-cam"]
     spoken = SimpleNamespace(question="someone mentions the robin", preferred_modalities=("speech",),
                              asks_text=False, asks_sound=False)
-    heard = search._sounding_like(spoken, ["robin"], Scope(), reader, [])
+    heard = search._sounding_like(spoken, ["robin"], streams, Scope(), [])
     assert [(m.stream_id, m.t_start) for m in heard] == [("garden-cam", 8.0)], heard
     assert "perhaps misheard" in heard[0].why and "rubbing" in heard[0].why
     found = [Moment("garden-cam", 7.0, 14.0, 0.2, 'speech: "x"', segment_id=memories[1].id)]
-    assert search._sounding_like(spoken, ["robin"], Scope(), reader, found) == []  # found already
+    assert search._sounding_like(spoken, ["robin"], streams, Scope(), found) == []  # found already
     written = SimpleNamespace(**{**vars(spoken), "asks_text": True})
-    assert search._sounding_like(written, ["robin"], Scope(), reader, []) == []
-    assert search._sounding_like(spoken, ["anchor"], Scope(), reader, []) == []
+    assert search._sounding_like(written, ["robin"], streams, Scope(), []) == []
+    assert search._sounding_like(spoken, ["anchor"], streams, Scope(), []) == []
     # only where the moments found leave room, never above one
     quoting = Moment("garden-cam", 30.0, 33.0, 0.5, 'speech: "the robin again"', segment_id="q")
     weak = Moment("kitchen-cam", 0.0, 3.0, 0.4, 'speech: "Let me check the list once more."', segment_id="w")
