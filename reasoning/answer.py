@@ -56,6 +56,7 @@ from episodic.config import RetrievalSettings
 from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage, LanguageModel
 from episodic.core.query import AnswerSource, QueryType
+from episodic.reasoning.audio_lean import LEAN_SUPPORT, audio_lean
 from episodic.reasoning.evidence_fit import (
     KEY_NAME_MISHEARD,
     KEY_NAME_MISSING,
@@ -75,6 +76,7 @@ from episodic.reasoning.prompts import detailed_answer_messages, fast_answer_mes
 from episodic.reasoning.short_answer import GUESSED_SPAN_QUALITY, best_span, only_a_bare_hour
 from episodic.retrieval.detailed import TextScorer, Unit, fuzzy_found, relevant, top_distinct
 from episodic.retrieval.guess_match import GUESS_CAP, guess_support
+from episodic.retrieval.option_audio import OptionHearing
 from episodic.retrieval.query_analysis import (
     QueryAnalysis,
     content_terms,
@@ -90,6 +92,7 @@ HOMOPHONE_CREDIT = 0.5
 LLM_VOTE = 0.1  # the model's letter: a tie-breaker, about a third of a clear lexical match
 AUDIO_VOTE = 2.0  # the option the audio carried clearly best: above any written evidence
 AUDIO_SUPPORT = 0.6  # …and the support it brings (forced alignment, 6 of 7 right on dev sentences)
+AUDIO_LEAN_VOTE = 0.25  # the audio's lead too small to call heard, where no option was written
 MARGIN_FULL = 0.25  # an option this far ahead of the runner-up keeps its full support
 KIND_CAP = 0.5
 GROUNDED = 0.75  # a model answer with fewer of its new words in the evidence is not used
@@ -445,9 +448,10 @@ class Answerer:
         units: list[Unit],
         overview: Sequence[Unit] = (),
         options: Sequence[str] = (),
-        heard: int | None = None,
+        hearing: OptionHearing | None = None,
     ) -> Draft:
-        """Γ over detailed evidence (Table 11): the most relevant notes, the gist around them."""
+        """Γ over detailed evidence (Table 11): the most relevant notes, the gist around them.
+        ``hearing``: what the audio said about each option (retrieval/option_audio.py)."""
         usable = [u for u in units if relevant(u, self.settings, analysis)]
         if analysis.shape.focus == "colour":
             # a frame's own colours are not the colour of the thing asked about
@@ -467,7 +471,7 @@ class Answerer:
         reply, parsed = self._ask_model(messages, len(options), options)
         model_cap = parsed.confidence if parsed.confidence is not None else 1.0
         if options:
-            return self.choose(analysis, options, notes_units, parsed, reply, model_cap, heard=heard)
+            return self.choose(analysis, options, notes_units, parsed, reply, model_cap, hearing=hearing)
         return self._best_of(analysis, notes_units, parsed, reply, model_cap)
 
     # -- multiple choice -------------------------------------------------------------------
@@ -479,15 +483,27 @@ class Answerer:
         parsed: ParsedReply,
         reply: str,
         model_cap: float = 1.0,
-        heard: int | None = None,
+        hearing: OptionHearing | None = None,
     ) -> Draft:
-        """Pick one option by its support in the evidence (see the module doc). ``heard``:
-        the option whose sentence the audio itself carried best (retrieval/option_audio.py),
-        which outweighs any written evidence: the transcript is what may be misheard."""
+        """Pick one option by its support in the evidence (see the module doc). ``hearing``:
+        what the audio said about each option (retrieval/option_audio.py). The option whose
+        sentence it carried clearly best (``heard``) outweighs any written evidence: the
+        transcript is what may be misheard. Without one, where the sentence about the
+        question says no option, the audio's lean decides among the options that are not
+        another thing's value (reasoning/audio_lean.py)."""
         scores, detail = self.option_scores(analysis, options, units, parsed.letter)
+        heard = hearing.heard if hearing is not None else None
         if heard is not None and 0 <= heard < len(options):
             scores[heard] += AUDIO_VOTE
             detail["support"][heard] = max(detail["support"][heard], AUDIO_SUPPORT)
+        lean = audio_lean(analysis, options, units, hearing) if heard is None else None
+        if lean is not None:
+            top = max(scores)
+            for i, taken in enumerate(lean.claimed):
+                if taken:  # another thing's value
+                    scores[i], detail["support"][i] = min(scores[i], 0.0), 0.0
+            scores[lean.index] = top + AUDIO_LEAN_VOTE
+            detail["support"][lean.index] = LEAN_SUPPORT
         order = sorted(range(len(options)), key=lambda i: -scores[i])
         best = order[0]
         margin = scores[best] - scores[order[1]] if len(order) > 1 else scores[best]
@@ -510,6 +526,8 @@ class Answerer:
             confidence = min(confidence, NO_OPTION_SUPPORT)  # nothing supports any option
         if best == heard:
             caps["heard"] = 1.0
+        elif lean is not None:
+            caps["audio_lean"] = lean.lead
         elif detail["lex"][best] <= 0.0:
             # no word of the option is in the evidence: "a man with a camera" merely resembles
             # "Seen: camera panning"; a resemblance is not a sighting

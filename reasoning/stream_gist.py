@@ -11,7 +11,7 @@ from episodic.reasoning.answer import Draft
 from episodic.retrieval.detailed import (
     Unit,
 )
-from episodic.retrieval.given_names import is_given_name
+from episodic.retrieval.given_names import is_given_name, name_share
 from episodic.retrieval.query_analysis import content_terms, stem
 from episodic.retrieval.text_match import COMMON_RANK, not_everyday, word_rank
 
@@ -48,6 +48,12 @@ _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
 # conjunction ("Restaint at the Regan Lump", a misheard sentence, is no one doing anything)
 _SUBJECT = re.compile(
     r" (?!(?:at|in|on|of|to|for|from|with|by|into|onto|about|over|under|near|the|a|an|and|or|but|as)\b)[a-z]"
+)
+# a name's verb right after it: an auxiliary or a past tense ("Grace ordered", "Mark has",
+# "Will put"): what makes an everyday word that opens a sentence somebody doing something
+_DOES = re.compile(
+    r" (?:is|was|has|had|will|would|can|could|did|does|says|said|put|took|bought|left|made|got|gave|"
+    r"told|went|came|saw|sent|brought|paid|sold|found|kept|lost|met|wrote|drove|ran|[a-z]{2,}ed)\b"
 )
 # a determiner just before (perhaps with one word between): a noun, not a person's name
 _DETERMINED = re.compile(r"\b(?:the|a|an|this|that|these|those|my|our|your|his|her|their|its)\s+(?:[a-z]+\s+)?$", re.I)
@@ -150,14 +156,17 @@ def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
                 continue  # "the Robin", "the book Trolley": a thing the recogniser capitalised
             weight = _rarity(w)
             # a known given name counts double; one that is also an everyday word ("Grace",
-            # "Mark") only where a capital proves something: inside a sentence
-            if is_given_name(w) and (not_everyday(w) or not _opens_sentence(u.text, m.start())):
+            # "Mark") only where a capital proves something: inside a sentence, or opening
+            # one as the subject of a verb ("Grace ordered six tickets"; not "Grace period")
+            if is_given_name(w) and (not_everyday(w) or not _opens_sentence(u.text, m.start())
+                                     or _DOES.match(u.text, m.end())):
                 weight = max(weight, 1.0) * GIVEN_NAME_WEIGHT
             if _SUBJECT.match(u.text, m.end()):
                 weight *= 1.5
             votes[w] = votes.get(w, 0.0) + weight
             where.setdefault(w, u)
-    best = max(votes, key=lambda w: (votes[w], w)) if votes else ""
+    # equal votes: the commoner name ("Maria" over "Oma", likelier "Omar" misheard)
+    best = max(votes, key=lambda w: (votes[w], name_share(w), w)) if votes else ""
     if not best or votes[best] < NAME_MIN_VOTES:
         # only everyday words were capitalised: no name was heard, say so
         return Draft(answer="", confidence=0.0, source="none", caps={"route": 5.0, "names": 0.0})

@@ -159,10 +159,11 @@ class OptionHearing:
     heard: int | None = None  # the option the audio carries clearly best, if any
     margin: float = 0.0
     reason: str = ""
+    heard_in: str = ""  # the recalled sentence (as transcribed) the options were put into
 
     def to_dict(self) -> dict[str, object]:
         return {"scores": self.scores, "sentences": self.sentences, "heard": self.heard,
-                "margin": round(self.margin, 4), "reason": self.reason}
+                "margin": round(self.margin, 4), "reason": self.reason, "heard_in": self.heard_in}
 
 
 def scoreable(options: Sequence[str]) -> bool:
@@ -179,7 +180,7 @@ def hear_options(score, encoded, sentence: str, question: str, options: Sequence
     ``encoded`` the audio's encoder output. ``before``/``after``: what the audio says around
     the sentence (the neighbouring transcript pieces it also holds), so the whole audio is
     aligned to a whole text and the sentence's own estimated times cannot cut the answer off."""
-    out = OptionHearing(scores=[None] * len(options), sentences=[""] * len(options))
+    out = OptionHearing(scores=[None] * len(options), sentences=[""] * len(options), heard_in=sentence)
     words = words_of(sentence)
     windows = slot_windows(words, question, options)
     if not words or not windows:

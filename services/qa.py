@@ -290,7 +290,7 @@ class MemoryQA:
                 else:
                     detailed = answerer.synthesize(
                         analysis, recall.units, summaries, req.options,
-                        heard=hearing.heard if hearing is not None else None,
+                        hearing=hearing,
                     )
                     final = answerer.reconcile(analysis, fast, detailed)
             if not structured and not req.options:

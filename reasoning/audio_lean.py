@@ -1,0 +1,81 @@
+"""Leaning on the audio when the sentence about the question was found but its answer misheard.
+
+"How much does the seed packet cost? 34 dollars, 45 dollars, 12 dollars, 55 pounds": the
+memory holds "The seed packet cost sport if I've not learned to make." (the thing asked about
+is there, its price is not) and "Lidonium cost 55 pounds today." (a price, of something
+else). Matching the written words picks "55 pounds", the one option the memory holds, and
+it is the wrong one: that price belongs to the onion, and the seed packet's own price is in
+the garbled words. Two things are known here that the written match ignores:
+
+* **Where the answer must be.** The sentence about the question (it holds every thing the
+  question is about, :func:`retrieval.listen_targets.about_the_question`) is the one the
+  option scorer (retrieval/option_audio.py) put each option into and scored against its
+  audio. When that sentence holds none of the options as written, the written evidence for
+  any option comes from some other sentence.
+* **Whose value an option is.** An option written in full in a sentence about something
+  else ("55 pounds" in the onion's sentence) is that thing's value: ruled out, as an option
+  said clearly elsewhere is in the order answers (reasoning/time_answers.py).
+
+Of the options left, the one whose sentence the audio carried best is chosen, even by less
+than the option scorer's margin for calling it heard: a weak lead from the right sentence's
+audio is still evidence about the answer, the written match is none. It stays a guess, at a
+guess's support (:data:`LEAN_SUPPORT`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from episodic.retrieval.detailed import Unit
+from episodic.retrieval.listen_targets import about_the_question
+from episodic.retrieval.option_audio import OptionHearing
+from episodic.retrieval.query_analysis import STOPWORDS, QueryAnalysis, stem
+from episodic.retrieval.text_match import canonical_tokens
+
+LEAN_SUPPORT = 0.3  # an option chosen by a lead too small to call heard: a guess
+
+
+@dataclass
+class AudioLean:
+    """The option the audio leans to (``index``), by how much it leads the next option left
+    (``lead``, total log-probability), and which options were ruled out as another thing's
+    value (``claimed``)."""
+
+    index: int
+    lead: float
+    claimed: list[bool]
+
+
+def _value_words(text: str) -> set[str]:
+    """The words of an option or sentence that carry its value, numbers folded into one key
+    ("forty-five dollars" → {"45", "dollar"})."""
+    return {stem(t) for t in canonical_tokens(text) if t not in STOPWORDS}
+
+
+def holds_option(option: str, text: str) -> bool:
+    """Whether ``text`` says ``option`` in full (every value word of it)."""
+    wanted = _value_words(option)
+    return bool(wanted) and wanted <= _value_words(text)
+
+
+def audio_lean(analysis: QueryAnalysis, options: Sequence[str], units: Sequence[Unit],
+               hearing: OptionHearing | None) -> AudioLean | None:
+    """The option to choose by the audio of the sentence about the question, or None when
+    that does not apply: no options scored, an option clearly heard already, no scored
+    sentence, or a scored sentence that says one of the options as written (then the words
+    answer)."""
+    if hearing is None or hearing.heard is not None or not hearing.heard_in:
+        return None
+    if len(hearing.scores) != len(options) or sum(s is not None for s in hearing.scores) < 2:
+        return None
+    if any(holds_option(o, hearing.heard_in) for o in options):
+        return None
+    others = [u for u in units if u.modality == "speech" and u.text.strip()
+              and not about_the_question(analysis, u)]
+    claimed = [any(holds_option(o, u.text) for u in others) for o in options]
+    left = sorted(((s, i) for i, s in enumerate(hearing.scores) if s is not None and not claimed[i]), reverse=True)
+    if not left:
+        return None
+    lead = left[0][0] - left[1][0] if len(left) > 1 else 0.0
+    return AudioLean(index=left[0][1], lead=round(float(lead), 4), claimed=claimed)
