@@ -1067,9 +1067,27 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
     s_answerer, s_reader = _structured(station)
     draft = s_answerer.gist(_shaped("Name one person who was mentioned in the station-cam recording."), (), Scope(), s_reader)
     assert draft is not None and draft.answer.startswith("Hannah"), draft
-    from episodic.retrieval.given_names import is_given_name
+    from episodic.retrieval.given_names import is_given_name, name_share
 
     assert is_given_name("Hannah") and is_given_name("tom") and not is_given_name("Brace")
+    # an everyday word that is a name, opening a sentence as the subject of a verb, is one
+    # ("Grace ordered …"); not when it opens a sentence otherwise ("Grace period …")
+    opening = [_memory("station-cam", 0.0, ["Please put the umbrella behind the newspaper key."]),
+               _memory("station-cam", 10.0, ["Grace ordered six tickets for the team."])]
+    o_answerer, o_reader = _structured(opening)
+    draft = o_answerer.gist(_shaped("Name one person who was mentioned in the station-cam recording."), (), Scope(), o_reader)
+    assert draft is not None and draft.answer.startswith("Grace"), draft
+    idle = [_memory("station-cam", 0.0, ["Grace period ends soon, please."])]
+    i_answerer, i_reader = _structured(idle)
+    draft = i_answerer.gist(_shaped("Name one person who was mentioned in the station-cam recording."), (), Scope(), i_reader)
+    assert draft is None or not draft.answer.startswith("Grace"), draft
+    # names heard equally often: the commoner one (a rare "Oma" is likelier "Omar" misheard)
+    assert name_share("Maria") > name_share("Oma") > 0.0 and name_share("Brace") == 0.0
+    tied = [_memory("garden-cam", 0.0, ["Oma painted the wheelbarrow yellow."]),
+            _memory("garden-cam", 10.0, ["Maria put the watering can by the heap."])]
+    t_answerer, t_reader = _structured(tied)
+    draft = t_answerer.gist(_shaped("Name one person who was mentioned in the garden-cam recording."), (), Scope(), t_reader)
+    assert draft is not None and draft.answer.startswith("Maria"), draft
     answerer, reader = _structured(STREAMS, embed=True)
     draft = answerer.gist(_shaped("What is the garden-cam recording mostly about?"), (), Scope(), reader)
     words = draft.answer.split(" (")[0]
@@ -1582,3 +1600,40 @@ def test_a_frames_colours_are_not_the_colour_of_the_thing_asked_about():
     options = ["blue", "pink", "purple", "green"]
     draft = answerer.synthesize(analysis, [scene, said], (), options)
     assert draft.choice_index == 0, draft
+
+
+def test_the_audio_of_the_sentence_about_the_question_decides_where_it_says_no_option():
+    """"The seed packet cost sport if I've not learned to make." holds the thing asked about
+    but not its price; "55 pounds" is written only in the onion's sentence. The written match
+    picks the onion's price; the audio of the seed packet's sentence, scored with each option
+    in it (retrieval/option_audio.py), leans to another, and that lean is taken (a guess), never
+    the other thing's value."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import NOT_ASKED, Answerer
+    from episodic.reasoning.audio_lean import LEAN_SUPPORT, audio_lean
+    from episodic.retrieval.detailed import TextScorer
+    from episodic.retrieval.option_audio import OptionHearing
+
+    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
+    question = "How much does the seed packet cost?"
+    own = _unit("The seed packet cost sport if I've not learned to make.")
+    onion = _unit("Lidonium cost 55 pounds today.", t=60.0)
+    for u in (own, onion):
+        u.score, u.cos = 0.6, 0.6
+    options = ["34 dollars", "45 dollars", "12 dollars", "55 pounds"]
+    analysis = _with_objects(question)
+
+    def choose(scores):
+        hearing = None if scores is None else OptionHearing(scores=scores, heard=None, heard_in=own.text)
+        return answerer.choose(analysis, options, [own, onion], NOT_ASKED, "", hearing=hearing)
+
+    assert choose(None).choice_index == 3  # the written words alone: the onion's price
+    lean = choose([-35.3, -31.6, -31.7, -37.5])
+    assert lean.choice_index == 1 and "audio_lean" in lean.caps and lean.confidence <= LEAN_SUPPORT, lean
+    # the other thing's value is ruled out even where the audio leans to it
+    assert choose([-35.0, -33.0, -34.0, -30.0]).choice_index == 1
+    said = OptionHearing(scores=[-35.0, -31.0, -34.0, -30.0], heard_in="The seed packet costs 45 dollars today.")
+    assert audio_lean(analysis, options, [own, onion], said) is None  # the words say an option: they answer
+    heard = OptionHearing(scores=[-40.0, -30.0, -36.0, -38.0], heard=1, heard_in=own.text)
+    assert audio_lean(analysis, options, [own, onion], heard) is None  # clearly heard: the audio vote stands
