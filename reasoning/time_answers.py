@@ -255,12 +255,21 @@ class TimeAnswers(StructuredBase):
         that sentence, misheard. "Right after where Daniel left the ladle: Sofia's
         appointment, the soup tasting, Diego and the eggs?" with the next sentence heard as "The
         ego order twelve legs" matches no option; the appointment and the tasting were said
-        clearly elsewhere, so the eggs are left. The indices of the options found nowhere."""
+        clearly elsewhere, so the eggs are left. A sentence places only the option it matches
+        best: "Omar put the reading lamp by the front desk" is where Omar left the lamp, and
+        does not also place "Omar and the novels" by the name they share. The indices of the
+        options found nowhere."""
         left: list[int] = []
         for k, o in enumerate(options):
             cands = [u for u in self._candidates(o, scope, reader, recall) if u.modality == modality]
             m = self._match(o, cands)
-            if not (len(m) and float(m.max()) >= PLACED_MIN):
+            placed = [u for u, x in zip(cands, m, strict=True) if x >= PLACED_MIN]
+            if placed:
+                # each sentence's match to every other option: it places only its best
+                others = np.array([self._match(p, placed) for j, p in enumerate(options) if j != k]).reshape(-1, len(placed))
+                own = m[m >= PLACED_MIN]
+                placed = [u for i, u in enumerate(placed) if not len(others) or own[i] >= float(others[:, i].max())]
+            if not placed:
                 left.append(k)
         return left
 

@@ -1637,3 +1637,34 @@ def test_the_audio_of_the_sentence_about_the_question_decides_where_it_says_no_o
     assert audio_lean(analysis, options, [own, onion], said) is None  # the words say an option: they answer
     heard = OptionHearing(scores=[-40.0, -30.0, -36.0, -38.0], heard=1, heard_in=own.text)
     assert audio_lean(analysis, options, [own, onion], heard) is None  # clearly heard: the audio vote stands
+
+
+def test_a_sentence_rules_out_only_the_option_it_matches_best():
+    """Right after the magazine's price, "Omar bought 8 novels" was heard as "Oh, my bought
+    it, how veils this morning." "Omar put the reading lamp by the front desk" shares the name
+    with "Omar and the novels" but is where Omar left the lamp: it rules that option out, not
+    the novels, which are left as the one option found nowhere."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.reasoning.time_answers import ELIMINATION_CONFIDENCE
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    library = [
+        _memory("library-cam", 0.0, ["A magazine is 54 dollars at the counter."]),
+        _memory("library-cam", 10.0, ["Oh, my bought it, how veils this morning."]),
+        _memory("library-cam", 20.0, ["The poetry reading is in room 406."]),
+        _memory("library-cam", 30.0, ["Grace will clean the library card after lunch."]),
+        _memory("library-cam", 40.0, ["Omar put the reading lamp by the front desk."]),
+    ]
+    store = ListingStore(library)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in library for u in units_of(m, None, False)]
+    answerer._candidates = lambda text, scope, reader, extra: [u for u in everything if u.modality == "speech"]
+    options = ["the room for the poetry reading", "Omar and the novels", "where Omar left the reading lamp",
+               "who takes care of the library card"]
+    draft = answerer.next_to(_shaped("What was mentioned right after the price of the magazine?"), options, [],
+                             Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 1, draft
+    assert draft.caps.get("eliminated") == 3.0 and draft.confidence <= ELIMINATION_CONFIDENCE, draft
