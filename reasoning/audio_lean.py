@@ -63,16 +63,17 @@ def audio_lean(analysis: QueryAnalysis, options: Sequence[str], units: Sequence[
                hearing: OptionHearing | None) -> AudioLean | None:
     """The option to choose by the audio of the sentence about the question, or None when
     that does not apply: no options scored, an option clearly heard already, no scored
-    sentence, or a scored sentence that says one of the options as written (then the words
-    answer)."""
+    sentence, or a scored sentence (or any other sentence about the question) that says one
+    of the options as written (then the words answer)."""
     if hearing is None or hearing.heard is not None or not hearing.heard_in:
         return None
     if len(hearing.scores) != len(options) or sum(s is not None for s in hearing.scores) < 2:
         return None
-    if any(holds_option(o, hearing.heard_in) for o in options):
+    said = [u for u in units if u.modality == "speech" and u.text.strip()]
+    about = [u.text for u in said if about_the_question(analysis, u)]
+    if any(holds_option(o, text) for o in options for text in [hearing.heard_in, *about]):
         return None
-    others = [u for u in units if u.modality == "speech" and u.text.strip()
-              and not about_the_question(analysis, u)]
+    others = [u for u in said if not about_the_question(analysis, u)]
     claimed = [any(holds_option(o, u.text) for u in others) for o in options]
     left = sorted(((s, i) for i, s in enumerate(hearing.scores) if s is not None and not claimed[i]), reverse=True)
     if not left:

@@ -1635,6 +1635,9 @@ def test_the_audio_of_the_sentence_about_the_question_decides_where_it_says_no_o
     assert choose([-35.0, -33.0, -34.0, -30.0]).choice_index == 1
     said = OptionHearing(scores=[-35.0, -31.0, -34.0, -30.0], heard_in="The seed packet costs 45 dollars today.")
     assert audio_lean(analysis, options, [own, onion], said) is None  # the words say an option: they answer
+    again = _unit("The seed packet is 45 dollars, I said.", t=90.0)
+    assert audio_lean(analysis, options, [own, onion, again], OptionHearing(
+        scores=[-35.3, -31.6, -31.7, -37.5], heard_in=own.text)) is None  # so does another sentence about it
     heard = OptionHearing(scores=[-40.0, -30.0, -36.0, -38.0], heard=1, heard_in=own.text)
     assert audio_lean(analysis, options, [own, onion], heard) is None  # clearly heard: the audio vote stands
 
