@@ -989,29 +989,37 @@ def test_said_while_dark_misheard_rules_out_the_options_said_clearly_elsewhere()
         assert draft is not None and draft.choice_index == right, (given, draft)
 
 
+def _reading_all_speech(memories):
+    """A structured answerer over ``memories`` whose every sentence is a candidate for every
+    option (the search that narrows them is not under test), and its store."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import TextScorer, units_of
+
+    store = ListingStore(memories)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in memories for u in units_of(m, None, False)]
+    answerer._candidates = lambda text, scope, reader, extra: [u for u in everything if u.modality == "speech"]
+    return answerer, store
+
+
 def test_of_two_options_found_nowhere_the_one_the_next_sentence_sounds_like_is_chosen():
     """Right after the dinner service, "Chen and the eggs" was heard as "Can ordered high necks
     for the team"; later "Chen's appointment with the baker" was heard as "Can is meeting the
     maker at eleven". Neither matches well enough to be placed, the other two options were said
     clearly: the choice is between the two found nowhere, by how the sentence right after
     sounds (a weak match further on argues for later, not next), resting on that sentence."""
-    from episodic.config import Settings
     from episodic.core.query import Scope
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.reasoning.structured import StructuredAnswerer
     from episodic.reasoning.time_answers import ELIMINATION_CONFIDENCE
-    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+    from episodic.retrieval.detailed import MemoryReader
 
-    kitchen = [
+    answerer, store = _reading_all_speech([
         _memory("kitchen-cam", 0.0, ["Hannah takes care of the apron."]),
         _memory("kitchen-cam", 10.0, ["The dinner service starts at 4.45.", "Can ordered high necks for the team."]),
         _memory("kitchen-cam", 20.0, ["The soup tasting is in room 327."]),
         _memory("kitchen-cam", 30.0, ["Can is meeting the maker at eleven."]),
-    ]
-    store = ListingStore(kitchen)
-    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-    everything = [u for m in kitchen for u in units_of(m, None, False)]
-    answerer._candidates = lambda text, scope, reader, extra: [u for u in everything if u.modality == "speech"]
+    ])
     options = ["Chen and the eggs", "who takes care of the apron", "the room for the soup tasting",
                "Chen's appointment with the baker"]
     for given, right in ((options, 0), (options[::-1], 3)):
@@ -1647,24 +1655,17 @@ def test_a_sentence_rules_out_only_the_option_it_matches_best():
     it, how veils this morning." "Omar put the reading lamp by the front desk" shares the name
     with "Omar and the novels" but is where Omar left the lamp: it rules that option out, not
     the novels, which are left as the one option found nowhere."""
-    from episodic.config import Settings
     from episodic.core.query import Scope
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.reasoning.structured import StructuredAnswerer
     from episodic.reasoning.time_answers import ELIMINATION_CONFIDENCE
-    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+    from episodic.retrieval.detailed import MemoryReader
 
-    library = [
+    answerer, store = _reading_all_speech([
         _memory("library-cam", 0.0, ["A magazine is 54 dollars at the counter."]),
         _memory("library-cam", 10.0, ["Oh, my bought it, how veils this morning."]),
         _memory("library-cam", 20.0, ["The poetry reading is in room 406."]),
         _memory("library-cam", 30.0, ["Grace will clean the library card after lunch."]),
         _memory("library-cam", 40.0, ["Omar put the reading lamp by the front desk."]),
-    ]
-    store = ListingStore(library)
-    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-    everything = [u for m in library for u in units_of(m, None, False)]
-    answerer._candidates = lambda text, scope, reader, extra: [u for u in everything if u.modality == "speech"]
+    ])
     options = ["the room for the poetry reading", "Omar and the novels", "where Omar left the reading lamp",
                "who takes care of the library card"]
     draft = answerer.next_to(_shaped("What was mentioned right after the price of the magazine?"), options, [],
