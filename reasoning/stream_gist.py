@@ -19,10 +19,6 @@ STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "
                         "oh", "okay", "ok", "yes", "no", "so", "well", "now", "then", "there", "here",
                         "what", "let", "lets", "please", "thank", "thanks", "hello", "hi", "welcome"})
 TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
-# …while the setting they point to is judged on this many (the same as a choice between given
-# settings is): four words may be half misheard ("lobby, blue, watering, ashore" read as a
-# harbour), ten carry the garden ("… packet, tomato, seed, plants")
-SETTING_WORDS = 10
 # Where a recording may be, or what it may show being done: "what is it mostly about?" is
 # answered with the one nearest the stream's own words when it is clearly nearest (a few
 # characteristic words, "timer, baker, apron, tasting", leave the listener to guess "a kitchen").
@@ -134,12 +130,11 @@ def spoken_names(units: Sequence[Unit]) -> set[str]:
 def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
                  setting: Callable[[list[str]], str] | None = None) -> Draft | None:
     """The stream's characteristic words, after the setting they point to when ``setting``
-    (given the stream's :data:`SETTING_WORDS` most characteristic words) names one clearly
-    ("a kitchen: timer, baker, apron, tasting")."""
+    (given the words) names one clearly ("a kitchen: timer, baker, apron, tasting")."""
     words, support = topic_words(stream_id, own, texts, TOPIC_WORDS)
     if not words:
         return None
-    place = setting(topic_words(stream_id, own, texts, SETTING_WORDS)[0]) if setting is not None else ""
+    place = setting(words) if setting is not None else ""
     lead = f"probably {place.split(',')[0]}: " if place else ""
     return Draft(answer=f"{lead}{', '.join(words)} (most said or shown in {stream_id})",
                  confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",

@@ -31,7 +31,6 @@ from episodic.core.query import QueryType, Scope
 from episodic.reasoning.answer import NO_OPTION_SUPPORT, Draft
 from episodic.reasoning.evidence_fit import key_coverage
 from episodic.reasoning.stream_gist import (
-    SETTING_WORDS,
     SETTINGS,
     TOPIC_CONFIDENCE,
     people_answer,
@@ -79,6 +78,7 @@ UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what 
 _SOUND_NAMES = frozenset(stem(w) for w in SOUND_CUES) - {stem(w) for w in (
     "hear", "hears", "heard", "hearing", "sound", "sounds", "sounded", "noise", "noises", "noisy", "loud", "audible")}
 SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
+TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
 TOPIC_NEAREST = 3  # …and the stream's sentences: the mean cosine of this many nearest
 # "what is X about?" names a setting only when the stream's characteristic words alone come
 # this near it (MiniLM cosine) and it fits this much better than the next (see _topic_scores);
@@ -491,7 +491,7 @@ class StructuredAnswerer(TimeAnswers):
                       options: Sequence[str]) -> Draft | None:
         """"What is X mostly about: A, B or C?": the option nearest (MiniLM cosine) to the
         stream's most characteristic words."""
-        words, support = topic_words(stream_id, own, texts, SETTING_WORDS)
+        words, support = topic_words(stream_id, own, texts, TOPIC_WORDS_FOR_CHOICE)
         if not words:
             return None
         scores = [float(c) for c in self._topic_scores(stream_id, own, texts, words, options)[0]]
