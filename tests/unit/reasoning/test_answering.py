@@ -1648,6 +1648,14 @@ def test_the_audio_of_the_sentence_about_the_question_decides_where_it_says_no_o
         scores=[-35.3, -31.6, -31.7, -37.5], heard_in=own.text)) is None  # so does another sentence about it
     heard = OptionHearing(scores=[-40.0, -30.0, -36.0, -38.0], heard=1, heard_in=own.text)
     assert audio_lean(analysis, options, [own, onion], heard) is None  # clearly heard: the audio vote stands
+    # an option is said whichever way its number is written, and only in full
+    from episodic.reasoning.audio_lean import holds_option
+
+    assert holds_option("45 dollars", "It costs forty-five dollars today.")
+    assert not holds_option("45 dollars", "It costs 45 euros today.") and not holds_option("", "anything")
+    # options the audio could not score (None) are never chosen by it
+    unscored = OptionHearing(scores=[None, -31.6, None, -37.5], heard_in=own.text)
+    assert audio_lean(analysis, options, [own, onion], unscored).index == 1
 
 
 def test_a_sentence_rules_out_only_the_option_it_matches_best():
