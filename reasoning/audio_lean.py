@@ -70,11 +70,12 @@ def audio_lean(analysis: QueryAnalysis, options: Sequence[str], units: Sequence[
     if len(hearing.scores) != len(options) or sum(s is not None for s in hearing.scores) < 2:
         return None
     said = [u for u in units if u.modality == "speech" and u.text.strip()]
-    about = [u.text for u in said if about_the_question(analysis, u)]
+    is_about = [about_the_question(analysis, u) for u in said]
+    about = [u.text for u, yes in zip(said, is_about, strict=True) if yes]
     if any(holds_option(o, text) for o in options for text in [hearing.heard_in, *about]):
         return None
-    others = [u for u in said if not about_the_question(analysis, u)]
-    claimed = [any(holds_option(o, u.text) for u in others) for o in options]
+    others = [u.text for u, yes in zip(said, is_about, strict=True) if not yes]
+    claimed = [any(holds_option(o, text) for text in others) for o in options]
     left = sorted(((s, i) for i, s in enumerate(hearing.scores) if s is not None and not claimed[i]), reverse=True)
     if not left:
         return None

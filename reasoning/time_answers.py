@@ -259,19 +259,25 @@ class TimeAnswers(StructuredBase):
         best: "Omar put the reading lamp by the front desk" is where Omar left the lamp, and
         does not also place "Omar and the novels" by the name they share. The indices of the
         options found nowhere."""
-        left: list[int] = []
-        for k, o in enumerate(options):
-            cands = [u for u in self._candidates(o, scope, reader, recall) if u.modality == modality]
-            m = self._match(o, cands)
-            placed = [u for u, x in zip(cands, m, strict=True) if x >= PLACED_MIN]
-            if placed:
-                # each sentence's match to every other option: it places only its best
-                others = np.array([self._match(p, placed) for j, p in enumerate(options) if j != k]).reshape(-1, len(placed))
-                own = m[m >= PLACED_MIN]
-                placed = [u for i, u in enumerate(placed) if not len(others) or own[i] >= float(others[:, i].max())]
-            if not placed:
-                left.append(k)
-        return left
+        pool: dict[tuple[str, float, str], int] = {}  # each candidate sentence once
+        found: list[list[int]] = []  # per option, where its own search found sentences
+        units: list[Unit] = []
+        for o in options:
+            mine = []
+            for u in self._candidates(o, scope, reader, recall):
+                if u.modality == modality:
+                    key = (u.memory_id, round(u.t_start, 2), u.text)
+                    if key not in pool:
+                        pool[key] = len(units)
+                        units.append(u)
+                    mine.append(pool[key])
+            found.append(mine)
+        if not units:
+            return list(range(len(options)))
+        match = np.array([self._match(o, units) for o in options])  # (options, sentences)
+        best = match.max(axis=0)  # a sentence places only the option(s) it matches best
+        return [k for k, mine in enumerate(found)
+                if not any(match[k, i] >= PLACED_MIN and match[k, i] >= best[i] for i in mine)]
 
     def _choice_said_then(self, options: Sequence[str], said: Sequence[Unit], confidence: float,
                           caps: dict[str, float], scope: Scope, reader: MemoryReader,
