@@ -12,10 +12,13 @@ questions in other words (benchmarks/qa_rewordings.py: the same answers, wording
 does not use; meant for the dev split) to measure how much accuracy rests on the wording.
 ``--heard-as-script`` stores the script's sentences as the transcript instead of what Whisper
 hears (benchmarks/script_hearing.py, re-listening off): what still fails then is lost after
-hearing, in retrieval and answering.
+hearing, in retrieval and answering. ``--harsher DB`` builds the split with its noise and music
+bed that many decibels louder against speech (its own folder, ``…-h<DB>``): the same dev
+voices, sentences and questions in worse sound, to tune hearing on without the held-out set.
 
     .venv/bin/python benchmarks/bench_qa.py [--split heldout|dev|both] [--root DIR]
-        [--seed 0] [--streams 3] [--minutes 2.5] [--reingest] [--reworded] [--heard-as-script] [--json]
+        [--seed 0] [--streams 3] [--minutes 2.5] [--harsher DB] [--reingest] [--reworded]
+        [--heard-as-script] [--json]
 """
 
 from __future__ import annotations
@@ -58,14 +61,17 @@ def _commit() -> str:
         return "unknown"
 
 
-def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, console: Console) -> Path:
+def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, console: Console,
+               harsher_db: float = 0.0) -> Path:
     """The split's qa.json, generated unless a set with the same parameters is already there."""
-    folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}" / split
+    harsh = f"-h{harsher_db:g}" if harsher_db else ""
+    folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}{harsh}" / split
     qa_json = folder / "qa.json"
     if qa_json.is_file():
         return qa_json
     started = time.perf_counter()
-    build_qa_set(folder, split, seed, streams, minutes, on_note=lambda m: console.print(m, highlight=False))
+    build_qa_set(folder, split, seed, streams, minutes, on_note=lambda m: console.print(m, highlight=False),
+                 harsher_db=harsher_db)
     console.print(f"built {qa_json} in {time.perf_counter() - started:.0f} s", highlight=False)
     return qa_json
 
@@ -93,6 +99,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--streams", type=int, default=3)
     ap.add_argument("--minutes", type=float, default=2.5)
+    ap.add_argument("--harsher", type=float, default=0.0, metavar="DB",
+                    help="noise and music bed this many dB louder against speech than the split's own "
+                         "(same voices, sentences and questions; a folder of its own)")
     ap.add_argument("--reingest", action="store_true", help="ingest again even when the store holds the recordings")
     ap.add_argument("--json", action="store_true", help="print one JSON document (summaries and per-item records)")
     ap.add_argument("--heard-as-script", action="store_true",
@@ -105,7 +114,7 @@ def main() -> None:
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
     out: dict[str, object] = {"commit": _commit()}
     for split in splits:
-        qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console)
+        qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console, args.harsher)
         qa_set = load_qa_set(qa_json)
         if args.reworded:
             from qa_rewordings import reworded

@@ -306,8 +306,17 @@ class _Questions:
 
 # -- the whole set -------------------------------------------------------------------------------
 def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, streams: int = 3,
-                 minutes: float = 2.5, on_note: Callable[[str], None] | None = None) -> QASet:
-    """Script, render and label ``streams`` recordings of ≈ ``minutes`` each under ``out_dir``."""
+                 minutes: float = 2.5, on_note: Callable[[str], None] | None = None,
+                 harsher_db: float = 0.0) -> QASet:
+    """Script, render and label ``streams`` recordings of ≈ ``minutes`` each under ``out_dir``.
+
+    ``harsher_db`` lowers the split's own signal-to-noise ratios (background noise and music
+    bed) by that many decibels and changes nothing else: the same voices, sentences, pictures
+    and questions in worse sound. Dev's set made harsher is somewhere to tune hearing under
+    held-out-like conditions without reading the held-out set (whose noise kinds stay its own).
+    """
+    if not 0 <= harsher_db <= 30:
+        raise ValueError("harsher_db must be 0..30 dB")
     if split not in THEMES:
         raise ValueError(f"split must be dev or heldout, not {split!r}")
     if not 1 <= streams <= len(THEMES[split]):
@@ -333,7 +342,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
     sound_kinds = ["music", "engine", "applause"]
     used: dict[str, set[str]] = {}
     scripts: list[StreamScript] = []
-    noise_choices = list(NOISE[split])
+    noise_choices = [(colour, snr - harsher_db) for colour, snr in NOISE[split]]
     for i, theme in enumerate(chosen):
         stream_names = names[i * per_stream : (i + 1) * per_stream]
         stream_photos = photo_sets[i]
@@ -349,14 +358,15 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         script.path = f"{script.stream_id}.mp4"
         if on_note is not None:
             on_note(f"rendering {split}/{script.path} ({script.duration_s / 60:.1f} min)")
-        render_stream(script, out_dir / script.path, split, base * 10 + i)
+        render_stream(script, out_dir / script.path, split, base * 10 + i, harsher_db)
     unused_names = [n for n in names[streams * per_stream :]]
     questions = _Questions(scripts, split, rng, unused_names, unused_themes or [t for t in THEMES["dev" if split == "heldout" else "heldout"]])
     questions.build()
     qa = QASet(
         recordings=[Recording(s.path, s.stream_id, round(s.duration_s, 2)) for s in scripts],
         items=questions.items, moments=questions.moments, split=split,
-        name=f"generated {split} (seed {seed}, {streams} streams × {minutes:g} min)", root=out_dir,
+        name=f"generated {split} (seed {seed}, {streams} streams × {minutes:g} min"
+        + (f", {harsher_db:g} dB harsher)" if harsher_db else ")"), root=out_dir,
     )
     qa.save(out_dir / "qa.json")
     (out_dir / "script.json").write_text(json.dumps([_script_doc(s) for s in scripts], indent=1) + "\n", encoding="utf-8")

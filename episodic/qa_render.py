@@ -88,7 +88,7 @@ class _BeatRenderer:
         return img
 
 
-def _soundtrack(script: StreamScript, split: str, seed: int) -> np.ndarray:
+def _soundtrack(script: StreamScript, split: str, seed: int, harsher_db: float = 0.0) -> np.ndarray:
     n = int(round(script.duration_s * RATE_HZ))
     speech = np.zeros(n, np.float32)
     other = np.zeros(n, np.float32)
@@ -113,7 +113,7 @@ def _soundtrack(script: StreamScript, split: str, seed: int) -> np.ndarray:
                 s = _speech(b.said, b.voice, b.wpm)
                 p_speech = float(np.mean(s**2)) or 1e-9
                 p_bed = float(np.mean(x**2)) or 1e-9
-                x = x * np.float32(np.sqrt(p_speech / p_bed / 10 ** (MUSIC_BED_SNR_DB[split] / 10)))
+                x = x * np.float32(np.sqrt(p_speech / p_bed / 10 ** ((MUSIC_BED_SNR_DB[split] - harsher_db) / 10)))
             else:
                 x = x * np.float32(0.7)
             s0 = int(round(t0 * RATE_HZ))
@@ -131,9 +131,10 @@ def _soundtrack(script: StreamScript, split: str, seed: int) -> np.ndarray:
     return np.clip(speech + bg + other, -1.0, 1.0).astype(np.float32)
 
 
-def render_stream(script: StreamScript, path: Path, split: str, seed: int) -> None:
-    """Write the stream's video (H.264) and sound (AAC) to ``path``."""
-    track = _soundtrack(script, split, seed)
+def render_stream(script: StreamScript, path: Path, split: str, seed: int, harsher_db: float = 0.0) -> None:
+    """Write the stream's video (H.264) and sound (AAC) to ``path`` (the music bed
+    ``harsher_db`` louder against speech than the split's own; the noise is in the script)."""
+    track = _soundtrack(script, split, seed, harsher_db)
     path.parent.mkdir(parents=True, exist_ok=True)
     out = av.open(str(path), mode="w")
     try:

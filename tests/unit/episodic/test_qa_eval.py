@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from episodic.core.errors import InputError
@@ -362,3 +363,38 @@ def test_evaluate_qa_end_to_end_json(tmp_path: Path) -> None:
     again = json.loads(proc.stdout)
     assert again["ingest"] == [{"stream_id": "cam", "skipped": True}]
     assert again["moments"][0]["rank"] == out["moments"][0]["rank"]
+
+
+@pytest.mark.slow
+def test_a_harsher_set_is_the_same_set_in_louder_noise(tmp_path: Path) -> None:
+    """``harsher_db`` changes the sound only: the same questions, answers and sentences, the
+    noise recorded that many dB nearer the speech, and more noise power where nothing is said."""
+    import av
+
+    from episodic.qa_generator import build_qa_set
+
+    plain = build_qa_set(tmp_path / "plain", "dev", seed=5, streams=1, minutes=0.4)
+    harsh = build_qa_set(tmp_path / "harsh", "dev", seed=5, streams=1, minutes=0.4, harsher_db=8)
+    assert [(i.question, i.options, i.answer_index, i.answers) for i in harsh.items] == [
+        (i.question, i.options, i.answer_index, i.answers) for i in plain.items]
+    scripts = [json.loads((tmp_path / d / "script.json").read_text())[0] for d in ("plain", "harsh")]
+    assert [b["said"] for b in scripts[0]["beats"]] == [b["said"] for b in scripts[1]["beats"]]
+    (colour, snr), (colour2, snr2) = scripts[0]["noise"], scripts[1]["noise"]
+    assert colour == colour2 and snr - snr2 == pytest.approx(8.0)
+
+    def quiet_power(folder: str) -> float:
+        """Mean power where no one speaks and no sound (engine, music, applause) plays."""
+        with av.open(str(tmp_path / folder / scripts[0]["path"])) as c:
+            rate = c.streams.audio[0].rate
+            x = np.concatenate([f.to_ndarray()[0] for f in c.decode(audio=0)]).astype(np.float64)
+        quiet = np.ones(len(x), dtype=bool)
+        busy = [b["speech_t"] for b in scripts[0]["beats"] if b["speech_t"]]
+        busy += [(t0, t1) for _, t0, t1 in scripts[0]["sounds"]]
+        for t0, t1 in busy:
+            quiet[max(0, int((t0 - 0.3) * rate)) : int((t1 + 0.3) * rate)] = False
+        assert quiet.sum() > rate  # at least a second of background alone
+        return float(np.mean(x[quiet] ** 2))
+
+    assert quiet_power("harsh") > 3 * quiet_power("plain")  # 8 dB: 6.3× the noise power
+    with pytest.raises(ValueError, match="harsher_db"):
+        build_qa_set(tmp_path / "bad", "dev", seed=5, streams=1, minutes=0.4, harsher_db=-3)
