@@ -158,9 +158,46 @@ _LABELS = {"room", "gate", "platform", "flight", "bus", "apartment", "flat", "su
 _OH_WORDS = {"or", "oh", "o"}
 
 
+# A code said digit by digit ("room four oh one") comes back as the words those digits sound
+# like: "room for all one". Each word here is what a recogniser writes for one spoken digit.
+_DIGIT_SOUNDS = {"zero": "0", "oh": "0", "o": "0", "or": "0", "all": "0", "one": "1", "won": "1",
+                 "two": "2", "to": "2", "too": "2", "three": "3", "four": "4", "for": "4",
+                 "fore": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "ate": "8",
+                 "nine": "9"}
+_SOUND_ONLY = {"oh", "o", "or", "all", "won", "to", "too", "for", "fore", "ate"}
+
+
+def _code_heard_as_words(words: Sequence[str], i: int) -> str:
+    """ "room for all one" → "401": three or four words after a label word that each sound
+    like one digit, at least one a real digit word and one only a sound-alike (otherwise
+    the plain number reading already has it), or "" when the words at ``i`` are not that.
+    "a room for two people" is two such words, a size and not a code: never read so."""
+    if i == 0 or words[i - 1].lower() not in _LABELS:
+        return ""
+    run: list[str] = []
+    for w in words[i : i + 4]:
+        key = w.lower().strip(".,;:!?")
+        if key not in _DIGIT_SOUNDS and not re.fullmatch(r"\d", key):
+            break
+        run.append(key)
+        if w[-1:] in ".,;:!?":
+            break
+    while run and run[-1] in _SOUND_ONLY:  # "… five for the fair": the code ends on a digit
+        run.pop()
+    sound_only = [w for w in run if w in _SOUND_ONLY]
+    if not 3 <= len(run) <= 4 or not sound_only or len(sound_only) == len(run) or run[0] in _OH_WORDS:
+        return ""
+    return "".join(_DIGIT_SOUNDS.get(w, w) for w in run)
+
+
 def _spoken_code(words: Sequence[str], i: int, focus: str) -> str:
     """ "room 4 or 6" → "406" and "at 1 or 5" → "1:05" (the "oh" of a spoken code or time),
-    or "" when the words at ``i`` are not such a code."""
+    "room for all one" → "401" (:func:`_code_heard_as_words`), or "" when the words at ``i``
+    are not such a code."""
+    if focus == "number":
+        heard = _code_heard_as_words(words, i)
+        if heard:
+            return heard
     if i == 0 or i + 2 >= len(words) or words[i + 1].lower() not in _OH_WORDS:
         return ""
     a, b, before = words[i], words[i + 2], words[i - 1].lower()

@@ -436,6 +436,21 @@ def test_a_short_answer_comes_from_a_sentence_about_the_question():
 @pytest.mark.parametrize(
     ("heard", "expected"),
     [
+        ("The safety announcement in the room for all one.", "401"),  # "four oh one"
+        ("Go to room to won five for the fair.", "215"),
+        ("The safety announcement is in room 4 or 1.", "401"),
+        ("We booked a room for two people.", "two"),  # a size, not a code
+        ("The room for all of us is ready.", None),
+    ],
+)
+def test_a_room_code_heard_as_words_that_sound_like_its_digits(heard, expected):
+    span = span_in(_unit(heard), _analysis("Which room is the safety announcement in?"))
+    assert (span.text if span else None) == expected, span
+
+
+@pytest.mark.parametrize(
+    ("heard", "expected"),
+    [
         ("Omar painted the wheelbarrow yet low.", "yellow"),  # one colour heard as two words
         ("Tom painted the umbrella purble.", "purple"),  # misspelt
         ("Tom painted the fence blank.", None),  # a real word is what was said, not a colour
