@@ -26,7 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from episodic.retrieval.detailed import Unit
-from episodic.retrieval.query_analysis import COLOUR_WORDS, STOPWORDS, QueryAnalysis, stem, term_set
+from episodic.retrieval.query_analysis import (
+    COLOUR_WORDS,
+    NUMBER_WORDS,
+    STOPWORDS,
+    QueryAnalysis,
+    stem,
+    term_set,
+)
 from episodic.retrieval.text_match import (
     canonical_tokens,
     may_be_name_at_start,
@@ -159,12 +166,10 @@ _OH_WORDS = {"or", "oh", "o"}
 
 
 # A code said digit by digit ("room four oh one") comes back as the words those digits sound
-# like: "room for all one". Each word here is what a recogniser writes for one spoken digit.
-_DIGIT_SOUNDS = {"zero": "0", "oh": "0", "o": "0", "or": "0", "all": "0", "one": "1", "won": "1",
-                 "two": "2", "to": "2", "too": "2", "three": "3", "four": "4", "for": "4",
-                 "fore": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "ate": "8",
-                 "nine": "9"}
-_SOUND_ONLY = {"oh", "o", "or", "all", "won", "to", "too", "for", "fore", "ate"}
+# like: "room for all one". What a recogniser writes for a digit when it hears another word:
+_DIGIT_SOUND_ALIKES = {**dict.fromkeys(_OH_WORDS | {"all"}, "0"), "won": "1", "to": "2", "too": "2",
+                       "for": "4", "fore": "4", "ate": "8"}
+_DIGIT_WORDS = {w: d for w, d in NUMBER_WORDS.items() if len(d) == 1}  # "zero" … "nine"
 
 
 def _code_heard_as_words(words: Sequence[str], i: int) -> str:
@@ -177,17 +182,17 @@ def _code_heard_as_words(words: Sequence[str], i: int) -> str:
     run: list[str] = []
     for w in words[i : i + 4]:
         key = w.lower().strip(".,;:!?")
-        if key not in _DIGIT_SOUNDS and not re.fullmatch(r"\d", key):
+        if key not in _DIGIT_WORDS and key not in _DIGIT_SOUND_ALIKES and not re.fullmatch(r"\d", key):
             break
         run.append(key)
         if w[-1:] in ".,;:!?":
             break
-    while run and run[-1] in _SOUND_ONLY:  # "… five for the fair": the code ends on a digit
+    while run and run[-1] in _DIGIT_SOUND_ALIKES:  # "… five for the fair": the code ends on a digit
         run.pop()
-    sound_only = [w for w in run if w in _SOUND_ONLY]
-    if not 3 <= len(run) <= 4 or not sound_only or len(sound_only) == len(run) or run[0] in _OH_WORDS:
+    alike = sum(w in _DIGIT_SOUND_ALIKES for w in run)
+    if not 3 <= len(run) <= 4 or not 0 < alike < len(run) or run[0] in _OH_WORDS:
         return ""
-    return "".join(_DIGIT_SOUNDS.get(w, w) for w in run)
+    return "".join(_DIGIT_WORDS.get(w) or _DIGIT_SOUND_ALIKES.get(w) or w for w in run)
 
 
 def _spoken_code(words: Sequence[str], i: int, focus: str) -> str:
