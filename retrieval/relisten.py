@@ -39,12 +39,22 @@ hot words, text and score that made it; a hinted version is used again for the s
 again when a version already exists from the same model whose hot words include the current
 ones.
 
-Bounded: at most ``relisten_max_memories`` memories and ``relisten_max_audio_s`` seconds of
-audio each, a further memory only while ``relisten_budget_s`` seconds are not spent (so a
-re-listened Ask stays within a few seconds), and within the request's deadline minus ``relisten_reserve_s`` (kept for
-answering). The cost of each memory is estimated from measured speed before it starts; what
-does not fit is cut or skipped, and the request answers from what it has. Re-listening never
-fails a request: a missing snippet or a model error leaves the old transcript in place.
+Heard together: the recalled memories (at most ``relisten_max_memories``, each at most
+``relisten_max_audio_s`` seconds, all within one 28 s window) are laid end to end with a short
+silence between them and transcribed in one pass, each word going back to the memory it was
+heard in (``retrieval/joint_hearing.py``). Whisper encodes a whole 30 s window however short the
+audio, so five memories cost little more than one, and the sentence that answers a question is
+often not the first recalled when its words were misheard ("So more than 15 lots of the theme"
+for "How many ropes did Tom order?" ranked sixth). Only a hearing that adds the question's
+words (or speech where there was none) can be taken, so only those are scored against the
+audio, within ``relisten_budget_s`` seconds after the pass. The first word or two of the next
+sentence, where a memory's audio ends ("… with the conductor. At"), and a number written
+"6 .25", are tidied before the comparison (ingest gave those words to the next memory).
+
+Bounded: the joint pass starts only when its measured cost fits the request's deadline minus
+``relisten_reserve_s`` (kept for answering); what does not fit is skipped, and the request
+answers from what it has. Re-listening never fails a request: a missing snippet or a model
+error leaves the old transcript in place.
 """
 
 from __future__ import annotations
@@ -79,6 +89,13 @@ from episodic.retrieval.detailed import (
     relevant,
     units_of,
 )
+from episodic.retrieval.joint_hearing import (
+    GAP_S,
+    WINDOW_S,
+    Clip,
+    join_clips,
+    split_pieces,
+)
 from episodic.retrieval.listen_targets import (
     _inside,
     _same_words,
@@ -90,6 +107,7 @@ from episodic.retrieval.listen_targets import (
     names_lost,
     said_of_someone,
     without_closing_phrase,
+    without_cut_off_sentence,
 )
 from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
@@ -113,9 +131,9 @@ UNITS_CONSIDERED = 8  # how deep into the ranked evidence memories are picked fr
 # Where the old transcript has nothing here, the new one must at least be this sure (Whisper's
 # own threshold for a decoded window it believes).
 NEW_ONLY_MIN_SCORE = -1.0
-# A first estimate of the seconds one memory takes (Whisper encodes a whole 30 s window
-# however short the audio, twice: to transcribe and to score, so the cost is mostly fixed),
-# replaced by measurements once a memory has been re-listened in this process.
+# A first estimate of the seconds the joint pass takes (Whisper encodes a whole 30 s window
+# however short the audio, so the cost is mostly fixed), replaced by measurements once
+# memories have been re-listened in this process.
 INITIAL_RELISTEN_S = 3.0
 INITIAL_LOAD_S = 4.0
 # a re-hearing within relisten_hint_tolerance per question word it adds, up to this many words:
@@ -123,6 +141,8 @@ INITIAL_LOAD_S = 4.0
 # word error rate, 0 worse), 0.3 per word 13 (12 better, 0 worse), a flat 0.5 22 (3 worse)
 HINT_WORDS_COUNTED = 3
 OPTION_HEARING_S = 1.5  # scoring the options against one sentence's audio needs about this
+SCORING_S = 0.5  # scoring an old and a new transcript against one clip's (padded) audio
+MIN_CLIP_S = 2.0  # a window with less room left than this takes no further clip
 
 
 
@@ -286,29 +306,52 @@ class Relistener:
         report.hotwords = words
         rec = self.recognizer()
         model_id = str(getattr(rec, "model_id", type(rec).__name__))
-        started = time.perf_counter()
+        clips: list[tuple[ShortTermMemory, tuple[float, float]]] = []
+        room = WINDOW_S
         for memory, units in targets:
-            budget = self._budget(remaining)
-            # the stage's own limit for every memory after the first, against the work alone
-            # (loading the model is a one-off that a server does at start)
-            own = s.relisten_budget_s - (time.perf_counter() - started)
-            if report.memories and own < self._speed.get(model_id, INITIAL_RELISTEN_S):
-                report.reason, report.cut = "relisten_budget_s spent", True
-                break
             cached = cached_version(memory, model_id, words)
             if cached is not None:
                 report.memories.append(MemoryRelisten(memory.id, memory.t_start, memory.t_end, "cached", model_id))
                 if cached.get("hinted"):  # heard for these words before, never stored: use it again
                     self._use_hinted(cached, memory, analysis, q_vec, recall, reader, scope, scorer)
                 continue
-            if budget is not None and budget < self.estimate_s(model_id):
-                report.reason, report.cut = "no time left for another memory", True
+            span = _span(memory, units, min(s.relisten_max_audio_s, room))
+            if span[1] - span[0] <= 0.0 or (clips and span[1] - span[0] > room):
+                continue
+            # one pass decodes one language: a memory heard in another waits for its own question
+            heard_in = _language_of(memory.transcript)
+            if clips and heard_in and heard_in != (_language_of(clips[0][0].transcript) or heard_in):
+                continue
+            clips.append((memory, span))
+            room -= (span[1] - span[0]) + GAP_S
+            if room < MIN_CLIP_S:
                 break
-            span = _span(memory, units, s.relisten_max_audio_s)
-            bias = self._bias(question, options, words)
-            outcome = self._relisten_one(memory, span, words, bias, model_id, analysis, q_vec, recall, reader, scope, scorer)
-            report.memories.append(outcome)
-            report.happened |= outcome.audio_s > 0
+        if not clips:
+            report.reason = report.reason or "done"
+            return
+        budget = self._budget(remaining)
+        if budget is not None and budget < self.estimate_s(model_id):
+            report.reason, report.cut = "no time left", True
+            return
+        bias = self._bias(question, options, words)
+        heard = self._hear_together(clips, bias, model_id)
+        started = time.perf_counter()
+        for (memory, span), (audio, pieces, share) in zip(clips, heard, strict=True):
+            result = MemoryRelisten(memory.id, round(span[0], 3), round(span[1], 3), "no-audio", model_id)
+            report.memories.append(result)
+            if audio is None:
+                continue
+            result.audio_s = round(audio.size / SAMPLE_RATE_HZ, 3)
+            report.happened = True
+            if pieces is None:
+                result.outcome, result.seconds = "error", share
+                continue
+            budget = self._budget(remaining)
+            spent = time.perf_counter() - started
+            out_of_time = (budget is not None and budget < SCORING_S) or spent > s.relisten_budget_s
+            self._judge(result, memory, span, audio, pieces, words, share, out_of_time,
+                        analysis, q_vec, recall, reader, scope, scorer)
+            report.cut |= result.outcome == "unjudged"
         if not report.reason:
             report.reason = "done"
 
@@ -411,50 +454,82 @@ class Relistener:
             return {"hotwords": None, "initial_prompt": " ".join(said)[:600]}
         return {"hotwords": None, "initial_prompt": None}
 
-    def _relisten_one(
-        self, memory, span, words, bias, model_id, analysis, q_vec, recall, reader, scope, scorer
-    ) -> MemoryRelisten:
+    def _hear_together(self, clips, bias, model_id) -> list[tuple[np.ndarray | None, list[TranscriptPiece] | None, float]]:
+        """Transcribe every clip's audio in one recogniser pass (see retrieval/joint_hearing.py):
+        for each clip its audio (None when it has none), its new pieces in stream time (None
+        when the recogniser failed) and its share of the seconds spent."""
         s = self.settings
         t0 = time.perf_counter()
-        result = MemoryRelisten(memory.id, round(span[0], 3), round(span[1], 3), "no-audio", model_id)
-        audio = audio_or_none(memory, span[0], span[1], self.c.snippets.path_for, "re-listening")
-        if audio is None or not audio.size or not np.any(audio):
-            return result
-        rec = self.recognizer()
-        model = self._whisper()
-        result.audio_s = round(audio.size / SAMPLE_RATE_HZ, 3)
+        audios = [audio_or_none(m, span[0], span[1], self.c.snippets.path_for, "re-listening") for m, span in clips]
+        audible = [i for i, a in enumerate(audios) if a is not None and a.size and np.any(a)]
+        out: list[tuple[np.ndarray | None, list[TranscriptPiece] | None, float]] = [(None, None, 0.0)] * len(clips)
+        if not audible:
+            return out
+        parts = [Clip(clips[i][0].id, clips[i][1][0], audios[i]) for i in audible]
+        joined = join_clips(parts, SAMPLE_RATE_HZ)
+        # the language ingest decided for these words (detecting it again on a few noisy seconds
+        # sometimes picks another and decodes twice); the best recalled memory's decides
+        first = clips[audible[0]]
+        old = [p for p in first[0].transcript if _inside(p.t_start, p.t_end, first[1])]
+        heard_in = _language_of(old) or s.asr_language or s.asr_fallback_language
         try:
             # one decoding pass (no temperature ladder): a noisy clip could otherwise be decoded
-            # up to six times, several seconds each, and the answer is waiting
-            old = [p for p in memory.transcript if _inside(p.t_start, p.t_end, span)]
-            # the language ingest decided for these words: detecting it again on a few noisy
-            # seconds sometimes picks another and decodes twice (19 s for 7 s of audio)
-            heard_in = _language_of(old) or s.asr_language or s.asr_fallback_language
-            pieces: list[TranscriptPiece] = rec.transcribe(
-                audio, SAMPLE_RATE_HZ, span[0], beam_size=s.relisten_beam_size, temperatures=(0.0,),
-                language=heard_in, word_timestamps=False, **bias
+            # up to six times, several seconds each, and the answer is waiting; word times put
+            # each word back in the clip it was heard in
+            pieces = self.recognizer().transcribe(
+                joined.audio, SAMPLE_RATE_HZ, 0.0, beam_size=s.relisten_beam_size, temperatures=(0.0,),
+                language=heard_in, word_timestamps=True, **bias
             )
-            old_text = " ".join(p.text.strip() for p in old if p.text.strip())
-            pieces = without_closing_phrase(pieces, old_text)
-            new_text = " ".join(p.text.strip() for p in pieces if p.text.strip())
-            language = next((p.language for p in pieces if p.language), "") or s.asr_fallback_language
-            if _same_words(old_text, new_text):  # nothing to decide: spare the scoring pass
-                old_score = new_score = None
-            else:
-                scorer_model = TranscriptScorer(model)
+            per_clip: list[list[TranscriptPiece] | None] = list(split_pieces(pieces, parts, joined))
+        except (EpisodicError, RuntimeError, ValueError) as exc:  # CTranslate2 raises plain errors
+            log.warning("re-listening %s failed: %s", ", ".join(c.key for c in parts), exc)
+            per_clip = [None] * len(parts)
+        seconds = time.perf_counter() - t0
+        self._measured(model_id, seconds)
+        share = round(seconds / len(parts), 3)
+        for i, new in zip(audible, per_clip, strict=True):
+            out[i] = (audios[i], new, share)
+        return out
+
+    def _judge(
+        self, result, memory, span, audio, pieces, words, seconds, out_of_time,
+        analysis, q_vec, recall, reader, scope, scorer,
+    ) -> None:
+        """Decide whether one clip's new hearing replaces its old words (see the module doc),
+        record the attempt as a version, and put an adopted one in this request's evidence.
+        Only a hearing that adds the question's words (or speech where there was none) can be
+        taken, so only such a one is scored against the audio; ``out_of_time`` leaves it
+        unjudged and the old words in place."""
+        s = self.settings
+        t0 = time.perf_counter()
+        model_id = result.model
+        old = [p for p in memory.transcript if _inside(p.t_start, p.t_end, span)]
+        old_text = " ".join(p.text.strip() for p in old if p.text.strip())
+        pieces = without_closing_phrase(without_cut_off_sentence(pieces, old_text), old_text)
+        new_text = " ".join(p.text.strip() for p in pieces if p.text.strip())
+        language = _language_of(pieces) or _language_of(old) or s.asr_fallback_language
+        added = _words_added(old_text, new_text, words)
+        useful = bool(added) or not old_text.strip()
+        old_score = new_score = None
+        result.text = new_text
+        if useful and new_text and not _same_words(old_text, new_text):
+            if out_of_time:
+                result.outcome = "unjudged"
+                result.seconds = seconds
+                return
+            try:
+                scorer_model = TranscriptScorer(self._whisper())
                 old_score, new_score = scorer_model.score(
                     scorer_model.encode(audio), [old_text, new_text], language
                 )
-        except (EpisodicError, RuntimeError, ValueError) as exc:  # CTranslate2 raises plain errors
-            log.warning("re-listening %s failed: %s", memory.id, exc)
-            result.outcome = "error"
-            return result
-        finally:
-            result.seconds = round(time.perf_counter() - t0, 3)
-            self._measured(model_id, result.seconds)
+            except (EpisodicError, RuntimeError, ValueError) as exc:  # CTranslate2 raises plain errors
+                log.warning("scoring the re-hearing of %s failed: %s", memory.id, exc)
+                result.outcome = "error"
+                result.seconds = round(seconds + time.perf_counter() - t0, 3)
+                return
+        result.seconds = round(seconds + time.perf_counter() - t0, 3)
         result.old_score = None if old_score is None else round(old_score, 4)
         result.new_score = None if new_score is None else round(new_score, 4)
-        result.text = new_text
         clearly_better = new_score is not None and (
             new_score >= old_score + s.relisten_min_gain if old_score is not None
             else new_score >= NEW_ONLY_MIN_SCORE
@@ -462,7 +537,6 @@ class Relistener:
         # The scorer also favours common words over a rare name: "This is my low-hour cat"
         # outscored "This is Milo, our cat". A re-hearing that loses a name is never better.
         lost = names_lost(old_text, new_text, words)
-        added = _words_added(old_text, new_text, words)
         if lost:
             clearly_better = False
             result.names_lost = lost
@@ -493,7 +567,6 @@ class Relistener:
         # kept in the store, so what the memory holds never depends on which questions were
         # asked before; a hinted one serves this question (and the same question again, from
         # its recorded version) but does not replace the stored words.
-        useful = bool(added) or not old_text.strip()
         adopted = ((clearly_better and useful) or hinted) and not _same_words(old_text, new_text)
         kept = adopted and clearly_better
         if adopted:
@@ -522,7 +595,6 @@ class Relistener:
         if adopted:
             self._apply(memory, span, pieces, new_entries)
             self._replace_units(memory, span, analysis, q_vec, recall, reader, scope, scorer, hinted=not kept)
-        return result
 
     def _use_hinted(self, version, memory, analysis, q_vec, recall, reader, scope, scorer) -> None:
         """Put a recorded hinted transcript (see :meth:`_relisten_one`) in this request's

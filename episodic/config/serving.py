@@ -41,11 +41,14 @@ class RetrievalSettings:
     answer_context_chars: int = 1200
     # Listening again at question time (retrieval/relisten.py): the top memories of a question
     # about speech are re-transcribed from their snippets by the strongest recogniser (beam
-    # search, the question's words as hot words) and the better transcript is kept; 0 = off.
-    relisten_max_memories: int = 2
-    relisten_max_audio_s: float = 12.0  # audio re-transcribed per memory (at most one 30 s window)
-    # the whole stage's time limit: a memory whose estimated cost does not fit is not started
-    # (one 10 s memory with Whisper base and beam 5 took 1.7-2.7 s on 2 cores)
+    # search, the question's words as the text said before), all in one pass of one 30 s window
+    # (retrieval/joint_hearing.py), and the better transcript is kept; 0 = off. Five rather than
+    # two: on the harsher dev sets the sentence that answers was often third to fifth.
+    relisten_max_memories: int = 5
+    relisten_max_audio_s: float = 12.0  # audio re-transcribed per memory (all of them within one 28 s window)
+    # the stage's own time limit: after the joint pass (25 s of audio: about 1.7 s with Whisper
+    # base and beam 5 on 2 cores), a new hearing is scored against the audio (0.5 s each) only
+    # within this many seconds; the pass itself starts only when the deadline allows it
     relisten_budget_s: float = 3.0
     relisten_beam_size: int = 5  # Whisper beam size when listening again
     relisten_bias: str = "prompt"  # prompt (question + options as preceding text) | hotwords | none

@@ -238,6 +238,29 @@ def test_relistener_stops_when_the_budget_is_gone(garbled):
     assert holds(top_speech.text, "fire alarm"), recall.units
 
 
+@pytest.mark.slow
+def test_a_new_hearing_left_unjudged_when_the_stage_budget_is_spent_changes_nothing(garbled):
+    """The joint pass ran, but ``relisten_budget_s`` was gone before the new words could be
+    scored against the audio: they are not taken on trust, the stored words and the units stay,
+    and the report says the stage was cut."""
+    from episodic.retrieval.relisten import Relistener
+
+    service, components, before = garbled
+    overwrite_transcript(components, before.id, GARBLED)
+    analysis = service.analyzer.analyze(QUESTION, None)
+    q_vec = np.asarray(components.embedder.embed_texts([QUESTION])[0], dtype=np.float32)
+    reader = MemoryReader(components.store)
+    recall = service.detailed.recall(analysis, q_vec, Scope(), reader)
+    units = list(recall.units)
+    hurried = Relistener(components, service.settings.replace(relisten_budget_s=0.0))
+    report = hurried.run(analysis, q_vec, QUESTION, (), recall, reader, Scope(), service.scorer, lambda: None)
+    mine = [m for m in report.memories if m.memory_id == before.id]
+    assert report.happened and report.cut and mine and mine[0].outcome == "unjudged", report
+    assert holds(mine[0].text, "fire alarm")  # heard right, but not scored
+    assert recall.units == units
+    assert components.store.get_memory(before.id).transcript_text == GARBLED
+
+
 def test_scorer_tokens_match_the_decoder():
     """Words the bundled tokenizer splits oddly (" test" → " " + "test") are scored as the
     single vocabulary entries the decoder writes; an empty text has no score."""
@@ -487,5 +510,26 @@ def test_a_which_stream_question_hears_again_the_talk_it_cannot_find(tmp_path):
         assert report.memories and report.memories[0].memory_id == meeting.id, report
         assert report.memories[0].outcome.startswith("adopted"), report
         assert result.choice_index == 1, result
+    finally:
+        components.close()
+
+
+@pytest.mark.slow
+def test_a_misheard_answer_below_the_first_recalled_memories_is_heard_again_in_the_same_pass(tmp_path):
+    """"How many ropes did Tom order?" with the answer misheard as "So more than 15 lots of the
+    theme." (it shares no word with the question): recall puts the other sentences about Tom
+    and ordering first. Every recalled memory with speech goes into one recogniser pass, so
+    the misheard one is heard again with the question's words too, and answers."""
+    said = ["Ruth ordered fifty onions for the team.", "Tom painted the anchor purple.",
+            "The weather looks fine today.", "Tom ordered fifteen ropes for the team."]
+    components, service, ropes = _misheard_recording(tmp_path, "harbour-cam", said, "ropes",
+                                                      "So more than 15 lots of the theme.")
+    try:
+        result, trace = service.ask_traced(AskRequest("How many ropes did Tom order?"))
+        report: RelistenReport = trace.notes["relisten"]
+        heard = [m.memory_id for m in report.memories]
+        assert ropes.id in heard and heard.index(ropes.id) > 0, report  # not the first recalled
+        assert any(m.memory_id == ropes.id and m.outcome.startswith("adopted") for m in report.memories), report
+        assert "15" in result.answer.split("(")[0] or "fifteen" in result.answer.lower().split("(")[0], result.answer
     finally:
         components.close()
