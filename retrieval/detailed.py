@@ -26,7 +26,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -56,6 +56,10 @@ SUMMARY_WEIGHT = 0.75
 POSITION_WEIGHT = 0.5
 POSITION_WINDOW_S = 30.0
 POSITION_MAX_STREAMS = 50
+# sentences found by another route (the values a question gives) go in at this rank, unless
+# already within the first SENTENCES_WITHIN units, which the answer and re-listening read
+SENTENCES_AT = 3
+SENTENCES_WITHIN = 8
 
 MODALITY_LABEL = {
     "speech": "speech",
@@ -586,6 +590,29 @@ class DetailedRecall:
         if analysis.asks_text:
             ranked = modality_first(ranked, ("ocr",), s, analysis)
         return Recall(units=ranked, route=route, best_feature_sim=best, notes={"memories": len(ids)})
+
+
+def with_sentences_of(
+    recall: Recall, memory_ids: Sequence[str], analysis: QueryAnalysis, q_vec: np.ndarray, scope: Scope,
+    reader: MemoryReader, scorer: TextScorer, holds: Callable[[str], bool], at: int = SENTENCES_AT,
+    within: int = SENTENCES_WITHIN,
+) -> int:
+    """Put the sentences of ``memory_ids`` that ``holds`` accepts into ``recall`` at rank ``at``
+    (ranked among themselves), unless already within its first ``within`` units: sentences
+    found by something other than their likeness to the question (the values a
+    multiple-choice question gives), which the answer and re-listening read only near the top.
+    Returns how many were moved up or added."""
+    top = {u.key for u in recall.units[:within]}
+    fresh = [u for u in reader.units(memory_ids, scorer.reuse_visual_vectors, scope)
+             if u.modality == "speech" and holds(u.text) and u.key not in top]
+    if not fresh:
+        return 0
+    ranked = apply_position(scorer.rank(analysis, q_vec, fresh), analysis, reader, scope)
+    moved = {u.key for u in ranked}
+    rest = [u for u in recall.units if u.key not in moved]
+    at = min(at, len(rest))
+    recall.units[:] = rest[:at] + ranked + rest[at:]
+    return len(ranked)
 
 
 def modality_first(

@@ -28,6 +28,7 @@ from episodic.core.interfaces import QueryStore
 from episodic.core.query import Scope
 from episodic.retrieval.detailed import fuzzy_found
 from episodic.retrieval.query_analysis import QueryAnalysis, overlap, term_set
+from episodic.retrieval.text_match import number_keys
 
 # beyond this a scope is searched by its vectors alone: matching by sound costs ≈ 0.05 ms per
 # sentence on this CPU once its words are cached (0.3 ms before), so 1000 memories (≈ 3000
@@ -35,6 +36,7 @@ from episodic.retrieval.query_analysis import QueryAnalysis, overlap, term_set
 MAX_SCANNED_MEMORIES = 1000
 WORD_CANDIDATES = 6  # memories added per question
 MIN_SHARE = 0.5  # at least half the question's content words, exactly or by sound
+VALUE_CANDIDATES = 4  # memories added for saying one of the given values
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,16 @@ class _Text:
     terms: frozenset[str]
     on_screen: bool = False
 
+    def overlaps(self, scope: Scope) -> bool:
+        return not ((scope.t_min is not None and self.t_end < scope.t_min)
+                    or (scope.t_max is not None and self.t_start > scope.t_max))
+
+
+def said_values(text: str) -> set[str]:
+    """The values a sentence may say, read the ways Whisper writes them ("450" may be 4:50,
+    "4 or 6" 406, "quarter to seven" 6:45)."""
+    return {t for t in term_set(text) if t[:1].isdigit()} | number_keys(text)
+
 
 class WordCandidates:
     """The memories whose own words match a question best (see the module doc)."""
@@ -54,6 +66,37 @@ class WordCandidates:
         self.store = store
         self._texts: dict[str, tuple[tuple, list[_Text]]] = {}  # stream id → (version, texts)
         self._lock = threading.Lock()
+
+    def find_values(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                    limit: int = VALUE_CANDIDATES) -> list[str]:
+        """Memory ids whose sentences say one of the given values, when every option is one (a
+        time, a number, a price: "ten to five", "4:50", "$12"), in time order; else empty. A
+        sentence heard so badly that it shares no word with its question ("450 ohmaham and
+        appointment with the Malantiyya." for "At four fifty, Omar has an appointment with the
+        volunteer.") often keeps its number, and a question that gives the candidate values
+        can find it by them. Sentences giving a value of something else are found too (the
+        answer still weighs each by the question's words around it); those holding more of
+        the question's words, exactly or by sound, come first."""
+        wanted = [number_keys(o) for o in options]
+        if len(wanted) < 2 or not all(wanted) or limit <= 0:
+            return []
+        keys = set().union(*wanted)
+        streams = [s for s in self.store.list_streams()
+                   if scope.stream_ids is None or s.stream_id in scope.stream_ids]
+        if sum(s.memories for s in streams) > MAX_SCANNED_MEMORIES:
+            return []
+        terms: Sequence[str] = analysis.terms
+        found: list[tuple[float, float, str]] = []
+        for info in streams:
+            for t in self._stream_texts(info.stream_id, (info.memories, info.updated_at, info.t_end)):
+                if t.on_screen or not t.overlaps(scope) or not keys & said_values(t.text):
+                    continue
+                heard = set(t.terms)
+                missing = [x for x in terms if x not in heard]
+                if missing:
+                    heard |= fuzzy_found(analysis.question, missing, t.text, heard)
+                found.append((-overlap(terms, heard) if terms else 0.0, t.t_start, t.memory_id))
+        return list(dict.fromkeys(mid for *_, mid in sorted(found)))[:limit]
 
     def _stream_texts(self, stream_id: str, version: tuple) -> list[_Text]:
         with self._lock:

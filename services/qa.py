@@ -64,6 +64,7 @@ from episodic.retrieval.detailed import (
     apply_position,
     relevant,
     stream_named_in,
+    with_sentences_of,
 )
 from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
@@ -72,8 +73,9 @@ from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
+from episodic.retrieval.text_match import number_keys
 from episodic.retrieval.video_grid import format_time
-from episodic.retrieval.word_candidates import WordCandidates
+from episodic.retrieval.word_candidates import WordCandidates, said_values
 from episodic.services.look_again import LookAgain
 from episodic.services.window_answer import WindowAnswerer
 
@@ -260,6 +262,17 @@ class MemoryQA:
                     recall = self.association.associate(analysis, q_vec, req.scope, reader)
                 else:
                     recall = self.detailed.recall(analysis, q_vec, req.scope, reader)
+            if (req.options and not structured and self.detailed.words is not None
+                    and "speech" in analysis.preferred_modalities):
+                # the sentences that say one of the given values, misheard as the rest may be
+                # (a question about what is seen, "how many people are on screen?", is not)
+                said = self.detailed.words.find_values(analysis, req.options, req.scope)
+                if said:
+                    wanted = set().union(*(number_keys(o) for o in req.options))
+                    recall.notes["value_sentences"] = with_sentences_of(
+                        recall, said, analysis, q_vec, req.scope, reader, self.scorer,
+                        lambda text: bool(wanted & said_values(text)),
+                    )
             # listening again to the recalled audio of a speech question (retrieval/relisten.py);
             # an order, count or which-stream question names the sentences it is unsure of itself
             chosen = None

@@ -8,7 +8,7 @@ import numpy as np
 from episodic.core.query import QueryType, Scope
 from episodic.core.records import ShortTermMemory, StreamInfo, TranscriptPiece
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms
-from episodic.retrieval.word_candidates import WordCandidates
+from episodic.retrieval.word_candidates import WordCandidates, said_values
 
 
 class _Store:
@@ -73,3 +73,62 @@ def test_a_scope_too_large_to_scan_is_left_to_its_vectors(monkeypatch):
     monkeypatch.setattr(wc, "MAX_SCANNED_MEMORIES", 1)
     assert WordCandidates(store).find(_analysis("In what room is the flower show?"), Scope()) == []
     assert store.reads == 0
+
+
+def test_a_sentence_that_says_one_of_the_given_values_is_found_by_it():
+    """"What time does Omar see the volunteer? 11:15 / ten to five / 7:00": the answer was heard
+    as "450 ohmaham and appointment with the Malantiyya." (no word of the question), yet it
+    says 4:50 as Whisper writes it. Sentences saying another option's value are found too, those
+    holding more of the question's words first; options that are not all values find nothing."""
+    store = _Store([
+        _memory("garden-cam", 0.0, "After 11.15, Diego has an appointment with the inspector."),
+        _memory("garden-cam", 8.0, "450 ohmaham and appointment with the Malantiyya."),
+        _memory("garden-cam", 16.0, "The weather looks fine today."),
+        _memory("garden-cam", 24.0, "Omar ordered 9 seed packets."),
+    ])
+    words = WordCandidates(store)
+    analysis = _analysis("What time does Omar see the volunteer?")
+    found = words.find_values(analysis, ["11:15", "ten to five", "9:45"], Scope())
+    assert set(found) == {"garden-cam@0.0", "garden-cam@8.0"}
+    # "ohmaham" is not Omar by sound, so neither holds a question word: time order decides
+    assert found == ["garden-cam@0.0", "garden-cam@8.0"]
+    # "Omar ordered 9 seed packets" holds Omar and the value 9 (as "9:00" is keyed): it leads
+    assert words.find_values(analysis, ["9:00", "ten to five"], Scope())[0] == "garden-cam@24.0"
+    assert words.find_values(analysis, ["11:15", "the volunteer"], Scope()) == []
+    assert words.find_values(analysis, ["11:15", "ten to five"], Scope(stream_ids=("harbour-cam",))) == []
+
+
+def test_sentences_found_by_a_value_go_in_near_the_top_unless_already_there():
+    """The recalled list is long and the value sentence was not in it: it goes in at the fourth
+    rank, once (asked again, it is already there), and a sentence of that memory that says no
+    value stays out."""
+    from episodic.memory.in_memory_store import InMemoryStore
+    from episodic.retrieval.detailed import (
+        MemoryReader,
+        Recall,
+        TextScorer,
+        Unit,
+        with_sentences_of,
+    )
+    from tests.fakes import HashEmbedder
+
+    store = InMemoryStore()
+    store.ensure_schema(4, 4)
+    said = _memory("garden-cam", 80.0, "450 ohmaham and appointment with the Malantiyya.")
+    said.transcript.append(TranscriptPiece(85.0, 87.0, "The weather looks fine today."))
+    store.upsert_memories([said])
+    reader = MemoryReader(store)
+    recall = Recall(units=[Unit("garden-cam", f"garden-cam@{i}", float(i), i + 1.0, "speech", f"sentence {i}", score=1.0 - i / 20)
+                           for i in range(10)], route="feature+text")
+    analysis = _analysis("What time does Omar see the volunteer?")
+    scorer = TextScorer(HashEmbedder())
+    q_vec = HashEmbedder().embed_texts([analysis.question])[0]
+
+    def holds(text: str) -> bool:
+        return "4:50" in said_values(text)
+
+    assert with_sentences_of(recall, [said.id], analysis, q_vec, Scope(), reader, scorer, holds) == 1
+    assert [u.text for u in recall.units[2:5]] == ["sentence 2", said.transcript[0].text, "sentence 3"]
+    assert len(recall.units) == 11
+    assert with_sentences_of(recall, [said.id], analysis, q_vec, Scope(), reader, scorer, holds) == 0
+    assert len(recall.units) == 11
