@@ -215,15 +215,21 @@ def test_nearly_spent_deadline_skips_relistening_without_error(garbled):
     assert "transcripts" not in components.store.get_memory(before.id).metadata
 
 
-@pytest.mark.slow
-def test_relistener_stops_when_the_budget_is_gone(garbled):
-    """Straight at the stage: with 0.2 s left it does nothing, changes nothing, says why."""
-    service, components, before = garbled
+def _recalled_garbled(service, components, before):
+    """The garbled memory stored garbled again, and the stage's inputs for QUESTION: its
+    analysis, vector, a reader and detailed recall's units."""
     overwrite_transcript(components, before.id, GARBLED)
     analysis = service.analyzer.analyze(QUESTION, None)
     q_vec = np.asarray(components.embedder.embed_texts([QUESTION])[0], dtype=np.float32)
     reader = MemoryReader(components.store)
-    recall = service.detailed.recall(analysis, q_vec, Scope(), reader)
+    return analysis, q_vec, reader, service.detailed.recall(analysis, q_vec, Scope(), reader)
+
+
+@pytest.mark.slow
+def test_relistener_stops_when_the_budget_is_gone(garbled):
+    """Straight at the stage: with 0.2 s left it does nothing, changes nothing, says why."""
+    service, components, before = garbled
+    analysis, q_vec, reader, recall = _recalled_garbled(service, components, before)
     units = list(recall.units)
     assert any(u.memory_id == before.id and u.modality == "speech" for u in units)
     report = service.relisten.run(analysis, q_vec, QUESTION, (), recall, reader, Scope(),
@@ -246,11 +252,7 @@ def test_a_new_hearing_left_unjudged_when_the_stage_budget_is_spent_changes_noth
     from episodic.retrieval.relisten import Relistener
 
     service, components, before = garbled
-    overwrite_transcript(components, before.id, GARBLED)
-    analysis = service.analyzer.analyze(QUESTION, None)
-    q_vec = np.asarray(components.embedder.embed_texts([QUESTION])[0], dtype=np.float32)
-    reader = MemoryReader(components.store)
-    recall = service.detailed.recall(analysis, q_vec, Scope(), reader)
+    analysis, q_vec, reader, recall = _recalled_garbled(service, components, before)
     units = list(recall.units)
     hurried = Relistener(components, service.settings.replace(relisten_budget_s=0.0))
     report = hurried.run(analysis, q_vec, QUESTION, (), recall, reader, Scope(), service.scorer, lambda: None)

@@ -76,7 +76,7 @@ def test_a_scope_too_large_to_scan_is_left_to_its_vectors(monkeypatch):
 
 
 def test_a_sentence_that_says_one_of_the_given_values_is_found_by_it():
-    """"What time does Omar see the volunteer? 11:15 / ten to five / 7:00": the answer was heard
+    """"What time does Omar see the volunteer? 11:15 / ten to five / 9:45": the answer was heard
     as "450 ohmaham and appointment with the Malantiyya." (no word of the question), yet it
     says 4:50 as Whisper writes it. Sentences saying another option's value are found too, those
     holding more of the question's words first; options that are not all values find nothing."""
