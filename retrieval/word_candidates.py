@@ -53,6 +53,29 @@ class _Text:
                     or (scope.t_max is not None and self.t_start > scope.t_max))
 
 
+def _heard_terms(analysis: QueryAnalysis, t: _Text) -> set[str]:
+    """The text's terms with the question's words it holds only by sound ("flow ashore")."""
+    found = set(t.terms)
+    missing = [x for x in analysis.terms if x not in found]
+    if missing:
+        found |= fuzzy_found(analysis.question, missing, t.text, found)
+    return found
+
+
+def given_values(options: Sequence[str]) -> frozenset[str]:
+    """The values the options give, when every one (at least two) is a value: "ten to five",
+    "11:15" → {"4:50", "11:15"}; empty otherwise."""
+    wanted = [number_keys(o) for o in options]
+    if len(wanted) < 2 or not all(wanted):
+        return frozenset()
+    return frozenset().union(*wanted)
+
+
+def says_one_of(text: str, keys: frozenset[str] | set[str]) -> bool:
+    """Whether a sentence says one of the values ``keys`` (see :func:`said_values`)."""
+    return bool(keys & said_values(text))
+
+
 def said_values(text: str) -> set[str]:
     """The values a sentence may say, read the ways Whisper writes them ("450" may be 4:50,
     "4 or 6" 406, "quarter to seven" 6:45)."""
@@ -77,25 +100,15 @@ class WordCandidates:
         can find it by them. Sentences giving a value of something else are found too (the
         answer still weighs each by the question's words around it); those holding more of
         the question's words, exactly or by sound, come first."""
-        wanted = [number_keys(o) for o in options]
-        if len(wanted) < 2 or not all(wanted) or limit <= 0:
-            return []
-        keys = set().union(*wanted)
-        streams = [s for s in self.store.list_streams()
-                   if scope.stream_ids is None or s.stream_id in scope.stream_ids]
-        if sum(s.memories for s in streams) > MAX_SCANNED_MEMORIES:
+        keys = given_values(options)
+        if not keys or limit <= 0:
             return []
         terms: Sequence[str] = analysis.terms
-        found: list[tuple[float, float, str]] = []
-        for info in streams:
-            for t in self._stream_texts(info.stream_id, (info.memories, info.updated_at, info.t_end)):
-                if t.on_screen or not t.overlaps(scope) or not keys & said_values(t.text):
-                    continue
-                heard = set(t.terms)
-                missing = [x for x in terms if x not in heard]
-                if missing:
-                    heard |= fuzzy_found(analysis.question, missing, t.text, heard)
-                found.append((-overlap(terms, heard) if terms else 0.0, t.t_start, t.memory_id))
+        found = [
+            (-overlap(terms, _heard_terms(analysis, t)) if terms else 0.0, t.t_start, t.memory_id)
+            for t in self._texts_in(scope)
+            if not t.on_screen and says_one_of(t.text, keys)
+        ]
         return list(dict.fromkeys(mid for *_, mid in sorted(found)))[:limit]
 
     def _stream_texts(self, stream_id: str, version: tuple) -> list[_Text]:
@@ -123,30 +136,28 @@ class WordCandidates:
         screen = bool(getattr(analysis, "asks_text", False))
         if not (terms or screen) or limit <= 0:
             return []
+        best: dict[str, float] = {}
+        for t in self._texts_in(scope):
+            if screen and t.on_screen:
+                # "what was written on screen?": every memory with text shown is a
+                # candidate (they are few), those holding the question's words first
+                share = 1.0 + (overlap(terms, set(t.terms)) if terms else 0.0)
+                best[t.memory_id] = max(best.get(t.memory_id, 0.0), share)
+                continue
+            if not terms:
+                continue
+            share = overlap(terms, _heard_terms(analysis, t))
+            if share >= MIN_SHARE and share > best.get(t.memory_id, 0.0):
+                best[t.memory_id] = share
+        return sorted(best, key=lambda m: -best[m])[:limit]
+
+    def _texts_in(self, scope: Scope) -> list[_Text]:
+        """Every sentence and on-screen text of the memories in ``scope`` (none when the scope
+        holds more than ``MAX_SCANNED_MEMORIES`` memories)."""
         streams = [s for s in self.store.list_streams()
                    if scope.stream_ids is None or s.stream_id in scope.stream_ids]
         if sum(s.memories for s in streams) > MAX_SCANNED_MEMORIES:
             return []
-        best: dict[str, float] = {}
-        for info in streams:
-            for t in self._stream_texts(info.stream_id, (info.memories, info.updated_at, info.t_end)):
-                if scope.t_min is not None and t.t_end < scope.t_min:
-                    continue
-                if scope.t_max is not None and t.t_start > scope.t_max:
-                    continue
-                if screen and t.on_screen:
-                    # "what was written on screen?": every memory with text shown is a
-                    # candidate (they are few), those holding the question's words first
-                    share = 1.0 + (overlap(terms, set(t.terms)) if terms else 0.0)
-                    best[t.memory_id] = max(best.get(t.memory_id, 0.0), share)
-                    continue
-                if not terms:
-                    continue
-                found = set(t.terms)
-                missing = [x for x in terms if x not in found]
-                if missing:
-                    found |= fuzzy_found(analysis.question, missing, t.text, found)
-                share = overlap(terms, found)
-                if share >= MIN_SHARE and share > best.get(t.memory_id, 0.0):
-                    best[t.memory_id] = share
-        return sorted(best, key=lambda m: -best[m])[:limit]
+        return [t for info in streams
+                for t in self._stream_texts(info.stream_id, (info.memories, info.updated_at, info.t_end))
+                if t.overlaps(scope)]

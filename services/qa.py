@@ -73,9 +73,8 @@ from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
-from episodic.retrieval.text_match import number_keys
 from episodic.retrieval.video_grid import format_time
-from episodic.retrieval.word_candidates import WordCandidates, said_values
+from episodic.retrieval.word_candidates import WordCandidates, given_values, says_one_of
 from episodic.services.look_again import LookAgain
 from episodic.services.window_answer import WindowAnswerer
 
@@ -268,10 +267,10 @@ class MemoryQA:
                 # (a question about what is seen, "how many people are on screen?", is not)
                 said = self.detailed.words.find_values(analysis, req.options, req.scope)
                 if said:
-                    wanted = set().union(*(number_keys(o) for o in req.options))
+                    keys = given_values(req.options)
                     recall.notes["value_sentences"] = with_sentences_of(
                         recall, said, analysis, q_vec, req.scope, reader, self.scorer,
-                        lambda text: bool(wanted & said_values(text)),
+                        lambda text: says_one_of(text, keys),
                     )
             # listening again to the recalled audio of a speech question (retrieval/relisten.py);
             # an order, count or which-stream question names the sentences it is unsure of itself
