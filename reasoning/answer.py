@@ -105,6 +105,10 @@ FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail
 QUOTE_CAP = 0.7  # a detail question answered by a whole quote, no focused phrase found
 NO_OPTION_SUPPORT = 0.15  # multiple choice where no option is supported: still one, at most this
 EMBEDDING_ONLY_CAP = 0.35  # an option none of whose own words is in the evidence: resemblance only
+# "In which recording was <topic> mentioned?": when the evidence holds the topic (its things and
+# most of its words, exactly or misheard), its cosine to the whole question, diluted by the
+# framing, caps no lower than this
+TOPIC_FOUND_SIMILARITY = 0.5
 
 @dataclass
 class Draft:
@@ -282,13 +286,20 @@ class Answerer:
         kind = 1.0 if satisfies_kind(answer, analysis.expects) else KIND_CAP
         if kind >= 1.0 and analysis.shape.focus == "time" and only_a_bare_hour(answer):
             kind = GUESSED_SPAN_QUALITY  # "at 22": a time misheard as often as said
+        objects = object_coverage(analysis, support, list(pool) or list(units))
+        if analysis.shape.asks_stream and coverage >= 1.0 and objects >= 1.0:
+            # the answer is a stream, and the topic is there (its things, most of its words,
+            # exactly or misheard): "F20 to 11, based on an appointment with the archimist."
+            # (cosine 0.21) says where Grace's appointment with the archivist was mentioned as
+            # well as a sentence that repeats the question would
+            similarity = max(similarity, TOPIC_FOUND_SIMILARITY)
         caps = {
             "similarity": round(similarity, 3),
             "coverage": round(coverage, 3),
             "grounding": round(grounding, 3),
             "kind": kind,
             "key_terms": key_coverage_at(analysis, support, list(pool) or list(units)),
-            "objects": object_coverage(analysis, support, list(pool) or list(units)),
+            "objects": objects,
             "modality": modality_fit(analysis, support),
         }
         if caps["key_terms"] == KEY_NAME_MISSING and caps["objects"] >= 1.0 and name_maybe_misheard(analysis, support):

@@ -20,6 +20,7 @@ from episodic.retrieval.query_analysis import (
     QueryAnalyzer,
     content_terms,
     key_terms_of,
+    stem,
     term_set,
 )
 from episodic.retrieval.question_shape import question_shape
@@ -176,6 +177,39 @@ def test_an_open_which_stream_question_is_answered_by_the_stream_not_the_model()
     draft = answerer._best_of(_analysis("In which recording was the room for the poetry reading mentioned?"),
                               [unit], parsed, reply, 1.0)
     assert draft.answer.startswith("library-cam"), draft
+
+
+def test_an_open_which_stream_question_takes_a_stream_whose_sentence_holds_the_topic_misheard():
+    """"F20 to 11, based on an appointment with the archimist." is far from the whole question
+    in cosine (the framing "in which recording … mentioned" dilutes it) but holds its topic:
+    the cosine no longer caps the answer to nothing. A sentence about another appointment, and
+    a question that does not ask for a stream, keep the cosine's cap."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import TOPIC_FOUND_SIMILARITY, Answerer
+    from episodic.retrieval.detailed import TextScorer
+
+    embedder = MiniLMEmbedder(Settings())
+    answerer = Answerer(lambda: None, TextScorer(embedder), Settings().retrieval)
+    analyzer = QueryAnalyzer(embedder)
+    asked = analyzer.analyze("In which recording was Grace's appointment with the archivist mentioned?")
+    said = Unit("library-cam", "library-cam@63", 63.6, 67.7, "speech",
+                "F20 to 11, based on an appointment with the archimist.")
+    said.cos = 0.21
+    said.fuzzy_terms = fuzzy_found(asked.question, asked.terms, said.text, said.terms)  # as recall does
+    assert said.fuzzy_terms == {stem("archivist")}
+    confidence, _, caps = answerer.assess(asked, "library-cam", [said], extractive=True)
+    assert caps["similarity"] == TOPIC_FOUND_SIMILARITY and caps["objects"] == 1.0, caps
+    assert confidence >= 0.3, caps  # Grace is not in the sentence: key_terms still caps it
+    other = Unit("station-cam", "station-cam@80", 80.0, 83.9, "speech",
+                 "At 11.15, they go down an appointment with the ticket inspector.")
+    other.cos = 0.21
+    other.fuzzy_terms = fuzzy_found(asked.question, asked.terms, other.text, other.terms)
+    confidence, _, caps = answerer.assess(asked, "station-cam", [other], extractive=True)
+    assert caps["similarity"] < 0.05 and confidence < 0.05, caps
+    when = analyzer.analyze("When is Grace's appointment with the archivist?")
+    _, _, caps = answerer.assess(when, "F20 to 11", [said], extractive=True)
+    assert caps["similarity"] < TOPIC_FOUND_SIMILARITY, caps
 
 
 @pytest.mark.parametrize("said", ["See you all at the front desk.", "Hope the soup is ready.",
