@@ -34,6 +34,7 @@ from episodic.retrieval.query_analysis import (
     stem,
     term_set,
 )
+from episodic.retrieval.question_shape import place_preposition
 from episodic.retrieval.text_match import (
     canonical_tokens,
     may_be_name_at_start,
@@ -56,11 +57,12 @@ _INTRO = re.compile(
     r"\b(?:called|named|name is|name's|this is|meet|i am|i'm|it's|here is|here's)\s+"
     r"((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*)"
 )
+_PLACE_PHRASE = r"((?:the\s+)?[A-Za-z][\w'-]*(?:\s+[A-Za-z0-9][\w'-]*){0,3})"
 _PLACE = re.compile(
     r"\b(?:to|from|at|in|near|into|towards|for|by|on|onto|under|behind|beside|inside|outside|"
-    r"next to|across|along|above|below|beneath|over)\s+"
-    r"((?:the\s+)?[A-Za-z][\w'-]*(?:\s+[A-Za-z0-9][\w'-]*){0,3})"
+    r"next to|across|along|above|below|beneath|over)\s+" + _PLACE_PHRASE
 )
+_COPULA = re.compile(r"\s+(?:is|are|was|were|will|has|had|have)\b.*$", re.I)
 _GLUE = {"of", "and", "the", "a", "an", "in", "on", "at", "to", "for", "with"}
 _SPAN_MODALITIES = {
     "name": ("speech", "ocr", "summary"),  # summaries on the default quote what was said
@@ -258,9 +260,16 @@ def _misheard_colour(text: str) -> str:
     return ""
 
 
-def _place(text: str, asked: set[str]) -> str:
-    for m in _PLACE.finditer(text):
-        phrase = m.group(1)
+def _place(text: str, asked: set[str], preposition: str = "") -> str:
+    """The place a sentence names after a preposition of place (words the question did not
+    ask). ``preposition``: the one the question asked with ("beside" of "Beside what is the
+    ladder?"), looked for first: "the lamp in the hall is near the window" is near the window."""
+    found = [m.group(1) for m in _PLACE.finditer(text)]
+    if preposition:  # its own matches first (they may overlap a match before: "in the hall is near …")
+        own = re.compile(r"\b" + r"\s+".join(map(re.escape, preposition.split())) + r"\s+" + _PLACE_PHRASE, re.I)
+        found = [m.group(1) for m in own.finditer(text)] + found
+    for phrase in found:
+        phrase = _COPULA.sub("", phrase)  # "the hall is near the": the place ends where a verb starts
         words = [w for w in phrase.split() if w.lower() not in STOPWORDS]
         if words and any(stem(w.lower()) not in asked for w in words):
             return phrase.split(",")[0].strip()
@@ -287,7 +296,7 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
             if misheard:
                 return Span(misheard, unit, GUESSED_SPAN_QUALITY)
     elif focus == "place":
-        found = _place(text, asked)
+        found = _place(text, asked, place_preposition(analysis.question))
     else:
         found = ""
     if found:

@@ -241,11 +241,23 @@ _PEOPLE = re.compile(
     r"(?:mentioned|named|talked about|spoken about|discussed)\b",
     re.I,
 )
+# "Beside what is the ladder?", "Next to which shelf did she leave it?": a question word after
+# a preposition of place asks for the place that preposition names in the answer
+_SPATIAL = (r"next to|close to|in front of|on top of|near|beside|behind|underneath|under|beneath|"
+            r"below|above|inside|outside|opposite|between|against|alongside")
+_LEADING_SPATIAL = re.compile(rf"^\s*({_SPATIAL})\s+(?:what|which)\b", re.I)
 _PLACE = re.compile(
     r"^\s*where\b|\b(?:what|which) (?:place|city|town|country|station|destination|location|spot)\b"
-    r"|\bwhere (?:to|does|did|is|was|are|were)\b",
+    rf"|\bwhere (?:to|does|did|is|was|are|were)\b|{_LEADING_SPATIAL.pattern}",
     re.I,
 )
+
+
+def place_preposition(question: str) -> str:
+    """The preposition of place a question opens with ("beside" of "Beside what is the
+    ladder?"), lower case; "" when it opens otherwise."""
+    m = _LEADING_SPATIAL.match(question)
+    return " ".join(m.group(1).lower().split()) if m else ""
 
 
 @dataclass(frozen=True)

@@ -212,6 +212,30 @@ def test_an_open_which_stream_question_takes_a_stream_whose_sentence_holds_the_t
     assert caps["similarity"] < TOPIC_FOUND_SIMILARITY, caps
 
 
+@pytest.mark.parametrize("question, said, place", [
+    ("Beside what is the ladder?", "The ladder that Ben brought is beside the shed.", "the shed"),
+    # the question's own preposition first, though another place comes before it
+    ("Near what is the lamp that Anna mentioned?", "Anna says the lamp in the hall is near the window.", "the window"),
+    ("Next to what did Tom leave the box?", "Tom left the box in the kitchen, next to the fridge.", "the fridge"),
+    ("Behind which building is the car park?", "The car park is behind the town hall.", "the town hall"),
+    # a place ends where a verb starts
+    ("Where is the lamp?", "Anna says the lamp in the hall is near the window.", "the hall"),
+])
+def test_a_question_opening_with_a_preposition_of_place_asks_for_the_place_it_names(question, said, place):
+    """"Beside what is X?" asks where X is, as "where" does: the answer is the place the
+    sentence names after that preposition, not the first words it has ("Anna says")."""
+    analysis = _analysis(question)
+    assert analysis.shape.focus == "place"
+    span = span_in(_unit(said), analysis)
+    assert span is not None and span.text == place, span
+
+
+def test_a_preposition_before_what_that_is_not_of_place_changes_nothing():
+    assert question_shape("In what room is the quiz?").focus == "number"
+    assert question_shape("At what time does the quiz start?").focus == "time"
+    assert question_shape("On which camera was the sign visible?").focus != "place"
+
+
 @pytest.mark.parametrize("said", ["See you all at the front desk.", "Hope the soup is ready.",
                                   "Soon the library will close."])
 def test_a_common_word_that_is_also_a_given_name_starts_a_sentence_as_no_name(said):
