@@ -12,13 +12,23 @@ from episodic.retrieval.detailed import (
     Unit,
 )
 from episodic.retrieval.given_names import is_given_name, name_share
-from episodic.retrieval.query_analysis import content_terms, stem
+from episodic.retrieval.query_analysis import COLOUR_WORDS, content_terms, stem
 from episodic.retrieval.text_match import COMMON_RANK, not_everyday, word_rank
+from episodic.retrieval.value_kinds import CURRENCY_WORDS
 
 STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "he", "she", "and", "but",
                         "oh", "okay", "ok", "yes", "no", "so", "well", "now", "then", "there", "here",
                         "what", "let", "lets", "please", "thank", "thanks", "hello", "hi", "welcome"})
 TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
+SETTING_WORDS = 10  # … and this many tell which of the SETTINGS it is (four alone were often noise)
+# Words that say when, what colour or what price, or how a sign reads ("CLOSED ON TUESDAYS",
+# "OPEN UNTIL 4 PM"), never what a recording is about, however often only one stream says them
+NOT_A_TOPIC = COLOUR_WORDS | CURRENCY_WORDS | frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays",
+    "today", "tonight", "tomorrow", "yesterday", "morning", "afternoon", "evening", "weekend",
+    "open", "opens", "opening", "closed", "closes", "closing", "until", "begin", "begins", "start", "starts",
+})
 # Where a recording may be, or what it may show being done: "what is it mostly about?" is
 # answered with the one nearest the stream's own words when it is clearly nearest (a few
 # characteristic words, "timer, baker, apron, tasting", leave the listener to guess "a kitchen").
@@ -93,7 +103,7 @@ def topic_words(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]
     for t, n in mine.items():
         elsewhere = sum(1 for o in others if t in o)
         word = surface.get(t, t)
-        if len(word) < 4 or t in names:
+        if len(word) < 4 or t in names or word in NOT_A_TOPIC:
             continue
         # an everyday word ("long") says little, a word no dictionary knows is often a
         # misrecognition: the middle of the frequency range carries a topic
@@ -130,11 +140,12 @@ def spoken_names(units: Sequence[Unit]) -> set[str]:
 def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
                  setting: Callable[[list[str]], str] | None = None) -> Draft | None:
     """The stream's characteristic words, after the setting they point to when ``setting``
-    (given the words) names one clearly ("a kitchen: timer, baker, apron, tasting")."""
+    (given its SETTING_WORDS most characteristic words) names one clearly ("a kitchen: timer,
+    baker, apron, tasting")."""
     words, support = topic_words(stream_id, own, texts, TOPIC_WORDS)
     if not words:
         return None
-    place = setting(words) if setting is not None else ""
+    place = setting(topic_words(stream_id, own, texts, SETTING_WORDS)[0]) if setting is not None else ""
     lead = f"probably {place.split(',')[0]}: " if place else ""
     return Draft(answer=f"{lead}{', '.join(words)} (most said or shown in {stream_id})",
                  confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",

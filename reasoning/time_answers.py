@@ -33,7 +33,8 @@ ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
 PLACED_MIN = 0.5  # … and one matched this well is placed (for ruling an option out)
 PLACED_WELL = 0.75  # … and one matched this well needs no second hearing
-LISTEN_PER_THING = 2  # sentences heard again for a thing placed less well (or counted)
+LISTEN_PER_THING = 2  # sentences heard again for a thing placed less well
+LISTEN_PER_COUNT = 4  # … and for a thing counted (its mentions may be misheard anywhere)
 LISTEN_SENTENCES_READ = 240  # a stream with more sentences than this is not read whole for them
 ELIMINATION_CONFIDENCE = 0.3  # an option left when the others were found elsewhere: a guess
 UNPLACED_FLOOR = 0.01  # an option found nowhere outranks one said clearly elsewhere
@@ -415,7 +416,7 @@ class TimeAnswers(StructuredBase):
         if not missing:
             return []
         m = self._nearness(" ".join(wanted), missing)
-        return one_per_memory([missing[j] for j in np.argsort(-m)[:LISTEN_PER_THING]])
+        return one_per_memory([missing[j] for j in np.argsort(-m)[:LISTEN_PER_COUNT]])
 
     def _nearness(self, thing: str, units: Sequence[Unit]) -> np.ndarray:
         """How likely each unit is to hold ``thing`` misheard: its match (words, cosine) plus
@@ -453,8 +454,11 @@ class TimeAnswers(StructuredBase):
     @staticmethod
     def _mentions(analysis: QueryAnalysis, wanted: Sequence[str], u: Unit) -> bool:
         """Whether ``u`` mentions the counted thing (a misheard word counts, see
-        :func:`reasoning.evidence_fit.holds_loosely`)."""
-        have = {stem(w) for w in canonical_tokens(u.text)} | fuzzy_found(analysis.question, wanted, u.text, u.terms)
+        :func:`reasoning.evidence_fit.holds_loosely`, also one heard as two words: "seagull"
+        as "sea call")."""
+        tokens = [w for w in canonical_tokens(u.text) if w.isalpha()]
+        have = {stem(w) for w in tokens} | {stem(a + b) for a, b in zip(tokens, tokens[1:], strict=False)}
+        have |= fuzzy_found(analysis.question, wanted, u.text, u.terms)
         return all(holds_loosely(t, have) for t in wanted)
 
     def _one_placed(self, options: Sequence[str], compared: Sequence[str],

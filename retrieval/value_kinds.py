@@ -31,7 +31,7 @@ _DESCRIBES = {
 _HOW_MUCH = re.compile(r"\bhow\s+much\b", re.I)
 _WHEN_FIRST = re.compile(r"^\s*when\b", re.I)  # "when the soup tasting begins"
 
-_CURRENCY = frozenset({
+CURRENCY_WORDS = frozenset({
     "dollar", "dollars", "euro", "euros", "pound", "pounds", "cent", "cents", "pence", "penny",
     "quid", "bucks", "yen", "franc", "francs", "rupees", "rupee",
 })
@@ -81,7 +81,7 @@ def carried_kinds(text: str) -> frozenset[str]:
     if have & COLOUR_WORDS:
         kinds.add(COLOUR)
     numbers = any(w[:1].isdigit() for w in have) or any(w[:1].isdigit() for w in canon)
-    if _CURRENCY_SIGN.search(text) or (numbers and (have & _CURRENCY or have & _PRICE_VERB)):
+    if _CURRENCY_SIGN.search(text) or (numbers and (have & CURRENCY_WORDS or have & _PRICE_VERB)):
         kinds.add(PRICE)
     at_time = any(  # "at 410": Whisper's way of writing "at four ten"
         a == "at" and alternative_keys(b) for a, b in zip(canon, canon[1:], strict=False)
