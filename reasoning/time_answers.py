@@ -86,11 +86,13 @@ def clauses(unit: Unit) -> list[Unit]:
 
 def stands_alone(clause: str) -> bool:
     """Whether a clause of a comma-joined transcript reads as a sentence of its own: three words
-    or more, not opening with a preposition or a subordinating word. "At 20 to 11, Grace's
-    appointment …" is one sentence with a time in front; "Welcome to the hotel, breakfast is
-    at 8" is two."""
+    or more, at least two of them words rather than numbers, not opening with a preposition
+    or a subordinating word. "At 20 to 11, Grace's appointment …" is one sentence with a time
+    in front, also when "At" was misheard ("F20 to 11, based on an appointment …"); "Welcome
+    to the hotel, breakfast is at 8" is two."""
     words = clause.split()
-    return len(words) >= 3 and words[0].lower().strip("\"'(") not in _LEADS_IN
+    wordy = sum(1 for w in words if w.strip(".,;:!?\"'()").isalpha())
+    return len(words) >= 3 and wordy >= 2 and words[0].lower().strip("\"'(") not in _LEADS_IN
 
 
 def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:

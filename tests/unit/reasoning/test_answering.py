@@ -1681,6 +1681,24 @@ def test_a_count_question_names_the_sentences_that_may_hide_a_mention():
     assert answerer.listen_targets(_shaped("How many times was the printer mentioned?"), (), [], Scope(), reader) is None
 
 
+def test_a_time_in_front_of_the_anchor_is_not_what_was_said_before_it():
+    """"What was mentioned just before Grace's appointment with the archivist?" where the
+    recogniser wrote "At 20 to 11" as "F20 to 11": that clause is the anchor sentence's own
+    time, not a sentence of its own, so the sentence before answers."""
+    from episodic.core.query import Scope
+    from episodic.reasoning.time_answers import stands_alone
+
+    assert not stands_alone("F20 to 11") and not stands_alone("At 20 to 11")
+    assert stands_alone("Welcome to the hotel") and stands_alone("Tom has 3 cats")
+    answerer, reader = _speech_answerer([
+        _memory("library-cam", 0.0, ["Lucas put the laptop by the front desk."]),
+        _memory("library-cam", 10.0, ["F20 to 11, based on an appointment with the archimist."]),
+        _memory("library-cam", 20.0, ["The story hour is in room 312."])])
+    q = "What was mentioned just before Grace's appointment with the archivist?"
+    draft = answerer.next_to(_shaped(q), (), [], Scope(), reader)
+    assert draft is not None and "laptop" in draft.answer and "F20" not in draft.answer, draft.answer
+
+
 def test_a_count_question_hears_again_more_sentences_than_an_order_question():
     """A mention misheard may sound nearer to something else than other sentences do ("Look,
     that minter in here" came third for "printer" on a dev set, after "Lucas painted the
