@@ -122,7 +122,10 @@ def spoken_forms(option: str) -> list[str]:
 
 
 def words_of(text: str) -> list[str]:
-    return _WORD.findall(text)
+    """The sentence's words, a hyphenated one as its parts: a recogniser that mishears a value
+    often joins it to the word before ("costs forty-five" written "cost-sported Ive"), and the
+    slot is then the part after the hyphen, never the question's own word before it."""
+    return [p for w in _WORD.findall(text) for p in (w.split("-") if re.search(r"[a-z]-[a-z]", w, re.I) else [w]) if p]
 
 
 def slot_windows(words: Sequence[str], question: str, options: Sequence[str],

@@ -57,8 +57,16 @@ def test_spoken_forms_of_numbers_and_times():
 def test_the_slot_is_where_an_option_could_have_been_said():
     words = words_of(GARBLED)
     windows = [" ".join(words[i : i + n]) for i, n in slot_windows(words, QUESTION, OPTIONS)]
-    assert windows[0] == "pre-tweil."  # "room" is the question's word: the answer follows it
+    assert windows[0] == "pre tweil."  # "room" is the question's word: the answer follows it
     assert all("room" not in w for w in windows)
+    # a value joined to the question's word before it by a hyphen ("costs forty-five dollars"
+    # heard as "cost-sported Ive dollars"): the slot is the part after the hyphen and on
+    words = words_of("The seed packet cost-sported Ive dollars to make.")
+    assert words[:5] == ["The", "seed", "packet", "cost", "sported"]
+    windows = [" ".join(words[i : i + n]) for i, n in
+               slot_windows(words, "How much does the seed packet cost?", ["34 dollars", "45 dollars", "12 dollars"])]
+    assert "sported Ive dollars" in windows and not any("cost" in w for w in windows), windows
+    assert words_of("It costs 3-12 today") == ["It", "costs", "3-12", "today"]  # digits keep their hyphen
     words = words_of("Pre-appainted that wandering can blew.")
     first = slot_windows(words, "Which colour is the watering can that Priya painted?",
                          ["green", "blue", "red", "white"])[0]
