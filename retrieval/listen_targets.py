@@ -21,6 +21,7 @@ from episodic.retrieval.detailed import (
 from episodic.retrieval.query_analysis import (
     CUE_WORDS,
     GENERIC_QUESTION_WORDS,
+    NUMBER_WORDS,
     STOPWORDS,
     QueryAnalysis,
 )
@@ -178,6 +179,24 @@ def names_lost(old_text: str, new_text: str, words: Sequence[str] = ()) -> list[
     old_plain = {w.lower() for w in re.findall(r"[A-Za-z]+", old_text or "")}
     replaced = {w.lower() for w in caps if w.lower() in asked and w.lower() not in old_plain}
     return lost[len(replaced):]
+
+
+VALUE_FOCI = ("number", "time")  # questions answered by a number or a clock time
+
+
+def value_lost(old_text: str, new_text: str, focus: str) -> bool:
+    """Whether a re-hearing drops every number of the old transcript while the question asks
+    for a number or a time: "The night trail is in room two ahead." heard again, prompted with
+    the question, as "The night train is in room" (the decoder stopped before the number). The
+    new words may name the question's things better, but the answer was in the words lost."""
+    if focus not in VALUE_FOCI:
+        return False
+
+    def has_value(text: str) -> bool:
+        return bool(re.search(r"\d", text or "")) or any(
+            w in NUMBER_WORDS for w in re.findall(r"[a-z]+", (text or "").lower()))
+
+    return has_value(old_text) and not has_value(new_text)
 
 
 def _plain(text: str) -> str:

@@ -106,6 +106,7 @@ from episodic.retrieval.listen_targets import (
     hot_words,
     names_lost,
     said_of_someone,
+    value_lost,
     without_closing_phrase,
     without_cut_off_sentence,
 )
@@ -546,6 +547,10 @@ class Relistener:
         looping = looped_words(pieces) > looped_words(old)
         if looping:
             clearly_better = False
+        # nor one that drops the number a number or time question is answered by
+        dropped = value_lost(old_text, new_text, analysis.shape.focus)
+        if dropped:
+            clearly_better = False
         # The unprompted scorer favours what it would write itself, so a transcript that the
         # question's words helped to hear ("to Oxford" for "talks for") scores a little below
         # the old one although it is right. It is taken when it adds words the question asked
@@ -556,6 +561,7 @@ class Relistener:
             not clearly_better
             and not lost
             and not looping
+            and not dropped
             and new_score is not None
             and old_score is not None
             and within_hint(old_score, new_score, added, s.relisten_hint_tolerance)
@@ -606,6 +612,9 @@ class Relistener:
         text = str(version.get("text") or "").strip()
         if not text or t1 <= t0:
             return
+        old_text = " ".join(p.text.strip() for p in memory.transcript if _inside(p.t_start, p.t_end, (t0, t1)))
+        if value_lost(old_text, text, analysis.shape.focus):
+            return  # recorded before that rule: its number was lost (see _judge)
         pieces = [TranscriptPiece(t0, t1, text)]
         self._apply(memory, (t0, t1), pieces, self._speech_entries(memory, pieces))
         self._replace_units(memory, (t0, t1), analysis, q_vec, recall, reader, scope, scorer, hinted=True)

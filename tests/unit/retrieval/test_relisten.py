@@ -29,6 +29,7 @@ from episodic.retrieval.listen_targets import (
     about_the_question,
     hot_words,
     said_of_someone,
+    value_lost,
     without_closing_phrase,
 )
 from episodic.retrieval.query_analysis import (
@@ -333,6 +334,45 @@ def test_a_re_hearing_that_loops_is_never_taken(garbled):
         report: RelistenReport = trace.notes["relisten"]
         assert report.memories and report.memories[0].outcome == "kept-old", report
         assert components.store.get_memory(before.id).transcript_text == GARBLED
+    finally:
+        service.relisten.settings = saved
+        del rec.transcribe
+
+
+def test_a_re_hearing_that_drops_the_number_asked_for_loses_it():
+    """"Which room is the night train in?": "The night trail is in room two ahead." heard again
+    as "The night train is in room" names the train but has lost the room."""
+    old = "The night trail is in room two ahead."
+    assert value_lost(old, "The night train is in room", "number")
+    assert not value_lost(old, "The night train is in room 208.", "number")
+    assert not value_lost(old, "The night train is in room", "name")  # a name was asked: no number needed
+    assert not value_lost("The night trail is here.", "The night train is here", "number")  # none to lose
+    assert value_lost("It starts at 10.05.", "It starts at", "time")
+
+
+@pytest.mark.slow
+def test_a_re_hearing_that_drops_the_time_asked_for_is_never_taken(garbled):
+    """A re-hearing that writes the question's words but stops before the time ("The fire alarm
+    test is scheduled for") is not taken, even when any score would do: the time was in the
+    words it dropped."""
+    from episodic.core.records import TranscriptPiece
+
+    service, components, before = garbled
+    old = "The island-arm tested scheduled for half past two."
+    overwrite_transcript(components, before.id, old)
+    rec = service.relisten.recognizer()
+
+    def cut_short(audio, rate, t_offset, **kw):
+        return [TranscriptPiece(t_offset + 1.0, t_offset + 5.0, "The fire alarm test is scheduled for")]
+
+    saved = service.relisten.settings
+    service.relisten.settings = saved.replace(relisten_min_gain=-100.0, relisten_hint_tolerance=100.0)
+    rec.transcribe = cut_short  # the real model still scores both transcripts
+    try:
+        _, trace = service.ask_traced(AskRequest(QUESTION))
+        report: RelistenReport = trace.notes["relisten"]
+        assert report.memories and report.memories[0].outcome == "kept-old", report
+        assert components.store.get_memory(before.id).transcript_text == old
     finally:
         service.relisten.settings = saved
         del rec.transcribe
