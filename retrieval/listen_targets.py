@@ -184,6 +184,12 @@ def names_lost(old_text: str, new_text: str, words: Sequence[str] = ()) -> list[
 VALUE_FOCI = ("number", "time")  # questions answered by a number or a clock time
 
 
+def said_value_focus(analysis: QueryAnalysis) -> str:
+    """The question's focus when its answer is a value said in one sentence; "" for a count
+    ("how many times …?" is a number, but counted across sentences, not said in one)."""
+    return "" if analysis.shape.counts else analysis.shape.focus
+
+
 def value_lost(old_text: str, new_text: str, focus: str) -> bool:
     """Whether a re-hearing drops every number of the old transcript while the question asks
     for a number or a time: "The night trail is in room two ahead." heard again, prompted with

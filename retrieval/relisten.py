@@ -106,6 +106,7 @@ from episodic.retrieval.listen_targets import (
     hot_words,
     names_lost,
     said_of_someone,
+    said_value_focus,
     value_lost,
     without_closing_phrase,
     without_cut_off_sentence,
@@ -548,7 +549,7 @@ class Relistener:
         if looping:
             clearly_better = False
         # nor one that drops the number a number or time question is answered by
-        dropped = value_lost(old_text, new_text, analysis.shape.focus)
+        dropped = value_lost(old_text, new_text, said_value_focus(analysis))
         if dropped:
             clearly_better = False
         # The unprompted scorer favours what it would write itself, so a transcript that the
@@ -613,7 +614,7 @@ class Relistener:
         if not text or t1 <= t0:
             return
         old_text = " ".join(p.text.strip() for p in memory.transcript if _inside(p.t_start, p.t_end, (t0, t1)))
-        if value_lost(old_text, text, analysis.shape.focus):
+        if value_lost(old_text, text, said_value_focus(analysis)):
             return  # recorded before that rule: its number was lost (see _judge)
         pieces = [TranscriptPiece(t0, t1, text)]
         self._apply(memory, (t0, t1), pieces, self._speech_entries(memory, pieces))

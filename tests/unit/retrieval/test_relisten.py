@@ -29,6 +29,7 @@ from episodic.retrieval.listen_targets import (
     about_the_question,
     hot_words,
     said_of_someone,
+    said_value_focus,
     value_lost,
     without_closing_phrase,
 )
@@ -348,6 +349,15 @@ def test_a_re_hearing_that_drops_the_number_asked_for_loses_it():
     assert not value_lost(old, "The night train is in room", "name")  # a name was asked: no number needed
     assert not value_lost("The night trail is here.", "The night train is here", "number")  # none to lose
     assert value_lost("It starts at 10.05.", "It starts at", "time")
+    # a count is a number, but not one said in a sentence: its re-hearings may drop numbers
+    from episodic.retrieval.question_shape import question_shape
+
+    count = _analysis("How many times was the printer mentioned in library-cam?", QueryType.AUDIO)
+    count.shape = question_shape(count.question)
+    assert count.shape.focus == "number" and said_value_focus(count) == ""
+    room = _analysis("Which room is the night train in?", QueryType.AUDIO)
+    room.shape = question_shape(room.question)
+    assert said_value_focus(room) == "number"
 
 
 @pytest.mark.slow
