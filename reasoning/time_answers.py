@@ -458,8 +458,9 @@ class TimeAnswers(StructuredBase):
         """Whether ``u`` mentions the counted thing (a misheard word counts, see
         :func:`reasoning.evidence_fit.holds_loosely`, also one heard as two words: "seagull"
         as "sea call")."""
-        tokens = [w for w in canonical_tokens(u.text) if w.isalpha()]
-        have = {stem(w) for w in tokens} | {stem(a + b) for a, b in zip(tokens, tokens[1:], strict=False)}
+        tokens = canonical_tokens(u.text)
+        have = {stem(w) for w in tokens} | {stem(a + b) for a, b in zip(tokens, tokens[1:], strict=False)
+                                             if a.isalpha() and b.isalpha()}
         have |= fuzzy_found(analysis.question, wanted, u.text, u.terms)
         return all(holds_loosely(t, have) for t in wanted)
 
