@@ -318,23 +318,29 @@ def test_a_re_hearing_that_loops_is_never_taken(garbled):
     """Whisper, prompted with the question's words over noise, can loop ("I don't know. I
     don't know. …"), and the scorer likes a loop (each repeat is likely once begun): even when
     any gain would do, a re-hearing that loops more than the stored words is not adopted."""
-    from episodic.core.records import TranscriptPiece
 
+    _never_taken(garbled, GARBLED, ("I don't know. " * 4).strip())
+
+
+def _never_taken(garbled, old: str, heard: str) -> None:
+    """With ``old`` stored and the recogniser made to hear ``heard`` (the real model still
+    scores both), a re-hearing that any score would let in is kept out: "kept-old", and the
+    store keeps ``old``."""
     service, components, before = garbled
-    overwrite_transcript(components, before.id, GARBLED)
+    overwrite_transcript(components, before.id, old)
     rec = service.relisten.recognizer()
 
-    def looping(audio, rate, t_offset, **kw):
-        return [TranscriptPiece(t_offset + 1.0, t_offset + 5.0, ("I don't know. " * 4).strip())]
+    def hearing(audio, rate, t_offset, **kw):
+        return [TranscriptPiece(t_offset + 1.0, t_offset + 5.0, heard)]
 
     saved = service.relisten.settings
     service.relisten.settings = saved.replace(relisten_min_gain=-100.0, relisten_hint_tolerance=100.0)
-    rec.transcribe = looping  # the real model still scores both transcripts
+    rec.transcribe = hearing
     try:
         _, trace = service.ask_traced(AskRequest(QUESTION))
         report: RelistenReport = trace.notes["relisten"]
         assert report.memories and report.memories[0].outcome == "kept-old", report
-        assert components.store.get_memory(before.id).transcript_text == GARBLED
+        assert components.store.get_memory(before.id).transcript_text == old
     finally:
         service.relisten.settings = saved
         del rec.transcribe
@@ -365,27 +371,7 @@ def test_a_re_hearing_that_drops_the_time_asked_for_is_never_taken(garbled):
     """A re-hearing that writes the question's words but stops before the time ("The fire alarm
     test is scheduled for") is not taken, even when any score would do: the time was in the
     words it dropped."""
-    from episodic.core.records import TranscriptPiece
-
-    service, components, before = garbled
-    old = "The island-arm tested scheduled for half past two."
-    overwrite_transcript(components, before.id, old)
-    rec = service.relisten.recognizer()
-
-    def cut_short(audio, rate, t_offset, **kw):
-        return [TranscriptPiece(t_offset + 1.0, t_offset + 5.0, "The fire alarm test is scheduled for")]
-
-    saved = service.relisten.settings
-    service.relisten.settings = saved.replace(relisten_min_gain=-100.0, relisten_hint_tolerance=100.0)
-    rec.transcribe = cut_short  # the real model still scores both transcripts
-    try:
-        _, trace = service.ask_traced(AskRequest(QUESTION))
-        report: RelistenReport = trace.notes["relisten"]
-        assert report.memories and report.memories[0].outcome == "kept-old", report
-        assert components.store.get_memory(before.id).transcript_text == old
-    finally:
-        service.relisten.settings = saved
-        del rec.transcribe
+    _never_taken(garbled, "The island-arm tested scheduled for half past two.", "The fire alarm test is scheduled for")
 
 
 @pytest.mark.slow
