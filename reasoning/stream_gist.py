@@ -112,8 +112,13 @@ def topic_words(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]
         scored.append((n * weight / (1.0 + elsewhere), n, t))
     scored.sort(key=lambda x: (-x[0], -x[1], x[2]))
     words = [surface.get(t, t) for _, _, t in scored[:n_words]]
-    support = [u for u in own if any(t in u.terms for _, _, t in scored[:n_words])][:3]
-    return words, support
+    return words, holding(own, words)
+
+
+def holding(units: Sequence[Unit], words: Sequence[str]) -> list[Unit]:
+    """Up to three of ``units`` that hold one of ``words`` (topic words, by their stems)."""
+    stems = {stem(w) for w in words}
+    return [u for u in units if stems & u.terms][:3]
 
 
 def spoken_names(units: Sequence[Unit]) -> set[str]:
@@ -142,10 +147,12 @@ def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit
     """The stream's characteristic words, after the setting they point to when ``setting``
     (given its SETTING_WORDS most characteristic words) names one clearly ("a kitchen: timer,
     baker, apron, tasting")."""
-    words, support = topic_words(stream_id, own, texts, TOPIC_WORDS)
+    ranked, _ = topic_words(stream_id, own, texts, max(SETTING_WORDS, TOPIC_WORDS))
+    words = ranked[:TOPIC_WORDS]
     if not words:
         return None
-    place = setting(topic_words(stream_id, own, texts, SETTING_WORDS)[0]) if setting is not None else ""
+    support = holding(own, words)
+    place = setting(ranked[:SETTING_WORDS]) if setting is not None else ""
     lead = f"probably {place.split(',')[0]}: " if place else ""
     return Draft(answer=f"{lead}{', '.join(words)} (most said or shown in {stream_id})",
                  confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",

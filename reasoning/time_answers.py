@@ -24,7 +24,12 @@ from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.structured_base import StructuredBase, stream_words
 from episodic.retrieval.detailed import MemoryReader, Unit, fuzzy_found
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, stem
-from episodic.retrieval.text_match import canonical_tokens, not_everyday, sound_nearness
+from episodic.retrieval.text_match import (
+    canonical_tokens,
+    not_everyday,
+    sound_nearness,
+    words_and_pairs,
+)
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
 OPTION_SENTENCE_DISCOUNT = 0.5  # an anchor candidate that is as much some option's sentence
@@ -458,9 +463,7 @@ class TimeAnswers(StructuredBase):
         """Whether ``u`` mentions the counted thing (a misheard word counts, see
         :func:`reasoning.evidence_fit.holds_loosely`, also one heard as two words: "seagull"
         as "sea call")."""
-        tokens = canonical_tokens(u.text)
-        have = {stem(w) for w in tokens} | {stem(a + b) for a, b in zip(tokens, tokens[1:], strict=False)
-                                             if a.isalpha() and b.isalpha()}
+        have = {stem(w) for w, _ in words_and_pairs([(t, False) for t in canonical_tokens(u.text)])}
         have |= fuzzy_found(analysis.question, wanted, u.text, u.terms)
         return all(holds_loosely(t, have) for t in wanted)
 

@@ -21,12 +21,11 @@ from episodic.retrieval.detailed import (
 from episodic.retrieval.query_analysis import (
     CUE_WORDS,
     GENERIC_QUESTION_WORDS,
-    NUMBER_WORDS,
     STOPWORDS,
     QueryAnalysis,
 )
 from episodic.retrieval.snippet_audio import PAD_S
-from episodic.retrieval.text_match import name_like, sounds_alike
+from episodic.retrieval.text_match import canonical_tokens, name_like, sounds_alike
 
 MAX_HOTWORDS = 30  # Whisper's prompt holds ~220 tokens; hot words beyond this add nothing
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]|\d+(?:[:.,]\d+)*")
@@ -198,9 +197,8 @@ def value_lost(old_text: str, new_text: str, focus: str) -> bool:
     if focus not in VALUE_FOCI:
         return False
 
-    def has_value(text: str) -> bool:
-        return bool(re.search(r"\d", text or "")) or any(
-            w in NUMBER_WORDS for w in re.findall(r"[a-z]+", (text or "").lower()))
+    def has_value(text: str) -> bool:  # digits, or number words ("two ahead" → "2 ahead")
+        return any(w[:1].isdigit() for w in canonical_tokens(text or ""))
 
     return has_value(old_text) and not has_value(new_text)
 
