@@ -15,9 +15,12 @@ hears (benchmarks/script_hearing.py, re-listening off): what still fails then is
 hearing, in retrieval and answering. ``--harsher DB`` builds the split with its noise and music
 bed that many decibels louder against speech (its own folder, ``…-h<DB>``): the same dev
 voices, sentences and questions in worse sound, to tune hearing on without the held-out set.
+``--other-sentences`` builds the dev split with its facts said in sentence shapes neither split
+uses, each with its own questions (its own folder, ``…-o``): a dev figure for phrasing the service
+was not tuned on, the sentence-level counterpart of ``--reworded``.
 
     .venv/bin/python benchmarks/bench_qa.py [--split heldout|dev|both] [--root DIR]
-        [--seed 0] [--streams 3] [--minutes 2.5] [--harsher DB] [--reingest] [--reworded]
+        [--seed 0] [--streams 3] [--minutes 2.5] [--harsher DB] [--other-sentences] [--reingest] [--reworded]
         [--heard-as-script] [--json]
 """
 
@@ -62,16 +65,17 @@ def _commit() -> str:
 
 
 def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, console: Console,
-               harsher_db: float = 0.0) -> Path:
+               harsher_db: float = 0.0, other_sentences: bool = False) -> Path:
     """The split's qa.json, generated unless a set with the same parameters is already there."""
     harsh = f"-h{harsher_db:g}" if harsher_db else ""
-    folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}{harsh}" / split
+    other = "-o" if other_sentences else ""
+    folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}{other}{harsh}" / split
     qa_json = folder / "qa.json"
     if qa_json.is_file():
         return qa_json
     started = time.perf_counter()
     build_qa_set(folder, split, seed, streams, minutes, on_note=lambda m: console.print(m, highlight=False),
-                 harsher_db=harsher_db)
+                 harsher_db=harsher_db, other_sentences=other_sentences)
     console.print(f"built {qa_json} in {time.perf_counter() - started:.0f} s", highlight=False)
     return qa_json
 
@@ -102,6 +106,9 @@ def main() -> None:
     ap.add_argument("--harsher", type=float, default=0.0, metavar="DB",
                     help="noise and music bed this many dB louder against speech than the split's own "
                          "(same voices, sentences and questions; a folder of its own)")
+    ap.add_argument("--other-sentences", action="store_true",
+                    help="dev only: the facts said in sentence shapes neither split uses, asked with their own "
+                         "questions (a folder of its own, ...-o)")
     ap.add_argument("--reingest", action="store_true", help="ingest again even when the store holds the recordings")
     ap.add_argument("--json", action="store_true", help="print one JSON document (summaries and per-item records)")
     ap.add_argument("--heard-as-script", action="store_true",
@@ -114,7 +121,10 @@ def main() -> None:
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
     out: dict[str, object] = {"commit": _commit()}
     for split in splits:
-        qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console, args.harsher)
+        if args.other_sentences and split != "dev":
+            ap.error("--other-sentences builds the dev split only (use --split dev)")
+        qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console, args.harsher,
+                             args.other_sentences)
         qa_set = load_qa_set(qa_json)
         if args.reworded:
             from qa_rewordings import reworded

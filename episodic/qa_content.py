@@ -138,6 +138,12 @@ TEMPLATES: dict[str, dict[str, tuple[Template, ...]]] = {
                              ("What time will {name} see the {role}?", "When is {name} seeing the {role} today?")),
                     Template("The {role} is expecting {name} at {time}.",
                              ("At what time is the {role} expecting {name}?", "When does the {role} expect {name}?"))),
+        # a third set, for dev only (``build_qa_set(other_sentences=True)``): the same facts said in
+        # sentence shapes neither split uses, to measure how answering copes with new phrasing
+        "dev-other": (Template("Don't forget, {name} has to see the {role} at {time}.",
+                               ("When does {name} have to see the {role}?", "What time must {name} see the {role}?")),
+                      Template("The {role} and {name} are getting together at {time}.",
+                               ("At what time are the {role} and {name} getting together?", "When will {name} get together with the {role}?"))),
     },
     "event_time": {
         "dev": (Template("The {event} starts at {time}.", ("When does the {event} start?", "At what time does the {event} begin?")),
@@ -146,6 +152,9 @@ TEMPLATES: dict[str, dict[str, tuple[Template, ...]]] = {
         "heldout": (Template("The {event} is scheduled for {time}.", ("What time is the {event} scheduled for?", "When is the {event}?")),
                     Template("We will start the {event} at {time}, so be ready.",
                              ("At what time will the {event} start?", "When are they starting the {event}?"))),
+        "dev-other": (Template("At {time} the {event} gets going.", ("When does the {event} get going?", "What time is the {event}?")),
+                      Template("Everyone says the {event} opens at {time} sharp.",
+                               ("At what time does the {event} open?", "When does the {event} open?"))),
     },
     "left_place": {
         "dev": (Template("{name} left the {object} next to the {place}.", ("Where did {name} leave the {object}?", "Where was the {object} left by {name}?")),
@@ -154,32 +163,44 @@ TEMPLATES: dict[str, dict[str, tuple[Template, ...]]] = {
                              ("Where is the {object} that {name} brought?", "Beside what is {name}'s {object}?")),
                     Template("{name} says the {object} is near the {place}.",
                              ("Where is the {object}, according to {name}?", "Near what is the {object} that {name} mentioned?"))),
+        "dev-other": (Template("{name} moved the {object} over to the {place} earlier.",
+                               ("Where did {name} move the {object}?", "Where is the {object} now?")),
+                      Template("If you need the {object}, {name} keeps it at the {place}.",
+                               ("Where does {name} keep the {object}?", "At what place is the {object} kept?"))),
     },
     "count": {
         "dev": (Template("{name} bought {n} {item} this morning.", ("How many {item} did {name} buy?", "What number of {item} did {name} buy this morning?")),
                 Template("{name} ordered {n} {item} for the team.", ("How many {item} did {name} order?", "How many {item} were ordered by {name}?"))),
         "heldout": (Template("We need {n} {item}, and {name} will get them.", ("How many {item} are needed?", "How many {item} will {name} get?")),
                     Template("{name} counted {n} {item} on the shelf.", ("How many {item} did {name} count?", "What number of {item} were on the shelf?"))),
+        "dev-other": (Template("{name} has {n} {item} in the bag.", ("How many {item} does {name} have?", "How many {item} are in {name}'s bag?")),
+                      Template("Only {n} {item} are left, {name} told me.", ("How many {item} are left?", "What number of {item} remain, according to {name}?"))),
     },
     "price": {
         "dev": (Template("The {thing} costs {price} today.", ("How much does the {thing} cost?", "What is the price of the {thing} today?")),
                 Template("A {thing} is {price} at the counter.", ("What does a {thing} cost at the counter?", "How much is a {thing}?"))),
         "heldout": (Template("They charge {price} for one {thing}.", ("How much do they charge for one {thing}?", "What is the price of one {thing}?")),
                     Template("{name} paid {price} for the {thing}.", ("How much did {name} pay for the {thing}?", "What did the {thing} cost {name}?"))),
+        "dev-other": (Template("The {thing} is on sale for {price}.", ("What is the sale price of the {thing}?", "How much is the {thing} on sale for?")),
+                      Template("You can get a {thing} for {price} here.", ("How much does a {thing} cost here?", "For how much can you get a {thing}?"))),
     },
     "who": {
         "dev": (Template("{name} is repairing the {object}.", ("Who is repairing the {object}?", "Which person is fixing the {object}?")),
                 Template("{name} will clean the {object} after lunch.", ("Who will clean the {object}?", "Who is cleaning the {object} after lunch?"))),
         "heldout": (Template("The {object} is being fixed by {name}.", ("Who is fixing the {object}?", "Which person is working on the {object}?")),
                     Template("{name} is in charge of the {object} today.", ("Who is in charge of the {object} today?", "Who is responsible for the {object}?"))),
+        "dev-other": (Template("{name} looks after the {object} these days.", ("Who looks after the {object}?", "Who takes care of the {object} these days?")),
+                      Template("Ask {name} if you need the {object}.", ("Whom should you ask about the {object}?", "Who do you ask if you need the {object}?"))),
     },
     "room": {
         "dev": (Template("The {event} is in room {number}.", ("Which room is the {event} in?", "In what room is the {event}?")),),
         "heldout": (Template("Go to room {number} for the {event}.", ("Which room should you go to for the {event}?", "What is the room number for the {event}?")),),
+        "dev-other": (Template("The {event} has moved to room {number}.", ("Which room has the {event} moved to?", "What room is the {event} in now?")),),
     },
     "colour": {
         "dev": (Template("{name} painted the {object} {colour}.", ("What colour did {name} paint the {object}?", "Which colour is the {object} that {name} painted?")),),
         "heldout": (Template("{name}'s {object} is the {colour} one.", ("What colour is {name}'s {object}?", "Which colour is the {object} that belongs to {name}?")),),
+        "dev-other": (Template("{name} wants the {object} to be {colour}.", ("What colour does {name} want the {object} to be?", "Which colour should {name}'s {object} be?")),),
     },
 }
 TOPICS = {  # a short phrase naming a fact, for order / which-stream options and moment queries

@@ -307,13 +307,18 @@ class _Questions:
 # -- the whole set -------------------------------------------------------------------------------
 def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, streams: int = 3,
                  minutes: float = 2.5, on_note: Callable[[str], None] | None = None,
-                 harsher_db: float = 0.0) -> QASet:
+                 harsher_db: float = 0.0, other_sentences: bool = False) -> QASet:
     """Script, render and label ``streams`` recordings of ≈ ``minutes`` each under ``out_dir``.
 
     ``harsher_db`` lowers the split's own signal-to-noise ratios (background noise and music
     bed) by that many decibels and changes nothing else: the same voices, sentences, pictures
     and questions in worse sound. Dev's set made harsher is somewhere to tune hearing under
     held-out-like conditions without reading the held-out set (whose noise kinds stay its own).
+
+    ``other_sentences`` (dev only) says dev's facts in a third set of sentence shapes and asks
+    them with those shapes' own questions (``TEMPLATES[kind]["dev-other"]``): the dev voices,
+    names, pictures and sounds, but phrasing the service was not tuned on, so that a dev
+    figure can show whether answering copes with sentences it has not seen.
     """
     if not 0 <= harsher_db <= 30:
         raise ValueError("harsher_db must be 0..30 dB")
@@ -323,6 +328,8 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         raise ValueError(f"streams must be 1..{len(THEMES[split])}")
     if minutes <= 0:
         raise ValueError("minutes must be positive")
+    if other_sentences and split != "dev":
+        raise ValueError("other_sentences is for the dev split only (held-out keeps its own sentences)")
     out_dir = Path(out_dir)
     base = seed + SPLIT_SEED_OFFSET[split]
     rng = np.random.default_rng(base)
@@ -348,7 +355,8 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         stream_photos = photo_sets[i]
         sounds = [sound_kinds[i % 3]] + (["music"] if i % 3 != 0 and rng.random() < 0.4 else [])
         script = script_stream(theme, split, rng, minutes, stream_names, stream_photos, sounds,
-                               dark=bool(rng.random() < 0.7), noise=noise_choices[i % len(noise_choices)], used=used)
+                               dark=bool(rng.random() < 0.7), noise=noise_choices[i % len(noise_choices)], used=used,
+                               sentences="dev-other" if other_sentences else None)
         if any(b.visual == "dark" and not b.sound and b.fact is None for b in script.beats):
             for b in script.beats:  # a dark beat with nothing in it asks nothing: give it a sound
                 if b.visual == "dark" and not b.sound and b.fact is None:
@@ -366,6 +374,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         recordings=[Recording(s.path, s.stream_id, round(s.duration_s, 2)) for s in scripts],
         items=questions.items, moments=questions.moments, split=split,
         name=f"generated {split} (seed {seed}, {streams} streams × {minutes:g} min"
+        + (", other sentences" if other_sentences else "")
         + (f", {harsher_db:g} dB harsher)" if harsher_db else ")"), root=out_dir,
     )
     qa.save(out_dir / "qa.json")

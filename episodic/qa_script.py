@@ -100,7 +100,7 @@ def _pick(rng: np.random.Generator, seq: Sequence[Any]) -> Any:
     return seq[int(rng.integers(len(seq)))]
 
 
-def _make_fact(kind: str, theme: Theme, name: str, split: str, rng: np.random.Generator,
+def _make_fact(kind: str, theme: Theme, name: str, sentences: str, rng: np.random.Generator,
                used: dict[str, set[str]]) -> Fact | None:
     """One spoken fact of ``kind`` with fresh slot values (none reused within the set)."""
 
@@ -112,7 +112,7 @@ def _make_fact(kind: str, theme: Theme, name: str, split: str, rng: np.random.Ge
         used[pool_key].add(value)
         return value
 
-    tmpl: Template = _pick(rng, TEMPLATES[kind][split])
+    tmpl: Template = _pick(rng, TEMPLATES[kind][sentences])
     slots: dict[str, str] = {"name": name}
     option = ""
     answers: list[str] = []
@@ -208,8 +208,11 @@ def _signs(theme: Theme, rng: np.random.Generator, used: dict[str, set[str]]) ->
 
 def script_stream(theme: Theme, split: str, rng: np.random.Generator, minutes: float, names: list[str],
                   photos: list[Photo], sounds: list[str], dark: bool, noise: tuple[str, float],
-                  used: dict[str, set[str]]) -> StreamScript:
-    """Lay out one stream: facts, signs, photos, sounds, a dark stretch, fillers, ≈ ``minutes`` long."""
+                  used: dict[str, set[str]], sentences: str | None = None) -> StreamScript:
+    """Lay out one stream: facts, signs, photos, sounds, a dark stretch, fillers, ≈ ``minutes`` long.
+
+    ``sentences`` picks the facts' sentence templates (``TEMPLATES[kind]`` key; the split's own
+    by default); everything else is the split's."""
     kinds = list(TEMPLATES)
     rng.shuffle(kinds)
     n_facts = max(3, round(minutes * 2.3))
@@ -217,7 +220,7 @@ def script_stream(theme: Theme, split: str, rng: np.random.Generator, minutes: f
     for i in range(n_facts * 3):
         if len(facts) >= n_facts:
             break
-        fact = _make_fact(kinds[i % len(kinds)], theme, names[len(facts) % len(names)], split, rng, used)
+        fact = _make_fact(kinds[i % len(kinds)], theme, names[len(facts) % len(names)], sentences or split, rng, used)
         if fact is not None:
             fact.stream_id = theme.stream_id
             facts.append(fact)

@@ -398,3 +398,32 @@ def test_a_harsher_set_is_the_same_set_in_louder_noise(tmp_path: Path) -> None:
     assert quiet_power("harsh") > 3 * quiet_power("plain")  # 8 dB: 6.3× the noise power
     with pytest.raises(ValueError, match="harsher_db"):
         build_qa_set(tmp_path / "bad", "dev", seed=5, streams=1, minutes=0.4, harsher_db=-3)
+
+
+def test_other_sentences_say_dev_facts_in_shapes_neither_split_uses() -> None:
+    """The third sentence set (dev only) is what its facts are said in, each asked with that
+    shape's own questions; and no sentence of it is a dev or held-out sentence shape."""
+    import string
+
+    from episodic.qa_content import NAMES, PHOTOS, TEMPLATES, THEMES
+    from episodic.qa_generator import build_qa_set
+    from episodic.qa_script import script_stream
+
+    def pattern(sentence: str) -> re.Pattern[str]:
+        parts = [re.escape(lit) + ("(.+?)" if field else "")
+                 for lit, field, _, _ in string.Formatter().parse(sentence)]
+        return re.compile("^" + "".join(parts) + "$", re.IGNORECASE)
+
+    shapes = {key: [pattern(t.sentence) for kind in TEMPLATES.values() for t in kind[key]]
+              for key in ("dev", "heldout", "dev-other")}
+    questions = {t.questions for kind in TEMPLATES.values() for t in kind["dev-other"]}
+    script = script_stream(THEMES["dev"][0], "dev", np.random.default_rng(3), 2.5, list(NAMES["dev"][:3]),
+                           [PHOTOS["dev"][0]], ["music"], dark=False, noise=("pink", 25.0), used={},
+                           sentences="dev-other")
+    assert len(script.facts) >= 4
+    for fact in script.facts:
+        assert any(p.match(fact.sentence) for p in shapes["dev-other"]), fact.sentence
+        assert not any(p.match(fact.sentence) for p in shapes["dev"] + shapes["heldout"]), fact.sentence
+        assert fact.questions in questions
+    with pytest.raises(ValueError, match="dev split only"):
+        build_qa_set("/nonexistent", "heldout", other_sentences=True)
