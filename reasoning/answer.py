@@ -60,8 +60,10 @@ from episodic.reasoning.audio_lean import LEAN_SUPPORT, audio_lean
 from episodic.reasoning.evidence_fit import (
     KEY_NAME_MISHEARD,
     KEY_NAME_MISSING,
+    OBJECT_ELSEWHERE,
     OBJECT_MISSING,
     _ramp,
+    about_something_else,
     colours_of_the_scene,
     homophone_stems,
     key_coverage,
@@ -104,7 +106,8 @@ MODEL_TIME_MARGIN = 1.5  # skip the model when less than this many typical calls
 FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail question
 QUOTE_CAP = 0.7  # a detail question answered by a whole quote, no focused phrase found
 NO_OPTION_SUPPORT = 0.15  # multiple choice where no option is supported: still one, at most this
-EMBEDDING_ONLY_CAP = 0.35  # an option none of whose own words is in the evidence: resemblance only
+EMBEDDING_ONLY_CAP = 0.35
+ELSEWHERE_WORD_SHARE = 0.25  # an option's words in a sentence about another thing count this much  # an option none of whose own words is in the evidence: resemblance only
 # "In which recording was <topic> mentioned?": when the evidence holds the topic (its things and
 # most of its words, exactly or misheard), its cosine to the whole question, diluted by the
 # framing, caps no lower than this
@@ -586,9 +589,10 @@ class Answerer:
         top_score = max((u.score for u in evidence), default=0.0) or 1.0
         terms = analysis.terms
         gist = analysis.query_type is QueryType.SUMMARY and not terms
-        relevance, caps = [], []
+        relevance, caps, shares = [], [], []
         for u in evidence:
             found = overlap(terms, u.support_terms)
+            shares.append(found)
             missing = round((1.0 - found) * len(terms))
             coverage = 1.0 if missing <= len(terms) // 3 else found
             similarity = 1.0 if gist else _ramp(u.support_cos, s.support_cos_min, s.support_cos_full)
@@ -596,6 +600,10 @@ class Answerer:
                 similarity = max(similarity, ocr_similarity(u, analysis))
             relevance.append((0.5 + 0.5 * max(0.0, u.score) / top_score) * (0.5 + 0.5 * found))
             caps.append(min(coverage, similarity))
+        # a value said of another thing is no support: its words count a quarter and its
+        # support is capped (see evidence_fit.about_something_else)
+        elsewhere = about_something_else(analysis, evidence, shares)
+        caps = [min(c, OBJECT_ELSEWHERE) if off else c for c, off in zip(caps, elsewhere, strict=True)]
         option_terms = [content_terms(o, drop=terms) for o in options]
         shared = set.intersection(*(set(t) for t in option_terms)) if option_terms else set()
         ev_terms = [u.terms | (u.anchor.terms if u.anchor is not None else set()) for u in evidence]
@@ -619,6 +627,8 @@ class Answerer:
                 lex = overlap(distinct, et) if distinct else 0.0
                 if heard_as:
                     lex += HOMOPHONE_CREDIT * len(heard_as) / len(distinct)
+                if elsewhere[j]:
+                    lex *= ELSEWHERE_WORD_SHARE
                 best_lex = max(best_lex, lex * (1.0 if caps[j] > 0 else 0.0))
                 emb = float(sims[i, j])
                 guess = float(guessed[i, j])

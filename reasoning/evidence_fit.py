@@ -166,6 +166,27 @@ def object_coverage(analysis: QueryAnalysis, support: Unit | None, pool: Sequenc
     return OBJECT_MISSING
 
 
+def about_something_else(analysis: QueryAnalysis, units: Sequence[Unit], found: Sequence[float]) -> list[bool]:
+    """Per unit: whether it is about another thing than the question. A unit that holds none
+    of the things the question is about (``analysis.object_terms``, exactly or misheard) is,
+    when another unit holds all of them *and* more of the question's words (``found``: each
+    unit's share). "Which room has the flower show moved to?" with "The poetry reading has
+    moved to room 1 or 4." and "The flower shop has moved to room 16.": the first one's room
+    is the poetry reading's, not an answer; option "104" is another thing's value there."""
+    wanted = getattr(analysis, "object_terms", None) or []
+    if not wanted or len(units) < 2:
+        return [False] * len(units)
+    def terms_of(u: Unit) -> set[str]:
+        return u.support_terms | (u.anchor.terms if u.anchor is not None else set())
+
+    holds_all = [all(holds_loosely(t, terms_of(u)) for t in wanted) for u in units]
+    holds_none = [not any(holds_loosely(t, terms_of(u)) for t in wanted) for u in units]
+    best_on_topic = max((f for f, h in zip(found, holds_all, strict=True) if h), default=None)
+    if best_on_topic is None:
+        return [False] * len(units)
+    return [none and f < best_on_topic for none, f in zip(holds_none, found, strict=True)]
+
+
 def colours_of_the_scene(analysis: QueryAnalysis, unit: Unit) -> bool:
     """Whether ``unit`` is a key frame whose colours say nothing about the thing a colour
     question asks about: the describer lists a frame's main colours ("a scene; colours: green,

@@ -1828,3 +1828,31 @@ def test_a_sentence_rules_out_only_the_option_it_matches_best():
                              Scope(), MemoryReader(store))
     assert draft is not None and draft.choice_index == 1, draft
     assert draft.caps.get("eliminated") == 3.0 and draft.confidence <= ELIMINATION_CONFIDENCE, draft
+
+
+def test_a_value_said_of_another_thing_does_not_answer_the_option_question():
+    """"The poetry reading has moved to room 1 or 4." says 104, but of the poetry reading; the
+    flower show's own sentence ("…flower shop has moved to room 16", "one sixteen" misheard)
+    says no option. The poetry reading's room is not chosen as the flower show's with full
+    support (it was, at 0.96: "moved to room" matched the question as well as the right
+    sentence did); with no sentence about the flower show, the value still counts."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import NOT_ASKED, Answerer
+    from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE, about_something_else
+    from episodic.retrieval.detailed import TextScorer
+
+    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
+    analysis = _with_objects("Which room has the flower show moved to?")
+    other = _unit("The poetry reading has moved to room 1 or 4.", t=40.0)
+    own = _unit("The flower shop has moved to room 16.", t=48.0)
+    for u in (other, own):
+        u.score, u.cos = 0.6, 0.6
+    options = ["104", "124", "116", "202"]
+    assert about_something_else(analysis, [other, own], [0.67, 1.0]) == [True, False]
+    assert about_something_else(analysis, [other], [0.67]) == [False]  # nothing about the show: no judge
+    draft = answerer.choose(analysis, options, [other, own], NOT_ASKED, "")
+    assert draft.choice_index != 0 or draft.caps["support"] <= OBJECT_ELSEWHERE, draft
+    assert draft.confidence <= 0.5, draft
+    alone = answerer.choose(analysis, options, [other], NOT_ASKED, "")
+    assert alone.choice_index == 0 and alone.caps["support"] > OBJECT_ELSEWHERE, alone
