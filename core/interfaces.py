@@ -67,6 +67,13 @@ class SpeechRecognizer(Protocol):
         ...
 
 
+class SpeechActivity(Protocol):
+    """Speech intervals in ``audio`` (mono float32 at ``rate_hz``), in stream time (a
+    voice-activity detector: stream/speech_activity.py)."""
+
+    def intervals(self, audio: np.ndarray, rate_hz: int, t_offset: float) -> list[tuple[float, float]]: ...
+
+
 @runtime_checkable
 class VisualDescriber(Protocol):
     """Turns key frames into text (labels, colours, on-screen text) and frame features."""

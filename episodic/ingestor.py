@@ -102,7 +102,8 @@ class StreamIngestor:
             start_s=start_s,
         )
         self.encoder = PerceptualEncoder(
-            self.s, components.embedder, components.asr, components.describer, self.timer
+            self.s, components.embedder, components.asr, components.describer, self.timer,
+            speech_activity=self.segmenter.vad,
         )
         self.consolidator = Consolidator(
             self.s.consolidation_cos, self.s.consolidation_max_s, self.s.consolidation_frame_cos or None

@@ -27,6 +27,7 @@ import numpy as np
 from episodic.config import Settings
 from episodic.core.interfaces import (
     CrossModalEmbedder,
+    SpeechActivity,
     SpeechRecognizer,
     TextEmbedder,
     VisualDescriber,
@@ -84,8 +85,12 @@ class PerceptualEncoder:
         describer: VisualDescriber,
         timer: StageTimer | None = None,
         sounds: SoundDescriber | None = None,
+        speech_activity: SpeechActivity | None = None,
     ) -> None:
         self.settings = settings
+        # where someone speaks (the segmenter's voice-activity detector): a segment heard in a
+        # joined pass with no word but with speech in it is heard again on its own
+        self.speech_activity = speech_activity
         self.embedder = embedder
         self.asr = asr
         self.describer = describer
@@ -148,7 +153,8 @@ class PerceptualEncoder:
         started = time.perf_counter()
         parts = [(seg.audio_t_start, seg.audio) for seg in segs]
         after = segs[-1].audio_after if segs else None
-        out = hear_joined(self.asr, parts, segs[0].sample_rate_hz if segs else 16000, self.recent_audio, after)
+        out = hear_joined(self.asr, parts, segs[0].sample_rate_hz if segs else 16000, self.recent_audio, after,
+                          self.speech_activity)
         if any(seg.audio.size for seg in segs):
             self.timer.add("asr", started)
         return out

@@ -52,13 +52,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from episodic.core.interfaces import SpeechRecognizer
+from episodic.core.interfaces import SpeechActivity, SpeechRecognizer
 from episodic.core.records import TranscriptPiece
 from episodic.memory.speech import to_mono_float32
 
 # Audio this close to the end of the previous piece still counts as continuing it (a frame of
 # rounding between segment boundaries and audio block edges).
 CONTIGUOUS_S = 0.1
+# a part of a joined pass that kept no word although the voice-activity detector hears this
+# much speech in it is heard again on its own (see hear_joined)
+LOST_SPEECH_S = 0.8
 
 
 @dataclass
@@ -197,11 +200,18 @@ def hear_joined(
     rate_hz: int,
     recent: RecentAudio | None,
     after: np.ndarray | None = None,
+    speech_activity: SpeechActivity | None = None,
 ) -> list[list[TranscriptPiece]]:
     """Each part's words (``parts``: consecutive segments' (stream start, audio)), heard in
     one pass: parts whose audio runs on without a gap are joined into one clip, heard as
     :func:`hear` hears a segment (``after`` follows the last part), and split again where each
-    word's middle falls. A gap (a source gap, a part with no audio) starts another clip."""
+    word's middle falls. A gap (a source gap, a part with no audio) starts another clip.
+
+    A part is heard again on its own (with only the audio before it) when the long pass left
+    it looping, or, given ``speech_activity``, left it without a word although someone speaks
+    in it for ``LOST_SPEECH_S`` or more: Whisper judges each 30-s window as a whole, and a
+    window that is mostly quiet (a long pause, a music bed) can be dropped as no speech with
+    the one sentence in it ("Omar has 8 novels in the bag." after 25 s without a word)."""
     out: list[list[TranscriptPiece]] = [[] for _ in parts]
     mono = [to_mono_float32(x) for _, x in parts]
     runs: list[list[int]] = []
@@ -219,6 +229,16 @@ def hear_joined(
         joined = np.concatenate([mono[i] for i in run])
         before = recent.before(start, rate_hz) if recent is not None and len(run) > 1 else None
         pieces = hear(asr, joined, rate_hz, start, recent, tail)
+
+        def alone(i: int, joined: np.ndarray = joined, start: float = start,
+                  before: tuple[float, np.ndarray] | None = before) -> list[TranscriptPiece]:
+            """Part ``i`` heard again after the audio before it (at most the context's length)."""
+            t0, t1 = parts[i][0], parts[i][0] + mono[i].size / rate_hz
+            clip_start, clip = (before[0], np.concatenate([before[1], joined])) if before else (start, joined)
+            a = max(clip_start, t0 - (recent.max_s if recent is not None else 0.0))
+            x = clip[int(round((a - clip_start) * rate_hz)) : int(round((t1 - clip_start) * rate_hz))]
+            return words_within(asr.transcribe(x, rate_hz, a), t0, math.inf)
+
         for j, i in enumerate(run):
             lo = -math.inf if j == 0 else parts[i][0]
             hi = math.inf if j == len(run) - 1 else parts[run[j + 1]][0]
@@ -226,14 +246,14 @@ def hear_joined(
             if len(run) > 1 and looped_words(out[i]):
                 # a long pass can fall into a loop a short one would not ("bing, bing, bing,
                 # naka, naka, naka"): this part is heard again with only the audio before it
-                t0, t1 = parts[i][0], parts[i][0] + mono[i].size / rate_hz
-                clip_start, clip = (before[0], np.concatenate([before[1], joined])) if before else (start, joined)
-                a = max(clip_start, t0 - (recent.max_s if recent is not None else 0.0))
-                x = clip[int(round((a - clip_start) * rate_hz)) : int(round((t1 - clip_start) * rate_hz))]
-                again = words_within(asr.transcribe(x, rate_hz, a), t0, math.inf)
+                again = alone(i)
                 if looped_words(again) < looped_words(out[i]):
                     out[i] = again
                 out[i] = without_loops(out[i])  # a loop both passes made is said once
+            elif len(run) > 1 and not out[i] and speech_activity is not None:
+                spoken = sum(b - a for a, b in speech_activity.intervals(mono[i], rate_hz, parts[i][0]))
+                if spoken >= LOST_SPEECH_S:
+                    out[i] = without_loops(alone(i))
     return out
 
 

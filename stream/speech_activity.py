@@ -16,21 +16,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Protocol
 
 import numpy as np
+
+from episodic.core.interfaces import SpeechActivity
+
+__all__ = ["SileroSpeechActivity", "SpeechActivity", "split_point_outside_speech"]
 
 log = logging.getLogger(__name__)
 
 VAD_RATE_HZ = 16000  # Silero's rate
 VAD_MIN_SILENCE_MS = 150  # a gap between words inside a sentence is shorter than this
 VAD_SPEECH_PAD_MS = 30
-
-
-class SpeechActivity(Protocol):
-    """Speech intervals in ``audio`` (mono float32 at ``rate_hz``), in stream time."""
-
-    def intervals(self, audio: np.ndarray, rate_hz: int, t_offset: float) -> list[tuple[float, float]]: ...
 
 
 class SileroSpeechActivity:

@@ -212,3 +212,46 @@ def test_a_loop_is_said_once_and_speech_is_left_as_it_was():
     out = without_loops([first, second, third])
     assert [(p.text, [w[2] for w in p.words]) for p in out] == [("go to", ["go", "to"]),
                                                                 ("the shop", ["the", "shop"]), ("go to", [])]
+
+
+class DropsQuietLongClips(Recorder):
+    """Keeps no word of a clip longer than ``limit_s`` that is mostly quiet, as Whisper drops
+    a 30-s window it judges no speech as a whole (one sentence after a long pause)."""
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__()
+        self.limit_s = limit_s
+
+    def transcribe(self, audio: np.ndarray, sample_rate_hz: int, t_offset: float) -> list[TranscriptPiece]:
+        pieces = super().transcribe(audio, sample_rate_hz, t_offset)
+        if audio.size / sample_rate_hz > self.limit_s and float(np.mean(audio > 0)) < 0.5:
+            return []
+        return pieces
+
+
+class Speaks:
+    """A voice-activity detector that hears speech wherever the audio is not zero."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def intervals(self, audio: np.ndarray, rate_hz: int, t_offset: float) -> list[tuple[float, float]]:
+        self.calls += 1
+        on = np.flatnonzero(np.asarray(audio) > 0)
+        return [(t_offset + on[0] / rate_hz, t_offset + (on[-1] + 1) / rate_hz)] if on.size else []
+
+
+def test_a_part_left_without_words_where_someone_speaks_is_heard_again_alone():
+    """A joined pass that kept no word of a part the voice-activity detector hears speech in
+    (Whisper dropped a mostly quiet window) hears that part again with the audio before it;
+    parts without speech are not heard again, and without a detector nothing changes."""
+    quiet = np.zeros(3 * RATE, np.float32)
+    parts = [(0.0, quiet), (3.0, np.concatenate([np.zeros(RATE, np.float32), tone(2, 0.4)])), (6.0, quiet)]
+    asr, vad = DropsQuietLongClips(limit_s=5.5), Speaks()
+    out = hear_joined(asr, parts, RATE, RecentAudio(max_s=2.0), speech_activity=vad)
+    assert [[p.text for p in ps] for ps in out] == [[], ["w0 w4 w4"], []]
+    assert asr.calls == [(0.0, 900), (1.0, 500)]  # the joined pass, then the speaking part after 2 s
+    assert vad.calls == 3  # every part left without words was checked, only one had speech
+    asr = DropsQuietLongClips(limit_s=5.5)
+    assert hear_joined(asr, parts, RATE, RecentAudio(max_s=2.0)) == [[], [], []]
+    assert len(asr.calls) == 1
