@@ -189,7 +189,12 @@ class TimeAnswers(StructuredBase):
             if cm[k] >= ANCHOR_MIN:
                 following = inner[k + 1 :] if shape.order == "after" else inner[:k][::-1]
                 anchor = inner[k]
-                first = [u for u in following if stands_alone(u.text)]
+                # a clause holding words of the anchor is the rest of the anchor's sentence,
+                # not what came before or after it ("Only four tomato plants are left, Omar
+                # told me." for "Omar and the tomato plants")
+                topic = content_terms(shape.anchor)
+                first = [u for u in following if stands_alone(u.text)
+                         and not any(holds_loosely(t, u.terms) for t in topic)]
             else:
                 first = []
         else:

@@ -1437,6 +1437,13 @@ def test_what_came_before_a_clause_is_not_the_clauses_own_sentence():
         _memory("hotel-cam", 10.0, ["The pool opens at noon."])])
     draft = answerer.next_to(_shaped("What was said right after the welcome to the hotel?"), (), [], Scope(), reader)
     assert draft is not None and draft.answer.startswith("breakfast is served"), draft
+    # a clause holding words of the anchor is the rest of its sentence, not what came before it
+    answerer, reader = _speech_answerer([
+        _memory("garden-cam", 0.0, ["Amara wants the spade to be red."]),
+        _memory("garden-cam", 10.0, ["Only four tomato plants are left, Omar told me."])])
+    question = "What was mentioned just before Omar and the tomato plants?"
+    draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("Amara wants the spade"), draft
 
 
 def test_what_was_mentioned_before_is_what_was_said_not_a_sign_in_between():
