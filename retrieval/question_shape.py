@@ -123,7 +123,7 @@ _STREAM_Q = re.compile(
     re.I,
 )
 _NAME = re.compile(
-    r"\b(?:name|called|named|who|whose)\b|\bwhat(?:'s| is| was) (?:his|her|their|its) name\b"
+    r"\b(?:name|called|named|who|whom|whose)\b|\bwhat(?:'s| is| was) (?:his|her|their|its) name\b"
     r"|\b(?:which|what) (?:person|man|woman|child|boy|girl)\b",
     re.I,
 )

@@ -237,6 +237,17 @@ def test_a_preposition_before_what_that_is_not_of_place_changes_nothing():
     assert question_shape("On which camera was the sign visible?").focus != "place"
 
 
+def test_a_whom_question_asks_for_a_name():
+    """"Whom should you ask about the ladle?" is answered by a name, as a who-question is: not
+    by the longest run of words the question lacks ("lift" of "Ask him how to lift if you need
+    the ladle.")."""
+    assert question_shape("Whom should you ask about the ladle?").focus == "name"
+    analysis = _analysis("Whom should you ask about the ladle?")
+    assert span_in(_unit("Ask him how to lift if you need the ladle."), analysis) is None
+    span = span_in(_unit("Ask Amara if you need the ladle."), analysis)
+    assert span is not None and span.text == "Amara", span
+
+
 @pytest.mark.parametrize("said", ["See you all at the front desk.", "Hope the soup is ready.",
                                   "Soon the library will close."])
 def test_a_common_word_that_is_also_a_given_name_starts_a_sentence_as_no_name(said):
