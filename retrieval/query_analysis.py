@@ -463,6 +463,18 @@ _IRREGULAR_VERBS = _wordset(
     struck swept taught thought understood woke wore worn
     """
 )
+# Present forms that end a noun phrase in a question with no auxiliary before it: "what
+# number of seed packets remain?", "how many tickets cost ten pounds?"
+_PRESENT_VERBS = _wordset(
+    """
+    remain remains cost costs need needs want wants stay stays belong belongs happen happens
+    arrive arrives begin begins start starts open opens close closes end ends last lasts
+    weigh weighs grow grows live lives sit sits stand stands lie lies hang hangs fit fits
+    """
+)
+# Words of time and place that end a noun phrase without being its head ("where is the
+# umbrella now?", "who takes care of the anchor these days?")
+_PHRASE_ENDS = _wordset("now today tonight tomorrow yesterday here there later earlier again still currently")
 
 
 def object_terms_of(text: str) -> list[str]:
@@ -487,9 +499,11 @@ def object_terms_of(text: str) -> list[str]:
         j = i + 1
         while j < len(words):
             w = words[j]
-            if w in STOPWORDS or w in CUE_WORDS or w in _NP_OPENERS or w[:1].isdigit() or len(w) < 3:
+            if (w in STOPWORDS or w in CUE_WORDS or w in _NP_OPENERS or w in _PHRASE_ENDS
+                    or w[:1].isdigit() or len(w) < 3):
                 break
-            if run and (w in _IRREGULAR_VERBS or w.endswith("ed") or (w.endswith("ing") and len(w) > 5)):
+            if run and (w in _IRREGULAR_VERBS or w in _PRESENT_VERBS or w.endswith("ed")
+                        or (w.endswith("ing") and len(w) > 5)):
                 verb_seen = True
                 break  # "the suitcase left", "the lamp painted": the verb after the phrase
             run.append(w)

@@ -705,6 +705,10 @@ def test_end_to_end_unanswerable_is_refused(qa):
         ("Where is the red car parked?", ["car"]),
         ("According to the sign in garden-cam, on which day is it closed?", []),
         ("What is the name of the cat?", ["cat"]),
+        # a present-tense verb or a word of time ends the phrase: the thing is before it
+        ("What number of seed packets remain, according to Felix?", ["packet"]),
+        ("Where is the umbrella now?", ["umbrella"]),
+        ("Who takes care of the anchor these days?", ["anchor"]),
     ],
 )
 def test_object_terms_are_the_things_asked_about(question, objects):
