@@ -106,8 +106,8 @@ MODEL_TIME_MARGIN = 1.5  # skip the model when less than this many typical calls
 FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail question
 QUOTE_CAP = 0.7  # a detail question answered by a whole quote, no focused phrase found
 NO_OPTION_SUPPORT = 0.15  # multiple choice where no option is supported: still one, at most this
-EMBEDDING_ONLY_CAP = 0.35
-ELSEWHERE_WORD_SHARE = 0.25  # an option's words in a sentence about another thing count this much  # an option none of whose own words is in the evidence: resemblance only
+EMBEDDING_ONLY_CAP = 0.35  # an option none of whose own words is in the evidence: resemblance only
+ELSEWHERE_WORD_SHARE = 0.25  # an option's words in a sentence about another thing count this much
 # "In which recording was <topic> mentioned?": when the evidence holds the topic (its things and
 # most of its words, exactly or misheard), its cosine to the whole question, diluted by the
 # framing, caps no lower than this

@@ -168,19 +168,18 @@ def object_coverage(analysis: QueryAnalysis, support: Unit | None, pool: Sequenc
 
 def about_something_else(analysis: QueryAnalysis, units: Sequence[Unit], found: Sequence[float]) -> list[bool]:
     """Per unit: whether it is about another thing than the question. A unit that holds none
-    of the things the question is about (``analysis.object_terms``, exactly or misheard) is,
+    of the things the question is about (``analysis.object_terms``, exactly or misheard) is so
     when another unit holds all of them *and* more of the question's words (``found``: each
-    unit's share). "Which room has the flower show moved to?" with "The poetry reading has
+    unit's share of them). "Which room has the flower show moved to?" with "The poetry reading has
     moved to room 1 or 4." and "The flower shop has moved to room 16.": the first one's room
     is the poetry reading's, not an answer; option "104" is another thing's value there."""
     wanted = getattr(analysis, "object_terms", None) or []
     if not wanted or len(units) < 2:
         return [False] * len(units)
-    def terms_of(u: Unit) -> set[str]:
-        return u.support_terms | (u.anchor.terms if u.anchor is not None else set())
-
-    holds_all = [all(holds_loosely(t, terms_of(u)) for t in wanted) for u in units]
-    holds_none = [not any(holds_loosely(t, terms_of(u)) for t in wanted) for u in units]
+    held = [[holds_loosely(t, u.support_terms | (u.anchor.terms if u.anchor is not None else set()))
+             for t in wanted] for u in units]
+    holds_all = [all(h) for h in held]
+    holds_none = [not any(h) for h in held]
     best_on_topic = max((f for f, h in zip(found, holds_all, strict=True) if h), default=None)
     if best_on_topic is None:
         return [False] * len(units)
