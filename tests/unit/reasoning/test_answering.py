@@ -1433,32 +1433,23 @@ def test_what_came_before_a_clause_is_not_the_clauses_own_sentence():
     was said before it; the sentence before is."""
     from episodic.core.query import Scope
 
-    answerer, reader = _speech_answerer([
-        _memory("library-cam", 0.0, ["The story hour is in room 114."]),
-        _memory("library-cam", 10.0, ["At 410, Chen has an appointment with the archivist."])])
-    question = "What was mentioned just before Chen's appointment with the archivist?"
-    draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
-    assert draft is not None and draft.answer.startswith("The story hour"), draft
-    # a time of four words in front is still the anchor's own sentence
-    answerer, reader = _speech_answerer([
-        _memory("library-cam", 0.0, ["Lucas put the laptop by the front window."]),
-        _memory("library-cam", 10.0, ["At 20 to 11, Grace's appointment with the archivist."])])
-    question = "What was mentioned just before Grace's appointment with the archivist?"
-    draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
-    assert draft is not None and draft.answer.startswith("Lucas put the laptop"), draft
-    # two sentences joined by a comma are two: what came after the first is the second
-    answerer, reader = _speech_answerer([
-        _memory("hotel-cam", 0.0, ["Welcome to the grand hotel, breakfast is served at 8."]),
-        _memory("hotel-cam", 10.0, ["The pool opens at noon."])])
-    draft = answerer.next_to(_shaped("What was said right after the welcome to the hotel?"), (), [], Scope(), reader)
-    assert draft is not None and draft.answer.startswith("breakfast is served"), draft
-    # a clause holding words of the anchor is the rest of its sentence, not what came before it
-    answerer, reader = _speech_answerer([
-        _memory("garden-cam", 0.0, ["Amara wants the spade to be red."]),
-        _memory("garden-cam", 10.0, ["Only four tomato plants are left, Omar told me."])])
-    question = "What was mentioned just before Omar and the tomato plants?"
-    draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
-    assert draft is not None and draft.answer.startswith("Amara wants the spade"), draft
+    cases = [  # (stream, sentence first, sentence ten seconds later, question, answer opens with)
+        ("library-cam", "The story hour is in room 114.", "At 410, Chen has an appointment with the archivist.",
+         "What was mentioned just before Chen's appointment with the archivist?", "The story hour"),
+        # a time of four words in front is still the anchor's own sentence
+        ("library-cam", "Lucas put the laptop by the front window.", "At 20 to 11, Grace's appointment with the archivist.",
+         "What was mentioned just before Grace's appointment with the archivist?", "Lucas put the laptop"),
+        # two sentences joined by a comma are two: what came after the first is the second
+        ("hotel-cam", "Welcome to the grand hotel, breakfast is served at 8.", "The pool opens at noon.",
+         "What was said right after the welcome to the hotel?", "breakfast is served"),
+        # a clause holding words of the anchor is the rest of its sentence, not what came before it
+        ("garden-cam", "Amara wants the spade to be red.", "Only four tomato plants are left, Omar told me.",
+         "What was mentioned just before Omar and the tomato plants?", "Amara wants the spade"),
+    ]
+    for stream, first, second, question, expected in cases:
+        answerer, reader = _speech_answerer([_memory(stream, 0.0, [first]), _memory(stream, 10.0, [second])])
+        draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
+        assert draft is not None and draft.answer.startswith(expected), (question, draft)
 
 
 def test_what_was_mentioned_before_is_what_was_said_not_a_sign_in_between():
