@@ -55,6 +55,8 @@ from episodic.memory.people import PeopleDetector, people_phrase
 
 FEATURE_DIM = 1280
 INPUT_SIZE = 224
+# a frame whose whole view gives a plain word this much is not looked at in parts for guesses
+GUESS_SURE = 0.5
 TF_LITE_MEAN = 127.0  # efficientnet/lite preprocessing: (x - 127) / 128
 TF_LITE_STD = 128.0
 THUMBNAIL_SIZE = (48, 27)  # colour statistics need only a few hundred pixels
@@ -166,6 +168,15 @@ def centre_crop(frame: np.ndarray, share: float) -> np.ndarray:
     ch, cw = max(1, int(round(h * share))), max(1, int(round(w * share)))
     y, x = (h - ch) // 2, (w - cw) // 2
     return np.ascontiguousarray(frame[y : y + ch, x : x + cw])
+
+
+def grid_crops(frame: np.ndarray, share: float) -> list[np.ndarray]:
+    """A 3 × 3 grid of crops ``share`` of the frame's width and height each (corners, edges'
+    middles, centre), for finding a thing that fills only part of the frame."""
+    h, w = frame.shape[:2]
+    ch, cw = max(1, int(round(h * share))), max(1, int(round(w * share)))
+    return [np.ascontiguousarray(frame[y : y + ch, x : x + cw])
+            for y in (0, (h - ch) // 2, h - ch) for x in (0, (w - cw) // 2, w - cw)]
 
 
 def classifier_input(frames_rgb: Sequence[np.ndarray]) -> np.ndarray:
@@ -456,6 +467,31 @@ class OfflineVisualDescriber:
             p = (p[:n] + p[n:]) / 2.0
         return p, feats.numpy().astype(np.float32)
 
+    def _guess_probs(self, frames: Sequence[np.ndarray], probs: np.ndarray, visible: Sequence[bool]) -> np.ndarray:
+        """Class probabilities for the guesses: each class at its best over the whole frame
+        (with its centre) and the grid crops (``visual_guess_crop_share``). A picture shown in
+        part of the frame, on a busy background, is spread thin over the whole frame's classes
+        and clear in the crop that holds it. A frame whose whole view is already fairly sure of
+        a plain word (``GUESS_SURE``) is not looked at in parts: the crops cost 9 views each."""
+        share = float(self.settings.vision.visual_guess_crop_share)
+        assert self._index is not None
+        sure = self._index.group_probs(probs).max(axis=1) >= GUESS_SURE
+        todo = [i for i in range(len(frames)) if visible[i] and not sure[i]]
+        if not 0 < share < 1 or not todo:
+            return probs
+        net = self._classifier()
+        import torch
+
+        views = [c for i in todo for c in grid_crops(frames[i], share)]
+        x = torch.from_numpy(classifier_input(views))
+        with torch.inference_mode():
+            cp = torch.softmax(net._fc(net.extract_features(x).mean(dim=(2, 3))), dim=-1).numpy()
+        out = probs.copy()
+        per = len(views) // len(todo)
+        for k, i in enumerate(todo):
+            out[i] = np.maximum(out[i], cp[k * per : (k + 1) * per].max(axis=0))
+        return out
+
     def frame_features(self, frames_rgb: Sequence[np.ndarray]) -> np.ndarray:
         """(n, 1280) L2-normalised features of whole frames, exactly as :meth:`describe`
         stores them for key frames (search by example encodes its picture with this)."""
@@ -527,7 +563,7 @@ class OfflineVisualDescriber:
             s.vision,
             people=people if s.people_detection else None,
         )
-        guesses = select_guesses(probs, visible, self._index, s.vision)
+        guesses = select_guesses(self._guess_probs(frames, probs, visible), visible, self._index, s.vision)
         mask = list(ocr_mask) + [False] * max(0, len(frames) - len(ocr_mask))
         observations = []
         for i, frame in enumerate(frames):

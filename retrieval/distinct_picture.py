@@ -7,9 +7,9 @@ beside it ("a rocket" 0.20, "a lamp" 0.11). Guesses alone are no answer: the wal
 and clothes a camera sees all the time are guessed as confidently ("Windsor tie" 0.77, "shower
 curtain" 0.63). What tells a shown picture from the background is *where* a guess occurs: the
 background's guesses come back again and again through the stream, a picture's come in one
-stretch only. So a guess is a candidate when every key frame carrying it (at
-``GUESS_MIN`` or more) lies in one stretch (no gap over ``SPAN_GAP_S``) covering at most
-``MAX_SHARE`` of the stream's key frames, and it is guessed on some frame that carries no
+stretch only. So a guess is a candidate when it is not background in its stream
+(retrieval/recurring_guesses.py: carried by key frames in one stretch, covering at most a
+share of the stream's key frames), and it is guessed on some frame that carries no
 on-screen text (a sign's frame is about its writing; stray marks an OCR engine reads on a
 photo, "米*", are not writing). The candidate with the highest probability answers,
 hedged ("probably …"), with the other candidates of the same stretch as alternatives, and
@@ -24,10 +24,8 @@ from dataclasses import dataclass, field
 
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.guess_match import GUESS_CAP
+from episodic.retrieval.recurring_guesses import carriers, recurring
 
-GUESS_MIN = 0.05  # a guess below this on a frame does not count as carried by it
-SPAN_GAP_S = 10.0  # frames carrying a guess further apart than this are two stretches
-MAX_SHARE = 0.3  # a guess on more of the stream's key frames than this is background
 OPEN_GUESS_MIN = 0.15  # the standing-out guess must reach this on some frame
 ALTERNATIVES = 2  # other guesses of the same stretch said beside the best one
 SURE_GUESS = 0.5  # a stand-out guessed this surely is a picture of that, not of something unnamed
@@ -52,15 +50,6 @@ class StandOut:
         return self.units[-1].t_end
 
 
-def _stretches(units: Sequence[Unit]) -> int:
-    count, last_end = 0, None
-    for u in units:
-        if last_end is None or u.t_start - last_end > SPAN_GAP_S:
-            count += 1
-        last_end = u.t_end if last_end is None else max(last_end, u.t_end)
-    return count
-
-
 def stand_outs(units: Sequence[Unit]) -> list[StandOut]:
     """Guesses of ``units`` (one stream's key-frame and on-screen-text units) that occur in one
     stretch only, best first."""
@@ -71,17 +60,14 @@ def stand_outs(units: Sequence[Unit]) -> list[StandOut]:
              if not any(w.t_start < f.t_end and f.t_start < w.t_end for w in written)]
     if not plain:
         return []
-    carriers: dict[str, list[tuple[Unit, float]]] = {}
-    for f in frames:  # every frame counts for where a guess recurs, signs included
-        for name, p in f.guesses:
-            if p >= GUESS_MIN:
-                carriers.setdefault(name, []).append((f, float(p)))
+    by_name = carriers(frames)  # every frame counts for where a guess recurs, signs included
+    background = recurring(frames, by_name)
     plain_ids = {id(f) for f in plain}
     out: list[StandOut] = []
-    for name, hits in carriers.items():
-        on = [u for u, _ in hits]
-        if _stretches(on) != 1 or len(on) > max(1, MAX_SHARE * len(frames)):
+    for name, hits in by_name.items():
+        if name in background:
             continue
+        on = [u for u, _ in hits]
         best = max((p for u, p in hits if id(u) in plain_ids), default=0.0)
         if best >= OPEN_GUESS_MIN:
             out.append(StandOut(name, best, on))

@@ -41,6 +41,7 @@ from episodic.retrieval.query_analysis import (
     stem,
     tokens,
 )
+from episodic.retrieval.recurring_guesses import recurring
 
 LO, HI = 0.45, 0.75  # cosine between an option and a guess name: none … full resemblance
 MARGIN = 0.08  # the nearest option must lead the runner-up by this much to take a guess
@@ -178,12 +179,17 @@ class KeyFrameUnits:
     copies, so what a request does to a unit (its score) stays in that request. A stream of
     more than ``MAX_MEMORIES`` memories is read for the request's time range each time, and
     at most ``KEPT_MEMORIES`` memories' units are kept (the streams read longest ago go
-    first), so a large store does not move into the process."""
+    first), so a large store does not move into the process.
+
+    The units come without their stream's background guesses (retrieval/recurring_guesses.py):
+    a guess the stream's key frames carry in more than one stretch is about the walls and
+    textures it always shows, not about a picture, and would otherwise choose between options
+    as surely as the picture's own guesses do."""
 
     def __init__(self, store: QueryStore) -> None:
         self.store = store
-        # stream id → (version, [(t_start, t_end, units)]), oldest read first
-        self._streams: dict[str, tuple[tuple, list[tuple[float, float, list[Unit]]]]] = {}
+        # stream id → (version, [(t_start, t_end, units)], background guesses), oldest read first
+        self._streams: dict[str, tuple[tuple, list[tuple[float, float, list[Unit]]], set[str]]] = {}
         self._lock = threading.Lock()
 
     def _read(self, stream_id: str, scope: Scope | None = None) -> list[tuple[float, float, list[Unit]]]:
@@ -191,18 +197,34 @@ class KeyFrameUnits:
         return [(m.t_start, m.t_end, [u for u in units_of(m) if u.modality in ("visual", "ocr")])
                 for m in self.store.list_memories(stream_id, t_min=lo, t_max=hi)]
 
-    def _stream(self, stream_id: str, version: tuple) -> list[tuple[float, float, list[Unit]]]:
+    def _stream(self, stream_id: str, version: tuple) -> tuple[list[tuple[float, float, list[Unit]]], set[str]]:
         with self._lock:
             cached = self._streams.get(stream_id)
         if cached is not None and cached[0] == version:
-            return cached[1]
+            return cached[1], cached[2]
         memories = self._read(stream_id)
+        background = recurring([u for _, _, units in memories for u in units])
         with self._lock:
             self._streams.pop(stream_id, None)
-            self._streams[stream_id] = (version, memories)
+            self._streams[stream_id] = (version, memories, background)
             while sum(len(v[1]) for v in self._streams.values()) > KEPT_MEMORIES and len(self._streams) > 1:
                 del self._streams[next(iter(self._streams))]
-        return memories
+        return memories, background
+
+    def without_background(self, units: Sequence[Unit]) -> None:
+        """Take each stream's background guesses off ``units`` (a request's own units, such as
+        a detailed recall's), as :meth:`units` does; a stream of more than ``MAX_MEMORIES``
+        memories keeps its guesses (judging it would mean reading it whole)."""
+        streams = {u.stream_id for u in units if u.guesses}
+        if not streams:
+            return
+        versions = {s.stream_id: (s.memories, s.updated_at, s.t_end) for s in self.store.list_streams()}
+        background = {sid: self._stream(sid, versions[sid])[1] for sid in streams
+                      if sid in versions and versions[sid][0] <= MAX_MEMORIES}
+        for u in units:
+            off = background.get(u.stream_id)
+            if off and u.guesses:
+                u.guesses = tuple(g for g in u.guesses if g[0] not in off)
 
     def units(self, stream_ids: Sequence[str], scope: Scope,
               modalities: tuple[str, ...] = ("visual",)) -> list[Unit]:
@@ -215,12 +237,18 @@ class KeyFrameUnits:
         for sid in stream_ids:
             if sid not in versions:
                 continue
-            large = versions[sid][0] > MAX_MEMORIES
-            for t0, t1, units in (self._read(sid, scope) if large else self._stream(sid, versions[sid])):
+            if versions[sid][0] > MAX_MEMORIES:  # large: what the time range holds, judged alone
+                memories = self._read(sid, scope)
+                background = recurring([u for _, _, units in memories for u in units])
+            else:
+                memories, background = self._stream(sid, versions[sid])
+            for t0, t1, units in memories:
                 if (scope.t_min is not None and t1 < scope.t_min) or (scope.t_max is not None and t0 > scope.t_max):
                     continue
                 if seen >= MAX_MEMORIES:
                     return out
                 seen += 1
-                out.extend(replace(u, fuzzy_terms=set(u.fuzzy_terms)) for u in units if u.modality in modalities)
+                out.extend(replace(u, fuzzy_terms=set(u.fuzzy_terms),
+                                   guesses=tuple(g for g in u.guesses if g[0] not in background))
+                           for u in units if u.modality in modalities)
         return out

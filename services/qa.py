@@ -261,6 +261,9 @@ class MemoryQA:
                     recall = self.association.associate(analysis, q_vec, req.scope, reader)
                 else:
                     recall = self.detailed.recall(analysis, q_vec, req.scope, reader)
+                if "visual" in analysis.preferred_modalities:
+                    # the guesses a stream carries all through are its walls, not a picture
+                    self.moments.key_frames.without_background(recall.units)
             if (req.options and not structured and self.detailed.words is not None
                     and "speech" in analysis.preferred_modalities):
                 # the sentences that say one of the given values, misheard as the rest may be

@@ -208,6 +208,12 @@ class VisionSettings:
     # labels (never in descriptions or summaries) for choosing between given options only
     visual_guesses_top_k: int = 5
     visual_guess_min_prob: float = 0.03  # a guess needs at least this probability
+    # Guesses also look at a 3 × 3 grid of crops this share of the frame's width and height,
+    # each word at its best crop: a picture shown in part of the frame ("a rocket" at 0.03 on the
+    # whole frame, 0.66 in the crop that holds it). Only the guesses: labels and descriptions
+    # still come from the whole frame and its centre. 0 = off (9 more classifier views per
+    # usable key frame).
+    visual_guess_crop_share: float = 0.6
     # Frame quality gate (no labels, no OCR for dark/flat): luminance 0..1, Laplacian 0..255
     frame_dark_mean: float = 0.12
     frame_dark_p99: float = 0.35  # dark also needs the 99th percentile below this (not a black slide with text)
@@ -235,6 +241,8 @@ class VisionSettings:
             problems.append("keyframes_max_per_segment must be >= 1")
         if not 0 <= s.visual_centre_crop <= 1:
             problems.append("visual_centre_crop is a share of the frame in [0, 1] (0 = off)")
+        if not 0 <= s.visual_guess_crop_share < 1:
+            problems.append("visual_guess_crop_share is a share of the frame in [0, 1) (0 = off)")
         return problems
 
 

@@ -265,3 +265,25 @@ def test_a_picture_amid_clutter_is_recognised_by_its_centre(describer: OfflineVi
     assert g_both[cup] > g_whole[cup] + 0.15, (g_whole[cup], g_both[cup])
     assert feats.shape == (1, 1280)
     assert abs(float(p_both.sum()) - 1.0) < 1e-3
+
+
+def test_a_picture_in_one_part_of_the_frame_is_guessed_from_the_crop_that_holds_it() -> None:
+    """A photo pasted off-centre at 60 % of a textured frame (a picture shown on a busy
+    background): the whole frame and its centre leave "a rocket" far down the guesses; the
+    grid crops (``visual_guess_crop_share``) find it in the part that holds it. Only the
+    guesses change: the labels, said in descriptions, stay the whole frame's."""
+    photo = Image.fromarray(_photo("rocket", 1.0)).resize((int(W * 0.6), int(H * 0.75)))
+    frame = Image.fromarray(_texture(4242, (60, 160, 120), W, H))
+    frame.paste(photo, (W - photo.width - 8, 10))
+    pixels = np.asarray(frame)
+
+    def guesses(share: float) -> tuple[list[str], list[str]]:
+        d = OfflineVisualDescriber(SETTINGS.replace(visual_guess_crop_share=share))
+        (obs,), _ = d.describe([pixels], [0.0], [False])
+        return [g for g, _ in obs.guesses], [lbl for lbl, _ in obs.labels]
+
+    without, labels_without = guesses(0.0)
+    with_crops, labels_with = guesses(0.6)
+    assert "a rocket" not in without[:2], without
+    assert with_crops[0] == "a rocket", with_crops
+    assert labels_with == labels_without
