@@ -314,3 +314,51 @@ def test_the_named_stream_is_where_not_what_a_question_asks_about() -> None:
     kept = QueryAnalysis(question="Who left the rope in harbour-cam?", query_type=QueryType.VIDEO, scores={},
                          why="", terms=["rope"], expects="any", object_terms=["rope"])
     assert without_place_words(kept, "harbour-cam").object_terms == ["rope"]
+
+
+def _walls_and_a_picture() -> list[ShortTermMemory]:
+    """A camera whose walls are guessed "a shower curtain" all through (two stretches, far
+    apart), and a picture of a rocket shown once in between, guessed less surely."""
+    return [
+        _memory("yard-cam", 0.0, [("a shower curtain", 0.8)]),
+        _memory("yard-cam", 8.0, [("a shower curtain", 0.7)]),
+        _memory("yard-cam", 30.0, [("a rocket", 0.6), ("a lamp", 0.1)]),
+        _memory("yard-cam", 60.0, [("a shower curtain", 0.75)]),
+        _memory("yard-cam", 68.0, []),
+        _memory("yard-cam", 76.0, []),
+        _memory("yard-cam", 84.0, []),
+    ]
+
+
+def test_a_stream_s_recurring_guesses_are_its_background_and_do_not_choose(scorer: TextScorer) -> None:
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.recurring_guesses import recurring
+
+    memories = _walls_and_a_picture()
+    units = [u for m in memories for u in units_of(m) if u.modality == "visual"]
+    # "a lamp" rides on every memory's second key frame: more than 30 % of the key frames
+    assert recurring(units) == {"a shower curtain", "a lamp"}
+    frames = KeyFrameUnits(ListingStore(memories))
+    kept = {g for u in frames.units(["yard-cam"], Scope()) for g, _ in u.guesses}
+    assert kept == {"a rocket"}
+    answerer = StructuredAnswerer(ListingStore(memories), scorer, Settings().retrieval)
+    answerer.key_frames = frames
+    options = ["a curtain", "a rocket", "a cat"]
+    draft = answerer.pictured(_analysis("Which of these was shown on screen in yard-cam?"), options,
+                              Scope(), MemoryReader(answerer.store))
+    assert draft is not None and draft.choice_index == 1, draft
+    # a request's own units (a detailed recall's) lose the same guesses
+    recalled = [u for m in memories[:3] for u in units_of(m) if u.modality == "visual"]
+    frames.without_background(recalled)
+    assert {g for u in recalled for g, _ in u.guesses} == {"a rocket"}
+
+
+def test_a_guess_in_one_stretch_of_few_frames_is_not_background() -> None:
+    from episodic.retrieval.recurring_guesses import recurring
+
+    units = [_unit([("a rocket", 0.5)], "yard-cam", 30.0), _unit([("a rocket", 0.4)], "yard-cam", 34.0)]
+    units += [_unit([("a cat", 0.03)], "yard-cam", t) for t in (0.0, 60.0)]  # too weak to count
+    units += [_unit([], "yard-cam", t) for t in (10.0, 20.0, 50.0, 70.0, 80.0, 90.0)]
+    assert recurring(units) == set()
+    units.append(_unit([("a rocket", 0.2)], "yard-cam", 80.0))  # seen again, in another stretch
+    assert recurring(units) == {"a rocket"}
