@@ -108,6 +108,10 @@ class FrameObservation:
     # that something was there (never said in descriptions or summaries), only a hint for
     # choosing between options a question gives ("a motorcycle" vs "a clock")
     guesses: list[tuple[str, float]] = field(default_factory=list)
+    # The same for the parts of the frame (each name at its best over a grid of crops), kept
+    # apart: a picture shown in part of a busy frame is clear only there, but a crop of a wall
+    # is guessed as surely, so these only choose between options, never make a picture stand out
+    part_guesses: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass

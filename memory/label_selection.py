@@ -100,8 +100,8 @@ def select_guesses(
     """
     s = settings
     k = max(0, s.visual_guesses_top_k)
-    # class_probs may be each class at its best over several views (not a distribution):
-    # a plain word's sum is then capped at certainty
+    # class_probs may be each class at its best over several views, the crops of a frame (not
+    # a distribution): a plain word's sum is then capped at certainty
     groups = np.minimum(index.group_probs(class_probs), 1.0)
     out: list[list[tuple[str, float]]] = []
     for i in range(len(class_probs)):

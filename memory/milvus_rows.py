@@ -112,6 +112,7 @@ class MilvusRows:
                             "faces": int(f.faces),
                             "quality": f.quality,
                             "guesses": [[str(g), float(p)] for g, p in f.guesses],
+                            "part_guesses": [[str(g), float(p)] for g, p in f.part_guesses],
                         }
                         for f in m.frames
                     ]
@@ -194,6 +195,7 @@ class MilvusRows:
                 faces=int(f.get("faces", 0) or 0),
                 quality=str(f.get("quality", "")),
                 guesses=[(str(g), float(p)) for g, p in f.get("guesses", [])],
+                part_guesses=[(str(g), float(p)) for g, p in f.get("part_guesses", [])],
             )
             for f in _items(r.get("frames"))
         ]

@@ -467,18 +467,22 @@ class OfflineVisualDescriber:
             p = (p[:n] + p[n:]) / 2.0
         return p, feats.numpy().astype(np.float32)
 
-    def _guess_probs(self, frames: Sequence[np.ndarray], probs: np.ndarray, visible: Sequence[bool]) -> np.ndarray:
-        """Class probabilities for the guesses: each class at its best over the whole frame
-        (with its centre) and the grid crops (``visual_guess_crop_share``). A picture shown in
-        part of the frame, on a busy background, is spread thin over the whole frame's classes
-        and clear in the crop that holds it. A frame whose whole view is already fairly sure of
-        a plain word (``GUESS_SURE``) is not looked at in parts: the crops cost 9 views each."""
+    def _part_probs(self, frames: Sequence[np.ndarray], probs: np.ndarray, visible: Sequence[bool]
+                    ) -> tuple[np.ndarray, list[bool]]:
+        """Class probabilities of the parts of each frame: every class at its best over a 3 × 3
+        grid of crops (``visual_guess_crop_share``), and which frames were looked at in parts.
+        A picture shown in part of the frame, on a busy background, is spread thin over the
+        whole frame's classes and clear in the crop that holds it. A frame whose whole view is
+        already fairly sure of a plain word (``GUESS_SURE``) is not looked at in parts: the
+        crops cost 9 views each."""
         share = float(self.settings.vision.visual_guess_crop_share)
         assert self._index is not None
         sure = self._index.group_probs(probs).max(axis=1) >= GUESS_SURE
         todo = [i for i in range(len(frames)) if visible[i] and not sure[i]]
+        out = np.zeros_like(probs)
+        looked = [False] * len(frames)
         if not 0 < share < 1 or not todo:
-            return probs
+            return out, looked
         net = self._classifier()
         import torch
 
@@ -486,11 +490,11 @@ class OfflineVisualDescriber:
         x = torch.from_numpy(classifier_input(views))
         with torch.inference_mode():
             cp = torch.softmax(net._fc(net.extract_features(x).mean(dim=(2, 3))), dim=-1).numpy()
-        out = probs.copy()
         per = len(views) // len(todo)
         for k, i in enumerate(todo):
-            out[i] = np.maximum(out[i], cp[k * per : (k + 1) * per].max(axis=0))
-        return out
+            out[i] = cp[k * per : (k + 1) * per].max(axis=0)
+            looked[i] = True
+        return out, looked
 
     def frame_features(self, frames_rgb: Sequence[np.ndarray]) -> np.ndarray:
         """(n, 1280) L2-normalised features of whole frames, exactly as :meth:`describe`
@@ -563,7 +567,8 @@ class OfflineVisualDescriber:
             s.vision,
             people=people if s.people_detection else None,
         )
-        guesses = select_guesses(self._guess_probs(frames, probs, visible), visible, self._index, s.vision)
+        guesses = select_guesses(probs, visible, self._index, s.vision)
+        part_guesses = select_guesses(*self._part_probs(frames, probs, visible), self._index, s.vision)
         mask = list(ocr_mask) + [False] * max(0, len(frames) - len(ocr_mask))
         observations = []
         for i, frame in enumerate(frames):
@@ -589,6 +594,7 @@ class OfflineVisualDescriber:
                     faces=faces,
                     quality=quality[i],
                     guesses=guesses[i],
+                    part_guesses=part_guesses[i],
                 )
             )
         return observations, feats

@@ -94,6 +94,8 @@ class Unit:
     # visual units: the classifier's unsure guesses for these key frames (name, probability),
     # never shown as what was seen; see retrieval/guess_match.py
     guesses: tuple[tuple[str, float], ...] = ()
+    # …and for the parts of those key frames (FrameObservation.part_guesses): options only
+    part_guesses: tuple[tuple[str, float], ...] = ()
     # speech heard again with the question's words as a hint and taken for this question only
     # (retrieval/relisten.py): the words may be there because the question put them there
     hinted: bool = False
@@ -233,6 +235,7 @@ def units_of(
         text: str,
         vec: np.ndarray | None = None,
         guesses: Sequence[tuple[str, float]] = (),
+        part_guesses: Sequence[tuple[str, float]] = (),
     ) -> None:
         text = " ".join((text or "").split())
         if not text:
@@ -241,6 +244,7 @@ def units_of(
         if last is not None and last.modality == modality and last.text == text and t0 <= last.t_end + 1e-6:
             last.t_end = max(last.t_end, t1)  # the same text on consecutive frames: one unit
             last.guesses = merge_guesses(last.guesses, guesses)
+            last.part_guesses = merge_guesses(last.part_guesses, part_guesses)
             return
         out.append(
             Unit(
@@ -252,6 +256,7 @@ def units_of(
                 text=text,
                 vector=vec,
                 guesses=merge_guesses((), guesses),
+                part_guesses=merge_guesses((), part_guesses),
             )
         )
 
@@ -260,7 +265,7 @@ def units_of(
     frames = sorted(memory.frames, key=lambda f: f.t)
     for i, f in enumerate(frames):
         t1 = frames[i + 1].t if i + 1 < len(frames) else memory.t_end
-        add("visual", f.t, t1, f.description, stored.get(("visual", f.description)), f.guesses)
+        add("visual", f.t, t1, f.description, stored.get(("visual", f.description)), f.guesses, f.part_guesses)
     for i, f in enumerate(frames):
         t1 = frames[i + 1].t if i + 1 < len(frames) else memory.t_end
         add("ocr", f.t, t1, f.ocr_text)

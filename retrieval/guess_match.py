@@ -60,7 +60,7 @@ def guess_support(
 ) -> np.ndarray:
     """(len(phrases), len(units)) support of each phrase by each unit's guesses, in [0, 1]."""
     out = np.zeros((len(phrases), len(units)), dtype=np.float32)
-    names = sorted({g for u in units for g, _ in u.guesses})
+    names = sorted({g for u in units for g, _ in (*u.guesses, *u.part_guesses)})
     if not phrases or not names:
         return out
     vecs = scorer.embed(list(phrases) + names)
@@ -75,7 +75,7 @@ def guess_support(
         near = np.where(keep, near, 0.0)
     column = {n: j for j, n in enumerate(names)}
     for k, u in enumerate(units):
-        for g, p in u.guesses:
+        for g, p in (*u.guesses, *u.part_guesses):  # the whole frames' and their parts'
             j = column[g]
             out[:, k] = np.maximum(out[:, k], float(p) * near[:, j])
     return out
@@ -168,6 +168,25 @@ def about_pictures(analysis: QueryAnalysis) -> bool:
     )
 
 
+# a stream's background guesses: (among the whole frames' guesses, among their parts')
+Background = tuple[set[str], set[str]]
+
+
+def _background(memories: Sequence[tuple[float, float, list[Unit]]]) -> Background:
+    frames = [u for _, _, units in memories for u in units]
+    return recurring(frames), recurring(frames, kind="part_guesses")
+
+
+def _drop(unit: Unit, background: Background) -> Unit:
+    """``unit`` with its stream's background guesses taken off (in place; returned)."""
+    whole, parts = background
+    if whole and unit.guesses:
+        unit.guesses = tuple(g for g in unit.guesses if g[0] not in whole)
+    if parts and unit.part_guesses:
+        unit.part_guesses = tuple(g for g in unit.part_guesses if g[0] not in parts)
+    return unit
+
+
 class KeyFrameUnits:
     """The key-frame units (with their guesses) of whole streams, for questions no text
     search can reach (nothing was said or written about the picture): a scan.
@@ -189,7 +208,7 @@ class KeyFrameUnits:
     def __init__(self, store: QueryStore) -> None:
         self.store = store
         # stream id → (version, [(t_start, t_end, units)], background guesses), oldest read first
-        self._streams: dict[str, tuple[tuple, list[tuple[float, float, list[Unit]]], set[str]]] = {}
+        self._streams: dict[str, tuple[tuple, list[tuple[float, float, list[Unit]]], Background]] = {}
         self._lock = threading.Lock()
 
     def _read(self, stream_id: str, scope: Scope | None = None) -> list[tuple[float, float, list[Unit]]]:
@@ -197,13 +216,13 @@ class KeyFrameUnits:
         return [(m.t_start, m.t_end, [u for u in units_of(m) if u.modality in ("visual", "ocr")])
                 for m in self.store.list_memories(stream_id, t_min=lo, t_max=hi)]
 
-    def _stream(self, stream_id: str, version: tuple) -> tuple[list[tuple[float, float, list[Unit]]], set[str]]:
+    def _stream(self, stream_id: str, version: tuple) -> tuple[list[tuple[float, float, list[Unit]]], Background]:
         with self._lock:
             cached = self._streams.get(stream_id)
         if cached is not None and cached[0] == version:
             return cached[1], cached[2]
         memories = self._read(stream_id)
-        background = recurring([u for _, _, units in memories for u in units])
+        background = _background(memories)
         with self._lock:
             self._streams.pop(stream_id, None)
             self._streams[stream_id] = (version, memories, background)
@@ -215,16 +234,15 @@ class KeyFrameUnits:
         """Take each stream's background guesses off ``units`` (a request's own units, such as
         a detailed recall's), as :meth:`units` does; a stream of more than ``MAX_MEMORIES``
         memories keeps its guesses (judging it would mean reading it whole)."""
-        streams = {u.stream_id for u in units if u.guesses}
+        streams = {u.stream_id for u in units if u.guesses or u.part_guesses}
         if not streams:
             return
         versions = {s.stream_id: (s.memories, s.updated_at, s.t_end) for s in self.store.list_streams()}
         background = {sid: self._stream(sid, versions[sid])[1] for sid in streams
                       if sid in versions and versions[sid][0] <= MAX_MEMORIES}
         for u in units:
-            off = background.get(u.stream_id)
-            if off and u.guesses:
-                u.guesses = tuple(g for g in u.guesses if g[0] not in off)
+            if u.stream_id in background:
+                _drop(u, background[u.stream_id])
 
     def units(self, stream_ids: Sequence[str], scope: Scope,
               modalities: tuple[str, ...] = ("visual",)) -> list[Unit]:
@@ -239,7 +257,7 @@ class KeyFrameUnits:
                 continue
             if versions[sid][0] > MAX_MEMORIES:  # large: what the time range holds, judged alone
                 memories = self._read(sid, scope)
-                background = recurring([u for _, _, units in memories for u in units])
+                background = _background(memories)
             else:
                 memories, background = self._stream(sid, versions[sid])
             for t0, t1, units in memories:
@@ -248,7 +266,6 @@ class KeyFrameUnits:
                 if seen >= MAX_MEMORIES:
                     return out
                 seen += 1
-                out.extend(replace(u, fuzzy_terms=set(u.fuzzy_terms),
-                                   guesses=tuple(g for g in u.guesses if g[0] not in background))
+                out.extend(_drop(replace(u, fuzzy_terms=set(u.fuzzy_terms)), background)
                            for u in units if u.modality in modalities)
         return out

@@ -23,6 +23,7 @@ from episodic.retrieval.detailed import (
     TextScorer,
     Unit,
     apply_position,
+    merge_guesses,
     position_memory_ids,
     relevant,
     semantic_candidates,
@@ -231,7 +232,7 @@ class MomentSearch:
             # found by unrelated words too (a warm vector cache finds more memories): listed
             # with the guessed pictures, with the better of the two scores
             score = max(top * g, found_too.score if found_too is not None else 0.0)
-            names = ", ".join(n for n, _ in u.guesses[:3])
+            names = ", ".join(n for n, _ in merge_guesses(u.guesses, u.part_guesses)[:3])
             out.append(Moment(stream_id=u.stream_id, t_start=round(u.t_start, 3), t_end=round(u.t_end, 3),
                               score=round(score, 4), why=f"key frames guessed: {names} (not a sure sighting)",
                               segment_id=u.memory_id, snippet_uri=u.snippet_uri))

@@ -16,6 +16,11 @@ photo frames and put a wrong word on 238 frames; with the grid crops 28 and 491;
 crops and recurring guesses dropped, 28 and 22. The price: a thing shown in two separate
 stretches of one stream loses its *guesses* there (a word the describer was sure of, a
 label, is never dropped).
+
+The whole frames' guesses and their parts' (``Unit.part_guesses``) are judged apart: crops
+of a wall carry many names now and then, and pooled with the whole frames' they made the
+names a picture stands out by look recurring (dev "a picture of coins", a thing ImageNet
+cannot name, fell out of Search's top 5 on 1 of 6 recordings and lower on 3 more).
 """
 
 from __future__ import annotations
@@ -39,21 +44,25 @@ def stretches(units: Sequence[Unit]) -> int:
     return count
 
 
-def carriers(frames: Sequence[Unit]) -> dict[str, list[tuple[Unit, float]]]:
+def carriers(frames: Sequence[Unit], kind: str = "guesses") -> dict[str, list[tuple[Unit, float]]]:
     """Per guess name, the key frames carrying it at ``GUESS_MIN`` or more (with the
-    probability), in the frames' order."""
+    probability), in the frames' order; ``kind``: the whole frames' guesses, or
+    "part_guesses", those of their parts."""
     out: dict[str, list[tuple[Unit, float]]] = {}
     for f in frames:
-        for name, p in f.guesses:
+        for name, p in getattr(f, kind):
             if p >= GUESS_MIN:
                 out.setdefault(name, []).append((f, float(p)))
     return out
 
 
-def recurring(frames: Sequence[Unit], by_name: dict[str, list[tuple[Unit, float]]] | None = None) -> set[str]:
-    """The guess names that are background in ``frames`` (one stream's key-frame units)."""
+def recurring(frames: Sequence[Unit], by_name: dict[str, list[tuple[Unit, float]]] | None = None,
+              kind: str = "guesses") -> set[str]:
+    """The guess names that are background in ``frames`` (one stream's key-frame units), among
+    the whole frames' guesses or (``kind`` "part_guesses") among their parts', each judged on
+    its own: a name a wall's crops carry all through says nothing of the whole frames."""
     ordered = sorted((u for u in frames if u.modality == "visual"), key=lambda u: u.t_start)
-    hits = carriers(ordered) if by_name is None else by_name
+    hits = carriers(ordered, kind) if by_name is None else by_name
     limit = max(1, MAX_SHARE * len(ordered))
     return {name for name, on in hits.items()
             if stretches([u for u, _ in on]) != 1 or len(on) > limit}

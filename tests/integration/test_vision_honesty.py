@@ -270,20 +270,20 @@ def test_a_picture_amid_clutter_is_recognised_by_its_centre(describer: OfflineVi
 def test_a_picture_in_one_part_of_the_frame_is_guessed_from_the_crop_that_holds_it() -> None:
     """A photo pasted off-centre at 60 % of a textured frame (a picture shown on a busy
     background): the whole frame and its centre leave "a rocket" far down the guesses; the
-    grid crops (``visual_guess_crop_share``) find it in the part that holds it. Only the
-    guesses change: the labels, said in descriptions, stay the whole frame's."""
+    grid crops (``visual_guess_crop_share``) find it in the part that holds it, kept apart as
+    the frame's part guesses. The whole frame's guesses and labels do not change."""
     photo = Image.fromarray(_photo("rocket", 1.0)).resize((int(W * 0.6), int(H * 0.75)))
     frame = Image.fromarray(_texture(4242, (60, 160, 120), W, H))
     frame.paste(photo, (W - photo.width - 8, 10))
     pixels = np.asarray(frame)
 
-    def guesses(share: float) -> tuple[list[str], list[str]]:
+    def seen(share: float):
         d = OfflineVisualDescriber(SETTINGS.replace(visual_guess_crop_share=share))
         (obs,), _ = d.describe([pixels], [0.0], [False])
-        return [g for g, _ in obs.guesses], [lbl for lbl, _ in obs.labels]
+        return obs
 
-    without, labels_without = guesses(0.0)
-    with_crops, labels_with = guesses(0.6)
-    assert "a rocket" not in without[:2], without
-    assert with_crops[0] == "a rocket", with_crops
-    assert labels_with == labels_without
+    without, with_crops = seen(0.0), seen(0.6)
+    assert "a rocket" not in [g for g, _ in without.guesses][:2], without.guesses
+    assert without.part_guesses == []
+    assert with_crops.part_guesses[0][0] == "a rocket", with_crops.part_guesses
+    assert with_crops.guesses == without.guesses and with_crops.labels == without.labels

@@ -362,3 +362,25 @@ def test_a_guess_in_one_stretch_of_few_frames_is_not_background() -> None:
     assert recurring(units) == set()
     units.append(_unit([("a rocket", 0.2)], "yard-cam", 80.0))  # seen again, in another stretch
     assert recurring(units) == {"a rocket"}
+
+
+def test_the_parts_guesses_are_judged_apart_and_only_choose_between_options(scorer: TextScorer) -> None:
+    """Crops of a wall carry "chain mail" all through the stream; the whole frame of a picture
+    nothing can name carries it once. Judged apart, the parts' recurring name is dropped from
+    the parts only: the picture still stands out by its whole frame's guess. A rocket clear
+    only in a crop of one frame chooses the option."""
+    from episodic.retrieval.distinct_picture import stand_outs
+
+    def mem(t0: float, whole, parts) -> ShortTermMemory:
+        return ShortTermMemory(id=f"yard-cam@{t0}", stream_id="yard-cam", t_start=t0, t_end=t0 + 8.0,
+                               vector=np.zeros(4), frames=[FrameObservation(
+                                   t=t0, description=f"a scene {t0}", guesses=list(whole), part_guesses=list(parts))])
+
+    memories = [mem(0.0, [], [("chain mail", 0.6)]), mem(30.0, [("chain mail", 0.3)], []),
+                mem(60.0, [], [("a rocket", 0.7), ("chain mail", 0.5)]), mem(90.0, [], [("chain mail", 0.6)]),
+                *[mem(t, [], []) for t in (120.0, 150.0, 180.0, 210.0)]]
+    units = KeyFrameUnits(ListingStore(memories)).units(["yard-cam"], Scope(), ("visual", "ocr"))
+    assert {g for u in units for g, _ in u.part_guesses} == {"a rocket"}
+    assert [o.label for o in stand_outs(units)] == ["chain mail"]
+    support = guess_support(["a rocket", "a cat"], units, scorer)
+    assert support[0].argmax() == 2 and support[0].max() > 0.5 and support[1].max() == 0.0
