@@ -66,4 +66,3 @@ def recurring(frames: Sequence[Unit], by_name: dict[str, list[tuple[Unit, float]
     limit = max(1, MAX_SHARE * len(ordered))
     return {name for name, on in hits.items()
             if stretches([u for u, _ in on]) != 1 or len(on) > limit}
-

@@ -208,11 +208,12 @@ class VisionSettings:
     # labels (never in descriptions or summaries) for choosing between given options only
     visual_guesses_top_k: int = 5
     visual_guess_min_prob: float = 0.03  # a guess needs at least this probability
-    # Guesses also look at a 3 × 3 grid of crops this share of the frame's width and height,
-    # each word at its best crop: a picture shown in part of the frame ("a rocket" at 0.03 on the
-    # whole frame, 0.66 in the crop that holds it). Only the guesses: labels and descriptions
-    # still come from the whole frame and its centre. 0 = off (9 more classifier views per
-    # usable key frame).
+    # Key frames the whole view is unsure of are also looked at as a 3 × 3 grid of crops this
+    # share of the frame's width and height, each word at its best crop, kept apart as the
+    # frame's part guesses: a picture shown in part of the frame ("a rocket" at 0.03 on the
+    # whole frame, 0.66 in the crop that holds it). They only choose between given options;
+    # labels, descriptions and the whole frame's guesses are unchanged. 0 = off (9 more
+    # classifier views per unsure key frame).
     visual_guess_crop_share: float = 0.6
     # Frame quality gate (no labels, no OCR for dark/flat): luminance 0..1, Laplacian 0..255
     frame_dark_mean: float = 0.12
