@@ -1869,3 +1869,53 @@ def test_a_value_said_of_another_thing_does_not_answer_the_option_question():
     assert draft.confidence <= 0.5, draft
     alone = answerer.choose(analysis, options, [other], NOT_ASKED, "")
     assert alone.choice_index == 0 and alone.caps["support"] > OBJECT_ELSEWHERE, alone
+
+
+def test_which_camera_showed_a_thing_nothing_names_is_the_one_with_an_unnamed_picture():
+    """"Which camera showed coins?": the classifier has no word for coins, so its guesses say
+    nothing of them. Yard-cam shows a picture guessed only unsurely ("a keyboard" 0.2), shop-cam
+    a rocket clear in one crop (part guess 0.9), hall-cam a cat named surely: only yard-cam is
+    left. With two streams left nothing is ruled out."""
+    import numpy as np
+
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.core.records import FrameObservation, ShortTermMemory
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+
+    class Store(ListingStore):
+        def search_memory_ids(self, *args, **kwargs):
+            return []
+
+    def stream(sid, guesses=(), parts=()):
+        return [ShortTermMemory(
+            id=f"{sid}@{t0}", stream_id=sid, t_start=t0, t_end=t0 + 10.0, vector=np.zeros(4),
+            frames=[FrameObservation(t=t0, description=f"a scene {t0}", guesses=list(guesses) if t0 == 30.0 else [],
+                                     part_guesses=list(parts) if t0 == 30.0 else [])],
+            metadata={"models": {"describer": OfflineVisualDescriber.model_id}})
+            for t0 in (0.0, 10.0, 30.0, 50.0, 60.0, 70.0, 80.0)]
+
+    yard = stream("yard-cam", [("a keyboard", 0.2), ("typewriter keyboard", 0.18)])
+    shop = stream("shop-cam", [("a rocket", 0.25)], [("a rocket", 0.9)])
+    hall = stream("hall-cam", [("a cat", 0.9), ("tabby cat", 0.6)])
+    scorer = TextScorer(MiniLMEmbedder(Settings()))
+    question = "Which camera showed coins?"
+    analysis = _analysis(question, QueryType.VIDEO)
+    options = ["shop-cam", "yard-cam", "hall-cam"]
+    store = Store(shop + yard + hall)
+    answerer = StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval)
+    draft = answerer.which_stream(analysis, np.zeros(384), options, Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 1 and draft.caps.get("unnamed") == 1.0, draft
+    assert draft.confidence <= 0.25
+    # the rocket's picture, named by a crop, is not one nothing names; the cat's neither
+    assert [o.label for o in answerer.unnamed_pictures("yard-cam", Scope())] == ["a keyboard", "typewriter keyboard"]
+    assert answerer.unnamed_pictures("shop-cam", Scope()) == answerer.unnamed_pictures("hall-cam", Scope()) == []
+    # a second stream with a picture nothing names: nothing is ruled out
+    other = stream("gate-cam", [("a doormat", 0.3)])
+    store = Store(shop + yard + hall + other)
+    answerer = StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval)
+    draft = answerer.which_stream(analysis, np.zeros(384), [*options, "gate-cam"], Scope(), MemoryReader(store))
+    assert draft is None or "unnamed" not in draft.caps, draft
