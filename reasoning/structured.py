@@ -156,9 +156,6 @@ class StructuredAnswerer(TimeAnswers):
             evidence.append(ranked[:3])
         caps = {"route": 0.0, "streams_named": float(sum(s is not None for s in named))}
         if max(support, default=0.0) < GUESS_FALLBACK and about_pictures(analysis):
-            left = self._stream_of_the_unnamed(analysis, named, scope)
-            if left is not None:
-                return self._eliminated(options, left, ELIMINATION_SUPPORT, [], {**caps, "unnamed": 1.0})
             guessed = self._stream_guesses(analysis, named, scope)
             if guessed is not None:
                 scores, support, evidence, best = guessed
@@ -265,31 +262,6 @@ class StructuredAnswerer(TimeAnswers):
         if max(scores) <= 0.0:
             return None
         return scores, support, evidence, max(scores)
-
-    def unnamed_pictures(self, stream_id: str, scope: Scope) -> list[StandOut]:
-        """The pictures of a stream that nothing names: guesses that stand out in one stretch
-        (retrieval/distinct_picture.py) with no sure guess, of the whole frame or of a part of
-        it, anywhere in that stretch (a rocket clear in one crop is a named picture)."""
-        units = self._picture_units(stream_id, scope)
-        frames = [u for u in units if u.modality == "visual"]
-        out = []
-        for o in stand_outs(units):
-            during = [f for f in frames if f.t_start < o.t_end and o.t_start < f.t_end]
-            if o.p < SURE_GUESS and not any(p >= SURE_GUESS for f in during for _, p in (*f.guesses, *f.part_guesses)):
-                out.append(o)
-        return out
-
-    def _stream_of_the_unnamed(self, analysis: QueryAnalysis, named: Sequence[str | None], scope: Scope) -> int | None:
-        """"Which camera showed coins?", a thing the describer has no name for: its guesses say
-        nothing of coins, but every stream whose pictures it could name is ruled out. The one
-        option whose stream shows a picture nothing names (:meth:`unnamed_pictures`) is left;
-        None unless exactly one is."""
-        streams = [s for s in named if s]
-        phrase = subject_phrase(analysis.question, streams)
-        if not phrase or len(streams) < 2 or self.vocabulary.unnameable([phrase], streams, scope) != [True]:
-            return None
-        left = [k for k, sid in enumerate(named) if sid and self.unnamed_pictures(sid, scope)]
-        return left[0] if len(left) == 1 else None
 
     def pictured(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                  reader: MemoryReader) -> Draft | None:
@@ -400,7 +372,10 @@ class StructuredAnswerer(TimeAnswers):
         else:
             if self.vocabulary.unnameable([thing], looked, scope) != [True]:
                 return None  # it could have been named, and was not seen
-            stretches = [(sid, o.t_start, o.t_end) for sid in looked for o in self.unnamed_pictures(sid, scope)]
+            stretches = []
+            for sid in looked:
+                frames = self._picture_units(sid, scope)
+                stretches += [(sid, o.t_start, o.t_end) for o in stand_outs(frames) if o.p < SURE_GUESS]
             trust = ELIMINATION_SUPPORT
         spoken: list[Unit] = []
         for sid, a, b in dict.fromkeys(stretches):
