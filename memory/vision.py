@@ -448,24 +448,28 @@ class OfflineVisualDescriber:
         One batched forward pass; the pooled features feed the classifier head directly so
         the network runs once for both.
         """
-        net = self._classifier()
-        import torch
-
         crop = float(self.settings.visual_centre_crop)
         views = list(frames_rgb)
         if 0 < crop < 1:
             views += [centre_crop(f, crop) for f in frames_rgb]
+        p, pooled = self._forward(views)
+        n = len(frames_rgb)
+        feats = pooled[:n] / np.maximum(np.linalg.norm(pooled[:n], axis=1, keepdims=True), 1e-12)
+        if len(views) > n:  # the whole frame and its centre, averaged
+            p = (p[:n] + p[n:]) / 2.0
+        return p, feats.astype(np.float32)
+
+    def _forward(self, views: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Class probabilities (n, 1000) and pooled features (n, 1280, not normalised) of
+        ``views``: one batched pass, the pooled features feeding the classifier head."""
+        net = self._classifier()
+        import torch
+
         x = torch.from_numpy(classifier_input(views))
         with torch.inference_mode():
-            fmap = net.extract_features(x)
-            pooled = fmap.mean(dim=(2, 3))
+            pooled = net.extract_features(x).mean(dim=(2, 3))
             probs = torch.softmax(net._fc(pooled), dim=-1)
-            feats = torch.nn.functional.normalize(pooled[: len(frames_rgb)], dim=-1)
-        p = probs.numpy().astype(np.float32)
-        if len(views) > len(frames_rgb):  # the whole frame and its centre, averaged
-            n = len(frames_rgb)
-            p = (p[:n] + p[n:]) / 2.0
-        return p, feats.numpy().astype(np.float32)
+        return probs.numpy().astype(np.float32), pooled.numpy().astype(np.float32)
 
     def _part_probs(self, frames: Sequence[np.ndarray], probs: np.ndarray, visible: Sequence[bool]
                     ) -> tuple[np.ndarray, list[bool]]:
@@ -483,14 +487,8 @@ class OfflineVisualDescriber:
         looked = [False] * len(frames)
         if not 0 < share < 1 or not todo:
             return out, looked
-        net = self._classifier()
-        import torch
-
-        views = [c for i in todo for c in grid_crops(frames[i], share)]
-        x = torch.from_numpy(classifier_input(views))
-        with torch.inference_mode():
-            cp = torch.softmax(net._fc(net.extract_features(x).mean(dim=(2, 3))), dim=-1).numpy()
-        per = len(views) // len(todo)
+        cp, _ = self._forward([c for i in todo for c in grid_crops(frames[i], share)])
+        per = len(cp) // len(todo)
         for k, i in enumerate(todo):
             out[i] = cp[k * per : (k + 1) * per].max(axis=0)
             looked[i] = True
