@@ -106,7 +106,6 @@ MODEL_TIME_MARGIN = 1.5  # skip the model when less than this many typical calls
 FAST_EXTRACT_CAP = 0.5  # a fast-path answer quoted from a summary, for a detail question
 QUOTE_CAP = 0.7  # a detail question answered by a whole quote, no focused phrase found
 NO_OPTION_SUPPORT = 0.15  # multiple choice where no option is supported: still one, at most this
-LOOSE_AUDIO_SUPPORT = 0.15  # an option chosen by the audio's lean where no sentence is about the question
 EMBEDDING_ONLY_CAP = 0.35  # an option none of whose own words is in the evidence: resemblance only
 ELSEWHERE_WORD_SHARE = 0.25  # an option's words in a sentence about another thing count this much
 # "In which recording was <topic> mentioned?": when the evidence holds the topic (its things and
@@ -550,14 +549,6 @@ class Answerer:
             confidence = min(confidence, EMBEDDING_ONLY_CAP)
         if detail["guess"][best] > 0.0:
             caps["guess"] = round(detail["guess"][best], 3)
-        loose = hearing.loose if hearing is not None else None
-        if loose is not None and 0 <= loose < len(options) and confidence <= NO_OPTION_SUPPORT:
-            # no sentence about the question, and the written evidence names no option for it
-            # (a guess either way): the option the audio of the best-ranked sentences carries
-            # at the least cost is a better guess than an option's resemblance to other things
-            caps = {**caps, "audio_loose": hearing.loose_lead}
-            if loose != best:
-                best, confidence = loose, min(confidence, LOOSE_AUDIO_SUPPORT)
         letter = LETTERS[best]
         return Draft(
             answer=f"{letter}. {options[best]}",

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.listen_targets import about_the_question
-from episodic.retrieval.option_audio import OptionHearing, holds_option
-from episodic.retrieval.query_analysis import QueryAnalysis
+from episodic.retrieval.option_audio import OptionHearing
+from episodic.retrieval.query_analysis import STOPWORDS, QueryAnalysis, stem
+from episodic.retrieval.text_match import canonical_tokens
 
 LEAN_SUPPORT = 0.3  # an option chosen by a lead too small to call heard: a guess
 
@@ -44,6 +45,18 @@ class AudioLean:
     index: int
     lead: float
     claimed: list[bool]
+
+
+def _value_words(text: str) -> set[str]:
+    """The words of an option or sentence that carry its value, numbers folded into one key
+    ("forty-five dollars" → {"45", "dollar"})."""
+    return {stem(t) for t in canonical_tokens(text) if t not in STOPWORDS}
+
+
+def holds_option(option: str, text: str) -> bool:
+    """Whether ``text`` says ``option`` in full (every value word of it)."""
+    wanted = _value_words(option)
+    return bool(wanted) and wanted <= _value_words(text)
 
 
 def audio_lean(analysis: QueryAnalysis, options: Sequence[str], units: Sequence[Unit],

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from episodic.retrieval.query_analysis import STOPWORDS, stem, term_set
+from episodic.retrieval.query_analysis import STOPWORDS, term_set
 from episodic.retrieval.text_match import canonical_tokens
 
 MAX_OPTION_WORDS = 4
@@ -47,10 +47,6 @@ WINDOWS_TRIED = 4  # slot candidates scored per question (they may overlap: "2",
 # total log-probability lead of the best option's sentence to call it heard (e^3 ≈ 20× as
 # likely); on dev, options in the right sentence led by ≥ 3.8 when right, ≤ 2.1 when wrong
 MARGIN = 3.0
-# where no sentence is about the question: the few best-ranked sentences tried, and the lead
-# (in cost beyond the transcript, :func:`loose_lean`) an option needs over the best other one
-LOOSE_SENTENCES = 3
-LOOSE_LEAD = 0.5
 
 _ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
@@ -167,31 +163,10 @@ class OptionHearing:
     margin: float = 0.0
     reason: str = ""
     heard_in: str = ""  # the recalled sentence (as transcribed) the options were put into
-    # the transcript itself scored against the same audio (with ``relative=True``): what an
-    # option's sentence costs beyond what the recogniser heard
-    base: float | None = None
-    as_heard: list[bool] = field(default_factory=list)  # per option: its best sentence is the transcript's
-    # where no recalled sentence is about the question: the option the audio leans to over
-    # the few best-ranked sentences (:func:`loose_lean`), and its lead; a guess, never "heard"
-    loose: int | None = None
-    loose_lead: float = 0.0
 
     def to_dict(self) -> dict[str, object]:
         return {"scores": self.scores, "sentences": self.sentences, "heard": self.heard,
-                "margin": round(self.margin, 4), "reason": self.reason, "heard_in": self.heard_in,
-                "loose": self.loose, "loose_lead": round(self.loose_lead, 4)}
-
-
-def _value_words(text: str) -> set[str]:
-    """The words of an option or sentence that carry its value, numbers folded into one key
-    ("forty-five dollars" → {"45", "dollar"})."""
-    return {stem(t) for t in canonical_tokens(text) if t not in STOPWORDS}
-
-
-def holds_option(option: str, text: str) -> bool:
-    """Whether ``text`` says ``option`` in full (every value word of it)."""
-    wanted = _value_words(option)
-    return bool(wanted) and wanted <= _value_words(text)
+                "margin": round(self.margin, 4), "reason": self.reason, "heard_in": self.heard_in}
 
 
 def scoreable(options: Sequence[str]) -> bool:
@@ -200,8 +175,7 @@ def scoreable(options: Sequence[str]) -> bool:
 
 
 def hear_options(score, encoded, sentence: str, question: str, options: Sequence[str],
-                 language: str = "en", before: str = "", after: str = "",
-                 relative: bool = False) -> OptionHearing:
+                 language: str = "en", before: str = "", after: str = "") -> OptionHearing:
     """Score every option, each way it may be said, in the likely slots of ``sentence``
     against the audio; an option keeps its best sentence.
 
@@ -215,16 +189,12 @@ def hear_options(score, encoded, sentence: str, question: str, options: Sequence
     if not words or not windows:
         out.reason = "no slot"
         return out
-    heard_text = " ".join(filter(None, [before, *words, after]))
-    if relative:
-        out.base = score(encoded, [heard_text], language)[0]
     forms = [(k, form) for k, o in enumerate(options) for form in spoken_forms(o)[:MAX_FORMS]]
     for i, n in windows:
         texts = [" ".join(filter(None, [before, *words[:i], form, *words[i + n :], after])) for _, form in forms]
         for (k, _), text, s in zip(forms, texts, score(encoded, texts, language), strict=True):
             if s is not None and (out.scores[k] is None or s > out.scores[k]):
                 out.scores[k], out.sentences[k] = round(float(s), 4), text
-    out.as_heard = [text.lower() == heard_text.lower() for text in out.sentences]
     scored = sorted((s, k) for k, s in enumerate(out.scores) if s is not None)
     if len(scored) < 2:
         out.reason = "nothing scored"
@@ -236,36 +206,3 @@ def hear_options(score, encoded, sentence: str, question: str, options: Sequence
     else:
         out.reason = "too close"
     return out
-
-
-def loose_lean(hearings: Sequence[OptionHearing], options: Sequence[str]) -> tuple[int, float, int] | None:
-    """The option the audio leans to when no recalled sentence is about the question (its
-    things all misheard: "Oh my bought it, how else this morning?" for "Omar bought eight
-    novels this morning"), and its lead; None when too close.
-
-    Each of the few best-ranked sentences had every option put into its slots (``hearings``,
-    scored with ``relative=True``). What an option's best sentence costs beyond the transcript
-    itself (its score less ``base``) says how well the audio there carries it, comparably
-    across sentences: the misheard sentence that says the answer carries it almost as well as
-    its own garbled words ("ten to five" into "450 ohmaham and appointment with the
-    Malantiyya": −0.7), a sentence about something else carries no option well (−15 and
-    below). An option a sentence already says as written (or in words the transcript has
-    as they are: "10" in "at 10 to 6") costs nothing there and tells nothing: these sentences are not about the question, so it is that sentence's own value
-    ("At quarter past 8, Felix…" for "how many novels?") and is not counted there. The option
-    with the smallest cost anywhere leads the best other option by ``LOOSE_LEAD`` or is not
-    chosen. Returns (option, lead, the hearing it is best in)."""
-    n_options = len(options)
-    written = [[holds_option(o, h.heard_in) or (k < len(h.as_heard) and h.as_heard[k]) for k, o in enumerate(options)]
-               for h in hearings]
-    best = [(float("-inf"), -1)] * n_options
-    for j, h in enumerate(hearings):
-        if h.base is None or len(h.scores) != n_options:
-            continue
-        for k, s in enumerate(h.scores):
-            if s is not None and s - h.base > best[k][0] and not written[j][k]:
-                best[k] = (s - h.base, j)
-    ranked = sorted(((cost, k, j) for k, (cost, j) in enumerate(best) if j >= 0), reverse=True)
-    if len(ranked) < 2:
-        return None
-    lead = ranked[0][0] - ranked[1][0]
-    return (ranked[0][1], round(lead, 4), ranked[0][2]) if lead >= LOOSE_LEAD else None

@@ -111,13 +111,7 @@ from episodic.retrieval.listen_targets import (
     without_closing_phrase,
     without_cut_off_sentence,
 )
-from episodic.retrieval.option_audio import (
-    LOOSE_SENTENCES,
-    OptionHearing,
-    hear_options,
-    loose_lean,
-    scoreable,
-)
+from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.snippet_audio import (
     SAMPLE_RATE_HZ,
@@ -398,35 +392,8 @@ class Relistener:
             (None, None),
         )
         if memory is None or sentence is None:
-            return self._hear_loosely(analysis, question, options, targets, remaining)
-        return self._hear_in(memory, sentence, question, options)
-
-    def _hear_loosely(self, analysis: QueryAnalysis, question: str, options: Sequence[str],
-                      targets: Sequence[tuple[ShortTermMemory, list[Unit]]],
-                      remaining: Callable[[], float | None]) -> OptionHearing:
-        """No recalled sentence is about the question (its things misheard, or never said):
-        the options put into each of the few best-ranked sentences, and the audio's lean over
-        all of them (``option_audio.loose_lean``), within the request's time."""
-        out = OptionHearing(reason="no recalled sentence about the question")
-        said = [(m, u) for m, units in targets for u in units if u.modality == "speech" and u.text.strip()]
-        hearings = []
-        for memory, sentence in said[:LOOSE_SENTENCES]:
-            budget = self._budget(remaining)
-            if budget is not None and budget < OPTION_HEARING_S:
-                break
-            hearings.append(self._hear_in(memory, sentence, question, options, relative=True))
-        lean = loose_lean(hearings, options)
-        if lean is not None:
-            out.loose, out.loose_lead, at = lean
-            out.heard_in = hearings[at].heard_in
-            out.reason = "leans (no recalled sentence about the question)"
-        return out
-
-    def _hear_in(self, memory: ShortTermMemory, sentence: Unit, question: str, options: Sequence[str],
-                 relative: bool = False) -> OptionHearing:
-        """The options put into ``sentence`` of ``memory`` and scored against its audio."""
-        s = self.settings
-        out = OptionHearing()
+            out.reason = "no recalled sentence about the question"
+            return out
         before, after, t0, t1 = speech_around(memory, sentence)
         try:
             audio = memory_audio(memory, t0, t1, self.c.snippets.path_for)
@@ -438,7 +405,7 @@ class Relistener:
                 (p.language for p in memory.transcript if getattr(p, "language", "")), ""
             ) or s.asr_fallback_language or "en"
             return hear_options(scorer.loglik, scorer.encode(audio, whole_window=False), sentence.text, question, options, language,
-                                before=before, after=after, relative=relative)
+                                before=before, after=after)
         except (EpisodicError, OSError, RuntimeError, ValueError) as exc:  # CTranslate2: plain errors
             log.info("scoring options against the audio of %s failed: %s", memory.id, exc)
             out.reason = f"failed: {exc}"

@@ -16,10 +16,7 @@ import pytest
 from episodic import samples
 from episodic.config import load_settings
 from episodic.retrieval.option_audio import (
-    LOOSE_LEAD,
-    OptionHearing,
     hear_options,
-    loose_lean,
     number_words,
     scoreable,
     slot_windows,
@@ -99,33 +96,6 @@ def test_the_option_the_audio_carries_clearly_best_is_heard():
     assert h.heard == 0 and "starts at ten past twelve" in h.sentences[0]
     assert scoreable(OPTIONS) and not scoreable(["who takes care of the clipboard today", "x"])
     assert not scoreable(["312"])
-
-
-def test_where_no_sentence_is_about_the_question_the_audio_leans_over_the_best_ranked_ones():
-    """"Omar bought eight novels this morning." heard as "Oh my bought it, how else this
-    morning.": no recalled sentence holds the novels, so the options go into each of the best
-    few sentences and each is judged by what it costs beyond the transcript itself."""
-    question, options = "How many novels did Omar buy?", ["14", "8", "5", "2"]
-    own, other = "Oh my bought it, how else this morning.", "At quarter past 8, Felix meets the fisherman."
-
-    def score(_encoded, texts, _language):  # what the audio carries: the garble, "bought 8"
-        return [-16.0 if "bought 8" in t else -22.0 if "bought it" in t else -3.0 if "past 8, Felix" in t
-                else -30.0 for t in texts]
-
-    hearings = [hear_options(score, None, text, question, options, relative=True) for text in (own, other)]
-    assert hearings[0].base == -22.0 and hearings[0].scores[1] == -16.0  # 6 nats *better* than the garble
-    assert hearings[1].as_heard[1] and not hearings[1].as_heard[0]  # "8" put back where it is: as heard
-    option, lead, at = loose_lean(hearings, options)
-    assert (option, at) == (1, 0) and lead >= LOOSE_LEAD
-    # "8" written in the other sentence costs nothing there but is that sentence's own value:
-    # without the garbled sentence nothing is left to lean on
-    assert loose_lean(hearings[1:], options) is None
-
-    def close(_encoded, texts, _language):
-        return [-21.8 if "bought 8" in t or "bought 2" in t else -22.0 if "bought it" in t else -30.0 for t in texts]
-
-    assert loose_lean([hear_options(close, None, own, question, options, relative=True)], options) is None
-    assert loose_lean([OptionHearing(scores=[-1.0, -2.0, None, None])], options) is None  # no base: not scored
 
 
 @pytest.fixture(scope="module")

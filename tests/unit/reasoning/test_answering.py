@@ -1810,48 +1810,13 @@ def test_the_audio_of_the_sentence_about_the_question_decides_where_it_says_no_o
     heard = OptionHearing(scores=[-40.0, -30.0, -36.0, -38.0], heard=1, heard_in=own.text)
     assert audio_lean(analysis, options, [own, onion], heard) is None  # clearly heard: the audio vote stands
     # an option is said whichever way its number is written, and only in full
-    from episodic.retrieval.option_audio import holds_option
+    from episodic.reasoning.audio_lean import holds_option
 
     assert holds_option("45 dollars", "It costs forty-five dollars today.")
     assert not holds_option("45 dollars", "It costs 45 euros today.") and not holds_option("", "anything")
     # options the audio could not score (None) are never chosen by it
     unscored = OptionHearing(scores=[None, -31.6, None, -37.5], heard_in=own.text)
     assert audio_lean(analysis, options, [own, onion], unscored).index == 1
-
-
-def test_where_nothing_written_answers_the_audio_s_loose_lean_chooses_and_stays_a_guess():
-    """No recalled sentence holds what the question is about ("Oh my bought it, how else this
-    morning." for Omar's novels) and the written words support no option for it: the option
-    the audio of the best-ranked sentences leans to (retrieval/option_audio.loose_lean) is
-    chosen, at a guess's confidence. A clear written answer is never overruled by it."""
-    from episodic.config import Settings
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.reasoning.answer import (
-        LOOSE_AUDIO_SUPPORT,
-        NO_OPTION_SUPPORT,
-        NOT_ASKED,
-        Answerer,
-    )
-    from episodic.retrieval.detailed import TextScorer
-    from episodic.retrieval.option_audio import OptionHearing
-
-    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
-    options = ["14", "8", "5", "2"]
-    garbled = _unit("Oh my bought it, how else this morning?")
-    garbled.score, garbled.cos = 0.3, 0.3
-    analysis = _with_objects("How many novels did Omar buy this morning?")
-    leaning = OptionHearing(loose=1, loose_lead=1.8, heard_in=garbled.text)
-
-    plain = answerer.choose(analysis, options, [garbled], NOT_ASKED, "")
-    assert plain.confidence <= NO_OPTION_SUPPORT  # a guess either way
-    chosen = answerer.choose(analysis, options, [garbled], NOT_ASKED, "", hearing=leaning)
-    assert chosen.choice_index == 1 and chosen.caps.get("audio_loose") == 1.8, chosen
-    assert chosen.confidence <= LOOSE_AUDIO_SUPPORT
-    # the novels' sentence heard right: its words answer, whatever the lean
-    said = _unit("Omar bought 14 novels this morning.")
-    said.score, said.cos = 0.8, 0.8
-    written = answerer.choose(analysis, options, [said, garbled], NOT_ASKED, "", hearing=leaning)
-    assert written.choice_index == 0 and "audio_loose" not in written.caps, written
 
 
 def test_a_sentence_rules_out_only_the_option_it_matches_best():
