@@ -174,7 +174,34 @@ class StructuredAnswerer(TimeAnswers):
         chosen = super().listen_targets(analysis, options, recall, scope, reader)
         if chosen is not None:
             return chosen
+        about = getattr(analysis.shape, "pictured_while", "")
+        if about and options:
+            return self._anchor_targets(about, scope, reader, recall)
         return self._stream_targets(analysis, options, scope, reader)
+
+    def _anchor_targets(self, about: str, scope: Scope, reader: MemoryReader,
+                        recall: Sequence[Unit]) -> list[Unit] | None:
+        """"What picture was on screen while someone talked about Chen and the eggs?": the
+        sentence about X places the frames, and when none matches it well it was perhaps
+        misheard where it was said ("Can ordered high necks for the team."), most likely in
+        the sentences nearest to it by words and sound: up to ``LISTEN_PER_THING`` of those,
+        heard again with the question's words, may place it (as for order and which-stream
+        questions). None for streams too long to read whole."""
+        said: list[Unit] = []
+        for sid in reader.streams_in(scope):
+            said += [u for u in self._stream_units(sid, scope.t_min, scope.t_max, reader)
+                     if u.modality == "speech" and u.text.strip()]
+            if len(said) > LISTEN_SENTENCES_READ:
+                return None
+        if not said:
+            return []
+        match = self._match(about, said)
+        if float(np.max(match)) >= PLACED_WELL:
+            return []
+        # by all of X's words: "Chen and the eggs" is heard in "Can ordered high necks" (0.72)
+        # through its everyday word too, which the telling words alone ("Chen") miss
+        near = match + self._sounding_whole(about, said)
+        return one_per_memory([said[j] for j in np.argsort(-near)[:LISTEN_PER_THING]])
 
     def _stream_targets(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                         reader: MemoryReader) -> list[Unit] | None:

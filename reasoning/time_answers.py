@@ -445,6 +445,12 @@ class TimeAnswers(StructuredBase):
         return [max((sound_nearness(_content_words(o), u.text) for u in said), default=0.0) for o in options]
 
     @staticmethod
+    def _sounding_whole(thing: str, units: Sequence[Unit]) -> np.ndarray:
+        """How near each unit sounds to all of ``thing``'s content words, everyday ones too."""
+        said = _content_words(thing)
+        return np.array([sound_nearness(said, u.text) for u in units])
+
+    @staticmethod
     def _sounding(thing: str, units: Sequence[Unit]) -> np.ndarray:
         """How near each unit sounds to the telling words of ``thing`` (its less everyday
         ones, "backpack" of "who takes care of the backpack", else all its content words)."""

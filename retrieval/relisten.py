@@ -289,7 +289,9 @@ class Relistener:
         if s.relisten_max_memories <= 0:
             report.reason = "off"
             return
-        if not recall.units or not about_speech(analysis, recall.units, s.retrieval):
+        # sentences an answerer chose to hear again are speech whatever the question's type
+        # ("what picture was on screen while someone talked about X?" is a visual question)
+        if chosen is None and (not recall.units or not about_speech(analysis, recall.units, s.retrieval)):
             report.reason = "not about speech"
             return
         budget = self._budget(remaining)

@@ -1674,6 +1674,30 @@ def test_a_which_stream_question_names_the_sentence_it_may_have_misheard():
     assert answerer.listen_targets(_shaped(question), (), [], Scope(), reader) is None
 
 
+def test_a_picture_while_question_names_the_sentence_it_may_have_misheard():
+    """"What picture was on screen while someone talked about Chen and the eggs?": the
+    sentence about Chen's eggs places the frames; heard as "Can ordered high necks for the
+    team." it matches nothing, and is the sentence nearest to it by all its words' sound (the
+    telling word alone, "Chen", sounds like "then" and "when" everywhere): worth hearing again.
+    Said clearly: nothing ([])."""
+    from episodic.core.query import Scope
+
+    memories = [
+        _memory("garden-cam", 0.0, ["Please remember that the flower show begin at 10.20."]),
+        _memory("garden-cam", 10.0, ["And then one seemed to be in a good mood."]),
+        _memory("kitchen-cam", 0.0, ["Look, the timer is here when you want it."]),
+        _memory("kitchen-cam", 10.0, ["Can ordered high necks for the team."]),
+        _memory("kitchen-cam", 20.0, ["Amara will clean the ladle after lunch."])]
+    answerer, reader = _speech_answerer(memories)
+    options = ["coins", "an astronaut", "a cup of coffee", "a clock"]
+    question = "What picture was on screen while someone talked about Chen and the eggs?"
+    targets = answerer.listen_targets(_shaped(question), options, [], Scope(), reader)
+    assert targets and targets[0].text.startswith("Can ordered"), targets
+    assert len({u.memory_id for u in targets}) == len(targets) <= 2
+    said = "What picture was on screen while someone talked about Amara and the ladle?"
+    assert answerer.listen_targets(_shaped(said), options, [], Scope(), reader) == []
+
+
 def test_a_count_question_names_the_sentences_that_may_hide_a_mention():
     """"How many times was the printer mentioned in library-cam?": sentences that already
     mention it need nothing; of the others, the nearest to the printer ("Look, that minter in

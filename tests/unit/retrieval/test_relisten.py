@@ -85,6 +85,31 @@ def test_options_are_heard_only_in_a_sentence_about_the_question():
     assert not about_speech(a, [], load_settings().retrieval)
 
 
+def test_sentences_an_answerer_chose_are_heard_again_whatever_the_question_s_type():
+    """"What picture was on screen while someone talked about Chen and the eggs?" is a visual
+    question with visual evidence, so re-listening of its own accord does nothing; the
+    sentence its answerer names as perhaps misheard is speech, and is heard again."""
+    from episodic.memory.in_memory_store import InMemoryStore
+    from episodic.retrieval.detailed import Recall
+    from episodic.retrieval.relisten import Relistener
+
+    settings = load_settings()
+    a = _analysis("What picture was on screen while someone talked about Chen and the eggs?", QueryType.VIDEO)
+    frame = Unit("k", "k@0", 0.0, 4.0, "visual", "a scene; colours: orange")
+    frame.score = frame.cos = 0.4
+    said = Unit("k", "k@0", 1.0, 3.0, "speech", "Can ordered high necks for the team.")
+    assert not about_speech(a, [frame], settings.retrieval)
+    listener = Relistener(None, settings)  # the named sentence's memory is not stored here: no audio
+
+    def run(chosen):
+        return listener.run(a, np.ones(4, np.float32), a.question, ("coins", "a clock"), Recall([frame], "feature"),
+                            MemoryReader(InMemoryStore()), Scope(), None, lambda: 10.0, chosen=chosen)
+
+    assert run(None).reason == "not about speech"
+    assert run([said]).reason == "no recalled memory with stored audio"  # went on to read it
+    assert run([]).reason == "nothing unsure"
+
+
 def _memory(t0: float, t1: float, pieces: list[tuple[float, float, str]]) -> ShortTermMemory:
     return ShortTermMemory(
         id="s@000000000000", stream_id="s", t_start=t0, t_end=t1, vector=np.ones(4, np.float32),
