@@ -169,18 +169,17 @@ class StructuredAnswerer(TimeAnswers):
                        scope: Scope, reader: MemoryReader) -> list[Unit] | None:
         """The sentences worth hearing again before this question is answered (best first),
         ``[]`` when nothing is unsure, None to leave the choice to re-listening: order and
-        count questions (:class:`TimeAnswers`), then which-stream questions
-        (:meth:`_stream_targets`)."""
+        count questions (:class:`TimeAnswers`), then "what picture was on screen while …?"
+        (:meth:`_anchor_targets`), then which-stream questions (:meth:`_stream_targets`)."""
         chosen = super().listen_targets(analysis, options, recall, scope, reader)
         if chosen is not None:
             return chosen
         about = getattr(analysis.shape, "pictured_while", "")
         if about and options:
-            return self._anchor_targets(about, scope, reader, recall)
+            return self._anchor_targets(about, scope, reader)
         return self._stream_targets(analysis, options, scope, reader)
 
-    def _anchor_targets(self, about: str, scope: Scope, reader: MemoryReader,
-                        recall: Sequence[Unit]) -> list[Unit] | None:
+    def _anchor_targets(self, about: str, scope: Scope, reader: MemoryReader) -> list[Unit] | None:
         """"What picture was on screen while someone talked about Chen and the eggs?": the
         sentence about X places the frames, and when none matches it well it was perhaps
         misheard where it was said ("Can ordered high necks for the team."), most likely in

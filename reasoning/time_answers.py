@@ -442,7 +442,7 @@ class TimeAnswers(StructuredBase):
         in everyday words too: "Chen and the eggs" in "Can ordered high necks", 0.72, over
         "Chen's appointment with the baker", 0.66). Only ranks options already left by
         elimination, never matches one."""
-        return [max((sound_nearness(_content_words(o), u.text) for u in said), default=0.0) for o in options]
+        return [float(TimeAnswers._sounding_whole(o, said).max(initial=0.0)) for o in options]
 
     @staticmethod
     def _sounding_whole(thing: str, units: Sequence[Unit]) -> np.ndarray:
