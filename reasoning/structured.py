@@ -186,20 +186,31 @@ class StructuredAnswerer(TimeAnswers):
         the sentences nearest to it by words and sound: up to ``LISTEN_PER_THING`` of those,
         heard again with the question's words, may place it (as for order and which-stream
         questions). None for streams too long to read whole."""
+        said = self._said_in(reader.streams_in(scope), scope, reader)
+        if not said:
+            return said
+        # by all of X's words: "Chen and the eggs" is heard in "Can ordered high necks" (0.72)
+        # through its everyday word too, which the telling words alone ("Chen") miss
+        match = self._match(about, said)
+        return self._misheard_first(said, match, match + self._sounding_whole(about, said))
+
+    def _said_in(self, streams: Sequence[str], scope: Scope, reader: MemoryReader) -> list[Unit] | None:
+        """Every sentence said in ``streams`` within ``scope``; None past
+        ``LISTEN_SENTENCES_READ`` (streams too long to read whole)."""
         said: list[Unit] = []
-        for sid in reader.streams_in(scope):
+        for sid in streams:
             said += [u for u in self._stream_units(sid, scope.t_min, scope.t_max, reader)
                      if u.modality == "speech" and u.text.strip()]
             if len(said) > LISTEN_SENTENCES_READ:
                 return None
-        if not said:
-            return []
-        match = self._match(about, said)
+        return said
+
+    @staticmethod
+    def _misheard_first(said: Sequence[Unit], match: np.ndarray, near: np.ndarray) -> list[Unit]:
+        """Nothing when a sentence of ``said`` matches the thing well (``match``); else the
+        ``LISTEN_PER_THING`` nearest to it (``near``: words and sound), one per memory."""
         if float(np.max(match)) >= PLACED_WELL:
             return []
-        # by all of X's words: "Chen and the eggs" is heard in "Can ordered high necks" (0.72)
-        # through its everyday word too, which the telling words alone ("Chen") miss
-        near = match + self._sounding_whole(about, said)
         return one_per_memory([said[j] for j in np.argsort(-near)[:LISTEN_PER_THING]])
 
     def _stream_targets(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
@@ -218,18 +229,12 @@ class StructuredAnswerer(TimeAnswers):
         thing = subject_phrase(analysis.question, named)
         if len(named) < 2 or not thing:
             return None
-        said = [u for sid in named for u in self._stream_units(sid, scope.t_min, scope.t_max, reader)
-                if u.modality == "speech" and u.text.strip()]
-        if len(said) > LISTEN_SENTENCES_READ:
-            return None
+        said = self._said_in(named, scope, reader)
         if not said:
-            return []
+            return said
         # the question's cosine and the thing's words, matched once
         match = self._match(analysis.question, said, content_terms(thing))
-        if float(np.max(match)) >= PLACED_WELL:
-            return []
-        near = match + self._sounding(thing, said)
-        return one_per_memory([said[j] for j in np.argsort(-near)[:LISTEN_PER_THING]])
+        return self._misheard_first(said, match, match + self._sounding(thing, said))
 
     def _stream_by_sound(self, analysis: QueryAnalysis, options: Sequence[str], named: Sequence[str | None],
                          scope: Scope) -> Draft | None:
