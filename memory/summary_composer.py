@@ -40,7 +40,9 @@ TEMPLATE_WORDS = frozenset(
 # Sound kinds that say something a person would search for; speech is already the quote
 # and silence is the absence of everything.
 _SOUND_SKIP = {"speech", "silence", ""}
-_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+# a sentence ends at ".", "!" or "?" followed by a space or the end: "At 3.20, Tom …" is one
+# sentence (split at the point, the quote became "At 3. 20", which reads as three o'clock)
+_SENTENCE = re.compile(r"(?:[^.!?]|[.!?]+(?=[^\s.!?]))+[.!?]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.:,]\d+)*")
 _STOP = frozenset(
     ["a", "an", "the", "and", "or", "but", "if", "then", "so", "to", "of", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "i", "you", "he", "she", "we", "they", "me", "him", "her", "us", "them", "my", "your", "his", "our", "their", "what", "which", "who", "whom", "when", "where", "why", "how", "not", "no", "yes", "do", "does", "did", "have", "has", "had", "will", "would", "can", "could", "shall", "should", "may", "might", "must", "just", "very", "too", "also", "about", "into", "over", "under", "up", "down", "out", "off", "again", "all", "any", "some", "each", "few", "more", "most", "other", "such", "only", "own", "same", "than", "s", "t", "don", "now", "oh", "um", "uh", "okay", "ok", "well", "right"]

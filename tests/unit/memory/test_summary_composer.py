@@ -36,6 +36,13 @@ def test_key_sentence_prefers_names_and_numbers():
     assert key_sentence("") == ""
 
 
+def test_a_point_inside_a_number_does_not_end_the_quoted_sentence():
+    # split at "3.", the quote read "At 3. 20, Tom …": three o'clock to an answerer
+    said = "At 3.20, Tom has an appointment with the caretaker. It costs 4.50 euros."
+    assert key_sentence(said) == "At 3.20, Tom has an appointment with the caretaker. It costs 4.50 euros"
+    assert key_sentence("Hello there Anna. See you at 8.15!") == "Hello there Anna. See you at 8.15!"
+
+
 def test_composed_summary_is_grounded_in_every_part_of_the_memory():
     m = _memory(
         transcript=[
