@@ -84,6 +84,7 @@ from episodic.retrieval.query_analysis import (
     content_terms,
     overlap,
     satisfies_kind,
+    term_set,
 )
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,19 @@ def _quote(unit: Unit) -> str:
 
 
 _ON_SCREEN = re.compile(r'On screen: "([^"]+)"')
+# a composed summary's "Seen: …" part (memory/summary_composer.py): the key frames' colours,
+# labels and movement, never what anyone said
+_SEEN_PART = re.compile(r"\bSeen: [^.]*\.?")
+
+
+def _option_terms_of(unit: Unit, about_speech: bool) -> set[str]:
+    """The words of ``unit`` an option may be found in. For a question about what was said,
+    a summary's "Seen" part is not among them: "What colour did Amara paint the fishing net?"
+    is not answered "blue" by "Seen: a picture in green, blue, grey", the colours of the
+    frames beside a sentence that misheard "pink"."""
+    if about_speech and unit.modality == "summary" and "Seen: " in unit.text:
+        return term_set(_SEEN_PART.sub(" ", unit.text))
+    return unit.terms
 # "when was the sign on screen?" asks for the moment, not for what the sign says
 _ASKS_MOMENT = re.compile(r"^\s*(?:when\b|at what (?:time|point|moment)\b|what time (?:was|were|is|are)\b)", re.I)
 
@@ -606,7 +620,9 @@ class Answerer:
         caps = [min(c, OBJECT_ELSEWHERE) if off else c for c, off in zip(caps, elsewhere, strict=True)]
         option_terms = [content_terms(o, drop=terms) for o in options]
         shared = set.intersection(*(set(t) for t in option_terms)) if option_terms else set()
-        ev_terms = [u.terms | (u.anchor.terms if u.anchor is not None else set()) for u in evidence]
+        about_speech = "visual" not in analysis.preferred_modalities
+        ev_terms = [_option_terms_of(u, about_speech) | (u.anchor.terms if u.anchor is not None else set())
+                    for u in evidence]
         # the classifier's unsure guesses, where the question is about what was shown
         guessed = (
             guess_support(options, evidence, self.scorer)

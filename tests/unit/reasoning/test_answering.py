@@ -281,6 +281,27 @@ def test_a_room_said_in_words_is_the_option_written_in_digits():
     assert scores[1] > max(scores[0], scores[2], scores[3]) + 0.2, scores
 
 
+def test_the_colours_seen_beside_a_misheard_sentence_do_not_answer_what_was_said():
+    """A summary quotes "Amara painted the fishing net pink" misheard; its "Seen" part lists
+    the frames' colours. Asked what was said, those colours are no option's evidence; asked
+    what was shown, they are."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import Answerer
+    from episodic.retrieval.detailed import TextScorer
+
+    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
+    summary = _unit('Someone says "Am I repainted the fishing net being?". Seen: a picture in green, blue, grey, '
+                    'camera panning. Heard: background noise.', modality="summary")
+    summary.score, summary.cos = 0.8, 0.8
+    options = ["blue", "pink", "red", "black"]
+    _, said = answerer.option_scores(_analysis("What colour did Amara paint the fishing net?"), options, [summary], None)
+    assert said["lex"][0] == 0.0 and max(said["support"]) < 0.5, said["support"]
+    _, seen = answerer.option_scores(_analysis("What colour was the picture on screen?", QueryType.VIDEO), options,
+                                     [summary], None)
+    assert seen["lex"][0] == 1.0
+
+
 @pytest.mark.parametrize("question, key", [
     ("Where did Omar put the watering can?", 0.0),  # Omar is named, but in another memory
     ("Where did Tom put the watering can?", 0.0),  # … Tom nowhere (a short name counts too)
