@@ -401,6 +401,19 @@ def name_like(word: str, capitalised: bool = False) -> bool:
     return capitalised or not is_common(w)
 
 
+# "-ng" where no vowel follows is said, and heard, as a plain "n" as often as not ("lawn" heard
+# as "long", "robin" as "rubbing"); Metaphone spells it "NK", which puts a slip of one sound at
+# two letters of the key. The key of a word with it folded to "n" keeps such slips one letter.
+_NG_BEFORE_CONSONANT = re.compile(r"ng(?![aeiouy])")
+
+
+@lru_cache(maxsize=65536)
+def sound_key(word: str) -> str:
+    """The Metaphone key of ``word`` (lower case letters, or several written together) with
+    "ng" before a consonant or at the end folded to "n": "longmore" LNMR, as "lawn more"."""
+    return jellyfish.metaphone(_NG_BEFORE_CONSONANT.sub("n", word.lower()))
+
+
 @lru_cache(maxsize=65536)
 def sounds_alike(a: str, b: str) -> bool:
     """Two words a listener could confuse: the same Metaphone key with similar spelling
@@ -412,7 +425,7 @@ def sounds_alike(a: str, b: str) -> bool:
     if min(len(a), len(b)) < MIN_NAME_CHARS or not (a.isalpha() and b.isalpha()):
         return False
     jw = jellyfish.jaro_winkler_similarity(a, b)
-    if jellyfish.metaphone(a) == jellyfish.metaphone(b) and jw >= 0.75:
+    if sound_key(a) == sound_key(b) and jw >= 0.75:
         return True
     return jw >= 0.9 and jellyfish.levenshtein_distance(a, b) <= 1
 
@@ -431,7 +444,7 @@ def loosely_alike(a: str, b: str) -> bool:
         return True
     if min(len(a), len(b)) < 3 or not (a.isalpha() and b.isalpha()):
         return False
-    ka, kb = jellyfish.metaphone(a), jellyfish.metaphone(b)
+    ka, kb = sound_key(a), sound_key(b)
     if not ka or not kb or ka[0] != kb[0] or max(len(ka), len(kb)) < 3:
         return False  # two-sound keys say too little ("Tom"/"Diego": TM / TK)
     return 1.0 - jellyfish.levenshtein_distance(ka, kb) / max(len(ka), len(kb)) >= LOOSE_KEY_SIM
@@ -444,8 +457,8 @@ def sound_nearness(words: Iterable[str], text: str) -> float:
     lamp": 0.63; "backpack" in "the mark part": BKPK / MRKPRT, 0.61). Too loose to match by
     (it cannot tell "minter" from "painted"); it only ranks sentences that may hold a word
     misheard, for listening again."""
-    heard = [k for k in (jellyfish.metaphone(w) for w, _ in words_and_pairs(name_words(text)) if len(w) >= 3) if k]
-    keys = [k for k in (jellyfish.metaphone(w) for w in words if len(w) >= 3) if k]
+    heard = [k for k in (sound_key(w) for w, _ in words_and_pairs(name_words(text)) if len(w) >= 3) if k]
+    keys = [k for k in (sound_key(w) for w in words if len(w) >= 3) if k]
     if not heard or not keys:
         return 0.0
     return sum(max(jellyfish.jaro_winkler_similarity(k, h) for h in heard) for k in keys) / len(keys)
@@ -524,7 +537,7 @@ PHRASE_MAX_WORDS = 3
 
 @lru_cache(maxsize=65536)
 def _metaphone(joined: str) -> str:
-    return jellyfish.metaphone(joined)
+    return sound_key(joined)
 
 
 def _content_runs(text: str, function_words: frozenset[str]) -> list[list[str]]:

@@ -7,7 +7,7 @@ import pytest
 
 from episodic.retrieval.detailed import fuzzy_found
 from episodic.retrieval.query_analysis import STOPWORDS, term_set
-from episodic.retrieval.text_match import sound_phrase_hits
+from episodic.retrieval.text_match import sound_key, sound_phrase_hits
 
 
 @pytest.mark.parametrize(
@@ -17,6 +17,8 @@ from episodic.retrieval.text_match import sound_phrase_hits
         ("When is Ruth meeting the caretaker?", "Root is leaving the care maker at eleven.", {"caretaker"}),
         ("Which colour is the watering can?", "that wandering can blew", {"watering"}),
         ("In what room is the ferry crossing?", "The fairy crossing is in room 316.", {"ferry", "crossing"}),
+        # two words heard as one, with "-wn" heard as "-ng": Metaphone alone keys them LNMWR / LNKMR
+        ("How many times was the lawn mower mentioned?", "There is no longmore again.", {"lawn", "mower"}),
     ],
 )
 def test_a_misheard_phrase_or_long_word_is_found(question: str, heard: str, found: set[str]) -> None:
@@ -31,6 +33,7 @@ def test_a_misheard_phrase_or_long_word_is_found(question: str, heard: str, foun
         ("What did the baker bake?", "He rode a bike."),  # short words never match alone
         ("What is the price of the seed packet?", "The seed packet costs 32 pounds."),  # exact: not "misheard"
         ("Where is the station?", "The nation was proud."),  # another first sound
+        ("Where is the singer?", "Look, the sinner is here."),  # "ng" before a vowel is no "n"
         ("", "anything at all"),
         ("What is the price of the seed packet?", ""),
     ],
@@ -77,3 +80,11 @@ def test_names_a_re_hearing_would_lose(old: str, new: str, asked: list[str], los
     from episodic.retrieval.listen_targets import names_lost
 
     assert names_lost(old, new, asked) == lost
+
+
+@pytest.mark.parametrize(
+    ("word", "key"),
+    [("longmore", "LNMR"), ("rubbing", "RBN"), ("lawnmower", "LNMWR"), ("singer", "SNJR"), ("Long", "LN")],
+)
+def test_sound_keys_fold_ng_before_a_consonant_or_at_the_end_to_n(word: str, key: str) -> None:
+    assert sound_key(word) == key
