@@ -147,6 +147,8 @@ def _quote(unit: Unit) -> str:
 
 
 _ON_SCREEN = re.compile(r'On screen: "([^"]+)"')
+# "when was the sign on screen?" asks for the moment, not for what the sign says
+_ASKS_MOMENT = re.compile(r"^\s*(?:when\b|at what (?:time|point|moment)\b|what time (?:was|were|is|are)\b)", re.I)
 # a composed summary's "Seen: …" part (memory/summary_composer.py): the key frames' colours,
 # labels and movement, never what anyone said
 _SEEN_PART = re.compile(r"\bSeen: [^.]*\.?")
@@ -160,8 +162,6 @@ def _option_terms_of(unit: Unit, about_speech: bool) -> set[str]:
     if about_speech and unit.modality == "summary" and "Seen: " in unit.text:
         return term_set(_SEEN_PART.sub(" ", unit.text))
     return unit.terms
-# "when was the sign on screen?" asks for the moment, not for what the sign says
-_ASKS_MOMENT = re.compile(r"^\s*(?:when\b|at what (?:time|point|moment)\b|what time (?:was|were|is|are)\b)", re.I)
 
 
 def reads_text(analysis: QueryAnalysis) -> bool:
