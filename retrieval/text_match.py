@@ -535,11 +535,6 @@ PHRASE_SPELLING_JW = 0.75  # Jaro–Winkler of the words written together
 PHRASE_MAX_WORDS = 3
 
 
-@lru_cache(maxsize=65536)
-def _metaphone(joined: str) -> str:
-    return sound_key(joined)
-
-
 def _content_runs(text: str, function_words: frozenset[str]) -> list[list[str]]:
     """Runs of adjacent content words (no function word, digit or punctuation between)."""
     runs: list[list[str]] = []
@@ -570,7 +565,7 @@ def _query_phrases(query_text: str, function_words: frozenset[str]) -> tuple[tup
                 spelled = "".join(phrase)
                 if len(phrase) == 1 and len(spelled) < PHRASE_WORD_MIN_CHARS:
                     continue
-                key = _metaphone(spelled)
+                key = sound_key(spelled)
                 if len(key) >= PHRASE_MIN_KEY:
                     out.append((phrase, spelled, key))
     return tuple(out)
@@ -604,7 +599,7 @@ def _heard_grams(evidence_text: str) -> tuple[frozenset[str], Grams]:
         by_sound: dict[str, list[tuple[str, str]]] = {}
         for k in range(len(heard) - n + 1):
             joined = "".join(heard[k:k + n])
-            key = _metaphone(joined)
+            key = sound_key(joined)
             by_sound.setdefault(key[:1], []).append((joined, key))
         grams.append({first: tuple(v) for first, v in by_sound.items()})
     return frozenset(heard), tuple(grams)
