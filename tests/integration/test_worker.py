@@ -356,13 +356,18 @@ def test_two_workers_share_three_streams(kafka, media, reference, tmp_path, shar
     sids = SHORT  # one per partition of three
     sources = {sid: media[sid] for sid in sids}
     kafka_io.ensure_topics(s)
-    workers = [start_cli("worker", "--exit-when-idle", "6", data=data, env=env) for _ in range(2)]
+    # A worker with nothing to do for --exit-when-idle seconds after joining leaves, and the
+    # other takes its partitions: the three streams are pushed from this process (no start-up
+    # per push) and the idle limit leaves room for a loaded machine (three `episodic push`
+    # processes one after another took longer than 6 s in CI: the worker whose stream came
+    # last had already left, and the other did all the work)
+    workers = [start_cli("worker", "--exit-when-idle", "20", data=data, env=env) for _ in range(2)]
     try:
         logs = [Lines(w) for w in workers]
         for log in logs:
             log.wait_for(r"assigned \[.+\]", timeout_s=180)
         for sid, path in sources.items():
-            _push(path, sid, s, data)
+            push_source(str(path), sid, s)
         texts = _finish_all(logs, timeout_s=360)
     finally:
         for w in workers:
