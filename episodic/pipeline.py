@@ -124,11 +124,12 @@ class StreamRunner:
     """The chunks of one stream, in order → stored memories (see :mod:`stream.chunks`).
 
     Used by embedded ingest and by the Kafka worker alike. Every ``checkpoint_interval_s``
-    of stream time, at the first chunk that starts at a keyframe where the open segment is
-    already a legal length and nobody is mid-sentence (up to ``CHECKPOINT_SPEECH_DEFER``
-    later), the runner closes the open segment, stores everything, records a
-    :class:`Checkpoint` with the stream and starts afresh (decoder state, segmenter,
-    consolidation): the point a restarted worker resumes from, bit for bit.
+    of stream time, at the first chunk that starts at a keyframe where the open segment (the
+    stretch after the last boundary decided or visual cut seen, so that closing it there
+    moves no cut) is already a legal length and nobody is mid-sentence (up to
+    ``CHECKPOINT_SPEECH_DEFER`` later), the runner closes the open segment, stores
+    everything, records a :class:`Checkpoint` with the stream and starts afresh (decoder
+    state, segmenter, consolidation): the point a restarted worker resumes from, bit for bit.
 
     :meth:`feed` drops chunks it has already seen (a duplicate delivery, a producer retry)
     and notes gaps; a :class:`~stream.media_chunk.ChunkError` from a corrupt chunk propagates
@@ -290,10 +291,11 @@ class StreamRunner:
             chunk.seq > self.checkpoint.seq
             and (chunk.keyframe or not chunk.has_video)
             and since >= s.checkpoint_interval_s
-            and chunk.t_start - self.ingestor.segmenter.open_since >= s.segment_min_s
         ):
             return False
         self.settle()  # what follows reads the segmenter
+        if chunk.t_start - self.ingestor.segmenter.tail_since < s.segment_min_s:
+            return False
         # A restart closes the open segment at this chunk's start whatever is being said there;
         # while someone is mid-sentence wait for a later keyframe (bounded, so talk radio or a
         # music bed the detector takes for speech still gets its checkpoints).

@@ -379,6 +379,7 @@ def make_recording(
     container_options: dict[str, str] | None = None,
     noise_seed: int = 0,
     keyframe_interval: int | None = None,
+    audio_options: dict[str, str] | None = None,
 ) -> Truth:
     """Write a recording of ``scenes`` with ``speech`` to ``path`` and return its truth.
 
@@ -386,7 +387,10 @@ def make_recording(
     ``vcodec``/``acodec`` default to what the container expects (libx264 + aac, or
     libvpx-vp9 + libopus for .webm, pcm_s16le for .wav). ``container_options`` go to the
     muxer (e.g. ``{"movflags": "faststart"}``). ``keyframe_interval``: frames between video
-    keyframes (default 2 s; phones and cameras write 250).
+    keyframes (default 2 s; phones and cameras write 250). ``audio_options`` go to the audio
+    encoder (e.g. ``{"aac_pns": "0"}``: FFmpeg's AAC encoder otherwise codes noise-like bands
+    as noise that the decoder draws from a generator of its own, so decoding a file in chunks,
+    each with a fresh decoder, gives slightly different samples than decoding it whole).
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -435,7 +439,7 @@ def make_recording(
             vstream.pix_fmt = _PIXEL_FORMATS.get(vcodec, "yuv420p")
             vstream.codec_context.time_base = 1 / rate
         if audio:
-            astream = out.add_stream(acodec, rate=audio_rate_hz, layout="mono")
+            astream = out.add_stream(acodec, rate=audio_rate_hz, layout="mono", options=audio_options or {})
             astream.codec_context.time_base = Fraction(1, audio_rate_hz)
         a_pos = 0
 

@@ -139,6 +139,11 @@ class BoundaryPlanner:
         return self._held
 
     @property
+    def last_edge(self) -> float:
+        """The latest known segment edge: the open segment's start or a visual cut after it."""
+        return max([self.t0, *self._cuts])
+
+    @property
     def pending_start(self) -> float:
         """Earliest time not yet released in a span (the held segment's start)."""
         return self._held.t_start if self._held is not None else self.t0
@@ -368,6 +373,15 @@ class StreamSegmenter:
     def open_since(self) -> float:
         """Stream time of the earliest data not yet emitted in a segment."""
         return self.planner.pending_start
+
+    @property
+    def tail_since(self) -> float:
+        """Where the last segment would start if the segmenter were closed now: after the last
+        boundary decided or visual cut seen (a cut is known before it is decided, which waits
+        for the audio after it). A close leaves ``[tail_since, now)`` a segment of its own when
+        it is at least ``segment_min_s`` long; a shorter tail is merged into the segment before
+        it and the two are split again, off the visual cut between them."""
+        return self.planner.last_edge
 
     @property
     def emitted_until(self) -> float:

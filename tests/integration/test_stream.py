@@ -337,6 +337,20 @@ def test_planner_visual_cut_closes_immediately_but_is_held_back() -> None:
     assert spans_of(p.finish(20.0)) == [(6.0, 13.0, "visual"), (13.0, 20.0, "end")]
 
 
+def test_a_cut_waiting_for_the_audio_after_it_is_already_the_last_edge() -> None:
+    """A visual cut is decided only once the audio after it shows it is not inside a sentence;
+    until then the segment a close would end with starts at the cut, not at the open
+    segment's start (a checkpoint placed from the open segment's start cut off a 2 s tail
+    and re-split the memory before it, off the cut)."""
+    p = BoundaryPlanner(SETTINGS, speech=lambda a, b: [])
+    p.add(Boundary(8.0, "visual", 0.9))
+    assert p.advance(8.5) == [] and p.t0 == 0.0  # undecided: no audio after the cut yet
+    assert p.last_edge == 8.0
+    assert spans_of(p.finish(13.0)) == [(0.0, 8.0, "visual"), (8.0, 13.0, "end")]
+    q = BoundaryPlanner(SETTINGS)
+    assert q.last_edge == 0.0
+
+
 def test_planner_long_span_split_at_longest_pause() -> None:
     pauses = [pause(7.0, 0.4), pause(8.5, 0.8), pause(11.5, 2.0)]  # the last is out of range
     p = BoundaryPlanner(SETTINGS)

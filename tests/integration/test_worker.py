@@ -251,13 +251,18 @@ def test_push_then_worker_stores_what_ingest_stores(kafka, media, reference, tmp
 def test_a_phone_length_gop_is_pushed_re_encoded_and_remembered_as_ingest_does(kafka, tmp_path):
     """Keyframes 250 frames apart at 720p: too much between two keyframes for one Kafka chunk
     here, so push re-encodes the video (and says so) instead of refusing the recording; the
-    worker remembers what embedded ingest of the same file remembers."""
+    worker remembers what embedded ingest of the same file remembers, its checkpoint (every
+    10 s here) placed so that the scene cut at 8 s stays a memory's edge.
+
+    The audio is AAC without noise substitution: with it, the worker's 1 s chunks and
+    ingest's one 14 s chunk decode the noise bands from freshly seeded generators at
+    different places, and Whisper hears the two slightly different waveforms differently."""
     path = tmp_path / "phone.mp4"
     samples.make_recording(
         path,
         [samples.Scene(8, seed=3, text="PLATFORM 7"), samples.Scene(6, seed=4, tint=(200, 60, 60))],
         [samples.Speech(1.0, "The train to Oxford leaves from platform seven.")],
-        width=1280, height=720, keyframe_interval=250,
+        width=1280, height=720, keyframe_interval=250, audio_options={"aac_pns": "0"},
     )
     env = {**_kafka_env(kafka), "EPISODIC_CHUNK_MAX_BYTES": str(150 * 1024)}
     data = tmp_path / "worker"
@@ -274,6 +279,8 @@ def test_a_phone_length_gop_is_pushed_re_encoded_and_remembered_as_ingest_does(k
     assert said == " ".join(m[3] for m in want).split() and "platform" in " ".join(said).lower()
     assert "PLATFORM" in " ".join(m[5] for m in got)
     assert (got[0][1], got[-1][2]) == pytest.approx((want[0][1], want[-1][2]), abs=0.1)
+    assert any(m[2] == pytest.approx(8.0, abs=0.1) for m in want)  # the scene cut...
+    assert any(m[2] == pytest.approx(8.0, abs=0.1) for m in got)  # ...kept across the checkpoint
 
 
 # -- kill -9 in the middle of a stream ------------------------------------------------------------
