@@ -391,7 +391,7 @@ def test_a_restarted_push_continues_its_stream_and_a_resumed_runner_numbers_it_t
         [samples.Speech(1.0, "Maria parked the red bicycle."), samples.Speech(24.0, "The library closes at six.")],
     )
     samples.make_recording(
-        second_rec, [samples.Scene(8, seed=7, text="MARKET"), samples.Scene(8, seed=8)],
+        second_rec, [samples.Scene(8, seed=7, text="MARKET"), samples.Scene(8, seed=8), samples.Scene(6, seed=9)],
         [samples.Speech(1.0, "Fresh bread is sold at the market.")],
     )
     settings = load_settings(data_dir=tmp_path / "a", checkpoint_interval_s=10.0)
@@ -409,7 +409,7 @@ def test_a_restarted_push_continues_its_stream_and_a_resumed_runner_numbers_it_t
     whole.store.upsert_stream(runner.stream_info())
     expected = _records(whole.store, "cam-s")
     memories = expected[0]
-    assert abs(max(m[2] for m in memories) - (spliced_at + 16.0)) < 0.2  # both recordings, in order
+    assert abs(max(m[2] for m in memories) - (spliced_at + 22.0)) < 0.2  # both recordings, in order
     said = [m for m in memories if "market" in m[3].lower()]  # "Fresh bread is sold at the market."
     assert said and all(m[2] > spliced_at + 1.0 for m in said), [(m[1], m[2], m[3], m[5]) for m in memories]
     assert any("bicycle" in m[3].lower() and m[2] <= spliced_at + 0.5 for m in memories), memories
@@ -421,7 +421,8 @@ def test_a_restarted_push_continues_its_stream_and_a_resumed_runner_numbers_it_t
     crashed = Components(settings.replace(data_dir=tmp_path / "b"))
     crashed.ensure_schema()
     doomed = StreamRunner("cam-s", crashed)
-    for c in first + second[:7]:
+    # (a checkpoint waits until segment_min_s after the last scene cut: 30 s here, chunk 15)
+    for c in first + second[:9]:
         doomed.feed(c)
     del doomed
     stored = crashed.store.get_stream("cam-s")
