@@ -176,23 +176,47 @@ class StructuredAnswerer(TimeAnswers):
             return chosen
         about = getattr(analysis.shape, "pictured_while", "")
         if about and options:
-            return self._anchor_targets(about, scope, reader)
+            return self._anchor_targets(about, options, scope, reader)
         return self._stream_targets(analysis, options, scope, reader)
 
-    def _anchor_targets(self, about: str, scope: Scope, reader: MemoryReader) -> list[Unit] | None:
+    def _anchor_targets(self, about: str, options: Sequence[str], scope: Scope,
+                        reader: MemoryReader) -> list[Unit] | None:
         """"What picture was on screen while someone talked about Chen and the eggs?": the
         sentence about X places the frames, and when none matches it well it was perhaps
         misheard where it was said ("Can ordered high necks for the team."), most likely in
         the sentences nearest to it by words and sound: up to ``LISTEN_PER_THING`` of those,
         heard again with the question's words, may place it (as for order and which-stream
-        questions). None for streams too long to read whole."""
+        questions). The answer is one of the pictures offered, so the sentences said while
+        one of them was clearly on screen come first ("Pre-op into the lid open." under the
+        cat, for "the colour of Priya's ladle", sounds no nearer to it than the stream's other
+        sentences). None for streams too long to read whole."""
         said = self._said_in(reader.streams_in(scope), scope, reader)
         if not said:
             return said
         # by all of X's words: "Chen and the eggs" is heard in "Can ordered high necks" (0.72)
         # through its everyday word too, which the telling words alone ("Chen") miss
         match = self._match(about, said)
-        return self._misheard_first(said, match, match + self._sounding_whole(about, said))
+        near = match + self._sounding_whole(about, said)
+        nearest = self._misheard_first(said, match, near)
+        if not nearest:
+            return nearest
+        under = self._said_under_options(options, said, scope)
+        first = [said[j] for j in sorted(under, key=lambda j: -near[j])[:LISTEN_PER_THING]]
+        return one_per_memory(first + nearest)
+
+    def _said_under_options(self, options: Sequence[str], said: Sequence[Unit], scope: Scope) -> list[int]:
+        """Indexes of the sentences of ``said`` spoken while a key frame clearly showing one of
+        the ``options`` was on screen: the option named in its description, or guessed at
+        ``SURE_GUESS`` or more."""
+        frames = self._visual_units(sorted({u.stream_id for u in said}), scope)
+        if not frames or not options:
+            return []
+        guessed = guess_support(options, frames, self.scorer)
+        terms = [content_terms(o) for o in options]
+        shown = [f for i in range(len(options)) for j, f in enumerate(frames)
+                 if (terms[i] and overlap(terms[i], f.terms) >= 1.0) or float(guessed[i][j]) >= SURE_GUESS]
+        return [k for k, u in enumerate(said)
+                if any(f.stream_id == u.stream_id and f.t_start < u.t_end and u.t_start < f.t_end for f in shown)]
 
     def _said_in(self, streams: Sequence[str], scope: Scope, reader: MemoryReader) -> list[Unit] | None:
         """Every sentence said in ``streams`` within ``scope``; None past

@@ -158,6 +158,14 @@ def _language_of(pieces: Sequence[TranscriptPiece]) -> str:
     return max(counts, key=lambda k: counts[k]) if counts else ""
 
 
+def options_to_hear(analysis: QueryAnalysis, options: Sequence[str]) -> Sequence[str]:
+    """The options the recogniser may be told to expect: none when they are pictures seen
+    while something was said ("what picture was on screen while someone talked about X?");
+    told to expect "a rocket, coins, a cat", it heard "Priya painted the ladle pink" as
+    "… the little pink", the words the question asked about lost."""
+    return () if getattr(analysis.shape, "pictured_while", "") else options
+
+
 def within_hint(old_score: float, new_score: float, added: set[str], tolerance: float) -> bool:
     """Whether a re-hearing that adds the question's words ``added`` scores close enough to
     the old transcript to answer this question: ``tolerance`` below it per word added, up to
@@ -306,7 +314,8 @@ class Relistener:
         if not targets:
             report.reason = "no recalled memory with stored audio"
             return
-        words = hot_words(question, options)
+        said_options = options_to_hear(analysis, options)
+        words = hot_words(question, said_options)
         report.hotwords = words
         rec = self.recognizer()
         model_id = str(getattr(rec, "model_id", type(rec).__name__))
@@ -337,7 +346,7 @@ class Relistener:
         if budget is not None and budget < self.estimate_s(model_id):
             report.reason, report.cut = "no time left", True
             return
-        bias = self._bias(question, options, words)
+        bias = self._bias(question, said_options, words)
         heard = self._hear_together(clips, bias, model_id)
         started = time.perf_counter()
         for (memory, span), (audio, pieces, share) in zip(clips, heard, strict=True):
@@ -375,6 +384,9 @@ class Relistener:
         out = OptionHearing()
         if not s.relisten_score_options or not scoreable(options):
             out.reason = "off" if not s.relisten_score_options else "options too long"
+            return out
+        if not options_to_hear(analysis, options):
+            out.reason = "the options are pictures"
             return out
         if not recall.units or not (about_speech(analysis, recall.units, s.retrieval) or said_of_someone(analysis)):
             out.reason = "not about speech"

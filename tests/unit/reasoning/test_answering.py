@@ -1719,6 +1719,33 @@ def test_a_picture_while_question_names_the_sentence_it_may_have_misheard():
     assert answerer.listen_targets(_shaped(said), options, [], Scope(), reader) == []
 
 
+def test_a_picture_while_question_hears_first_what_was_said_under_an_offered_picture():
+    """"What picture was on screen while someone talked about the colour of Priya's ladle?"
+    with the sentence heard as "Pre-op into the lid open.": by words and sound the sentences
+    naming Priya are nearer to it, but the answer is one of the pictures offered, so the
+    sentence said while one of them (the cat) was clearly on screen is heard again first."""
+    from episodic.core.query import Scope
+
+    def memories(under_the_cat: str) -> list:
+        out = [_memory("kitchen-cam", 0.0, ["Priya will clean the apron after lunch."]),
+               _memory("kitchen-cam", 10.0, ["Priya ordered seven onions for the team."]),
+               _memory("kitchen-cam", 20.0, ["Pre-op into the lid open."]),
+               _memory("kitchen-cam", 30.0, ["Look, the timer is here."])]
+        out[2].frames[0].description = f"{under_the_cat}; colours: orange"
+        return out
+
+    options = ["a rocket", "coins", "a cat", "a cup of coffee"]
+    question = "What picture was on screen while someone talked about the colour of Priya's ladle?"
+    answerer, reader = _speech_answerer(memories("a cat"))
+    targets = answerer.listen_targets(_shaped(question), options, [], Scope(), reader)
+    assert targets and targets[0].text == "Pre-op into the lid open.", targets
+    assert len({u.memory_id for u in targets}) == len(targets)
+    # no offered picture seen there: only the nearest by words and sound, as before
+    answerer, reader = _speech_answerer(memories("a scene"))
+    targets = answerer.listen_targets(_shaped(question), options, [], Scope(), reader)
+    assert targets and targets[0].text != "Pre-op into the lid open.", targets
+
+
 def test_a_count_question_names_the_sentences_that_may_hide_a_mention():
     """"How many times was the printer mentioned in library-cam?": sentences that already
     mention it need nothing; of the others, the nearest to the printer ("Look, that minter in

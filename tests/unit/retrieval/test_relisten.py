@@ -39,7 +39,7 @@ from episodic.retrieval.query_analysis import (
     key_terms_of,
     object_terms_of,
 )
-from episodic.retrieval.relisten import RelistenReport, within_hint
+from episodic.retrieval.relisten import RelistenReport, options_to_hear, within_hint
 from episodic.retrieval.transcript_versions import cached_version, record_version
 from episodic.services.qa import HINTED_CONFIDENCE_CAP
 
@@ -58,6 +58,24 @@ def test_hot_words_are_content_words_of_question_and_options():
     assert "Half" in words and "3:30" in words
     assert not {"when", "did", "say", "the", "is"} & {w.lower() for w in words}
     assert len(hot_words(" ".join(f"word{i}x" for i in range(100)))) <= 30
+
+
+def test_the_pictures_offered_for_what_was_on_screen_while_x_was_said_are_not_heard_for():
+    """The options of "what picture was on screen while someone talked about X?" were seen,
+    not said: the recogniser is told to expect X's words only; options of other questions
+    stay hot words."""
+    from episodic.retrieval.question_shape import question_shape
+
+    pictures = ("a rocket", "coins", "a cat")
+    asked = _analysis("What picture was on screen while someone talked about the colour of Priya's ladle?",
+                      QueryType.VIDEO_AUDIO)
+    asked.shape = question_shape(asked.question)
+    assert options_to_hear(asked, pictures) == ()
+    assert hot_words(asked.question, options_to_hear(asked, pictures)) == ["Priya's", "ladle"]
+    said = ("Priya and the ladle", "the price of the onion")
+    other = _analysis("What was mentioned while a picture of a cat was on screen?", QueryType.VIDEO_AUDIO)
+    other.shape = question_shape(other.question)
+    assert options_to_hear(other, said) == said
 
 
 def _analysis(question: str, qtype: QueryType) -> QueryAnalysis:
