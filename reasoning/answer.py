@@ -75,7 +75,13 @@ from episodic.reasoning.evidence_fit import (
 )
 from episodic.reasoning.model_reply import LETTERS, ParsedReply, parse_reply
 from episodic.reasoning.prompts import detailed_answer_messages, fast_answer_messages
-from episodic.reasoning.short_answer import GUESSED_SPAN_QUALITY, best_span, only_a_bare_hour
+from episodic.reasoning.short_answer import (
+    GUESSED_SPAN_QUALITY,
+    SEEN_PART,
+    asks_what_was_said,
+    best_span,
+    only_a_bare_hour,
+)
 from episodic.retrieval.detailed import TextScorer, Unit, fuzzy_found, relevant, top_distinct
 from episodic.retrieval.guess_match import GUESS_CAP, guess_support
 from episodic.retrieval.option_audio import OptionHearing
@@ -149,9 +155,6 @@ def _quote(unit: Unit) -> str:
 _ON_SCREEN = re.compile(r'On screen: "([^"]+)"')
 # "when was the sign on screen?" asks for the moment, not for what the sign says
 _ASKS_MOMENT = re.compile(r"^\s*(?:when\b|at what (?:time|point|moment)\b|what time (?:was|were|is|are)\b)", re.I)
-# a composed summary's "Seen: …" part (memory/summary_composer.py): the key frames' colours,
-# labels and movement, never what anyone said
-_SEEN_PART = re.compile(r"\bSeen: [^.]*\.?")
 
 
 def _option_terms_of(unit: Unit, about_speech: bool) -> set[str]:
@@ -160,7 +163,7 @@ def _option_terms_of(unit: Unit, about_speech: bool) -> set[str]:
     is not answered "blue" by "Seen: a picture in green, blue, grey", the colours of the
     frames beside a sentence that misheard "pink"."""
     if about_speech and unit.modality == "summary" and "Seen: " in unit.text:
-        return term_set(_SEEN_PART.sub(" ", unit.text))
+        return term_set(SEEN_PART.sub(" ", unit.text))
     return unit.terms
 
 
@@ -620,7 +623,7 @@ class Answerer:
         caps = [min(c, OBJECT_ELSEWHERE) if off else c for c, off in zip(caps, elsewhere, strict=True)]
         option_terms = [content_terms(o, drop=terms) for o in options]
         shared = set.intersection(*(set(t) for t in option_terms)) if option_terms else set()
-        about_speech = "visual" not in analysis.preferred_modalities
+        about_speech = asks_what_was_said(analysis)
         ev_terms = [_option_terms_of(u, about_speech) | (u.anchor.terms if u.anchor is not None else set())
                     for u in evidence]
         # the classifier's unsure guesses, where the question is about what was shown

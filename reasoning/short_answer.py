@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from episodic.retrieval.detailed import Unit
+from episodic.retrieval.listen_targets import said_of_someone
 from episodic.retrieval.query_analysis import (
     COLOUR_WORDS,
     NUMBER_WORDS,
@@ -52,6 +53,17 @@ _COLOURS = tuple(sorted(COLOUR_WORDS))  # looked through in a fixed order
 RELEVANT_SHARE = 0.5  # of the best unit's rank score: below it a unit is about something else
 # the composed summary's own labels (memory/summary_composer.py): never an answer themselves
 SUMMARY_LABELS = re.compile(r"\b(?:Someone says|On screen|Seen|Heard)\s*:?\s*")
+# a composed summary's "Seen: …" part (memory/summary_composer.py): the key frames' colours,
+# labels and movement, never what anyone said
+SEEN_PART = re.compile(r"\bSeen: [^.]*\.?")
+
+
+def asks_what_was_said(analysis: QueryAnalysis) -> bool:
+    """Whether the answer can only be in what was said or written, never in a summary's
+    "Seen" part: a question not about pictures, or one about a thing of someone the question
+    names ("Which colour should Lucas's library card be?"; the describer's frame colours know
+    nothing of Lucas)."""
+    return "visual" not in analysis.preferred_modalities or said_of_someone(analysis)
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’.:,][A-Za-z0-9]+)*")
 _INTRO = re.compile(
     r"\b(?:called|named|name is|name's|this is|meet|i am|i'm|it's|here is|here's)\s+"
@@ -284,6 +296,10 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
     asked = term_set(analysis.question)
     text = unit.text
     if unit.modality == "summary":
+        if asks_what_was_said(analysis):
+            # asked what was said ("Which colour should Lucas's library card be?"), the colours
+            # of the frames beside a misheard sentence are no answer ("green blue" at 0.93)
+            text = SEEN_PART.sub(" ", text)
         text = SUMMARY_LABELS.sub(" ", text)
     if focus == "name":
         found = _name(text, asked)

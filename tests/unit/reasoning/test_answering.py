@@ -302,6 +302,19 @@ def test_the_colours_seen_beside_a_misheard_sentence_do_not_answer_what_was_said
     assert seen["lex"][0] == 1.0
 
 
+def test_a_colour_asked_of_what_was_said_is_not_read_from_the_colours_seen_beside_it():
+    """"Which colour should Lucas's library card be?" over a summary quoting a misheard
+    sentence: the frames' colours in its "Seen" part are no short answer (they were given as
+    "green blue" at 0.93); asked what was on screen, they are."""
+    summary = _unit('Someone says "Lucas wants the library card to be read". Seen: a picture in green, blue, '
+                    'cyan, camera panning.', modality="summary")
+    for qtype in (QueryType.AUDIO, QueryType.VIDEO):  # a colour question may be typed visual
+        said = span_in(summary, _analysis("Which colour should Lucas's library card be?", qtype))
+        assert said is None or not ({"green", "blue", "cyan"} & set(said.text.lower().split())), (qtype, said)
+    seen = span_in(summary, _analysis("What colour was the picture on screen?", QueryType.VIDEO))
+    assert seen is not None and seen.text.lower().startswith("green"), seen
+
+
 @pytest.mark.parametrize("question, key", [
     ("Where did Omar put the watering can?", 0.0),  # Omar is named, but in another memory
     ("Where did Tom put the watering can?", 0.0),  # … Tom nowhere (a short name counts too)
