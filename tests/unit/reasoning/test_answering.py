@@ -1364,6 +1364,35 @@ def test_the_anchor_of_an_order_question_is_not_an_options_sentence():
     assert draft is not None and draft.choice_index == 3, draft
 
 
+def test_the_anchor_of_an_order_question_holds_its_thing_rather_than_resembling_it():
+    """"Right after who takes care of the suitcase?": "There is the luggage trolley again."
+    resembles the anchor more (cosine 0.60) than "Hannah looks after the suitcase these days."
+    (0.54), but only the second holds the suitcase; what follows it is the answer, not the
+    night train after the trolley (chosen at 0.97 before)."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    station = [
+        _memory("station-cam", 20.0, ["Hannah looks after the suitcase these days."]),
+        _memory("station-cam", 30.0, ["At ten past seven the safety announcement gets going."]),
+        _memory("station-cam", 40.0, ["Only six tickets are left, Grace told me."]),
+        _memory("station-cam", 110.0, ["There is the luggage trolley again."]),
+        _memory("station-cam", 120.0, ["The night train has moved to room 208."]),
+    ]
+    store = ListingStore(station)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in station for u in units_of(m, None, False) if u.modality == "speech"]
+    answerer._candidates = lambda text, scope, reader, extra: everything
+    options = ["the room for the night train", "Grace and the tickets", "where Grace left the umbrella",
+               "the time of the safety announcement"]
+    question = "What was mentioned right after who takes care of the suitcase?"
+    draft = answerer.next_to(_shaped(question), options, [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 3, draft
+
+
 def test_a_question_naming_someone_looks_in_speech_even_when_it_asks_for_a_colour():
     """No describer knows who Priya is: "which colour is the watering can Priya painted?" is
     answered by what was said, so speech ranks with the pictures, not below them."""
