@@ -57,6 +57,11 @@ DARK_SPEECH_CONFIDENCE = 0.7  # the words themselves may be misheard
 _COUNT_WORDS = frozenset(stem(w) for w in (
     "time", "times", "often", "frequently", "frequent", "occasion", "occasions", "instance", "instances",
     "mention", "mentions", "count", "separate", "distinct", "different", "individual", "total", "number"))
+# a sentence that only says who said the one before it ("Felix told me."): the recogniser ends
+# "Only nine seed packets are left, Felix told me." early; it is that sentence's tail, nothing
+# mentioned of its own
+_ATTRIBUTION = re.compile(r"^\W*(?:[\w'-]+\s+){1,2}(?:told|tells|said|says)(?:\s+(?:me|us|them|so))?[\s.!?]*$",
+                          re.IGNORECASE)
 # words that open a clause belonging to the sentence around it (a time, a place, a condition)
 _LEADS_IN = frozenset((
     "at", "on", "in", "by", "from", "until", "till", "after", "before", "during", "while", "when",
@@ -239,6 +244,7 @@ class TimeAnswers(StructuredBase):
         seq = [u for u in seq if not (u.t_start >= whole.t_start - 0.05 and u.t_end <= whole.t_end + 0.05
                                       and (u.text in whole.text or anchor.text.strip() in u.text))
                and not _same_moment(u, whole)]
+        seq = [u for u in seq if not _ATTRIBUTION.match(u.text)]
         seq = list({(u.text, round(u.t_start, 2)): u for u in first + seq}.values())[: len(ORDER_WEIGHTS)]
         if not seq:
             return None

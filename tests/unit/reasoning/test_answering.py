@@ -1393,6 +1393,41 @@ def test_the_anchor_of_an_order_question_holds_its_thing_rather_than_resembling_
     assert draft is not None and draft.choice_index == 3, draft
 
 
+@pytest.mark.parametrize("question, options, expected", [
+    # what came before is the sentence the attribution ends, not the attribution
+    ("What was mentioned just before Omar's appointment with the volunteer?", [], "seed packets"),
+    # what came after the tickets is the umbrella, not "Grace told me." (misheard, it seemed)
+    ("What was mentioned right after Grace and the tickets?",
+     ["the price of the seed packets", "where Grace left the umbrella", "Omar's appointment with the volunteer",
+      "the time of the flower show"], "where Grace left the umbrella"),
+])
+def test_a_sentence_saying_only_who_said_the_one_before_is_not_what_was_mentioned(question, options, expected):
+    """"Only nine seed packets are left, Felix told me." is often ended early by the recogniser:
+    "Felix told me." on its own mentions nothing; it is the tail of the sentence before it."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    garden = [
+        _memory("garden-cam", 0.0, ["Only nine seed packets are left.", "Felix told me."]),
+        _memory("garden-cam", 10.0, ["The volunteer and Omar are getting together at ten to three."]),
+        _memory("garden-cam", 20.0, ["Only six tickets are left.", "Grace told me."]),
+        _memory("garden-cam", 30.0, ["If you need the umbrella, Grace keeps it at the newspaper kiosk."]),
+    ]
+    store = ListingStore(garden)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in garden for u in units_of(m, None, False) if u.modality == "speech"]
+    answerer._candidates = lambda text, scope, reader, extra: everything
+    draft = answerer.next_to(_shaped(question), options, [], Scope(), MemoryReader(store))
+    assert draft is not None
+    if options:
+        assert draft.choice_index == options.index(expected), draft
+    else:
+        assert draft.answer.startswith("Only nine " + expected), draft.answer
+
+
 def test_a_question_naming_someone_looks_in_speech_even_when_it_asks_for_a_colour():
     """No describer knows who Priya is: "which colour is the watering can Priya painted?" is
     answered by what was said, so speech ranks with the pictures, not below them."""
