@@ -1337,15 +1337,26 @@ def test_the_one_option_found_nowhere_is_the_misheard_sentence_right_after():
     assert draft is not None and draft.choice_index == 2 and "eliminated" not in draft.caps, draft
 
 
+def _order_answerer(memories):
+    """A structured answerer over ``memories`` whose candidate sentences are all their speech
+    (no feature search), and a reader for them."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    store = ListingStore(memories)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in memories for u in units_of(m, None, False) if u.modality == "speech"]
+    answerer._candidates = lambda text, scope, reader, extra: everything
+    return answerer, MemoryReader(store)
+
+
 def test_the_anchor_of_an_order_question_is_not_an_options_sentence():
     """"Right after where Priya left the laptop?" with "Priya's appointment with the caretaker"
     among the options: "Priya is meeting the caretaker" shares Priya with the anchor but is
     that option's sentence, not the anchor; the laptop sentence (its name misheard) is."""
-    from episodic.config import Settings
     from episodic.core.query import Scope
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.reasoning.structured import StructuredAnswerer
-    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
 
     library = [
         _memory("library-cam", 0.0, ["Priya is leading the caretaker at twelve.", "Chen bought eleven magazines."]),
@@ -1353,14 +1364,11 @@ def test_the_anchor_of_an_order_question_is_not_an_options_sentence():
         _memory("library-cam", 20.0, ["Pre-report left the lap top by the map shelf.",
                                       "Amara takes care of the library card."]),
     ]
-    store = ListingStore(library)
-    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-    everything = [u for m in library for u in units_of(m, None, False) if u.modality == "speech"]
-    answerer._candidates = lambda text, scope, reader, extra: everything
+    answerer, reader = _order_answerer(library)
     options = ["Chen and the magazines", "Priya's appointment with the caretaker", "the price of the novel",
                "who takes care of the library card"]
     question = "What was mentioned right after where Priya left the laptop?"
-    draft = answerer.next_to(_shaped(question), options, [], Scope(), MemoryReader(store))
+    draft = answerer.next_to(_shaped(question), options, [], Scope(), reader)
     assert draft is not None and draft.choice_index == 3, draft
 
 
@@ -1369,11 +1377,7 @@ def test_the_anchor_of_an_order_question_holds_its_thing_rather_than_resembling_
     resembles the anchor more (cosine 0.60) than "Hannah looks after the suitcase these days."
     (0.54), but only the second holds the suitcase; what follows it is the answer, not the
     night train after the trolley (chosen at 0.97 before)."""
-    from episodic.config import Settings
     from episodic.core.query import Scope
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.reasoning.structured import StructuredAnswerer
-    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
 
     station = [
         _memory("station-cam", 20.0, ["Hannah looks after the suitcase these days."]),
@@ -1382,14 +1386,11 @@ def test_the_anchor_of_an_order_question_holds_its_thing_rather_than_resembling_
         _memory("station-cam", 110.0, ["There is the luggage trolley again."]),
         _memory("station-cam", 120.0, ["The night train has moved to room 208."]),
     ]
-    store = ListingStore(station)
-    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-    everything = [u for m in station for u in units_of(m, None, False) if u.modality == "speech"]
-    answerer._candidates = lambda text, scope, reader, extra: everything
+    answerer, reader = _order_answerer(station)
     options = ["the room for the night train", "Grace and the tickets", "where Grace left the umbrella",
                "the time of the safety announcement"]
     question = "What was mentioned right after who takes care of the suitcase?"
-    draft = answerer.next_to(_shaped(question), options, [], Scope(), MemoryReader(store))
+    draft = answerer.next_to(_shaped(question), options, [], Scope(), reader)
     assert draft is not None and draft.choice_index == 3, draft
 
 
@@ -1404,11 +1405,7 @@ def test_the_anchor_of_an_order_question_holds_its_thing_rather_than_resembling_
 def test_a_sentence_saying_only_who_said_the_one_before_is_not_what_was_mentioned(question, options, expected):
     """"Only nine seed packets are left, Felix told me." is often ended early by the recogniser:
     "Felix told me." on its own mentions nothing; it is the tail of the sentence before it."""
-    from episodic.config import Settings
     from episodic.core.query import Scope
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.reasoning.structured import StructuredAnswerer
-    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
 
     garden = [
         _memory("garden-cam", 0.0, ["Only nine seed packets are left.", "Felix told me."]),
@@ -1416,11 +1413,8 @@ def test_a_sentence_saying_only_who_said_the_one_before_is_not_what_was_mentione
         _memory("garden-cam", 20.0, ["Only six tickets are left.", "Grace told me."]),
         _memory("garden-cam", 30.0, ["If you need the umbrella, Grace keeps it at the newspaper kiosk."]),
     ]
-    store = ListingStore(garden)
-    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-    everything = [u for m in garden for u in units_of(m, None, False) if u.modality == "speech"]
-    answerer._candidates = lambda text, scope, reader, extra: everything
-    draft = answerer.next_to(_shaped(question), options, [], Scope(), MemoryReader(store))
+    answerer, reader = _order_answerer(garden)
+    draft = answerer.next_to(_shaped(question), options, [], Scope(), reader)
     assert draft is not None
     if options:
         assert draft.choice_index == options.index(expected), draft
