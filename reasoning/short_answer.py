@@ -64,6 +64,8 @@ def asks_what_was_said(analysis: QueryAnalysis) -> bool:
     names ("Which colour should Lucas's library card be?"; the describer's frame colours know
     nothing of Lucas)."""
     return "visual" not in analysis.preferred_modalities or said_of_someone(analysis)
+
+
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’.:,][A-Za-z0-9]+)*")
 _INTRO = re.compile(
     r"\b(?:called|named|name is|name's|this is|meet|i am|i'm|it's|here is|here's)\s+"
