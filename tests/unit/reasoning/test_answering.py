@@ -1394,6 +1394,24 @@ def test_the_anchor_of_an_order_question_holds_its_thing_rather_than_resembling_
     assert draft is not None and draft.choice_index == 3, draft
 
 
+def test_a_thing_compared_in_time_is_placed_by_the_sentence_holding_it():
+    """"Which was mentioned first: who takes care of the suitcase or the room for the night
+    train?": the suitcase is placed where it was said (after the train), not at the luggage
+    trolley that only resembles it (before the train; chosen at 0.89 before)."""
+    from episodic.core.query import Scope
+
+    station = [
+        _memory("station-cam", 10.0, ["There is the luggage trolley again."]),
+        _memory("station-cam", 20.0, ["The night train has moved to room 208."]),
+        _memory("station-cam", 30.0, ["Hannah looks after the suitcase these days."]),
+    ]
+    answerer, reader = _order_answerer(station)
+    options = ["who takes care of the suitcase", "the room for the night train"]
+    question = "Which was mentioned first: who takes care of the suitcase or the room for the night train?"
+    draft = answerer.which_first(_shaped(question), options, [], Scope(), reader)
+    assert draft is not None and draft.choice_index == 1, draft
+
+
 @pytest.mark.parametrize("question, options, expected", [
     # what came before is the sentence the attribution ends, not the attribution
     ("What was mentioned just before Omar's appointment with the volunteer?", [], "seed packets"),
@@ -1418,6 +1436,8 @@ def test_a_sentence_saying_only_who_said_the_one_before_is_not_what_was_mentione
     assert draft is not None
     if options:
         assert draft.choice_index == options.index(expected), draft
+        # … because the umbrella sentence is what came next, not "Grace told me." (cited before)
+        assert draft.support[0].text.startswith("If you need the umbrella"), [u.text for u in draft.support]
     else:
         assert draft.answer.startswith("Only nine " + expected), draft.answer
 
