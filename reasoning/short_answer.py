@@ -42,6 +42,7 @@ from episodic.retrieval.text_match import (
     name_like,
     name_words,
     sounds_alike,
+    spell_out_written_to,
     words_and_pairs,
 )
 
@@ -143,7 +144,7 @@ _AT = {"at", "by", "until", "till", "from", "around", "about", "before", "after"
 
 
 def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset()) -> str:
-    words = _words(text)
+    words = _words(spell_out_written_to(text))
     order = list(range(len(words)))
     if focus == "time":  # "room 312 opens at 920": the number after "at" is the time
         order.sort(key=lambda i: not (i > 0 and words[i - 1].lower() in _AT))

@@ -10,7 +10,8 @@ each such phrase into one key, so both sides meet:
   "three and a half" → "3.5";
 * times: "8.15", "8:15", "eight fifteen", "quarter past eight", "8:15 pm", "20:15" → "8:15"
   (twelve-hour keys: a transcript rarely says which half of the day); "half past two" →
-  "2:30", "ten to six" → "5:50", "eight o'clock", "8:00", "8 am" → "8";
+  "2:30", "ten to six" → "5:50", "eight o'clock", "8:00", "8 am" → "8"; Whisper's "20-11" and
+  "20.11" for "twenty to eleven" → "10:40" (see :func:`spell_out_written_to`);
 * ordinals: "3rd" → "third", "twenty-first", "21st" → "21th" (one key per number).
 
 A price "£8.15" also becomes "8:15": the key is only ever compared with another key, so what
@@ -200,6 +201,18 @@ def _relative_time(words: Sequence[str], i: int) -> tuple[str, int] | None:
     return time_key(12 if h == 1 else h - 1, 60 - value), end
 
 
+# Whisper writes "twenty to eleven" as "20-11" or "20.11": the "to" heard as a dash or a point.
+# Only twenty and twenty-five before an hour are read so: "10-6" is as often opening hours, and
+# a clock's minutes 01-12 after 20 or 25 are rare in speech ("eight eleven p.m." is "8.11 p.m.").
+_WRITTEN_TO = re.compile(r"(?<![\d$£€.,:])\b(20|25)(?:-([1-9]|1[0-2])|\.(1[0-2]))\b(?![.,:]?\d)")
+
+
+def spell_out_written_to(text: str) -> str:
+    """``text`` with "20-11" and "20.11" written as "20 to 11" (and "25-3" as "25 to 3"), so
+    that they read as the times "twenty to eleven" and "twenty-five to three" were."""
+    return _WRITTEN_TO.sub(lambda m: f"{m.group(1)} to {m.group(2) or m.group(3)}", text or "")
+
+
 def _spoken_minutes(words: Sequence[str], i: int) -> tuple[int, int] | None:
     """The minutes of "eight fifteen", "two thirty", "eight oh five", "eleven forty five"."""
     if i < len(words) and words[i] == "oh":
@@ -217,7 +230,7 @@ def canonical_tokens(text: str) -> list[str]:
     """Lower-case words with every number, time and ordinal phrase folded into its key (see
     the module doc). "'s" is dropped ("Tom's" → "tom")."""
     words = []
-    for raw in _WORD.findall(text or ""):
+    for raw in _WORD.findall(spell_out_written_to(text)):
         low = raw.lower().replace("’", "'")
         if low.endswith("'s"):
             low = low[:-2]

@@ -162,6 +162,23 @@ def test_a_spoken_code_is_read_whole(text, focus, want):
     assert _number(text, focus).split()[0] == want
 
 
+def test_twenty_to_an_hour_written_with_a_dash_or_a_point_is_that_time():
+    """Whisper writes "twenty to eleven" as "20-11" or "20.11" (dev 4, d028: answered "20:11").
+    Both sides of a match and a short answer read it as 10:40; opening hours ("10-6"), a colon
+    time, a price and a date keep their own readings."""
+    from episodic.reasoning.short_answer import _number
+
+    assert canonical_tokens("We meet at 20-11 today.")[3] == "10:40"
+    assert canonical_tokens("getting together at 20.11.")[-1] == "10:40"
+    assert canonical_tokens("at 25-3")[-1] == "2:35"
+    assert canonical_tokens("open 10-6 daily") == ["open", "10", "6", "daily"]
+    assert canonical_tokens("at 20:11")[-1] == "8:11" and canonical_tokens("$20.11")[-1] == "8:11"
+    assert canonical_tokens("on 2020-11-03")[1] == "2020"
+    assert _number("At 20-11, Grace has an appointment.", "time") == "20 to 11"
+    assert _number("getting together at 20.11.", "time") == "20 to 11"
+    assert _number("at 8.11 p.m.", "time") == "8.11"
+
+
 def test_an_open_which_stream_question_is_answered_by_the_stream_not_the_model():
     """The model restates the fact ("…in room 204"); the question asks where it was said."""
     from episodic.config import Settings
