@@ -1735,6 +1735,53 @@ def test_the_picture_on_screen_while_something_was_said_comes_from_that_moments_
     assert search._guessed("a motorcycle", Scope(), MemoryReader(store), [], 5) == []
 
 
+def test_the_picture_on_screen_while_a_misheard_sentence_was_said_is_one_shown_at_some_time():
+    """"What picture was on screen while someone talked about Diego's appointment?" when no
+    sentence places it (misheard beyond matching): the answer is still a picture that was on
+    screen at some time. Options the describer could have named and that no frame shows (a
+    motorcycle, a cup of coffee) are ruled out; one seen (the cat) comes before one it has no
+    word for (coins); with every option ruled out there is no answer from pictures."""
+    import numpy as np
+
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.core.records import FrameObservation, ShortTermMemory, TranscriptPiece
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.reasoning.structured import UNANCHORED_SUPPORT, StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    def memory(t0, said, guesses, description="a scene; colours: grey"):
+        return ShortTermMemory(
+            id=f"garden-cam@{t0}", stream_id="garden-cam", t_start=t0, t_end=t0 + 10.0, vector=np.zeros(4),
+            transcript=[TranscriptPiece(t0 + 1.0, t0 + 3.0, said)],
+            frames=[FrameObservation(t=t0, description=description, guesses=guesses)],
+            metadata={"models": {"describer": OfflineVisualDescriber.model_id}})
+
+    garden = [memory(0.0, "The weather looks fine today.", [("a remote control", 0.19), ("a keyboard", 0.14)]),
+              memory(30.0, "The vlog is a thing you'll long have to account to.", []),
+              memory(60.0, "It is quite busy here this morning.", [("a cat", 0.82), ("tabby cat", 0.5)],
+                     "a cat; colours: orange")]
+    store = ListingStore(garden)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in garden for u in units_of(m, None, False)]
+    answerer._candidates = lambda text, scope, reader, extra: list(everything)
+    question = "What picture was on screen while someone talked about Diego's appointment with the baker?"
+    analysis = _analysis(question, QueryType.VIDEO_AUDIO)
+    assert analysis.shape.pictured_while == "Diego's appointment with the baker"
+
+    def ask(options):
+        return answerer.answer(analysis, np.zeros(384), options, [], Scope(), MemoryReader(store))
+
+    draft = ask(["a motorcycle", "coins", "a cat", "a cup of coffee"])
+    assert draft is not None and draft.choice_index == 2 and draft.caps["anchor"] == 0.0, draft
+    assert draft.confidence <= UNANCHORED_SUPPORT
+    draft = ask(["a motorcycle", "coins", "a cup of coffee"])  # nothing offered was seen
+    assert draft is not None and draft.choice_index == 1 and draft.caps["shown"] == 0.0, draft
+    reader = MemoryReader(store)
+    assert answerer._shown_at_some_time(["a motorcycle", "a cup of coffee"], Scope(), reader) is None
+
+
 def test_two_hearings_of_one_sentence_are_one_moment_not_one_before_the_other():
     """"What was said just before X?" must not answer with another hearing of X (a re-listened
     version kept beside the first), which starts a little earlier."""
