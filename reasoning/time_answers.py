@@ -145,6 +145,20 @@ def holders_first(thing: str, units: Sequence[Unit], match: np.ndarray) -> np.nd
     return np.where(holds, match, match * THING_MISSING_DISCOUNT) if holds.any() else match
 
 
+def held_somewhere(thing: str, units: Sequence[Unit], match: np.ndarray) -> np.ndarray:
+    """``match`` with the units that hold nothing of ``thing`` but its names discounted, when
+    no unit holds its head noun (exactly or misheard): "Omar and the novels" is not placed by
+    "Omar keeps the reading lamp at the front desk" when nothing mentions novels (the sentence
+    about them was misheard), while "the room for the night train" still is by "The height
+    really is in room two oh eight" (a room, not only a name)."""
+    things = object_terms_of(thing)
+    if not things or any(holds_loosely(t, u.terms) for t in things for u in units):
+        return match
+    words = [t for w in thing.split() if not w[:1].isupper() for t in content_terms(w)]
+    names_only = np.array([not any(holds_loosely(t, u.terms) for t in words) for u in units], dtype=bool)
+    return np.where(names_only, match * THING_MISSING_DISCOUNT, match)
+
+
 def one_per_memory(units: Sequence[Unit]) -> list[Unit]:
     """The first unit of each memory, in order (one hearing covers a memory's sentences)."""
     seen: set[str] = set()
@@ -386,7 +400,7 @@ class TimeAnswers(StructuredBase):
             others = {t for w in words if w is not own for t in w}
             distinct = [t for t in own if t not in others]
             told = " ".join(w for w in c.split() if not set(content_terms(w)) & others) if distinct else c
-            matches.append(holders_first(c, cands, self._match(told, cands, distinct or own)))
+            matches.append(held_somewhere(c, cands, holders_first(c, cands, self._match(told, cands, distinct or own))))
         best = Placement([(float("nan"), 0.0, None) for _ in compared], "", cands)
         best_key = (-1, 0.0)
         for sid in dict.fromkeys(u.stream_id for u in cands):
