@@ -88,7 +88,7 @@ SETTING_MIN_MARGIN = 0.03
 SEEN_MIN = 0.12  # a picture option guessed below this on every frame was not clearly seen
 ELIMINATION_SUPPORT = 0.25  # the option left when the describer could have named the others
 # "what picture was on screen while X was said?" with X's sentence not found (misheard): a
-# picture that was on screen at some time, chosen without knowing when X was said
+# picture that was on screen at some time, chosen without knowing when X was said (a guess)
 UNANCHORED_SUPPORT = 0.2
 SAID_WHILE_SEEN = 0.6  # what was said while a picture was seen: the words may be misheard
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
@@ -412,12 +412,11 @@ class StructuredAnswerer(TimeAnswers):
         """"What picture was on screen while X was said?" when no sentence places X (misheard,
         or never said), or none of the options was on screen while the sentence taken for X
         was said (perhaps another sentence): the answer is still a picture that was on screen
-        at *some* time. An
-        option the describer could have named and that no key frame in scope shows, even as a
-        guess, was never on screen; of the others, one seen somewhere comes before one the
-        describer has no name for (which may or may not have been shown). A guess either way,
-        at ``UNANCHORED_SUPPORT``; None with an open vocabulary or when every option is ruled
-        out. (Twelve dev sets, 26 such questions: where a picture was chosen at X's sentence 18
+        at *some* time. An option the describer could have named and that no key frame in
+        scope shows, even as a guess, was never on screen; of the others, one seen somewhere
+        comes before one the describer has no name for (which may or may not have been shown).
+        A guess either way, at ``UNANCHORED_SUPPORT``; None with an open vocabulary or when
+        every option is ruled out. (Twelve dev sets, 26 such questions: where a picture was chosen at X's sentence 18
         of 18 were right; the other 8 went to the general answer path, 1 right, and get 5 right
         this way.)"""
         streams = reader.streams_in(scope)
