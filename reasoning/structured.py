@@ -416,9 +416,9 @@ class StructuredAnswerer(TimeAnswers):
         scope shows, even as a guess, was never on screen; of the others, one seen somewhere
         comes before one the describer has no name for (which may or may not have been shown).
         A guess either way, at ``UNANCHORED_SUPPORT``; None with an open vocabulary or when
-        every option is ruled out. (Twelve dev sets, 26 such questions: where a picture was chosen at X's sentence 18
-        of 18 were right; the other 8 went to the general answer path, 1 right, and get 5 right
-        this way.)"""
+        every option is ruled out. (Twelve dev sets, 26 such questions: where a picture was
+        chosen at X's sentence 18 of 18 were right; the other 8 went to the general answer
+        path, 1 right, and get 5 right this way.)"""
         streams = reader.streams_in(scope)
         units = self._visual_units(streams, scope)
         unnamed = self.vocabulary.unnameable(options, streams, scope)

@@ -135,24 +135,22 @@ def _compared(analysis: QueryAnalysis, options: Sequence[str]) -> tuple[list[str
     return (list(shape.compared) if relative else list(options) or list(shape.compared)), relative
 
 
-def holders_first(thing: str, units: Sequence[Unit], match: np.ndarray) -> np.ndarray:
+def holders_first(thing: str, units: Sequence[Unit], match: np.ndarray, *, by_name_alone: bool = True) -> np.ndarray:
     """``match`` (how well ``thing`` matches each unit) with the units that do not hold its
     head noun (:func:`object_terms_of`, exactly or misheard) discounted, where some unit does:
     a sentence holding the suitcase is about "who takes care of the suitcase" before one that
-    only resembles it ("There is the luggage trolley again.")."""
+    only resembles it ("There is the luggage trolley again.").
+
+    Where no unit holds it, ``by_name_alone=False`` discounts the units that hold nothing of
+    ``thing`` but its names: "Omar and the novels" is not placed by "Omar keeps the reading
+    lamp at the front desk" when nothing mentions novels (the sentence about them was
+    misheard), while "the room for the night train" still is by "The height really is in room
+    two oh eight" (a room, not only a name)."""
     things = object_terms_of(thing)
     holds = np.array([any(holds_loosely(t, u.terms) for t in things) for u in units], dtype=bool)
-    return np.where(holds, match, match * THING_MISSING_DISCOUNT) if holds.any() else match
-
-
-def held_somewhere(thing: str, units: Sequence[Unit], match: np.ndarray) -> np.ndarray:
-    """``match`` with the units that hold nothing of ``thing`` but its names discounted, when
-    no unit holds its head noun (exactly or misheard): "Omar and the novels" is not placed by
-    "Omar keeps the reading lamp at the front desk" when nothing mentions novels (the sentence
-    about them was misheard), while "the room for the night train" still is by "The height
-    really is in room two oh eight" (a room, not only a name)."""
-    things = object_terms_of(thing)
-    if not things or any(holds_loosely(t, u.terms) for t in things for u in units):
+    if holds.any():
+        return np.where(holds, match, match * THING_MISSING_DISCOUNT)
+    if by_name_alone or not things:
         return match
     words = [t for w in thing.split() if not w[:1].isupper() for t in content_terms(w)]
     names_only = np.array([not any(holds_loosely(t, u.terms) for t in words) for u in units], dtype=bool)
@@ -400,7 +398,8 @@ class TimeAnswers(StructuredBase):
             others = {t for w in words if w is not own for t in w}
             distinct = [t for t in own if t not in others]
             told = " ".join(w for w in c.split() if not set(content_terms(w)) & others) if distinct else c
-            matches.append(held_somewhere(c, cands, holders_first(c, cands, self._match(told, cands, distinct or own))))
+            match = self._match(told, cands, distinct or own)
+            matches.append(holders_first(c, cands, match, by_name_alone=False))
         best = Placement([(float("nan"), 0.0, None) for _ in compared], "", cands)
         best_key = (-1, 0.0)
         for sid in dict.fromkeys(u.stream_id for u in cands):
