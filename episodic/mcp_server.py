@@ -239,9 +239,9 @@ ASK_HELP = """Answer a question from the memory: what was seen, said, shown on s
 
 Returns the answer (short, then its source quoted: `Milo (heard: "This is Milo, our cat.", garden-cam, 3.0-5.1 s)`), confidence 0-1 (calibrated; under about 0.3 treat it as unsure; 0 with "I found nothing about that in memory" means the memory does not hold it), pathway, query_type, and evidence: each piece with stream_id, segment_id (get_segment reads it), t_start/t_end in stream seconds, modality and the text used. With choices, exactly one option is picked: choice_index (0-based). Narrow with stream_ids and t_min/t_max. Takes seconds (the first call also loads the models); use search when you only need where/when."""
 
-SEARCH_HELP = """Find the moments that match a description, best first, without composing an answer (fast).
+SEARCH_HELP = """Find the moments that match a description, best first, without composing an answer (fast: well under a second; a search for something said that no moment quotes listens again to the sentences that sound like it, 1-3 s).
 
-Returns moments: stream_id, t_start/t_end in stream seconds, score (similarity, higher is better), why (what matched, quoted from the memory), segment_id (get_segment reads the moment in full) and snippet_uri (the stored clip). An empty list means nothing matched."""
+Returns moments: stream_id, t_start/t_end in stream seconds, score (similarity, higher is better), why (what matched, quoted from the memory; "heard again" when a sentence was re-transcribed with the query as a hint), segment_id (get_segment reads the moment in full) and snippet_uri (the stored clip). An empty list means nothing matched."""
 
 LOCATE_HELP = """Find the exact second something was on screen by looking again at the stored video frames (not at what the memory wrote). With the default offline looker it can find written text (signs, slides, captions) and whole-frame colours; with a vision model, anything visible.
 

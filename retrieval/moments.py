@@ -12,11 +12,14 @@ reason (a caption on screen across a cut) are joined too. ``why`` quotes what ma
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from episodic.config import RetrievalSettings
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import Moment, Scope
+from episodic.core.records import TranscriptPiece
 from episodic.retrieval.detailed import (
     MODALITY_LABEL,
     MemoryReader,
@@ -39,6 +42,7 @@ from episodic.retrieval.guess_match import (
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, matched_words, term_set
 from episodic.retrieval.text_match import not_everyday, sound_nearness
+from episodic.retrieval.transcript_versions import hearings_since_ingest
 from episodic.retrieval.word_candidates import WordCandidates
 
 NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join its moment
@@ -51,6 +55,7 @@ UNNAMED_SHARE = 0.5  # a stand-out picture offered for a thing nothing can name:
 # hear the rubbing outside" 0.94) is offered, below every match, when fewer than top_k matched
 SOUNDS_LIKE_MIN = 0.75
 SOUNDS_LIKE_MEMORIES = 600  # the memories read for them at most (a few hours of one stream)
+SOUNDS_LIKE_CUE = "sounds like"
 
 
 def excerpt(text: str, words: list[str], limit: int = EXCERPT_CHARS) -> str:
@@ -167,35 +172,98 @@ class MomentSearch:
         """Sentences that may hold the query's subject misheard ("someone mentions the robin" /
         "I can hear the rubbing outside"), best first, one per memory not already found: for a
         query about what was said (not pictures, writing or sounds), offered as candidates
-        only, never as matches. Nothing for scopes of more than ``SOUNDS_LIKE_MEMORIES``."""
-        if "speech" not in analysis.preferred_modalities or analysis.asks_text or analysis.asks_sound:
-            return []
-        words = [w for w in subject if not_everyday(w)] or list(subject)
-        if not words:
+        only, never as matches."""
+        words = telling(subject)
+        have = {m.segment_id for m in found}
+        return [
+            Moment(stream_id=u.stream_id, t_start=round(u.t_start, 3), t_end=round(u.t_end, 3), score=0.0,
+                   why=f'speech: "{excerpt(u.text, [])}" ({SOUNDS_LIKE_CUE}: {" ".join(words)}; perhaps misheard)',
+                   segment_id=u.memory_id, snippet_uri=u.snippet_uri)
+            for u in self._sounding_sentences(analysis, words, streams, scope) if u.memory_id not in have
+        ]
+
+    def _sounding_sentences(self, analysis: QueryAnalysis, words: list[str], streams: list[str],
+                            scope: Scope) -> list[Unit]:
+        """The sentence of each memory in scope that sounds most like ``words`` (at least
+        ``SOUNDS_LIKE_MIN``), as speech units, best first; none for a query that is not about
+        what was said, or a scope of more than ``SOUNDS_LIKE_MEMORIES`` memories."""
+        if not words or "speech" not in analysis.preferred_modalities or analysis.asks_text or analysis.asks_sound:
             return []
         memories = self.store.list_memories(streams, t_min=scope.t_min, t_max=scope.t_max,
                                             limit=SOUNDS_LIKE_MEMORIES + 1)
         if len(memories) > SOUNDS_LIKE_MEMORIES:
             return []
-        have = {m.segment_id for m in found}
+        # a word heard elsewhere (a name said right in other sentences: "Tom") tells nothing
+        # about where the rest was misheard ("Tom and the ropes": "ropes" in "… 15 locks …")
+        said = set().union(*(term_set(p.text) for m in memories for p in m.transcript))
+        words = [w for w in words if not term_set(w) <= said] or words
         joined = ["".join(words)] if len(words) > 1 else []  # "lawn mower" heard as "longmore"
-        out: list[tuple[float, Moment]] = []
+        out: list[tuple[float, Unit]] = []
         for m in memories:
-            if m.id in have:
-                continue
-            best: tuple[float, float, float, str] | None = None
+            best: tuple[float, TranscriptPiece] | None = None
             for piece in m.transcript:
                 near = max(sound_nearness(words, piece.text), sound_nearness(joined, piece.text) if joined else 0.0)
                 if near >= SOUNDS_LIKE_MIN and (best is None or near > best[0]):
-                    best = (near, piece.t_start, piece.t_end, piece.text)
+                    best = (near, piece)
             if best is not None:
-                near, a, b, text = best
-                out.append((near, Moment(stream_id=m.stream_id, t_start=round(a, 3), t_end=round(b, 3),
-                                         score=0.0, why=f'speech: "{excerpt(text, [])}" (sounds like: '
-                                                        f'{" ".join(words)}; perhaps misheard)',
-                                         segment_id=m.id, snippet_uri=m.snippets[0].uri if m.snippets else "")))
+                near, p = best
+                out.append((near, Unit(m.stream_id, m.id, p.t_start, p.t_end, "speech", p.text,
+                                       snippet_uri=m.snippets[0].uri if m.snippets else "")))
         out.sort(key=lambda x: (-x[0], x[1].stream_id, x[1].t_start))
-        return [m for _, m in out]
+        return [u for _, u in out]
+
+    def unheard_subject(self, analysis: QueryAnalysis, scope: Scope, found: Sequence[str],
+                        reader: MemoryReader) -> tuple[list[str], list[Unit]]:
+        """What to listen to again for a query about something said that nothing ``found``
+        quotes (the texts of the moments or evidence found: "someone mentions the seagull" with
+        "Look, no signal in here." stored): the query's telling words, and the sentences that
+        sound like them (best first) for the re-listening stage (retrieval/relisten.py) to hear
+        again with the query as a hint. Nothing when one of ``found`` quotes all those words."""
+        streams = reader.streams_in(scope)
+        words = telling(subject_phrase(analysis.question, streams).split())
+        if not words or self._picture_subject(analysis, streams):
+            return [], []
+        if any(_quotes_all(text, words) for text in found):
+            return [], []
+        return words, self._sounding_sentences(analysis, words, streams, scope)
+
+    @staticmethod
+    def found_texts(found: list[Moment], top_k: int) -> list[str]:
+        """What the moments found quote (those only sounding like the query left out)."""
+        return [m.why for m in found[:top_k] if not _only_sounds_like(m)]
+
+    @staticmethod
+    def with_heard_again(sounding: list[Unit], words: list[str], found: list[Moment], top_k: int,
+                         reader: MemoryReader) -> list[Moment]:
+        """``found`` with, first, the sentences of ``sounding`` (best first) that a re-hearing
+        with the query as a hint wrote with all the query's ``words`` (its stored words now, or
+        a recorded version, retrieval/transcript_versions.py; one moment per memory). The
+        decoder was told the words, so one the audio check did not take is offered as
+        unconfirmed; it still comes before the moments found, none of which quote them."""
+        heard: list[Moment] = []
+        for u in sounding:
+            memory = reader.memory(u.memory_id)
+            if memory is None or any(m.segment_id == u.memory_id for m in heard):
+                continue
+            said = [p for p in memory.transcript if _quotes_all(p.text, words)]
+            if said:
+                t0, t1, text, how = said[0].t_start, said[0].t_end, said[0].text, "heard again"
+            else:
+                version = next((v for v in hearings_since_ingest(memory) if _quotes_all(v["text"], words)), None)
+                if version is None:
+                    continue
+                span = version.get("span") or (memory.t_start, memory.t_end)
+                t0, t1, text = float(span[0]), float(span[1]), str(version["text"])
+                how = ("heard again with the query as a hint" if version.get("hinted")
+                       else "heard again with the query as a hint; the audio check did not confirm it")
+            heard.append(Moment(stream_id=u.stream_id, t_start=round(t0, 3), t_end=round(t1, 3),
+                                score=max((m.score for m in found), default=0.0),
+                                why=f'speech, {how}: "{excerpt(text, words)}" (matched: {", ".join(words)})',
+                                segment_id=u.memory_id, snippet_uri=u.snippet_uri))
+        if not heard:
+            return found
+        again = {m.segment_id for m in heard}
+        return (heard + [m for m in found if m.segment_id not in again])[:top_k]
 
     @staticmethod
     def _picture_subject(analysis: QueryAnalysis, streams: list[str]) -> str:
@@ -273,6 +341,23 @@ def with_sounding_like(moments: list[Moment], heard_as: list[Moment], top_k: int
 def _quotes_any(why: str, words: list[str]) -> bool:
     """Whether a moment's ``why`` quotes one of ``words`` (by stem)."""
     return bool(term_set(why) & term_set(" ".join(words)))
+
+
+def _quotes_all(text: str, words: list[str]) -> bool:
+    """Whether ``text`` holds every one of ``words`` (by stem)."""
+    wanted = term_set(" ".join(words))
+    return bool(wanted) and wanted <= term_set(text)
+
+
+def _only_sounds_like(m: Moment) -> bool:
+    """A moment offered only because its words sound like the query's (see ``_sounding_like``)."""
+    return f"({SOUNDS_LIKE_CUE}:" in m.why
+
+
+def telling(subject: list[str]) -> list[str]:
+    """The words of a query's subject that tell it apart: those no everyday word (names,
+    things: "seagull", "Tom"), or all of them when every one is everyday."""
+    return [w for w in subject if not_everyday(w)] or list(subject)
 
 
 def merge_repeats(moments: list[Moment], gap_s: float) -> list[Moment]:

@@ -61,3 +61,8 @@ def record_version(memory: ShortTermMemory, entry: dict[str, Any], ingest: dict[
     return version
 
 
+def hearings_since_ingest(memory: ShortTermMemory) -> list[dict[str, Any]]:
+    """The memory's re-listened versions with text, latest first (whatever model or question
+    made them, taken or not)."""
+    return [v for v in reversed(memory.metadata.get("transcripts") or [])
+            if v.get("source") == "relisten" and str(v.get("text") or "").strip()]

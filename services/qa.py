@@ -480,8 +480,11 @@ class MemoryQA:
         if text:
             with clock.stage("analysis"):
                 q_vec, analysis = self._analyse(text)
+            reader = MemoryReader(self.c.store)
             with clock.stage("search"):
-                moments = self.moments.search(analysis, q_vec, scope, top_k, MemoryReader(self.c.store))
+                moments = self.moments.search(analysis, q_vec, scope, top_k, reader)
+            if self.settings.retrieval.relisten_search and self.settings.relisten_max_memories > 0:
+                moments = self._listen_for(text, analysis, q_vec, scope, top_k, moments, reader, clock)
         if example is not None:
             with clock.stage("search_by_example"):
                 pictured = ExampleSearch(self.c.store).search(example, scope, top_k)
@@ -489,6 +492,22 @@ class MemoryQA:
         clock.check("returning the moments")
         self._after_request()
         return moments
+
+    def _listen_for(self, text: str, analysis: QueryAnalysis, q_vec: np.ndarray, scope: Scope, top_k: int,
+                    moments: list[Moment], reader: MemoryReader, clock: Deadline) -> list[Moment]:
+        """A search for something said that no moment found quotes ("someone mentions the
+        seagull"): the sentences that sound like it are heard again with the query as a hint
+        (retrieval/relisten.py, judged against the audio as for Ask), and one that now says it
+        comes first. Within the request's deadline; the moments found stay when nothing is."""
+        words, sounding = self.moments.unheard_subject(analysis, scope, self.moments.found_texts(moments, top_k),
+                                                       reader)
+        if not sounding:
+            return moments
+        with clock.stage("relisten"):
+            recall = Recall(units=list(sounding), route="sounds-like")
+            self.relisten.run(analysis, q_vec, text, (), recall, reader, scope, self.scorer, clock.remaining,
+                              chosen=sounding)
+        return self.moments.with_heard_again(sounding, words, moments, top_k, reader)
 
     def _example(self, image: bytes | None, like_segment_id: str | None) -> Example:
         """What a search by example looks for: a picture encoded by the describer's frame

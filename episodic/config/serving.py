@@ -64,6 +64,10 @@ class RetrievalSettings:
     # Multiple choice about speech with short options: each option is put into the recalled
     # sentence and scored against its audio (retrieval/option_audio.py); false = off
     relisten_score_options: bool = True
+    # Search for something said that no moment found quotes: the sentences that sound like it
+    # are heard again with the query as a hint (at most relisten_max_memories, one pass);
+    # false = off (Search then never takes more than its retrieval)
+    relisten_search: bool = True
 
     def problems(self) -> list[str]:
         """What is wrong with these values (empty when nothing is)."""

@@ -614,3 +614,28 @@ def test_a_misheard_answer_below_the_first_recalled_memories_is_heard_again_in_t
         assert "15" in result.answer.split("(")[0] or "fifteen" in result.answer.lower().split("(")[0], result.answer
     finally:
         components.close()
+
+
+@pytest.mark.slow
+def test_a_search_for_something_said_but_misheard_hears_it_again(tmp_path):
+    """"Someone mentions the seagull" with that sentence stored as "Look, no signal in here.":
+    no moment found quotes the seagull, so the sentences sounding like it are heard again with
+    the query as a hint, and the one that now says it is the first moment; the same search
+    again reads what was heard and does not listen again."""
+    said = ["Tom painted the anchor purple.", "The weather looks fine today.", "Look, the seagull is here.",
+            "Ruth ordered fifty onions for the team.", "Let me check the list once more.",
+            "Daniel is repairing the fishing net."]
+    components, service, gull = _misheard_recording(tmp_path, "harbour-cam", said, "seagull",
+                                                     "Look, no signal in here.")
+    try:
+        moments = service.search("someone mentions the seagull", top_k=5)
+        assert moments and moments[0].segment_id == gull.id, moments
+        assert "heard again" in moments[0].why and "seagull" in moments[0].why, moments[0]
+        versions = components.store.get_memory(gull.id).metadata.get("transcripts") or []
+        assert sum(v.get("source") == "relisten" for v in versions) == 1, versions
+        again = service.search("someone mentions the seagull", top_k=5)
+        assert again[0].segment_id == gull.id
+        versions = components.store.get_memory(gull.id).metadata.get("transcripts") or []
+        assert sum(v.get("source") == "relisten" for v in versions) == 1, versions  # not heard a third time
+    finally:
+        components.close()

@@ -1,0 +1,106 @@
+"""Listening again for what a query names but the memory holds nowhere (retrieval/moments.py
+``unheard_subject`` / ``with_heard_again``, services/qa.py ``MemoryQA._listen_for``): the
+sentences that sound like it are the ones to hear again, and one that, heard again with the
+query as a hint, says it comes first."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from episodic.config import Settings
+from episodic.core.query import Moment, Scope
+from episodic.core.records import ShortTermMemory, TranscriptPiece
+from episodic.retrieval.detailed import MemoryReader, TextScorer, Unit
+from episodic.retrieval.moments import MomentSearch
+from tests.fakes import ListingStore
+
+
+@pytest.fixture(scope="module")
+def scorer() -> TextScorer:
+    from episodic.memory.text_embedder import MiniLMEmbedder
+
+    return TextScorer(MiniLMEmbedder(Settings()))
+
+
+def _said(sid: str, t0: float, text: str, versions: list[dict] | None = None) -> ShortTermMemory:
+    memory = ShortTermMemory(id=f"{sid}@{t0}", stream_id=sid, t_start=t0, t_end=t0 + 7.0, vector=np.zeros(4),
+                             transcript=[TranscriptPiece(t0 + 1.0, t0 + 3.0, text)])
+    if versions:
+        memory.metadata["transcripts"] = versions
+    return memory
+
+
+def _spoken(question: str) -> SimpleNamespace:
+    return SimpleNamespace(question=question, preferred_modalities=("speech",), asks_text=False, asks_sound=False)
+
+
+MEMORIES = [
+    _said("garden-cam", 0.0, "Tom painted the spade red."),
+    _said("garden-cam", 7.0, "I can hear the rubbing outside."),
+    _said("garden-cam", 14.0, "Tom will clean the rubber boots after lunch."),
+    _said("kitchen-cam", 0.0, "Let me check the list once more."),
+]
+
+
+def test_the_sentences_to_hear_again_sound_like_the_words_heard_nowhere(scorer: TextScorer) -> None:
+    """"Tom and the robin": Tom was heard right in other sentences, so only "robin" says where
+    to listen ("I can hear the rubbing outside", not Tom's sentences); nothing when a moment
+    found already quotes every word, and nothing for a query about writing."""
+    store = ListingStore(MEMORIES)
+    search = MomentSearch(store, scorer, Settings().retrieval)
+    reader = MemoryReader(store)
+    words, sounding = search.unheard_subject(_spoken("Tom and the robin"), Scope(), [], reader)
+    assert words == ["tom", "robin"]
+    assert sounding and sounding[0].memory_id == MEMORIES[1].id, [u.text for u in sounding]
+    assert all(u.memory_id not in (MEMORIES[0].id, MEMORIES[3].id) for u in sounding)
+    found = ['speech: "Tom saw the robin" (matched: Tom, robin)']
+    assert search.unheard_subject(_spoken("Tom and the robin"), Scope(), found, reader) == ([], [])
+    # one word quoted is not the subject found
+    _, again = search.unheard_subject(_spoken("Tom and the robin"), Scope(), ['speech: "Tom"'], reader)
+    assert again and again[0].memory_id == MEMORIES[1].id
+    written = SimpleNamespace(**{**vars(_spoken("someone mentions the robin")), "asks_text": True})
+    assert search.unheard_subject(written, Scope(), [], reader)[1] == []
+    # a moment offered only because it sounds like the query does not count as found
+    offered = Moment("garden-cam", 8.0, 10.0, 0.0, 'speech: "x" (sounds like: robin; perhaps misheard)')
+    assert search.found_texts([offered], 5) == []
+
+
+def test_a_sentence_heard_again_saying_the_word_comes_first(scorer: TextScorer) -> None:
+    """After re-listening: a memory whose stored words now say it (taken on the audio), or
+    whose recorded re-hearing does (the decoder was told the word; said so in ``why``), comes
+    first, replacing what was found in that memory; one whose re-hearing did not hear it
+    stays out, and with none the moments found stay as they were."""
+    taken = _said("harbour-cam", 0.0, "Look, the seagull is here.")
+    hinted = _said("harbour-cam", 7.0, "Look, no signal in here.", versions=[
+        {"version": 1, "source": "ingest", "text": "Look, no signal in here.", "adopted": True},
+        {"version": 2, "source": "relisten", "text": "Look, the seagull is here.", "span": [7.0, 14.0],
+         "adopted": False, "hinted": False},
+    ])
+    missed = _said("harbour-cam", 14.0, "The weather looks fine today.", versions=[
+        {"version": 2, "source": "relisten", "text": "The weather looks fine today.", "span": [14.0, 21.0]},
+    ])
+    from episodic.memory.in_memory_store import InMemoryStore
+
+    store = InMemoryStore()
+    store.ensure_schema(4, 4)
+    store.upsert_memories([taken, hinted, missed])
+    reader = MemoryReader(store)
+    search = MomentSearch(store, scorer, Settings().retrieval)
+    found = [Moment("kitchen-cam", 0.0, 7.0, 0.3, 'speech: "x"', segment_id="k"),
+             Moment("harbour-cam", 7.0, 14.0, 0.2, 'visual: "a scene"', segment_id=hinted.id)]
+    units = [Unit("harbour-cam", hinted.id, 8.0, 10.0, "speech", "Look, no signal in here."),
+             Unit("harbour-cam", missed.id, 15.0, 17.0, "speech", "The weather looks fine today.")]
+    out = search.with_heard_again(units, ["seagull"], found, 5, reader)
+    assert [m.segment_id for m in out] == [hinted.id, "k"], out
+    assert (out[0].t_start, out[0].t_end) == (7.0, 14.0) and "did not confirm" in out[0].why
+    assert out[0].score == 0.3  # ranks with the best found
+    # its stored words taken on the audio: said plainly
+    as_unit = Unit("harbour-cam", taken.id, 1.0, 3.0, "speech", "…")
+    first = search.with_heard_again([as_unit], ["seagull"], found, 5, reader)[0]
+    assert first.segment_id == taken.id and first.why.startswith("speech, heard again:") and first.t_start == 1.0
+    # nothing heard: the moments found stay
+    no_word = Unit("harbour-cam", missed.id, 15.0, 17.0, "speech", "The weather looks fine today.")
+    assert search.with_heard_again([no_word], ["seagull"], found, 5, reader) == found
