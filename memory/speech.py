@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -274,14 +275,22 @@ class WhisperRecognizer:
 
     @staticmethod
     def _decode(
-        model: Any, x: np.ndarray, language: str, detect: bool, options: dict[str, Any]
+        model: Any, x: np.ndarray, language: str, detect: bool, options: dict[str, Any],
+        until: float | None = None,
     ) -> list[tuple[Any, str]]:
-        """(segment, language) pairs; the generator decodes lazily, window by window."""
+        """(segment, language) pairs; the generator decodes lazily, window by window, so no
+        segment is asked for once ``until`` (a ``time.perf_counter()`` value) has passed: the
+        window being decoded then is the last."""
         gate = model.model if detect else None
         if gate is not None:
             gate.reset()
         segments, _info = model.transcribe(x, language=language, multilingual=detect, **options)
-        return [(seg, gate.current_language if gate is not None else language) for seg in segments]
+        out: list[tuple[Any, str]] = []
+        for seg in segments:
+            out.append((seg, gate.current_language if gate is not None else language))
+            if until is not None and time.perf_counter() >= until:
+                break
+        return out
 
     def transcribe(
         self,
@@ -295,6 +304,7 @@ class WhisperRecognizer:
         temperatures: tuple[float, ...] | None = None,
         language: str | None = None,
         word_timestamps: bool | None = None,
+        time_limit_s: float | None = None,
     ) -> list[TranscriptPiece]:
         """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream.
 
@@ -307,8 +317,12 @@ class WhisperRecognizer:
         ending before the audio does makes the decoder go on from its last word, and with a
         prompt the few silent tenths left can come out as a long loop ("I'm sorry, I'm sorry,
         …", dropped, but 3.3 s of a 4.4 s re-hearing). Without them the call behaves as
-        configured.
+        configured. ``time_limit_s`` stops decoding further 30 s windows once that many
+        seconds have passed (the window under way is finished): a decoder that ends a window
+        early and seeks back, or loops, can otherwise take three windows for 25 s of audio;
+        the pieces then cover the audio only up to where it stopped.
         """
+        until = None if time_limit_s is None else time.perf_counter() + time_limit_s
         x = to_mono_float32(audio)
         if x.size == 0:
             return []
@@ -350,14 +364,14 @@ class WhisperRecognizer:
             # temperature fallback samples: the same seed each call makes the same audio give the
             # same transcript (a noisy clip's words varied from run to run)
             _seed_sampling()
-            raw = self._decode(model, x, language, detect, options)
-            if detect and any(lang != language for _, lang in raw):
+            raw = self._decode(model, x, language, detect, options, until)
+            if detect and any(lang != language for _, lang in raw) and (until is None or time.perf_counter() < until):
                 # A switch away from the fallback language must be confirmed by the audio:
                 # Whisper base sometimes names Latin or Welsh for a few seconds of accented,
                 # noisy English and then writes gibberish in that language. Decode once more
                 # in the fallback language and keep whichever the model found more likely.
                 # Only clips detected as another language pay for this.
-                fallback = self._decode(model, x, language, False, options)
+                fallback = self._decode(model, x, language, False, options, until)
                 if _mean_logprob(fallback) >= _mean_logprob(raw):
                     raw = fallback
         except Exception as exc:

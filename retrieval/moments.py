@@ -223,7 +223,7 @@ class MomentSearch:
         words = telling(subject_phrase(analysis.question, streams).split())
         if not words or self._picture_subject(analysis, streams):
             return [], []
-        if any(_quotes_all(text, words) for text in found):
+        if any(says_all(text, words) for text in found):
             return [], []
         return words, self._sounding_sentences(analysis, words, streams, scope)
 
@@ -235,21 +235,22 @@ class MomentSearch:
     @staticmethod
     def with_heard_again(sounding: list[Unit], words: list[str], found: list[Moment], top_k: int,
                          reader: MemoryReader) -> list[Moment]:
-        """``found`` with, first, the sentences of ``sounding`` (best first) that a re-hearing
-        with the query as a hint wrote with all the query's ``words`` (its stored words now, or
-        a recorded version, retrieval/transcript_versions.py; one moment per memory). The
-        decoder was told the words, so one the audio check did not take is offered as
+        """``found`` with, first, the sentences of ``sounding`` (best first) that say all the
+        query's ``words``: as stored (at ingest, or since taken from a re-hearing), or in a
+        recorded re-hearing (retrieval/transcript_versions.py); one moment per memory. The
+        decoder was told the words, so a re-hearing the audio check did not take is offered as
         unconfirmed; it still comes before the moments found, none of which quote them."""
         heard: list[Moment] = []
         for u in sounding:
             memory = reader.memory(u.memory_id)
             if memory is None or any(m.segment_id == u.memory_id for m in heard):
                 continue
-            said = [p for p in memory.transcript if _quotes_all(p.text, words)]
-            if said:
-                t0, t1, text, how = said[0].t_start, said[0].t_end, said[0].text, "heard again"
+            said = [p for p in memory.transcript if says_all(p.text, words)]
+            if said:  # stored words (heard so at ingest: a moment the ranking left out)
+                how = "heard again" if not says_all(u.text, words) else ""
+                t0, t1, text = said[0].t_start, said[0].t_end, said[0].text
             else:
-                version = next((v for v in hearings_since_ingest(memory) if _quotes_all(v["text"], words)), None)
+                version = next((v for v in hearings_since_ingest(memory) if says_all(v["text"], words)), None)
                 if version is None:
                     continue
                 span = version.get("span") or (memory.t_start, memory.t_end)
@@ -258,7 +259,8 @@ class MomentSearch:
                        else "heard again with the query as a hint; the audio check did not confirm it")
             heard.append(Moment(stream_id=u.stream_id, t_start=round(t0, 3), t_end=round(t1, 3),
                                 score=max((m.score for m in found), default=0.0),
-                                why=f'speech, {how}: "{excerpt(text, words)}" (matched: {", ".join(words)})',
+                                why=f'speech{", " + how if how else ""}: "{excerpt(text, words)}" '
+                                    f'(matched: {", ".join(words)})',
                                 segment_id=u.memory_id, snippet_uri=u.snippet_uri))
         if not heard:
             return found
@@ -343,7 +345,7 @@ def _quotes_any(why: str, words: list[str]) -> bool:
     return bool(term_set(why) & term_set(" ".join(words)))
 
 
-def _quotes_all(text: str, words: list[str]) -> bool:
+def says_all(text: str, words: list[str]) -> bool:
     """Whether ``text`` holds every one of ``words`` (by stem)."""
     wanted = term_set(" ".join(words))
     return bool(wanted) and wanted <= term_set(text)

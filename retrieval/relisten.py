@@ -145,6 +145,8 @@ HINT_WORDS_COUNTED = 3
 OPTION_HEARING_S = 1.5  # scoring the options against one sentence's audio needs about this
 SCORING_S = 0.5  # scoring an old and a new transcript against one clip's (padded) audio
 MIN_CLIP_S = 2.0  # a window with less room left than this takes no further clip
+# a clip the joint pass stopped before (relisten_pass_max_s): not heard, so not recorded either
+UNREACHED: list[TranscriptPiece] = []
 
 
 
@@ -181,7 +183,7 @@ class MemoryRelisten:
     t_start: float  # the stream time range that was re-transcribed
     t_end: float
     # "adopted" (stored) | "adopted-hint" (this question only) | "kept-old" | "cached" | "no-audio"
-    # | "no-speech" | "error"
+    # | "no-speech" | "error" | "unjudged" (no time to score it) | "unreached" (the pass stopped first)
     outcome: str
     model: str = ""
     audio_s: float = 0.0
@@ -359,6 +361,10 @@ class Relistener:
             if pieces is None:
                 result.outcome, result.seconds = "error", share
                 continue
+            if pieces is UNREACHED:  # the pass stopped before its audio: nothing is recorded
+                result.outcome, result.seconds = "unreached", share
+                report.cut = True
+                continue
             budget = self._budget(remaining)
             spent = time.perf_counter() - started
             out_of_time = (budget is not None and budget < SCORING_S) or spent > s.relisten_budget_s
@@ -492,11 +498,17 @@ class Relistener:
             # one decoding pass (no temperature ladder): a noisy clip could otherwise be decoded
             # up to six times, several seconds each, and the answer is waiting; word times put
             # each word back in the clip it was heard in
+            limit = s.relisten_pass_max_s
             pieces = self.recognizer().transcribe(
                 joined.audio, SAMPLE_RATE_HZ, 0.0, beam_size=s.relisten_beam_size, temperatures=(0.0,),
-                language=heard_in, word_timestamps=True, **bias
+                language=heard_in, word_timestamps=True, time_limit_s=limit, **bias
             )
             per_clip: list[list[TranscriptPiece] | None] = list(split_pieces(pieces, parts, joined))
+            if time.perf_counter() - t0 >= limit:
+                # stopped after the window under way: a clip starting after the last word
+                # heard was not reached, which is not the same as hearing nothing there
+                reached = max((p.t_end for p in pieces), default=0.0)
+                per_clip = [UNREACHED if joined.offsets[k] >= reached else new for k, new in enumerate(per_clip)]
         except (EpisodicError, RuntimeError, ValueError) as exc:  # CTranslate2 raises plain errors
             log.warning("re-listening %s failed: %s", ", ".join(c.key for c in parts), exc)
             per_clip = [None] * len(parts)

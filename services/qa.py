@@ -68,7 +68,7 @@ from episodic.retrieval.detailed import (
 )
 from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
-from episodic.retrieval.moments import MomentSearch
+from episodic.retrieval.moments import MomentSearch, says_all
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
@@ -503,10 +503,12 @@ class MemoryQA:
                                                        reader)
         if not sounding:
             return moments
-        with clock.stage("relisten"):
-            recall = Recall(units=list(sounding), route="sounds-like")
-            self.relisten.run(analysis, q_vec, text, (), recall, reader, scope, self.scorer, clock.remaining,
-                              chosen=sounding)
+        misheard = [u for u in sounding if not says_all(u.text, words)]  # not those saying it
+        if misheard:
+            with clock.stage("relisten"):
+                recall = Recall(units=list(misheard), route="sounds-like")
+                self.relisten.run(analysis, q_vec, text, (), recall, reader, scope, self.scorer, clock.remaining,
+                                  chosen=misheard)
         return self.moments.with_heard_again(sounding, words, moments, top_k, reader)
 
     def _example(self, image: bytes | None, like_segment_id: str | None) -> Example:

@@ -101,6 +101,10 @@ def test_a_sentence_heard_again_saying_the_word_comes_first(scorer: TextScorer) 
     as_unit = Unit("harbour-cam", taken.id, 1.0, 3.0, "speech", "…")
     first = search.with_heard_again([as_unit], ["seagull"], found, 5, reader)[0]
     assert first.segment_id == taken.id and first.why.startswith("speech, heard again:") and first.t_start == 1.0
+    # stored so at ingest (the ranking left it out): first, and not said to be heard again
+    plain = Unit("harbour-cam", taken.id, 1.0, 3.0, "speech", "Look, the seagull is here.")
+    first = search.with_heard_again([plain], ["seagull"], found, 5, reader)[0]
+    assert first.segment_id == taken.id and first.why.startswith('speech: "Look, the seagull'), first.why
     # nothing heard: the moments found stay
     no_word = Unit("harbour-cam", missed.id, 15.0, 17.0, "speech", "The weather looks fine today.")
     assert search.with_heard_again([no_word], ["seagull"], found, 5, reader) == found

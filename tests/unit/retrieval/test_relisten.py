@@ -639,3 +639,55 @@ def test_a_search_for_something_said_but_misheard_hears_it_again(tmp_path):
         assert sum(v.get("source") == "relisten" for v in versions) == 1, versions  # not heard a third time
     finally:
         components.close()
+
+
+def test_decoding_asks_for_no_further_window_once_its_time_is_up(monkeypatch):
+    """faster-whisper decodes lazily, window by window: after ``time_limit_s`` no further
+    segment (and so no further window) is asked for; without a limit all are read."""
+    from types import SimpleNamespace
+
+    from episodic.memory import speech
+
+    now = [0.0]
+    pulled: list[int] = []
+
+    def segments():
+        for k in range(4):  # each window costs a (fake) second
+            now[0] += 1.0
+            pulled.append(k)
+            yield SimpleNamespace(k=k)
+
+    model = SimpleNamespace(transcribe=lambda x, **kw: (segments(), None), model=None)
+    monkeypatch.setattr(speech.time, "perf_counter", lambda: now[0])
+    out = speech.WhisperRecognizer._decode(model, np.zeros(4, np.float32), "en", False, {}, until=2.5)
+    assert [seg.k for seg, _ in out] == [0, 1, 2] and pulled == [0, 1, 2]  # the third was under way
+    now[0], pulled[:] = 0.0, []
+    assert len(speech.WhisperRecognizer._decode(model, np.zeros(4, np.float32), "en", False, {})) == 4
+
+
+def test_a_clip_the_joint_pass_stopped_before_is_unreached_not_silent(monkeypatch):
+    """A joint pass cut by ``relisten_pass_max_s`` heard the first clip; the second, after the
+    last word heard, is marked unreached (nothing recorded for it), not heard as silence."""
+    from types import SimpleNamespace
+
+    from episodic.retrieval import relisten as rl
+
+    calls: list[dict] = []
+
+    class Recogniser:
+        def transcribe(self, audio, rate, t_offset, **kw):
+            calls.append(kw)
+            return [TranscriptPiece(0.2, 1.5, "hello there", words=[(0.2, 0.8, "hello"), (0.9, 1.5, "there")])]
+
+    monkeypatch.setattr(rl, "audio_or_none", lambda *a, **k: np.full(32000, 0.1, np.float32))
+    first = ShortTermMemory(id="a@0", stream_id="a", t_start=0.0, t_end=2.0, vector=np.zeros(4))
+    second = ShortTermMemory(id="a@10", stream_id="a", t_start=10.0, t_end=12.0, vector=np.zeros(4))
+    clips = [(first, (0.0, 2.0)), (second, (10.0, 12.0))]
+    for limit, unreached in ((1e-9, True), (60.0, False)):
+        listener = rl.Relistener(SimpleNamespace(snippets=SimpleNamespace(path_for=str)),
+                                 load_settings().replace(relisten_pass_max_s=limit))
+        listener._rec = Recogniser()
+        out = listener._hear_together(clips, {}, "m")
+        assert calls[-1]["time_limit_s"] == limit
+        assert [p.text for p in out[0][1]] == ["hello there"]
+        assert (out[1][1] is rl.UNREACHED) is unreached and out[1][1] == []
