@@ -498,13 +498,13 @@ class Relistener:
             # one decoding pass (no temperature ladder): a noisy clip could otherwise be decoded
             # up to six times, several seconds each, and the answer is waiting; word times put
             # each word back in the clip it was heard in
-            limit = s.relisten_pass_max_s
+            limit, decoding = s.relisten_pass_max_s, time.perf_counter()
             pieces = self.recognizer().transcribe(
                 joined.audio, SAMPLE_RATE_HZ, 0.0, beam_size=s.relisten_beam_size, temperatures=(0.0,),
                 language=heard_in, word_timestamps=True, time_limit_s=limit, **bias
             )
             per_clip: list[list[TranscriptPiece] | None] = list(split_pieces(pieces, parts, joined))
-            if time.perf_counter() - t0 >= limit:
+            if time.perf_counter() - decoding >= limit:
                 # stopped after the window under way: a clip starting after the last word
                 # heard was not reached, which is not the same as hearing nothing there
                 reached = max((p.t_end for p in pieces), default=0.0)
