@@ -12,8 +12,6 @@ reason (a caption on screen across a cut) are joined too. ``why`` quotes what ma
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from episodic.config import RetrievalSettings
@@ -212,25 +210,20 @@ class MomentSearch:
         out.sort(key=lambda x: (-x[0], x[1].stream_id, x[1].t_start))
         return [u for _, u in out]
 
-    def unheard_subject(self, analysis: QueryAnalysis, scope: Scope, found: Sequence[str],
+    def unheard_subject(self, analysis: QueryAnalysis, scope: Scope, found: list[Moment], top_k: int,
                         reader: MemoryReader) -> tuple[list[str], list[Unit]]:
-        """What to listen to again for a query about something said that nothing ``found``
-        quotes (the texts of the moments or evidence found: "someone mentions the seagull" with
-        "Look, no signal in here." stored): the query's telling words, and the sentences that
-        sound like them (best first) for the re-listening stage (retrieval/relisten.py) to hear
-        again with the query as a hint. Nothing when one of ``found`` quotes all those words."""
+        """What to listen to again for a query about something said that no moment ``found``
+        (its top ``top_k``, not those only sounding like it) quotes: "someone mentions the
+        seagull" with "Look, no signal in here." stored. The query's telling words, and the
+        sentences that sound like them (best first) for the re-listening stage
+        (retrieval/relisten.py) to hear again with the query as a hint."""
         streams = reader.streams_in(scope)
         words = telling(subject_phrase(analysis.question, streams).split())
         if not words or self._picture_subject(analysis, streams):
             return [], []
-        if any(says_all(text, words) for text in found):
+        if any(says_all(m.why, words) for m in found[:top_k] if not _only_sounds_like(m)):
             return [], []
         return words, self._sounding_sentences(analysis, words, streams, scope)
-
-    @staticmethod
-    def found_texts(found: list[Moment], top_k: int) -> list[str]:
-        """What the moments found quote (those only sounding like the query left out)."""
-        return [m.why for m in found[:top_k] if not _only_sounds_like(m)]
 
     @staticmethod
     def with_heard_again(sounding: list[Unit], words: list[str], found: list[Moment], top_k: int,

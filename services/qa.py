@@ -499,8 +499,7 @@ class MemoryQA:
         seagull"): the sentences that sound like it are heard again with the query as a hint
         (retrieval/relisten.py, judged against the audio as for Ask), and one that now says it
         comes first. Within the request's deadline; the moments found stay when nothing is."""
-        words, sounding = self.moments.unheard_subject(analysis, scope, self.moments.found_texts(moments, top_k),
-                                                       reader)
+        words, sounding = self.moments.unheard_subject(analysis, scope, moments, top_k, reader)
         if not sounding:
             return moments
         misheard = [u for u in sounding if not says_all(u.text, words)]  # not those saying it

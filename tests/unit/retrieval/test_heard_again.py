@@ -52,20 +52,22 @@ def test_the_sentences_to_hear_again_sound_like_the_words_heard_nowhere(scorer: 
     store = ListingStore(MEMORIES)
     search = MomentSearch(store, scorer, Settings().retrieval)
     reader = MemoryReader(store)
-    words, sounding = search.unheard_subject(_spoken("Tom and the robin"), Scope(), [], reader)
+    words, sounding = search.unheard_subject(_spoken("Tom and the robin"), Scope(), [], 5, reader)
     assert words == ["tom", "robin"]
     assert sounding and sounding[0].memory_id == MEMORIES[1].id, [u.text for u in sounding]
     assert all(u.memory_id not in (MEMORIES[0].id, MEMORIES[3].id) for u in sounding)
-    found = ['speech: "Tom saw the robin" (matched: Tom, robin)']
-    assert search.unheard_subject(_spoken("Tom and the robin"), Scope(), found, reader) == ([], [])
+    found = [Moment("garden-cam", 30.0, 33.0, 0.5, 'speech: "Tom saw the robin" (matched: Tom, robin)')]
+    assert search.unheard_subject(_spoken("Tom and the robin"), Scope(), found, 5, reader) == ([], [])
     # one word quoted is not the subject found
-    _, again = search.unheard_subject(_spoken("Tom and the robin"), Scope(), ['speech: "Tom"'], reader)
+    _, again = search.unheard_subject(_spoken("Tom and the robin"), Scope(),
+                                      [Moment("garden-cam", 30.0, 33.0, 0.5, 'speech: "Tom"')], 5, reader)
     assert again and again[0].memory_id == MEMORIES[1].id
     written = SimpleNamespace(**{**vars(_spoken("someone mentions the robin")), "asks_text": True})
-    assert search.unheard_subject(written, Scope(), [], reader)[1] == []
+    assert search.unheard_subject(written, Scope(), [], 5, reader)[1] == []
     # a moment offered only because it sounds like the query does not count as found
-    offered = Moment("garden-cam", 8.0, 10.0, 0.0, 'speech: "x" (sounds like: robin; perhaps misheard)')
-    assert search.found_texts([offered], 5) == []
+    offered = Moment("garden-cam", 8.0, 10.0, 0.0, 'speech: "x" (sounds like: tom robin; perhaps misheard)')
+    _, offered_too = search.unheard_subject(_spoken("Tom and the robin"), Scope(), [offered], 5, reader)
+    assert offered_too and offered_too[0].memory_id == MEMORIES[1].id
 
 
 def test_a_sentence_heard_again_saying_the_word_comes_first(scorer: TextScorer) -> None:
