@@ -56,6 +56,7 @@ from episodic.retrieval.detailed import (
     nearest_memory_ids,
     units_of,
 )
+from episodic.retrieval.distinct_frames import DistinctFrames
 from episodic.retrieval.distinct_picture import SURE_GUESS, StandOut, stand_outs, standout_answer
 from episodic.retrieval.guess_match import (
     GUESS_CAP,
@@ -294,6 +295,12 @@ class StructuredAnswerer(TimeAnswers):
         """Key-frame scans kept per stream (MemoryQA shares one with Search)."""
         return KeyFrameUnits(self.store)
 
+    @cached_property
+    def distinct(self) -> DistinctFrames:
+        """Stretches of key frames unlike the rest of their stream (MemoryQA shares one with
+        Search)."""
+        return DistinctFrames(self.store)
+
     def _visual_units(self, streams: Sequence[str], scope: Scope) -> list[Unit]:
         return self.key_frames.units(streams, scope)
 
@@ -471,10 +478,13 @@ class StructuredAnswerer(TimeAnswers):
         else:
             if self.vocabulary.unnameable([thing], looked, scope) != [True]:
                 return None  # it could have been named, and was not seen
-            stretches = []
-            for sid in looked:
-                frames = self._picture_units(sid, scope)
-                stretches += [(sid, o.t_start, o.t_end) for o in stand_outs(frames) if o.p < SURE_GUESS]
+            # where a picture unlike the rest of its stream was shown (not one surely named);
+            # for memories kept without key-frame features, where a guess stands out
+            stretches = [(d.stream_id, d.t_start, d.t_end) for d in self.distinct.of(looked, scope)]
+            if not stretches:
+                for sid in looked:
+                    frames = self._picture_units(sid, scope)
+                    stretches += [(sid, o.t_start, o.t_end) for o in stand_outs(frames) if o.p < SURE_GUESS]
             trust = ELIMINATION_SUPPORT
         spoken: list[Unit] = []
         for sid, a, b in dict.fromkeys(stretches):

@@ -29,6 +29,7 @@ from episodic.retrieval.detailed import (
     relevant,
     semantic_candidates,
 )
+from episodic.retrieval.distinct_frames import DistinctFrames
 from episodic.retrieval.distinct_picture import SURE_GUESS, stand_outs
 from episodic.retrieval.guess_match import (
     PICTURED,
@@ -118,6 +119,7 @@ class MomentSearch:
         self.vocabulary = DescriberVocabulary(store, scorer)
         self.words = words  # memories found by their words too (retrieval/word_candidates.py)
         self.key_frames = key_frames or KeyFrameUnits(store)  # key-frame scans, kept per stream
+        self.distinct = DistinctFrames(store)  # stretches of key frames unlike the rest of their stream
 
     def search(
         self,
@@ -304,10 +306,26 @@ class MomentSearch:
 
     def _unnamed(self, phrase: str, streams: list[str], scope: Scope, top: float, top_k: int) -> list[Moment]:
         """A picture of a thing the describer has no name for ("a picture of coins" to an
-        ImageNet classifier): the pictures that stand out in one stretch of a stream with no
-        sure guess (retrieval/distinct_picture.py), as candidates, never as sightings."""
+        ImageNet classifier): the stretches of key frames that look like nothing else in their
+        stream (retrieval/distinct_frames.py), most distinct first, or where no key frame has
+        stored features, the pictures whose guesses stand out in one stretch
+        (retrieval/distinct_picture.py); as candidates, never as sightings."""
         if self.vocabulary.unnameable([phrase], streams, scope) != [True]:
             return []
+        out = [Moment(stream_id=d.stream_id, t_start=round(d.t_start, 3), t_end=round(d.t_end, 3),
+                      score=round(top * UNNAMED_SHARE * (1.0 + d.distinctness) / 2, 4),
+                      why=f"a picture unlike anything else in {d.stream_id}"
+                          + (f" (guessed: {d.guess})" if d.guess else "")
+                          + f"; nothing can name {phrase}, so not a sure sighting",
+                      segment_id=d.memory_id)
+               for d in self.distinct.of(streams, scope)]
+        if not out:
+            out = self._standing_out(phrase, streams, scope, top)
+        return out[:top_k]
+
+    def _standing_out(self, phrase: str, streams: list[str], scope: Scope, top: float) -> list[Moment]:
+        """The pictures whose guesses stand out in one stretch of their stream, for memories
+        kept without key-frame features."""
         out: list[Moment] = []
         for sid in streams:
             units = self.key_frames.units([sid], scope, ("visual", "ocr"))
@@ -322,7 +340,7 @@ class MomentSearch:
                                   segment_id=first.memory_id, snippet_uri=first.snippet_uri))
         out = list({(m.stream_id, m.t_start): m for m in out}.values())  # one per stretch
         out.sort(key=lambda m: -m.score)
-        return out[:top_k]
+        return out
 
 
 def with_sounding_like(moments: list[Moment], heard_as: list[Moment], top_k: int) -> list[Moment]:
