@@ -66,6 +66,7 @@ from episodic.retrieval.guess_match import (
     guess_support,
     subject_phrase,
 )
+from episodic.retrieval.people_words import names_a_person, shows_people
 from episodic.retrieval.query_analysis import (
     SOUND_CUES,
     QueryAnalysis,
@@ -388,7 +389,7 @@ class StructuredAnswerer(TimeAnswers):
         if max(scores) < SEEN_MIN:
             # nothing was clearly seen: the one option the describer could not have named
             # (coins, to an ImageNet classifier) is what its unsure guesses were about
-            left = self._only_unnameable(options, streams, scope)
+            left = self._only_unnameable(options, streams, scope, units)
             if left is not None:
                 return self._eliminated(options, left, ELIMINATION_SUPPORT, [],
                                         {**caps, "frames": float(len(units))})
@@ -444,12 +445,22 @@ class StructuredAnswerer(TimeAnswers):
         caps = {"route": 10.0, "anchor": 0.0, "shown": float(len(shown)), "unnamed": float(len(maybe))}
         return self._eliminated(options, left, UNANCHORED_SUPPORT, evidence, caps)
 
-    def _only_unnameable(self, options: Sequence[str], streams: Sequence[str], scope: Scope) -> int | None:
+    def _only_unnameable(self, options: Sequence[str], streams: Sequence[str], scope: Scope,
+                         units: Sequence[Unit] = ()) -> int | None:
         """The one option the describer that made these streams' memories has no name for
         (every other option it could have named); None with an open vocabulary, or unless
-        exactly one option is left."""
+        exactly one option is left. Of several (an astronaut, coins), the people detectors
+        keep those naming someone when ``units`` (the key frames in question; of them, those
+        where a picture unlike the rest of its stream was shown) show a person or a face, the
+        others when they show no one."""
         unnamed = self.vocabulary.unnameable(options, streams, scope)
         left = [k for k, u in enumerate(unnamed or []) if u]
+        if len(left) > 1 and units:
+            shown = self.distinct.of(sorted({u.stream_id for u in units}), scope)
+            pictures = [u for u in units if any(d.stream_id == u.stream_id and d.t_start <= u.t_end
+                                                and u.t_start <= d.t_end for d in shown)]
+            someone = shows_people(pictures or units)
+            left = [k for k in left if names_a_person(options[k]) == someone]
         return left[0] if len(left) == 1 else None
 
     def said_while_pictured(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,

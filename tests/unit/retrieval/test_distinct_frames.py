@@ -166,3 +166,54 @@ def test_what_was_said_while_a_picture_nothing_can_name_was_shown_comes_from_the
     draft = answerer.answer(analysis, np.zeros(384), topics, [], Scope(), MemoryReader(store))
     assert draft is not None and draft.choice_index == 1 and draft.caps["route"] == 11.0, draft
     assert draft.confidence <= 0.25
+
+
+def test_of_two_options_nothing_can_name_the_people_detectors_keep_the_one_that_fits():
+    """"Which of these appeared in a picture: an astronaut, coins, a cup of coffee?" with
+    neither an astronaut nor coins nameable to the classifier: a picture where the detectors
+    found no one is coins; one with a face is the astronaut."""
+    from episodic.config import Settings
+    from episodic.core.query import QueryType
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+    from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of
+    from episodic.retrieval.question_shape import question_shape
+
+    def ask(memories, question, options):
+        for m in memories:
+            m.metadata = {"models": {"describer": OfflineVisualDescriber.model_id}}
+        store = ListingStore(memories)
+        answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())),
+                                      settings=Settings().retrieval)
+        terms = content_terms(question)
+        analysis = QueryAnalysis(question, QueryType.VIDEO, {}, "", terms, "any", shape=question_shape(question),
+                                 key_terms=key_terms_of(question, terms))
+        return answerer.answer(analysis, np.zeros(384), options, [], Scope(), MemoryReader(store))
+
+    question = "Which of these appeared in a picture in the cam recording?"
+    options = ["a cup of coffee", "an astronaut", "coins", "a motorcycle"]
+    no_one = _stream({30.0: (_look(5), {"guesses": [("a keyboard", 0.13)]})})
+    draft = ask(no_one, question, options)
+    assert draft is not None and draft.choice_index == 2 and draft.caps.get("eliminated") == 3.0, draft
+    someone = _stream({30.0: (_look(5), {"guesses": [("a keyboard", 0.13)], "faces": 1,
+                                          "description": "a scene; a face; colours: white"})})
+    draft = ask(someone, question, options)
+    assert draft is not None and draft.choice_index == 1, draft
+
+
+def test_options_that_name_people_and_frames_that_show_them():
+    from episodic.retrieval.detailed import Unit
+    from episodic.retrieval.people_words import names_a_person, shows_people
+
+    assert [names_a_person(o) for o in ("an astronaut", "a man with a camera", "two children", "a crowd")] == [True] * 4
+    assert [names_a_person(o) for o in ("coins", "a cat", "a cup of coffee", "a teddy bear", "a manhole")] == [False] * 5
+
+    def frame(text: str, modality: str = "visual") -> Unit:
+        return Unit("cam", "cam@0", 0.0, 5.0, modality, text)
+
+    assert shows_people([frame("a scene; one person, a face; colours: blue")])
+    assert shows_people([frame("a scene; three people; colours: grey")])
+    assert not shows_people([frame('on-screen text: "STAFF ONLY, TWO PEOPLE MAX"; a scene; colours: white')])
+    assert not shows_people([frame("one person", "speech"), frame("a cat; colours: orange")])
