@@ -18,6 +18,10 @@ class Deadline:
         self.deadline_s = deadline_s
         self.timings: dict[str, float] = {}
 
+    def elapsed(self) -> float:
+        """Seconds since the call started."""
+        return time.perf_counter() - self.started
+
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None when there is none)."""
         if self.deadline_s is None:

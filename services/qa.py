@@ -431,6 +431,11 @@ class MemoryQA:
             anchors = self.moments.search(analysis, q_vec, req.scope, SEARCH_HITS, MemoryReader(self.c.store))
         anchors = _distinct(anchors, look.inspect_anchors)
         left = clock.remaining()
+        heard = trace.notes.get("relisten")
+        if heard is not None and heard.memories:
+            # time spent listening again is not spent twice: the Ask stays within its bound
+            after_listening = self.settings.relistened_ask_max_s - clock.elapsed()
+            left = after_listening if left is None else min(left, after_listening)
         budget = look.inspect_budget_s if left is None else min(look.inspect_budget_s, left - INSPECT_RESERVE_S)
         if not anchors or budget <= 0:
             trace.notes["inspect"] = {"looked": False, "why": "no memory to start from" if not anchors else "no time left"}
