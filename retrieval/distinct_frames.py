@@ -52,6 +52,7 @@ class KeyFrame:
     candidate: bool  # usable as a shown picture (not dark, no writing, not surely named)
     named: bool  # the classifier is sure what it shows: a stretch holding it is no unnamed picture
     guess: str  # the classifier's best guess, however unsure ("" when none)
+    snippet_uri: str = ""  # the stored snippet that holds it
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class DistinctStretch:
     t_end: float  # the next key frame after it (its last one when none follows): on screen until then
     distinctness: float  # 1 − the highest cosine to a key frame outside it
     guess: str  # the best unsure guess on its frames, for saying why
+    snippet_uri: str = ""  # the stored snippet holding its first candidate frame
 
 
 def key_frames(memories: Sequence[ShortTermMemory]) -> list[KeyFrame]:
@@ -80,7 +82,8 @@ def key_frames(memories: Sequence[ShortTermMemory]) -> list[KeyFrame]:
             guesses = sorted(f.guesses, key=lambda g: -g[1]) if f is not None else []
             named = bool(guesses) and guesses[0][1] >= SURE_NAME
             candidate = f is not None and not f.quality and not _WRITING.search(f.ocr_text or "") and not named
-            out.append(KeyFrame(float(t), m.id, v / norm, candidate, named, guesses[0][0] if guesses else ""))
+            uri = next((r.uri for r in m.snippets if r.t_start <= t <= r.t_end), "")
+            out.append(KeyFrame(float(t), m.id, v / norm, candidate, named, guesses[0][0] if guesses else "", uri))
     out.sort(key=lambda k: k.t)
     return out
 
@@ -119,7 +122,8 @@ def distinct_stretches(stream_id: str, frames: Sequence[KeyFrame]) -> list[Disti
         first = frames[inside[0]]
         guess = next((frames[k].guess for k in inside if frames[k].guess), "")
         until = frames[j].t if j < len(frames) else frames[j - 1].t
-        out.append(DistinctStretch(stream_id, first.memory_id, frames[i].t, until, round(distinct, 4), guess))
+        out.append(DistinctStretch(stream_id, first.memory_id, frames[i].t, until, round(distinct, 4), guess,
+                                   first.snippet_uri))
     out.sort(key=lambda s: (-s.distinctness, s.t_start))
     return out
 

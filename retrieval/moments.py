@@ -317,7 +317,7 @@ class MomentSearch:
                       why=f"a picture unlike anything else in {d.stream_id}"
                           + (f" (guessed: {d.guess})" if d.guess else "")
                           + f"; nothing can name {phrase}, so not a sure sighting",
-                      segment_id=d.memory_id)
+                      segment_id=d.memory_id, snippet_uri=d.snippet_uri)
                for d in self.distinct.of(streams, scope)]
         if not out:
             out = self._standing_out(phrase, streams, scope, top)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from episodic.core.query import Scope
-from episodic.core.records import FrameObservation, ShortTermMemory
+from episodic.core.records import FrameObservation, ShortTermMemory, SnippetRef
 from episodic.retrieval.distinct_frames import (
     MIN_DISTINCT,
     DistinctFrames,
@@ -33,7 +33,8 @@ def _look(k: int, noise: float = 0.0, seed: int = 0) -> np.ndarray:
 def _memory(stream: str, t0: float, frames: list[tuple[float, np.ndarray, FrameObservation]]) -> ShortTermMemory:
     return ShortTermMemory(
         id=f"{stream}@{t0}", stream_id=stream, t_start=t0, t_end=t0 + 10.0, vector=np.zeros(4),
-        frames=[f for _, _, f in frames], frame_features=[(t, v) for t, v, _ in frames])
+        frames=[f for _, _, f in frames], frame_features=[(t, v) for t, v, _ in frames],
+        snippets=[SnippetRef(f"file:///snippets/{stream}-{t0:g}.mp4", t0, t0 + 10.0)])
 
 
 def _frame(t: float, look: np.ndarray, **kw) -> tuple[float, np.ndarray, FrameObservation]:
@@ -127,6 +128,7 @@ def test_search_for_a_picture_of_a_thing_nothing_can_name_offers_the_distinct_st
     search = MomentSearch(store, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
     found = search._guessed("coins", Scope(), MemoryReader(store), [], 5)
     assert [(m.stream_id, m.t_start, m.t_end) for m in found] == [("cam", 30.0, 40.0)], found
+    assert found[0].segment_id == "cam@30.0" and found[0].snippet_uri == "file:///snippets/cam-30.mp4"
     assert "unlike anything else in cam" in found[0].why and "not a sure sighting" in found[0].why
 
 
