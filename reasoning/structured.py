@@ -57,7 +57,14 @@ from episodic.retrieval.detailed import (
     units_of,
 )
 from episodic.retrieval.distinct_frames import DistinctFrames
-from episodic.retrieval.distinct_picture import SURE_GUESS, StandOut, stand_outs, standout_answer
+from episodic.retrieval.distinct_picture import (
+    ALTERNATIVES,
+    SURE_GUESS,
+    StandOut,
+    guessed_answer,
+    stand_outs,
+    standout_answer,
+)
 from episodic.retrieval.guess_match import (
     GUESS_CAP,
     PICTURED,
@@ -75,6 +82,7 @@ from episodic.retrieval.query_analysis import (
     stem,
 )
 from episodic.retrieval.question_shape import DARK_WORDS
+from episodic.retrieval.recurring_guesses import GUESS_MIN
 
 UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what was heard
 _SOUND_NAMES = frozenset(stem(w) for w in SOUND_CUES) - {stem(w) for w in (
@@ -516,14 +524,30 @@ class StructuredAnswerer(TimeAnswers):
     def pictured_open(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                       reader: MemoryReader) -> Draft | None:
         """"A picture was shown that nobody talked about: what did it show?" (no options): the
-        guess that stands out in one stretch of the named stream (else of any stream in scope),
-        hedged and at a guess's confidence (retrieval/distinct_picture.py)."""
+        best guess on the stretch of key frames most unlike the rest of the named stream (else
+        of any stream in scope; retrieval/distinct_frames.py), hedged and at a guess's
+        confidence; for memories kept without key-frame features, the guess that stands out
+        in one stretch (retrieval/distinct_picture.py)."""
         if options or not asks_pictured(analysis):
             return None
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
+        looked = [named] if named else streams
+        shown = [d for d in self.distinct.of(looked, scope, named=True) if d.guesses and d.guesses[0][1] >= GUESS_MIN]
+        if shown:
+            # the stretch most unlike the rest of its stream is where the picture was shown,
+            # and what the classifier guessed there, however unsure, is what it probably showed
+            d = shown[0]
+            label, p = d.guesses[0]
+            answer = guessed_answer(label, [n for n, _ in d.guesses[1:1 + ALTERNATIVES]],
+                                    "a guess at the picture most unlike the rest of the stream",
+                                    d.stream_id, d.t_start, d.t_end)
+            frames = [u for u in self._picture_units(d.stream_id, scope)
+                      if u.modality == "visual" and u.t_start < d.t_end and d.t_start <= u.t_end]
+            return Draft(answer=answer, confidence=round(min(p, GUESS_CAP), 4), support=frames, source="extract",
+                         caps={"route": 9.0, "guess": round(p, 3), "distinct": d.distinctness, "span": 1.0})
         best: tuple[str, float, StandOut] | None = None
-        for sid in [named] if named else streams:
+        for sid in looked:
             found = standout_answer(self._picture_units(sid, scope))
             if found is not None and (best is None or found[1] > best[1]):
                 best = found

@@ -14,9 +14,10 @@ their features at least ``SAME_STRETCH_COS``): a picture held on screen is one s
 Its **distinctness** is one minus the highest cosine between its frames and any key frame
 of the stream outside it (and further than ``NEAR_S`` from it, so a fade in or out does not
 count as the picture coming back). Dark, flat or blurred frames, frames with writing (a
-sign's frame is about its words) and frames the classifier names surely stay as comparison
-but are never candidates themselves, nor is a stretch holding a surely named frame (a
-picture of a cup, named on one of its frames, is not a picture of coins on the others).
+sign's frame is about its words) stay as comparison but are never candidates themselves. A
+stretch holding a frame the classifier names surely is marked ``named``: it is the answer to
+"what did the picture show?", but not a picture of something nothing can name (a picture of
+a cup, named on one of its frames, is not a picture of coins on the others).
 
 Only candidates, never sightings: callers say that nothing could name what was asked.
 """
@@ -49,9 +50,9 @@ class KeyFrame:
     t: float
     memory_id: str
     feature: np.ndarray  # unit length
-    candidate: bool  # usable as a shown picture (not dark, no writing, not surely named)
+    candidate: bool  # usable as a shown picture (not dark, flat or blurred, no writing)
     named: bool  # the classifier is sure what it shows: a stretch holding it is no unnamed picture
-    guess: str  # the classifier's best guess, however unsure ("" when none)
+    guesses: tuple[tuple[str, float], ...] = ()  # the classifier's guesses, however unsure, best first
     snippet_uri: str = ""  # the stored snippet that holds it
 
 
@@ -64,8 +65,14 @@ class DistinctStretch:
     t_start: float  # its first key frame
     t_end: float  # the next key frame after it (its last one when none follows): on screen until then
     distinctness: float  # 1 − the highest cosine to a key frame outside it
-    guess: str  # the best unsure guess on its frames, for saying why
+    guesses: tuple[tuple[str, float], ...]  # over its frames, each name at its best, best first
+    named: bool = False  # a frame of it is named surely
     snippet_uri: str = ""  # the stored snippet holding its first candidate frame
+
+    @property
+    def guess(self) -> str:
+        """Its best guess, however unsure ("" when none)."""
+        return self.guesses[0][0] if self.guesses else ""
 
 
 def key_frames(memories: Sequence[ShortTermMemory]) -> list[KeyFrame]:
@@ -81,9 +88,10 @@ def key_frames(memories: Sequence[ShortTermMemory]) -> list[KeyFrame]:
             f = observed.get(round(t, 3))
             guesses = sorted(f.guesses, key=lambda g: -g[1]) if f is not None else []
             named = bool(guesses) and guesses[0][1] >= SURE_NAME
-            candidate = f is not None and not f.quality and not _WRITING.search(f.ocr_text or "") and not named
+            candidate = f is not None and not f.quality and not _WRITING.search(f.ocr_text or "")
             uri = next((r.uri for r in m.snippets if r.t_start <= t <= r.t_end), "")
-            out.append(KeyFrame(float(t), m.id, v / norm, candidate, named, guesses[0][0] if guesses else "", uri))
+            out.append(KeyFrame(float(t), m.id, v / norm, candidate, named,
+                                tuple((str(n), float(p)) for n, p in guesses), uri))
     out.sort(key=lambda k: k.t)
     return out
 
@@ -100,8 +108,8 @@ def stretches(frames: Sequence[KeyFrame]) -> list[tuple[int, int]]:
 
 
 def distinct_stretches(stream_id: str, frames: Sequence[KeyFrame]) -> list[DistinctStretch]:
-    """The candidate stretches of one stream's key frames at least ``MIN_DISTINCT`` distinct,
-    most distinct first. A stream with nothing to compare against has none."""
+    """The candidate stretches of one stream's key frames at least ``MIN_DISTINCT`` distinct
+    (named ones too), most distinct first. A stream with nothing to compare against has none."""
     if len(frames) < 2:
         return []
     times = np.array([k.t for k in frames])
@@ -109,8 +117,8 @@ def distinct_stretches(stream_id: str, frames: Sequence[KeyFrame]) -> list[Disti
     out: list[DistinctStretch] = []
     for i, j in stretches(frames):
         inside = [k for k in range(i, j) if frames[k].candidate]
-        if not inside or any(frames[k].named for k in range(i, j)):
-            continue  # nothing to offer, or a picture of something surely named
+        if not inside:
+            continue
         lo, hi = frames[i].t - NEAR_S, frames[j - 1].t + NEAR_S
         outside = (times < lo) | (times > hi)
         if not outside.any():
@@ -120,10 +128,14 @@ def distinct_stretches(stream_id: str, frames: Sequence[KeyFrame]) -> list[Disti
         if distinct < MIN_DISTINCT:
             continue
         first = frames[inside[0]]
-        guess = next((frames[k].guess for k in inside if frames[k].guess), "")
+        best: dict[str, float] = {}
+        for k in inside:
+            for name, p in frames[k].guesses:
+                best[name] = max(best.get(name, 0.0), p)
+        guesses = tuple(sorted(best.items(), key=lambda g: -g[1]))
         until = frames[j].t if j < len(frames) else frames[j - 1].t
-        out.append(DistinctStretch(stream_id, first.memory_id, frames[i].t, until, round(distinct, 4), guess,
-                                   first.snippet_uri))
+        out.append(DistinctStretch(stream_id, first.memory_id, frames[i].t, until, round(distinct, 4), guesses,
+                                   any(frames[k].named for k in range(i, j)), first.snippet_uri))
     out.sort(key=lambda s: (-s.distinctness, s.t_start))
     return out
 
@@ -137,10 +149,10 @@ class DistinctFrames:
         self._streams: dict[str, tuple[tuple, list[DistinctStretch]]] = {}
         self._lock = threading.Lock()
 
-    def of(self, stream_ids: Sequence[str], scope: Scope) -> list[DistinctStretch]:
+    def of(self, stream_ids: Sequence[str], scope: Scope, named: bool = False) -> list[DistinctStretch]:
         """The distinct stretches of ``stream_ids`` inside the scope's time range, most
-        distinct first (a stream of more than ``MAX_MEMORIES`` memories is judged on what
-        the time range holds)."""
+        distinct first, those holding a surely named frame only with ``named`` (a stream of
+        more than ``MAX_MEMORIES`` memories is judged on what the time range holds)."""
         versions = {s.stream_id: (s.memories, s.updated_at, s.t_end) for s in self.store.list_streams()}
         out: list[DistinctStretch] = []
         for sid in stream_ids:
@@ -157,7 +169,7 @@ class DistinctFrames:
                     found = self._judge(sid, Scope())
                     with self._lock:
                         self._streams[sid] = (versions[sid], found)
-            out.extend(s for s in found if (scope.t_min is None or s.t_end >= scope.t_min)
+            out.extend(s for s in found if (named or not s.named) and (scope.t_min is None or s.t_end >= scope.t_min)
                        and (scope.t_max is None or s.t_start <= scope.t_max))
         out.sort(key=lambda s: (-s.distinctness, s.stream_id, s.t_start))
         return out

@@ -77,13 +77,18 @@ def stand_outs(units: Sequence[Unit]) -> list[StandOut]:
     return out
 
 
+def guessed_answer(label: str, also: Sequence[str], why: str, stream_id: str, t_start: float, t_end: float) -> str:
+    """"Probably a rocket (or: a lamp; <why>, not a sure sighting; cam, 20.0–30.0 s)"."""
+    alternatives = f"or: {', '.join(also)}; " if also else ""
+    return f"Probably {label} ({alternatives}{why}, not a sure sighting; {stream_id}, {t_start:.1f}–{t_end:.1f} s)"
+
+
 def standout_answer(units: Sequence[Unit]) -> tuple[str, float, StandOut] | None:
     """(answer, confidence, the stand-out) for the best stand-out guess, or None."""
     found = stand_outs(units)
     if not found:
         return None
     best = found[0]
-    also = f"or: {', '.join(best.also)}; " if best.also else ""
-    where = f"{best.units[0].stream_id}, {best.t_start:.1f}–{best.t_end:.1f} s"
-    answer = f"Probably {best.label} ({also}a guess at a picture seen only there, not a sure sighting; {where})"
+    answer = guessed_answer(best.label, best.also, "a guess at a picture seen only there",
+                            best.units[0].stream_id, best.t_start, best.t_end)
     return answer, min(best.p, GUESS_CAP), best

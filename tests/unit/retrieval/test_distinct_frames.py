@@ -69,14 +69,21 @@ def test_a_picture_shown_once_is_the_most_distinct_stretch_and_lasts_until_the_n
     assert not any(s.t_start in (0.0, 10.0, 20.0, 70.0) for s in found)
 
 
-@pytest.mark.parametrize("kw", [
-    {"quality": "dark"},
-    {"ocr_text": "OPEN UNTIL 9 PM"},
-    {"guesses": [("a cat", 0.9), ("tabby cat", 0.5)]},
-])
-def test_dark_frames_signs_and_surely_named_pictures_are_never_candidates(kw):
+@pytest.mark.parametrize("kw", [{"quality": "dark"}, {"ocr_text": "OPEN UNTIL 9 PM"}])
+def test_dark_frames_and_signs_are_never_candidates(kw):
     memories = _stream({40.0: (_look(5), kw)})
     assert distinct_stretches("cam", key_frames(memories)) == []
+
+
+def test_a_surely_named_picture_is_marked_named_and_left_out_unless_asked_for():
+    memories = _stream({40.0: (_look(5), {"guesses": [("a cat", 0.9), ("tabby cat", 0.5)]}),
+                        50.0: (_look(5, 0.02, 3), {"guesses": [("Egyptian cat", 0.6), ("a cat", 0.4)]})})
+    (found,) = distinct_stretches("cam", key_frames(memories))
+    assert found.named and found.guess == "a cat"
+    assert found.guesses[:3] == (("a cat", 0.9), ("Egyptian cat", 0.6), ("tabby cat", 0.5))
+    distinct = DistinctFrames(ListingStore(memories))
+    assert distinct.of(["cam"], Scope()) == []
+    assert distinct.of(["cam"], Scope(), named=True) == [found]
 
 
 def test_stray_marks_on_a_photo_are_not_writing_and_a_picture_shown_twice_is_background():
@@ -219,3 +226,32 @@ def test_options_that_name_people_and_frames_that_show_them():
     assert shows_people([frame("a scene; three people; colours: grey")])
     assert not shows_people([frame('on-screen text: "STAFF ONLY, TWO PEOPLE MAX"; a scene; colours: white')])
     assert not shows_people([frame("one person", "speech"), frame("a cat; colours: orange")])
+
+
+def test_what_a_picture_nobody_talked_about_showed_is_guessed_where_the_stream_looks_least_like_itself():
+    """The rocket is guessed at only 0.12, less than the walls' own guesses, so no guess stands
+    out; the stretch most unlike the rest of the stream is where it was shown, and its best
+    guess, hedged, is the answer."""
+    from episodic.config import Settings
+    from episodic.core.query import QueryType
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+    from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of
+    from episodic.retrieval.question_shape import question_shape
+
+    memories = _stream({0.0: (_look(5), {"guesses": [("a rocket", 0.12), ("pole", 0.09), ("a flag", 0.08)]})})
+    for i, m in enumerate(memories[1:]):
+        m.frames[0].guesses = [("theater curtain", 0.2 if i == 3 else 0.04), ("velvet", 0.06)]
+    for m in memories:
+        m.metadata = {"models": {"describer": OfflineVisualDescriber.model_id}}
+    store = ListingStore(memories)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    question = "In the cam recording a picture was shown that nobody talked about. What did it show?"
+    terms = content_terms(question)
+    analysis = QueryAnalysis(question, QueryType.VIDEO, {}, "", terms, "any", shape=question_shape(question),
+                             key_terms=key_terms_of(question, terms))
+    draft = answerer.answer(analysis, np.zeros(384), [], [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.answer.startswith("Probably a rocket (or: pole, a flag;"), draft
+    assert "cam, 0.0–10.0 s" in draft.answer and draft.caps["route"] == 9.0 and draft.confidence <= 0.12
