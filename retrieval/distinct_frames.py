@@ -19,7 +19,8 @@ stretch holding a frame the classifier names surely is marked ``named``: it is t
 "what did the picture show?", but not a picture of something nothing can name (a picture of
 a cup, named on one of its frames, is not a picture of coins on the others).
 
-Only candidates, never sightings: callers say that nothing could name what was asked.
+Only candidates, never sightings: callers say so (nothing could name what was asked, or the
+answer is a guess).
 """
 
 from __future__ import annotations
