@@ -25,7 +25,6 @@ answer is a guess).
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,13 +34,13 @@ import numpy as np
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import Scope
 from episodic.core.records import ShortTermMemory
+from episodic.retrieval.distinct_picture import WRITING
+from episodic.retrieval.guess_match import MAX_MEMORIES, stream_versions
 
 SAME_STRETCH_COS = 0.85  # consecutive key frames at least this alike are one stretch
 NEAR_S = 3.0  # key frames this close to a stretch are not compared with it
 MIN_DISTINCT = 0.2  # a stretch less distinct than this is background, not a shown picture
 SURE_NAME = 0.5  # a frame guessed this surely shows that thing, not an unnamed one
-MAX_MEMORIES = 5000  # memories of one stream read at most
-_WRITING = re.compile(r"[^\W\d_]{3,}")  # three letters in a row: writing, not stray marks
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ def key_frames(memories: Sequence[ShortTermMemory]) -> list[KeyFrame]:
             f = observed.get(round(t, 3))
             guesses = sorted(f.guesses, key=lambda g: -g[1]) if f is not None else []
             named = bool(guesses) and guesses[0][1] >= SURE_NAME
-            candidate = f is not None and not f.quality and not _WRITING.search(f.ocr_text or "")
+            candidate = f is not None and not f.quality and not WRITING.search(f.ocr_text or "")
             uri = next((r.uri for r in m.snippets if r.t_start <= t <= r.t_end), "")
             out.append(KeyFrame(float(t), m.id, v / norm, candidate, named,
                                 tuple((str(n), float(p)) for n, p in guesses), uri))
@@ -154,7 +153,7 @@ class DistinctFrames:
         """The distinct stretches of ``stream_ids`` inside the scope's time range, most
         distinct first, those holding a surely named frame only with ``named`` (a stream of
         more than ``MAX_MEMORIES`` memories is judged on what the time range holds)."""
-        versions = {s.stream_id: (s.memories, s.updated_at, s.t_end) for s in self.store.list_streams()}
+        versions = stream_versions(self.store)
         out: list[DistinctStretch] = []
         for sid in stream_ids:
             if sid not in versions:

@@ -29,7 +29,7 @@ from episodic.retrieval.recurring_guesses import carriers, recurring
 OPEN_GUESS_MIN = 0.15  # the standing-out guess must reach this on some frame
 ALTERNATIVES = 2  # other guesses of the same stretch said beside the best one
 SURE_GUESS = 0.5  # a stand-out guessed this surely is a picture of that, not of something unnamed
-_WORD = re.compile(r"[^\W\d_]{3,}")  # three letters in a row: on-screen text that is writing
+WRITING = re.compile(r"[^\W\d_]{3,}")  # three letters in a row: on-screen text that is writing
 
 
 @dataclass
@@ -55,7 +55,7 @@ def stand_outs(units: Sequence[Unit]) -> list[StandOut]:
     stretch only, best first."""
     frames = sorted((u for u in units if u.modality == "visual"), key=lambda u: u.t_start)
     # writing, not a recogniser's stray marks on a photo ("米*")
-    written = [u for u in units if u.modality == "ocr" and _WORD.search(u.text)]
+    written = [u for u in units if u.modality == "ocr" and WRITING.search(u.text)]
     plain = [f for f in frames
              if not any(w.t_start < f.t_end and f.t_start < w.t_end for w in written)]
     if not plain:

@@ -187,6 +187,12 @@ def _drop(unit: Unit, background: Background) -> Unit:
     return unit
 
 
+def stream_versions(store: QueryStore) -> dict[str, tuple[int, float, float]]:
+    """Each stream's version: its memory count, last update and end. A per-stream cache of
+    what was read from a stream is good while the version stays the same."""
+    return {s.stream_id: (s.memories, s.updated_at, s.t_end) for s in store.list_streams()}
+
+
 class KeyFrameUnits:
     """The key-frame units (with their guesses) of whole streams, for questions no text
     search can reach (nothing was said or written about the picture): a scan.
@@ -237,7 +243,7 @@ class KeyFrameUnits:
         streams = {u.stream_id for u in units if u.guesses or u.part_guesses}
         if not streams:
             return
-        versions = {s.stream_id: (s.memories, s.updated_at, s.t_end) for s in self.store.list_streams()}
+        versions = stream_versions(self.store)
         background = {sid: self._stream(sid, versions[sid])[1] for sid in streams
                       if sid in versions and versions[sid][0] <= MAX_MEMORIES}
         for u in units:
@@ -249,7 +255,7 @@ class KeyFrameUnits:
         """The key-frame units of ``stream_ids`` inside the scope's time range, from at most
         ``MAX_MEMORIES`` memories; ``("visual", "ocr")`` adds the on-screen text, which tells a
         sign's frame from a picture's (retrieval/distinct_picture.py)."""
-        versions = {s.stream_id: (s.memories, s.updated_at, s.t_end) for s in self.store.list_streams()}
+        versions = stream_versions(self.store)
         out: list[Unit] = []
         seen = 0
         for sid in stream_ids:

@@ -222,6 +222,12 @@ def test_options_that_name_people_and_frames_that_show_them():
     def frame(text: str, modality: str = "visual") -> Unit:
         return Unit("cam", "cam@0", 0.0, 5.0, modality, text)
 
+    from episodic.memory.people import people_phrase
+
+    # read back as the describer writes it (memory/people.py)
+    for people, faces in ((1, 0), (0, 1), (1, 1), (3, 0), (0, 2), (7, 7)):
+        assert shows_people([frame(f"a scene; {people_phrase(people, faces)}; colours: grey")]), (people, faces)
+    assert not shows_people([frame(f"a scene{people_phrase(0, 0)}; colours: grey")])
     assert shows_people([frame("a scene; one person, a face; colours: blue")])
     assert shows_people([frame("a scene; three people; colours: grey")])
     assert not shows_people([frame('on-screen text: "STAFF ONLY, TWO PEOPLE MAX"; a scene; colours: white')])
