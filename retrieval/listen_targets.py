@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from difflib import SequenceMatcher
 
 from episodic.config import RetrievalSettings
 from episodic.core.query import QueryType
@@ -177,7 +178,33 @@ def names_lost(old_text: str, new_text: str, words: Sequence[str] = ()) -> list[
     lost = [n for n in old if n.lower() not in asked and not kept(n)]
     old_plain = {w.lower() for w in re.findall(r"[A-Za-z]+", old_text or "")}
     replaced = {w.lower() for w in caps if w.lower() in asked and w.lower() not in old_plain}
+    heard_as_asked = _heard_as_asked(old_text, new_text, words)  # old word → the asked words in its place
+    lost = [n for n in lost if n not in heard_as_asked]
+    replaced -= {w for placed in heard_as_asked.values() for w in placed}  # each excuses once
     return lost[len(replaced):]
+
+
+PLACE_WORDS = 3  # at most this many words on each side of a changed place in the sentence
+
+
+def _heard_as_asked(old_text: str, new_text: str, words: Sequence[str]) -> dict[str, set[str]]:
+    """Old words that the new hearing writes, in the same place of the sentence, as a word the
+    question asked about and the old text lacked: "… to see the Malinter at 8.50" heard again
+    as "… to see the volunteer at 850" for "When does Lucas see the volunteer?". The capital
+    was the recogniser's guess at a word it did not know, not a name it heard."""
+    old_words = re.findall(r"[A-Za-z]+", old_text or "")
+    new_words = re.findall(r"[A-Za-z]+", new_text or "")
+    old_low = {w.lower() for w in old_words}
+    asked = {_bare(w) for w in words} - old_low
+    out: dict[str, set[str]] = {}
+    matcher = SequenceMatcher(a=[w.lower() for w in old_words], b=[w.lower() for w in new_words], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "replace" or i2 - i1 > PLACE_WORDS or j2 - j1 > PLACE_WORDS:
+            continue
+        placed = {w.lower() for w in new_words[j1:j2]} & asked
+        for w in old_words[i1:i2] if placed else ():
+            out.setdefault(w, set()).update(placed)
+    return out
 
 
 VALUE_FOCI = ("number", "time")  # questions answered by a number or a clock time

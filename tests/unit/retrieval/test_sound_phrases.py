@@ -74,6 +74,11 @@ def test_fuzzy_found_gives_the_missing_stems_a_misheard_phrase_holds() -> None:
         ("The Eagle met Ruth.", "Diego met Ruth.", ["diego"], []),
         ("The Eagle met Oscar.", "Diego met the old man.", ["diego"], ["Oscar"]),  # one for one
         ("The Eagle ordered 19X.", "The egg ordered 19 eggs.", ["Diego", "eggs"], ["Eagle"]),  # no name added
+        # a capitalised guess at an unknown word, heard again in its place as the word asked about
+        ("Sadly, Luke had come to see the Malinter at 8.50.", "Sadly, Lucas has to see the volunteer at 850.",
+         ["Lucas", "volunteer"], []),
+        ("Ask Hanna if you need the apon.", "Ask her if you need the apron.", ["apron"], ["Hanna"]),  # elsewhere
+        ("Ask Hanna if you need the apron.", "Ask apron if you need the apron.", ["apron"], ["Hanna"]),  # not new
     ],
 )
 def test_names_a_re_hearing_would_lose(old: str, new: str, asked: list[str], lost: list[str]) -> None:
