@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from episodic.core.interfaces import QueryStore
 from episodic.core.query import Scope
 from episodic.retrieval.detailed import fuzzy_found
-from episodic.retrieval.query_analysis import QueryAnalysis, overlap, term_set
+from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, overlap, term_set
 from episodic.retrieval.text_match import number_keys
 
 # beyond this a scope is searched by its vectors alone: matching by sound costs ≈ 0.05 ms per
@@ -71,6 +71,21 @@ def given_values(options: Sequence[str]) -> frozenset[str]:
     return frozenset().union(*wanted)
 
 
+def option_words(options: Sequence[str]) -> list[frozenset[str]]:
+    """Each option's content words ("the fuel dock" → {"fuel", "dock"}), when every one (at
+    least two) has some; empty otherwise."""
+    wanted = [frozenset(content_terms(o)) for o in options]
+    if len(wanted) < 2 or not all(wanted):
+        return []
+    return wanted
+
+
+def says_option_words(text: str, wanted: Sequence[frozenset[str]]) -> bool:
+    """Whether a sentence says a word of one of the options (see :func:`option_words`)."""
+    terms = term_set(text)
+    return any(w & terms for w in wanted)
+
+
 def says_one_of(text: str, keys: frozenset[str] | set[str]) -> bool:
     """Whether a sentence says one of the values ``keys`` (see :func:`said_values`)."""
     return bool(keys & said_values(text))
@@ -109,6 +124,30 @@ class WordCandidates:
             for t in self._texts_in(scope)
             if not t.on_screen and says_one_of(t.text, keys)
         ]
+        return list(dict.fromkeys(mid for *_, mid in sorted(found)))[:limit]
+
+    def find_options(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                     limit: int = VALUE_CANDIDATES) -> list[str]:
+        """Memory ids whose sentences say words of the given options, when every option is a
+        phrase with content words and none is a value (those are :meth:`find_values`'s).
+        Asked when nothing recalled is about the question: "Amara moved the anchor over to the
+        fuel dock earlier." heard as "Emerald move, then go over to the fuel harker here." keeps
+        no word of "Where is the anchor now?" but still says "fuel" of "fuel dock". Sentences
+        holding more of the question's words (exactly or by sound) come first; then those that
+        say an option only in part (the rest of it misheard as the question's words may be),
+        before those saying one whole and clearly (most likely about something else); then
+        time order."""
+        wanted = option_words(options)
+        if not wanted or given_values(options) or limit <= 0:
+            return []
+        terms: Sequence[str] = analysis.terms
+        found = []
+        for t in self._texts_in(scope):
+            said = [len(w & t.terms) / len(w) for w in wanted]
+            if t.on_screen or not any(said):
+                continue
+            heard = overlap(terms, _heard_terms(analysis, t)) if terms else 0.0
+            found.append((-heard, max(said) >= 1.0, t.t_start, t.memory_id))
         return list(dict.fromkeys(mid for *_, mid in sorted(found)))[:limit]
 
     def _stream_texts(self, stream_id: str, version: tuple) -> list[_Text]:

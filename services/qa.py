@@ -56,6 +56,7 @@ from episodic.retrieval.by_example import (
     segment_example,
 )
 from episodic.retrieval.detailed import (
+    SENTENCES_WITHIN,
     DetailedRecall,
     MemoryReader,
     Recall,
@@ -67,6 +68,7 @@ from episodic.retrieval.detailed import (
     with_sentences_of,
 )
 from episodic.retrieval.fast import FastRetrieval
+from episodic.retrieval.listen_targets import about_speech, about_the_question
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
 from episodic.retrieval.moments import MomentSearch, says_all
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
@@ -74,7 +76,13 @@ from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
 from episodic.retrieval.video_grid import format_time
-from episodic.retrieval.word_candidates import WordCandidates, given_values, says_one_of
+from episodic.retrieval.word_candidates import (
+    WordCandidates,
+    given_values,
+    option_words,
+    says_one_of,
+    says_option_words,
+)
 from episodic.services.look_again import LookAgain
 from episodic.services.window_answer import WindowAnswerer
 
@@ -265,17 +273,8 @@ class MemoryQA:
                 if "visual" in analysis.preferred_modalities:
                     # the guesses a stream carries all through are its walls, not a picture
                     self.moments.key_frames.without_background(recall.units)
-            if (req.options and not structured and self.detailed.words is not None
-                    and "speech" in analysis.preferred_modalities):
-                # the sentences that say one of the given values, misheard as the rest may be
-                # (a question about what is seen, "how many people are on screen?", is not)
-                said = self.detailed.words.find_values(analysis, req.options, req.scope)
-                if said:
-                    keys = given_values(req.options)
-                    recall.notes["value_sentences"] = with_sentences_of(
-                        recall, said, analysis, q_vec, req.scope, reader, self.scorer,
-                        lambda text: says_one_of(text, keys),
-                    )
+            if req.options and not structured and self.detailed.words is not None:
+                self._option_sentences(analysis, q_vec, req, recall, reader)
             # listening again to the recalled audio of a speech question (retrieval/relisten.py);
             # an order, count or which-stream question names the sentences it is unsure of itself
             chosen = None
@@ -360,6 +359,37 @@ class MemoryQA:
         )
         self._after_request()
         return result, trace
+
+    def _option_sentences(self, analysis: QueryAnalysis, q_vec: np.ndarray, req: AskRequest,
+                          recall: Recall, reader: MemoryReader) -> None:
+        """Put the sentences that say one of a multiple-choice question's options near the top
+        of ``recall``, where the answer and re-listening read: the given values of a question
+        about speech (a misheard sentence often keeps its number), or, when nothing recalled is
+        about a question that speech answers, the sentences saying words of the options (to be
+        heard again with the question's words: "the fuel harker" may be "the fuel dock")."""
+        words = self.detailed.words
+        said = []
+        if "speech" in analysis.preferred_modalities:
+            # (a question about what is seen, "how many people are on screen?", is not)
+            said = words.find_values(analysis, req.options, req.scope)
+            if said:
+                keys = given_values(req.options)
+                recall.notes["value_sentences"] = with_sentences_of(
+                    recall, said, analysis, q_vec, req.scope, reader, self.scorer,
+                    lambda text: says_one_of(text, keys),
+                )
+                return
+        if not about_speech(analysis, recall.units, self.settings.retrieval) or any(
+            about_the_question(analysis, u) for u in recall.units[:SENTENCES_WITHIN] if u.modality == "speech"
+        ):
+            return
+        said = words.find_options(analysis, req.options, req.scope)
+        if said:
+            wanted = option_words(req.options)
+            recall.notes["option_sentences"] = with_sentences_of(
+                recall, said, analysis, q_vec, req.scope, reader, self.scorer,
+                lambda text: says_option_words(text, wanted), at=0, within=0,
+            )
 
     def _second_opinion(self, analysis, q_vec, req, recall, reader, summaries, answerer, fast, final, detailed,
                         trace, clock) -> tuple[Draft, Draft]:

@@ -132,3 +132,37 @@ def test_sentences_found_by_a_value_go_in_near_the_top_unless_already_there():
     assert len(recall.units) == 11
     assert with_sentences_of(recall, [said.id], analysis, q_vec, Scope(), reader, scorer, holds) == 0
     assert len(recall.units) == 11
+
+
+def test_sentences_saying_words_of_the_options_are_found_partly_said_first():
+    """Nothing said names the anchor ("Emerald move, then go over to the fuel harker here."),
+    but the sentence still says "fuel" of the option "fuel dock": it is found, before a sentence
+    that says a whole option clearly (most likely about something else); a sentence saying no
+    option's word is not found, and options that are values are left to find_values."""
+    store = _Store([
+        _memory("library-cam", 0.0, "Tom keeps the laptop on the photocopier."),
+        _memory("harbour-cam", 8.0, "Emerald move, then go over to the fuel harker here."),
+        _memory("harbour-cam", 16.0, "The weather looks fine today."),
+    ])
+    words = WordCandidates(store)
+    analysis = _analysis("Where is the anchor now?")
+    options = ["ticket machine", "photocopier", "fuel dock"]
+    assert words.find_options(analysis, options, Scope()) == ["harbour-cam@8.0", "library-cam@0.0"]
+    assert words.find_options(analysis, options, Scope(stream_ids=("library-cam",))) == ["library-cam@0.0"]
+    assert words.find_options(analysis, options, Scope(), limit=1) == ["harbour-cam@8.0"]
+    assert words.find_options(analysis, ["11:15", "ten to five"], Scope()) == []
+    assert words.find_options(analysis, ["fuel dock"], Scope()) == []  # one option is no choice
+    # a sentence holding the question's words comes before either
+    store.memories.append(_memory("harbour-cam", 24.0, "The anchor is by the ticket machine."))
+    words = WordCandidates(store)
+    assert words.find_options(analysis, options, Scope())[0] == "harbour-cam@24.0"
+
+
+def test_option_words_are_each_options_content_words():
+    from episodic.retrieval.word_candidates import option_words, says_option_words
+
+    wanted = option_words(["the fuel dock", "a photocopier"])
+    assert wanted == [frozenset(content_terms("fuel dock")), frozenset(content_terms("photocopier"))]
+    assert says_option_words("then go over to the fuel harker", wanted)
+    assert not says_option_words("the dock of the bay", [frozenset(content_terms("photocopier"))])
+    assert option_words(["the", "fuel dock"]) == []  # an option with no content word: no choice by words

@@ -19,6 +19,7 @@ from episodic.core.query import AskRequest, Pathway, Scope
 from episodic.core.records import (
     EmbeddingEntry,
     ShortTermMemory,
+    StreamInfo,
     ThetaEvent,
     TranscriptPiece,
     event_id,
@@ -148,3 +149,27 @@ def test_local_and_remote_services_share_one_interface(qa: MemoryQA, tmp_path: P
         Client("no-port")
     with pytest.raises(InputError, match="ca-cert"):
         Client("127.0.0.1:9", ca_cert=tmp_path / "missing.pem")
+
+
+def test_with_nothing_recalled_about_the_question_the_sentences_saying_an_option_come_first(tmp_path: Path) -> None:
+    """No sentence names the anchor (it was heard "Emerald move, then go over to the fuel harker
+    here."), but one still says "fuel" of the option "fuel dock": it is put first in the recalled
+    evidence, where re-listening and the answer read. With a sentence about the anchor recalled,
+    nothing is moved."""
+    service = _qa(tmp_path, fast_confidence_tau=1.0)  # detailed recall every time
+    embedder, store = service.c.embedder, service.c.store
+    misheard = _memory(embedder, "harbour", 0.0, "Emerald move, then go over to the fuel harker here.")
+    store.upsert_memories([misheard[0]])
+    store.upsert_events([misheard[1]])
+    # word search scans the streams the store lists; the sentence is recalled only eighth
+    store.upsert_stream(StreamInfo("harbour", memories=1, t_end=8.0))
+    options = ("the ticket machine", "the photocopier", "the fuel dock")
+    _, trace = service.ask_traced(AskRequest("Where is the anchor now?", options=options))
+    assert trace.recall is not None and trace.recall.notes.get("option_sentences") == 1
+    assert trace.recall.units[0].text == misheard[0].transcript[0].text
+    said = _memory(embedder, "harbour", 20.0, "The anchor was moved over to the ticket machine.")
+    store.upsert_memories([said[0]])
+    store.upsert_events([said[1]])
+    store.upsert_stream(StreamInfo("harbour", memories=2, t_end=28.0))
+    _, trace = service.ask_traced(AskRequest("Where is the anchor now?", options=options))
+    assert trace.recall is not None and "option_sentences" not in trace.recall.notes
