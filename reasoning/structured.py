@@ -87,6 +87,8 @@ from episodic.retrieval.recurring_guesses import GUESS_MIN
 UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what was heard
 _SOUND_NAMES = frozenset(stem(w) for w in SOUND_CUES) - {stem(w) for w in (
     "hear", "hears", "heard", "hearing", "sound", "sounds", "sounded", "noise", "noises", "noisy", "loud", "audible")}
+UNINFORMATIVE_WEIGHT = 0.6  # an option matched only by such a kind scores this share
+SHORT_SOUND_DISCOUNT = 0.5  # a sound heard for a moment scores up to this much less than the longest
 SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often than not, not always
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
 TOPIC_NEAREST = 3  # …and the stream's sentences: the mean cosine of this many nearest
@@ -593,7 +595,13 @@ class StructuredAnswerer(TimeAnswers):
         units = [e[2] for e in ranked]
         caps = {"route": 4.0, "sounds": float(len(units)), "dark": float(want_dark)}
         if options:
-            weights = np.array([0.6 if e[1] in UNINFORMATIVE_SOUNDS else 1.0 for e in ranked])
+            # a sound heard a second weighs less than one heard for many: a window of an engine
+            # or of speech can pass for applause, ten seconds of it rarely do
+            # (measured against the longest that names something: background noise lasts all along)
+            named = [e[0] for e in ranked if e[1] not in UNINFORMATIVE_SOUNDS]
+            longest = max(named or [e[0] for e in ranked]) or 1.0
+            weights = np.array([(UNINFORMATIVE_WEIGHT if e[1] in UNINFORMATIVE_SOUNDS else 1.0)
+                                * (1.0 - SHORT_SOUND_DISCOUNT * (1.0 - min(1.0, e[0] / longest))) for e in ranked])
             return self._choice_by_match(options, units, SOUND_CONFIDENCE, caps, weights)
         top = units[0]
         if named_sounds and (analysis.shape.asks_stream or analysis.shape.focus == "place"):

@@ -940,7 +940,7 @@ def _memory(stream_id, t0, said=(), sounds=(), dark=False):
     )
 
 
-def _structured(memories, embed: bool = False):
+def _structured(memories, embed: bool = False, hashed: bool = False):
     from types import SimpleNamespace
 
     from episodic.config import Settings
@@ -948,7 +948,12 @@ def _structured(memories, embed: bool = False):
     from episodic.retrieval.detailed import MemoryReader
 
     store = ListingStore(memories)
-    if embed:  # a stream's topic is compared with places and activities by the text embedder
+    if hashed:  # options matched by their words (a hashing embedder's cosines say little)
+        from episodic.retrieval.detailed import TextScorer
+        from tests.fakes import HashEmbedder
+
+        scorer = TextScorer(HashEmbedder())
+    elif embed:  # a stream's topic is compared with places and activities by the text embedder
         from episodic.memory.text_embedder import MiniLMEmbedder
         from episodic.retrieval.detailed import TextScorer
 
@@ -993,6 +998,27 @@ def test_sounds_besides_speech_come_from_sound_units():
     draft = answerer.sounds(_shaped("What could be heard while the picture was dark in garden-cam?"), (), Scope(), reader)
     assert draft is not None and draft.answer.startswith("an engine running"), draft
     assert answerer.sounds(_shaped("What did Tom say about the ferry?"), (), Scope(), reader) is None
+
+
+def test_of_two_sounds_heard_the_option_heard_longer_is_chosen():
+    """An engine heard for ten seconds and a one-second window taken for applause: asked which
+    of the two could be heard, the engine, clearly; with the engine heard as briefly as the
+    applause, the time heard no longer separates them."""
+    from episodic.core.query import Scope
+
+    library = [_memory("library-cam", 0.0, ["The printer is broken."], [(0, 1, "applause", "applause, people clapping")]),
+               _memory("library-cam", 10.0, ["Look at the clock."], [(0, 10, "engine", "an engine running")]),
+               _memory("library-cam", 20.0, ["Quiet now."], [(0, 10, "noise", "background noise")])]
+    answerer, reader = _structured(library, hashed=True)
+    question = _shaped("Besides speech, what could be heard in the library-cam recording?")
+    options = ("birdsong", "applause", "a telephone ringing", "an engine")
+    draft = answerer.sounds(question, options, Scope(), reader)
+    assert draft is not None and draft.choice_index == 3, draft
+    assert draft.caps["margin"] > 0.3, draft.caps
+    library[1] = _memory("library-cam", 10.0, ["Look at the clock."], [(0, 1, "engine", "an engine running")])
+    answerer, reader = _structured(library, hashed=True)
+    draft = answerer.sounds(question, options, Scope(), reader)
+    assert draft is not None and draft.caps["margin"] < 0.2, draft.caps
 
 
 def test_where_a_named_sound_was_heard_is_answered_by_its_stream():
