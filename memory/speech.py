@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import time
 from pathlib import Path
@@ -44,6 +45,17 @@ WORD_PROB_MIN = 0.2  # over probable non-speech, a segment none of whose words i
 # sentence's worth) never cuts real words, and a decoder that has lost its way (a clip decoded
 # in the wrong language, a loop) stops there instead of at Whisper's 448: one such re-listening
 # took 19 s for 7 s of audio. Capped so that a prompt (at most 223 tokens) still fits.
+# a number written against the word after it ("Only 13tomato plants are left."): Whisper joins
+# them now and then; three or more letters, so "5pm", "3rd" and "1990s" stay as written
+_GLUED_NUMBER = re.compile(r"\b(\d+)([A-Za-z]{3,})\b")
+
+
+def unglued(text: str) -> str:
+    """``text`` with a number parted from a word written against it ("13tomato" → "13 tomato"):
+    glued, neither the number nor the word is found by what searches and answers read."""
+    return _GLUED_NUMBER.sub(r"\1 \2", text)
+
+
 TOKENS_PER_AUDIO_S = 10.0
 TOKENS_SLACK = 16
 TOKENS_MAX = 224
@@ -382,7 +394,7 @@ class WhisperRecognizer:
 
         pieces: list[TranscriptPiece] = []
         for seg, spoken in raw:
-            text = seg.text.strip()
+            text = unglued(seg.text.strip())
             if not any(ch.isalnum() for ch in text):
                 # "." or "…" alone (some CTranslate2 builds write it for a music bed): no words
                 continue
