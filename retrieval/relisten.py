@@ -382,10 +382,16 @@ class Relistener:
         recall: Recall,
         reader: MemoryReader,
         remaining: Callable[[], float | None],
+        heard: RelistenReport | None = None,
     ) -> OptionHearing:
         """Which given option the audio of the best recalled sentence carries (see
-        retrieval/option_audio.py); runs after re-listening, on the transcript it left. Never
-        raises for what it meets in the data."""
+        retrieval/option_audio.py); runs after re-listening, on the transcript it left. With no
+        recalled sentence about the question, a re-hearing of this request (``heard``) that is
+        about it but was not taken gives the sentence the options are put into: "Omar has eight
+        novels in the bag." scored below "Oh, Mata said our mail's in the bag." against the
+        audio (a rare name and a prompted hearing cost likelihood), yet its slot, filled with
+        each given number in turn, still tells which the audio carries. Never raises for what it
+        meets in the data."""
         s = self.settings
         out = OptionHearing()
         if not s.relisten_score_options or not scoreable(options):
@@ -412,6 +418,8 @@ class Relistener:
             (None, None),
         )
         if memory is None or sentence is None:
+            memory, sentence = self._rehearing_about(analysis, heard, reader)
+        if memory is None or sentence is None:
             out.reason = "no recalled sentence about the question"
             return out
         before, after, t0, t1 = speech_around(memory, sentence)
@@ -435,6 +443,32 @@ class Relistener:
                 raise
             out.reason = f"cannot decode: {exc}"
             return out
+
+    @staticmethod
+    def _rehearing_about(
+        analysis: QueryAnalysis, heard: RelistenReport | None, reader: MemoryReader
+    ) -> tuple[ShortTermMemory | None, Unit | None]:
+        """The first re-hearing in ``heard`` that was not taken (nor used as a hint) and is
+        about the question, as a sentence over the span it was heard in; (None, None) if none."""
+        for r in heard.memories if heard is not None else ():
+            memory = reader.memory(r.memory_id)
+            if memory is None:
+                continue
+            if r.outcome == "kept-old":
+                text, span = r.text, (r.t_start, r.t_end)
+            elif r.outcome == "cached":
+                version = cached_version(memory, r.model, heard.hotwords) or {}
+                if version.get("adopted") or version.get("hinted"):
+                    continue  # already in the evidence
+                text, span = str(version.get("text") or ""), tuple(version.get("span") or ())
+            else:
+                continue
+            if not text.strip() or len(span) != 2:
+                continue
+            unit = Unit(memory.stream_id, memory.id, float(span[0]), float(span[1]), "speech", text.strip())
+            if about_the_question(analysis, unit):
+                return memory, unit
+        return None, None
 
     def _targets(
         self, units: Sequence[Unit], reader: MemoryReader, analysis: QueryAnalysis, every: bool = False

@@ -291,7 +291,7 @@ class MemoryQA:
                 # each short option put into the recalled sentence and scored against its audio
                 with clock.stage("option_audio"):
                     hearing = self.relisten.hear_options(
-                        analysis, req.question, req.options, recall, reader, clock.remaining
+                        analysis, req.question, req.options, recall, reader, clock.remaining, heard
                     )
                 trace.notes["options_heard"] = hearing.to_dict()
             with clock.stage("synthesis"):

@@ -128,6 +128,43 @@ def test_sentences_an_answerer_chose_are_heard_again_whatever_the_question_s_typ
     assert run([]).reason == "nothing unsure"
 
 
+def test_options_are_put_into_a_re_hearing_about_the_question_that_was_not_taken():
+    """No recalled sentence is about "How many novels are in Omar's bag?" ("Oh, Mata said our
+    mail's in the bag."); heard again, "Omar has eight novels in the bag." was not taken (the
+    audio carried it less well). That re-hearing, this request's or a recorded one, is the
+    sentence the options are put into; one taken or used as a hint is already evidence, and
+    one not about the question is no frame."""
+    from episodic.memory.in_memory_store import InMemoryStore
+    from episodic.retrieval.relisten import MemoryRelisten, Relistener
+
+    a = _analysis("How many novels are in Omar's bag?", QueryType.AUDIO)
+    store = InMemoryStore()
+    store.ensure_schema(4, 4)
+    m = _memory(70.0, 77.0, [(71.0, 74.0, "Oh, Mata said our mail's in the bag.")])
+    store.upsert_memories([m])
+    heard = "Omar has eight novels in the bag."
+    report = RelistenReport(hotwords=["novels", "omar's", "bag", "8"])
+    report.memories.append(MemoryRelisten(m.id, 70.5, 75.0, "kept-old", "base", text=heard))
+    memory, sentence = Relistener._rehearing_about(a, report, MemoryReader(store))
+    assert memory is not None and memory.id == m.id and sentence is not None
+    assert (sentence.text, sentence.t_start, sentence.t_end) == (heard, 70.5, 75.0)
+    # recorded by an earlier request with these words: found through the cache
+    entry = {"source": "relisten", "model": "base", "hotwords": ["8", "bag", "novels", "omar's"],
+             "text": heard, "span": [70.2, 75.5], "adopted": False, "hinted": False}
+    record_version(m, entry, {"source": "ingest", "model": "base", "hotwords": [], "text": m.transcript[0].text})
+    store.upsert_memories([m])
+    report.memories[:] = [MemoryRelisten(m.id, 70.0, 77.0, "cached", "base")]
+    _, sentence = Relistener._rehearing_about(a, report, MemoryReader(store))
+    assert sentence is not None and (sentence.text, sentence.t_start) == (heard, 70.2)
+    for taken in ("adopted", "hinted"):
+        m.metadata["transcripts"][-1] |= {"adopted": False, "hinted": False, taken: True}
+        store.upsert_memories([m])
+        assert Relistener._rehearing_about(a, report, MemoryReader(store)) == (None, None)
+    report.memories[:] = [MemoryRelisten(m.id, 70.5, 75.0, "kept-old", "base", text="Oh, Martha said a bell's in the bar.")]
+    assert Relistener._rehearing_about(a, report, MemoryReader(store)) == (None, None)
+    assert Relistener._rehearing_about(a, None, MemoryReader(store)) == (None, None)
+
+
 def _memory(t0: float, t1: float, pieces: list[tuple[float, float, str]]) -> ShortTermMemory:
     return ShortTermMemory(
         id="s@000000000000", stream_id="s", t_start=t0, t_end=t1, vector=np.ones(4, np.float32),
