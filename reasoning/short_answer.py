@@ -73,10 +73,13 @@ _INTRO = re.compile(
     r"((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*)"
 )
 _PLACE_PHRASE = r"((?:the\s+)?[A-Za-z][\w'-]*(?:\s+[A-Za-z0-9][\w'-]*){0,3})"
-_PLACE = re.compile(
-    r"\b(?:to|from|at|in|near|into|towards|for|by|on|onto|under|behind|beside|inside|outside|"
-    r"next to|across|along|above|below|beneath|over)\s+" + _PLACE_PHRASE
-)
+_PREPOSITIONS = (r"(?:to|from|at|in|near|into|towards|for|by|on|onto|under|behind|beside|inside|outside|"
+                 r"next to|across|along|above|below|beneath|over)")
+# a lookahead, so that every preposition starts a match, also one inside the phrase after
+# another ("keeps it in at the newspaper kiosk": "in" would take "at the newspaper" and cut
+# the kiosk off; the phrase after "at" is the place)
+_PLACE = re.compile(r"(?=\b" + _PREPOSITIONS + r"\s+" + _PLACE_PHRASE + ")")
+_LEADING_PREPOSITION = re.compile(r"^" + _PREPOSITIONS + r"\b", re.I)
 _COPULA = re.compile(r"\s+(?:is|are|was|were|will|has|had|have)\b.*$", re.I)
 _GLUE = {"of", "and", "the", "a", "an", "in", "on", "at", "to", "for", "with"}
 _SPAN_MODALITIES = {
@@ -284,6 +287,8 @@ def _place(text: str, asked: set[str], preposition: str = "") -> str:
         own = re.compile(r"\b" + r"\s+".join(map(re.escape, preposition.split())) + r"\s+" + _PLACE_PHRASE, re.I)
         found = [m.group(1) for m in own.finditer(text)] + found
     for phrase in found:
+        if _LEADING_PREPOSITION.match(phrase):
+            continue  # the phrase after that preposition is found from it
         phrase = _COPULA.sub("", phrase)  # "the hall is near the": the place ends where a verb starts
         words = [w for w in phrase.split() if w.lower() not in STOPWORDS]
         if words and any(stem(w.lower()) not in asked for w in words):

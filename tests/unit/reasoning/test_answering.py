@@ -239,6 +239,10 @@ def test_an_open_which_stream_question_takes_a_stream_whose_sentence_holds_the_t
     ("Behind which building is the car park?", "The car park is behind the town hall.", "the town hall"),
     # a place ends where a verb starts
     ("Where is the lamp?", "Anna says the lamp in the hall is near the window.", "the hall"),
+    # a preposition heard before another ("keeps in at"): the place is after the last one
+    ("At what place is the umbrella kept?", "If you need the umbrella, Grace keeps in at the news paper kiosk.",
+     "the news paper kiosk"),
+    ("Where did Amara move the anchor?", "Amara moved the anchor over to the fuel dock.", "the fuel dock"),
 ])
 def test_a_question_opening_with_a_preposition_of_place_asks_for_the_place_it_names(question, said, place):
     """"Beside what is X?" asks where X is, as "where" does: the answer is the place the
