@@ -230,22 +230,6 @@ def value_lost(old_text: str, new_text: str, focus: str) -> bool:
     return has_value(old_text) and not has_value(new_text)
 
 
-def value_changed(old_text: str, new_text: str, focus: str) -> bool:
-    """Whether a re-hearing says another number than the old words while the question asks
-    for a number or a time: "The dinner service has moved to room 180." heard again as "…
-    room 118." for "Which room has the dinner service moved to?" adds none of the question's
-    words, yet changes the very word that answers it. Such a hearing is worth judging
-    against the audio (only one the audio carries clearly better is taken)."""
-    if focus not in VALUE_FOCI:
-        return False
-
-    def values(text: str) -> set[str]:
-        return {w for w in canonical_tokens(text or "") if w[:1].isdigit()}
-
-    new = values(new_text)
-    return bool(new) and new != values(old_text)
-
-
 def _plain(text: str) -> str:
     return " ".join(re.findall(r"[a-z']+", text.lower()))
 

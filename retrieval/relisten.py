@@ -107,7 +107,6 @@ from episodic.retrieval.listen_targets import (
     names_lost,
     said_of_someone,
     said_value_focus,
-    value_changed,
     value_lost,
     without_closing_phrase,
     without_cut_off_sentence,
@@ -572,8 +571,7 @@ class Relistener:
         new_text = " ".join(p.text.strip() for p in pieces if p.text.strip())
         language = _language_of(pieces) or _language_of(old) or s.asr_fallback_language
         added = _words_added(old_text, new_text, words)
-        focus = said_value_focus(analysis)
-        useful = bool(added) or not old_text.strip() or value_changed(old_text, new_text, focus)
+        useful = bool(added) or not old_text.strip()
         old_score = new_score = None
         result.text = new_text
         if useful and new_text and not _same_words(old_text, new_text):
@@ -611,7 +609,7 @@ class Relistener:
         if looping:
             clearly_better = False
         # nor one that drops the number a number or time question is answered by
-        dropped = value_lost(old_text, new_text, focus)
+        dropped = value_lost(old_text, new_text, said_value_focus(analysis))
         if dropped:
             clearly_better = False
         # The unprompted scorer favours what it would write itself, so a transcript that the
