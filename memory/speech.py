@@ -41,10 +41,6 @@ NO_SPEECH_PROB_MAX = 0.6  # Whisper's own thresholds: a segment that is both pro
 AVG_LOGPROB_MIN = -1.0  # and decoded with low confidence is dropped
 COMPRESSION_RATIO_MAX = 2.4  # gzip ratio above which Whisper's own fallback deems text a loop
 WORD_PROB_MIN = 0.2  # over probable non-speech, a segment none of whose words is this sure is dropped
-# Tokens a window may generate: fast speech is about 4–5 tokens a second, so 10 a second (plus a
-# sentence's worth) never cuts real words, and a decoder that has lost its way (a clip decoded
-# in the wrong language, a loop) stops there instead of at Whisper's 448: one such re-listening
-# took 19 s for 7 s of audio. Capped so that a prompt (at most 223 tokens) still fits.
 # a number written against the word after it ("Only 13tomato plants are left."): Whisper joins
 # them now and then; three or more letters, so "5pm", "3rd" and "1990s" stay as written
 _GLUED_NUMBER = re.compile(r"\b(\d+)([A-Za-z]{3,})\b")
@@ -56,6 +52,10 @@ def unglued(text: str) -> str:
     return _GLUED_NUMBER.sub(r"\1 \2", text)
 
 
+# Tokens a window may generate: fast speech is about 4–5 tokens a second, so 10 a second (plus a
+# sentence's worth) never cuts real words, and a decoder that has lost its way (a clip decoded
+# in the wrong language, a loop) stops there instead of at Whisper's 448: one such re-listening
+# took 19 s for 7 s of audio. Capped so that a prompt (at most 223 tokens) still fits.
 TOKENS_PER_AUDIO_S = 10.0
 TOKENS_SLACK = 16
 TOKENS_MAX = 224

@@ -368,7 +368,6 @@ class MemoryQA:
         about a question that speech answers, the sentences saying words of the options (to be
         heard again with the question's words: "the fuel harker" may be "the fuel dock")."""
         words = self.detailed.words
-        said = []
         if "speech" in analysis.preferred_modalities:
             # (a question about what is seen, "how many people are on screen?", is not)
             said = words.find_values(analysis, req.options, req.scope)
