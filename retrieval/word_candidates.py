@@ -62,6 +62,16 @@ def _heard_terms(analysis: QueryAnalysis, t: _Text) -> set[str]:
     return found
 
 
+def _question_share(analysis: QueryAnalysis, t: _Text) -> float:
+    """The share of the question's content words the text holds, exactly or by sound."""
+    return overlap(analysis.terms, _heard_terms(analysis, t)) if analysis.terms else 0.0
+
+
+def _first_memories(ranked: Sequence[tuple], limit: int) -> list[str]:
+    """The memory ids (each tuple's last item) of the best-sorted tuples, each once."""
+    return list(dict.fromkeys(row[-1] for row in sorted(ranked)))[:limit]
+
+
 def given_values(options: Sequence[str]) -> frozenset[str]:
     """The values the options give, when every one (at least two) is a value: "ten to five",
     "11:15" → {"4:50", "11:15"}; empty otherwise."""
@@ -118,13 +128,12 @@ class WordCandidates:
         keys = given_values(options)
         if not keys or limit <= 0:
             return []
-        terms: Sequence[str] = analysis.terms
         found = [
-            (-overlap(terms, _heard_terms(analysis, t)) if terms else 0.0, t.t_start, t.memory_id)
+            (-_question_share(analysis, t), t.t_start, t.memory_id)
             for t in self._texts_in(scope)
             if not t.on_screen and says_one_of(t.text, keys)
         ]
-        return list(dict.fromkeys(mid for *_, mid in sorted(found)))[:limit]
+        return _first_memories(found, limit)
 
     def find_options(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                      limit: int = VALUE_CANDIDATES) -> list[str]:
@@ -140,15 +149,12 @@ class WordCandidates:
         wanted = option_words(options)
         if not wanted or given_values(options) or limit <= 0:
             return []
-        terms: Sequence[str] = analysis.terms
         found = []
         for t in self._texts_in(scope):
-            said = [len(w & t.terms) / len(w) for w in wanted]
-            if t.on_screen or not any(said):
-                continue
-            heard = overlap(terms, _heard_terms(analysis, t)) if terms else 0.0
-            found.append((-heard, max(said) >= 1.0, t.t_start, t.memory_id))
-        return list(dict.fromkeys(mid for *_, mid in sorted(found)))[:limit]
+            said = 0.0 if t.on_screen else max(len(w & t.terms) / len(w) for w in wanted)
+            if said > 0.0:
+                found.append((-_question_share(analysis, t), said >= 1.0, t.t_start, t.memory_id))
+        return _first_memories(found, limit)
 
     def _stream_texts(self, stream_id: str, version: tuple) -> list[_Text]:
         with self._lock:
