@@ -162,6 +162,13 @@ def test_summary_by_category_and_abstention() -> None:
     assert s["unanswerable"] == {"n": 2, "abstained": 1, "abstention_rate": 0.5, "interval_95": [0.0945, 0.9055]}
     assert s["false_abstention_rate"] == 0.2  # 1 of 5 answerable
     assert s["latency"]["ask"]["mean_s"] == 4.0 and s["latency"]["ask"]["p95_s"] == 7.0
+    assert s["latency"]["relistened_ask"] == {"n": 0, "mean_s": None, "p95_s": None, "median_s": None, "over_5_s": 0}
+    # the Asks that listened again (their timings name the stage) and how many took over 5 s
+    for r, ms in zip(items[:4], (900.0, 2500.0, 0.0, 3100.0), strict=True):
+        r.timings_ms = {"relisten": ms} if ms else {}
+    items[3].latency_s = 5.5
+    again = QAReport("t", "dev", items, []).summary()["latency"]["relistened_ask"]
+    assert again == {"n": 3, "mean_s": round((1.0 + 2.0 + 5.5) / 3, 3), "p95_s": 5.5, "median_s": 2.0, "over_5_s": 1}
     cal = s["calibration"]
     assert cal["answers_given"] == 5  # abstentions are not claims
     assert cal["accuracy_at_confidence_ge_0.75"] == pytest.approx(2 / 3, abs=1e-4)  # 0.9 ✓, 0.8 ✗, 0.95 ✓
