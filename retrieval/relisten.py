@@ -372,7 +372,6 @@ class Relistener:
             return
         budget = self._budget(clock)
         if budget is not None and budget < self.estimate_s(model_id):
-            self.pass_cost.skipped(model_id)
             report.reason, report.cut = "no time left", True
             return
         bias = self._bias(question, said_options, words)
@@ -394,10 +393,8 @@ class Relistener:
                 continue
             budget = self._budget(clock)
             spent = time.perf_counter() - started
-            no_time = budget is not None and budget < self.judging_cost.estimate(model_id)
-            if no_time:
-                self.judging_cost.skipped(model_id)
-            out_of_time = no_time or spent > s.relisten_budget_s
+            out_of_time = (budget is not None and budget < self.judging_cost.estimate(model_id)
+                           ) or spent > s.relisten_budget_s
             self._judge(result, memory, span, audio, pieces, words, share, out_of_time,
                         analysis, q_vec, recall, reader, scope, scorer)
             report.cut |= result.outcome == "unjudged"
@@ -460,10 +457,7 @@ class Relistener:
 
         def another_slot() -> bool:
             budget = self._budget(clock)
-            if budget is None or budget >= per_slot * self.option_text_cost.estimate(model_id):
-                return True
-            self.option_text_cost.skipped(model_id)
-            return False
+            return budget is None or budget >= per_slot * self.option_text_cost.estimate(model_id)
 
         if not another_slot():
             out.reason = "no time left"

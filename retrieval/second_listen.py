@@ -180,7 +180,6 @@ class SecondListener:
             if (left is not None and left - self.settings.relisten_reserve_s < cost) or (
                 bound is not None and bound() - AFTER_LISTENING_S < cost
             ):
-                self.cost.skipped(model_id)
                 out.reason = "no time left"
                 return
             language = next((p.language for p in memory.transcript if p.language), "") or "en"

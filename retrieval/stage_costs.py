@@ -33,15 +33,6 @@ class RunningCost:
             old = self._seconds.get(key)
             self._seconds[key] = seconds if old is None else (1 - NEWEST_WEIGHT) * old + NEWEST_WEIGHT * seconds
 
-    def skipped(self, key: str = "") -> None:
-        """The work was not started because its estimate did not fit: the estimate moves back
-        toward the first guess, so a few slow runs cannot keep a stage from ever running (and
-        being measured) again."""
-        with self._lock:
-            old = self._seconds.get(key)
-            if old is not None:
-                self._seconds[key] = (1 - NEWEST_WEIGHT) * old + NEWEST_WEIGHT * self.first_guess_s
-
     def forget(self) -> None:
         """Back to the first guess (tests)."""
         with self._lock:
