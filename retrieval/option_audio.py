@@ -32,7 +32,7 @@ base on this CPU), so it runs only within the request's time and is skipped when
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -163,12 +163,10 @@ class OptionHearing:
     margin: float = 0.0
     reason: str = ""
     heard_in: str = ""  # the recalled sentence (as transcribed) the options were put into
-    slots: int = 0  # the likely slots the options were put into (fewer than tried when time ran out)
 
     def to_dict(self) -> dict[str, object]:
         return {"scores": self.scores, "sentences": self.sentences, "heard": self.heard,
-                "margin": round(self.margin, 4), "reason": self.reason, "heard_in": self.heard_in,
-                "slots": self.slots}
+                "margin": round(self.margin, 4), "reason": self.reason, "heard_in": self.heard_in}
 
 
 def scoreable(options: Sequence[str]) -> bool:
@@ -176,24 +174,15 @@ def scoreable(options: Sequence[str]) -> bool:
     return len(options) >= 2 and all(0 < len(o.split()) <= MAX_OPTION_WORDS for o in options)
 
 
-def texts_per_slot(options: Sequence[str]) -> int:
-    """How many texts :func:`hear_options` scores in one slot (each option each way it may be
-    said): one forced alignment each, which is what its time goes to."""
-    return sum(len(spoken_forms(o)[:MAX_FORMS]) for o in options)
-
-
 def hear_options(score, encoded, sentence: str, question: str, options: Sequence[str],
-                 language: str = "en", before: str = "", after: str = "",
-                 another_slot: Callable[[], bool] | None = None) -> OptionHearing:
+                 language: str = "en", before: str = "", after: str = "") -> OptionHearing:
     """Score every option, each way it may be said, in the likely slots of ``sentence``
     against the audio; an option keeps its best sentence.
 
     ``score(encoded, texts, language)`` is :meth:`retrieval.transcript_scorer.TranscriptScorer.loglik`;
     ``encoded`` the audio's encoder output. ``before``/``after``: what the audio says around
     the sentence (the neighbouring transcript pieces it also holds), so the whole audio is
-    aligned to a whole text and the sentence's own estimated times cannot cut the answer off.
-    ``another_slot``: asked before each slot after the first (the likeliest), whether there is
-    time to score one more; the options keep their best of the slots scored."""
+    aligned to a whole text and the sentence's own estimated times cannot cut the answer off."""
     out = OptionHearing(scores=[None] * len(options), sentences=[""] * len(options), heard_in=sentence)
     words = words_of(sentence)
     windows = slot_windows(words, question, options)
@@ -202,9 +191,6 @@ def hear_options(score, encoded, sentence: str, question: str, options: Sequence
         return out
     forms = [(k, form) for k, o in enumerate(options) for form in spoken_forms(o)[:MAX_FORMS]]
     for i, n in windows:
-        if out.slots and another_slot is not None and not another_slot():
-            break
-        out.slots += 1
         texts = [" ".join(filter(None, [before, *words[:i], form, *words[i + n :], after])) for _, form in forms]
         for (k, _), text, s in zip(forms, texts, score(encoded, texts, language), strict=True):
             if s is not None and (out.scores[k] is None or s > out.scores[k]):

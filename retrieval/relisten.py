@@ -113,7 +113,7 @@ from episodic.retrieval.listen_targets import (
     without_closing_phrase,
     without_cut_off_sentence,
 )
-from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable, texts_per_slot
+from episodic.retrieval.option_audio import OptionHearing, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.snippet_audio import (
     SAMPLE_RATE_HZ,
@@ -121,7 +121,6 @@ from episodic.retrieval.snippet_audio import (
     memory_audio,
     speech_around,
 )
-from episodic.retrieval.stage_costs import AFTER_LISTENING_S, RunningCost
 from episodic.retrieval.transcript_scorer import TranscriptScorer
 from episodic.retrieval.transcript_versions import (
     _hot_key,
@@ -145,24 +144,12 @@ INITIAL_LOAD_S = 4.0
 # on the three dev sets' re-hearings (33 adding a question word) a flat 0.3 took 8 (7 better by
 # word error rate, 0 worse), 0.3 per word 13 (12 better, 0 worse), a flat 0.5 22 (3 worse)
 HINT_WORDS_COUNTED = 3
-# first guesses, replaced by what the stage took in this process (retrieval/stage_costs.py)
-# scoring one text (an option put into the recalled sentence) against the audio, the audio's
-# encoding shared out: the dev sets' option hearings scored 8-48 texts in 0.3-1.8 s
-OPTION_TEXT_S = 0.035
+OPTION_HEARING_S = 1.5  # scoring the options against one sentence's audio needs about this
 SCORING_S = 0.5  # scoring an old and a new transcript against one clip's (padded) audio
 MIN_CLIP_S = 2.0  # a window with less room left than this takes no further clip
 # a clip the joint pass stopped before (relisten_pass_max_s): not heard, so not recorded either
 UNREACHED: list[TranscriptPiece] = []
 
-
-
-@dataclass(frozen=True)
-class _Clock:
-    """The time a request gives its listening stages: seconds left before its deadline (None:
-    none) and, for an Ask, seconds left of its own bound (``relistened_ask_max_s``)."""
-
-    remaining: Callable[[], float | None]
-    bound: Callable[[], float] | None = None
 
 
 # -- records -------------------------------------------------------------------------------
@@ -233,11 +220,8 @@ class RelistenReport:
 class Relistener:
     """Re-transcribes the recalled memories of a speech question; one per :class:`MemoryQA`."""
 
-    # seconds per model id, measured in this process: the joint pass, judging one re-hearing,
-    # hearing a question's options
-    pass_cost = RunningCost(INITIAL_RELISTEN_S)
-    judging_cost = RunningCost(SCORING_S)
-    option_text_cost = RunningCost(OPTION_TEXT_S)
+    _speed: dict[str, float] = {}  # model id → measured seconds per memory (per process)
+    _speed_lock = threading.Lock()
 
     def __init__(self, components: QueryBackends, settings: Settings) -> None:
         self.c = components
@@ -267,14 +251,15 @@ class Relistener:
         self._loaded = True
         return model
 
-    def _model_id(self) -> str:
-        rec = self.recognizer()
-        return str(getattr(rec, "model_id", type(rec).__name__))
-
     def estimate_s(self, model_id: str) -> float:
         """Seconds the next memory is expected to take (loading the model included)."""
         load = 0.0 if self._loaded else INITIAL_LOAD_S
-        return load + self.pass_cost.estimate(model_id)
+        return load + self._speed.get(model_id, INITIAL_RELISTEN_S)
+
+    def _measured(self, model_id: str, seconds: float) -> None:
+        with self._speed_lock:
+            old = self._speed.get(model_id)
+            self._speed[model_id] = seconds if old is None else 0.5 * old + 0.5 * seconds
 
     # -- the request -----------------------------------------------------------------
     def run(
@@ -289,20 +274,16 @@ class Relistener:
         scorer: Any,
         remaining: Callable[[], float | None],
         chosen: Sequence[Unit] | None = None,
-        bound: Callable[[], float] | None = None,
     ) -> RelistenReport:
         """Re-listen to the top memories of ``recall`` when the question is about speech;
         ``recall.units`` is updated in place with any better transcript. ``chosen``, when
         given, names the sentences to hear again instead (an answer stage knows which of its
-        sentences may be misheard, see ``TimeAnswers.listen_targets``; empty: none).
-        ``bound``: seconds left of the Ask's own bound (``relistened_ask_max_s`` from its
-        start), which the pass and each judgement must fit in besides the deadline. Never
+        sentences may be misheard, see ``TimeAnswers.listen_targets``; empty: none). Never
         raises for what it meets in the data; the report says what was done."""
         started = time.perf_counter()
         report = RelistenReport()
         try:
-            self._run(report, analysis, q_vec, question, options, recall, reader, scope, scorer,
-                      _Clock(remaining, bound), chosen)
+            self._run(report, analysis, q_vec, question, options, recall, reader, scope, scorer, remaining, chosen)
         except EpisodicError as exc:  # a store or model failure: answer from what we have
             log.warning("re-listening failed: %s", exc)
             report.reason = f"failed: {exc}"
@@ -310,17 +291,11 @@ class Relistener:
         recall.notes["relisten"] = report.to_dict()
         return report
 
-    def _budget(self, clock: _Clock) -> float | None:
-        """Seconds a listening stage may start work in: the deadline less the reserve kept for
-        answering, and within the Ask's bound less what answering takes (None: no limit)."""
-        left = clock.remaining()
-        budget = None if left is None else left - self.settings.relisten_reserve_s
-        if clock.bound is not None:
-            within = clock.bound() - AFTER_LISTENING_S
-            budget = within if budget is None else min(budget, within)
-        return budget
+    def _budget(self, remaining: Callable[[], float | None]) -> float | None:
+        left = remaining()
+        return None if left is None else left - self.settings.relisten_reserve_s
 
-    def _run(self, report, analysis, q_vec, question, options, recall, reader, scope, scorer, clock,
+    def _run(self, report, analysis, q_vec, question, options, recall, reader, scope, scorer, remaining,
              chosen=None) -> None:
         s = self.settings
         if s.relisten_max_memories <= 0:
@@ -331,7 +306,7 @@ class Relistener:
         if chosen is None and (not recall.units or not about_speech(analysis, recall.units, s.retrieval)):
             report.reason = "not about speech"
             return
-        budget = self._budget(clock)
+        budget = self._budget(remaining)
         if budget is not None and budget <= 0:
             report.reason, report.cut = "no time left", True
             return
@@ -346,7 +321,8 @@ class Relistener:
         said_options = options_to_hear(analysis, options)
         words = hot_words(question, said_options)
         report.hotwords = words
-        model_id = self._model_id()
+        rec = self.recognizer()
+        model_id = str(getattr(rec, "model_id", type(rec).__name__))
         clips: list[tuple[ShortTermMemory, tuple[float, float]]] = []
         room = WINDOW_S
         for memory, units in targets:
@@ -370,12 +346,12 @@ class Relistener:
         if not clips:
             report.reason = report.reason or "done"
             return
-        budget = self._budget(clock)
+        budget = self._budget(remaining)
         if budget is not None and budget < self.estimate_s(model_id):
             report.reason, report.cut = "no time left", True
             return
         bias = self._bias(question, said_options, words)
-        heard = self._hear_together(clips, bias, model_id, budget)
+        heard = self._hear_together(clips, bias, model_id)
         started = time.perf_counter()
         for (memory, span), (audio, pieces, share) in zip(clips, heard, strict=True):
             result = MemoryRelisten(memory.id, round(span[0], 3), round(span[1], 3), "no-audio", model_id)
@@ -391,10 +367,9 @@ class Relistener:
                 result.outcome, result.seconds = "unreached", share
                 report.cut = True
                 continue
-            budget = self._budget(clock)
+            budget = self._budget(remaining)
             spent = time.perf_counter() - started
-            out_of_time = (budget is not None and budget < self.judging_cost.estimate(model_id)
-                           ) or spent > s.relisten_budget_s
+            out_of_time = (budget is not None and budget < SCORING_S) or spent > s.relisten_budget_s
             self._judge(result, memory, span, audio, pieces, words, share, out_of_time,
                         analysis, q_vec, recall, reader, scope, scorer)
             report.cut |= result.outcome == "unjudged"
@@ -410,7 +385,6 @@ class Relistener:
         reader: MemoryReader,
         remaining: Callable[[], float | None],
         heard: RelistenReport | None = None,
-        bound: Callable[[], float] | None = None,
     ) -> OptionHearing:
         """Which given option the audio of the best recalled sentence carries (see
         retrieval/option_audio.py); runs after re-listening, on the transcript it left. With no
@@ -418,12 +392,9 @@ class Relistener:
         about it but was not taken gives the sentence the options are put into: "Omar has eight
         novels in the bag." scored below "Oh, Mata said our mail's in the bag." against the
         audio (a rare name and a prompted hearing cost likelihood), yet its slot, filled with
-        each given number in turn, still tells which the audio carries. Within the time left
-        (the deadline and ``bound``, as for :meth:`run`): it starts only when the options fit
-        in the likeliest slot, and tries each further slot only while they fit there too.
-        Never raises for what it meets in the data."""
+        each given number in turn, still tells which the audio carries. Never raises for what it
+        meets in the data."""
         s = self.settings
-        clock = _Clock(remaining, bound)
         out = OptionHearing()
         if not s.relisten_score_options or not scoreable(options):
             out.reason = "off" if not s.relisten_score_options else "options too long"
@@ -434,8 +405,8 @@ class Relistener:
         if not recall.units or not (about_speech(analysis, recall.units, s.retrieval) or said_of_someone(analysis)):
             out.reason = "not about speech"
             return out
-        budget = self._budget(clock)
-        if budget is not None and budget <= 0:
+        budget = self._budget(remaining)
+        if budget is not None and budget < OPTION_HEARING_S:
             out.reason = "no time left"
             return out
         targets = self._targets(recall.units, reader, analysis)
@@ -453,18 +424,8 @@ class Relistener:
         if memory is None or sentence is None:
             out.reason = "no recalled sentence about the question"
             return out
-        per_slot, model_id = texts_per_slot(options), self._model_id()
-
-        def another_slot() -> bool:
-            budget = self._budget(clock)
-            return budget is None or budget >= per_slot * self.option_text_cost.estimate(model_id)
-
-        if not another_slot():
-            out.reason = "no time left"
-            return out
         before, after, t0, t1 = speech_around(memory, sentence)
         try:
-            started = time.perf_counter()
             audio = memory_audio(memory, t0, t1, self.c.snippets.path_for)
             if not audio.size or not np.any(audio):
                 out.reason = "no audio"
@@ -473,11 +434,8 @@ class Relistener:
             language = s.asr_language or next(
                 (p.language for p in memory.transcript if getattr(p, "language", "")), ""
             ) or s.asr_fallback_language or "en"
-            out = hear_options(scorer.loglik, scorer.encode(audio, whole_window=False), sentence.text, question,
-                               options, language, before=before, after=after, another_slot=another_slot)
-            if out.slots:
-                self.option_text_cost.measured((time.perf_counter() - started) / (out.slots * per_slot), model_id)
-            return out
+            return hear_options(scorer.loglik, scorer.encode(audio, whole_window=False), sentence.text, question, options, language,
+                                before=before, after=after)
         except (EpisodicError, OSError, RuntimeError, ValueError) as exc:  # CTranslate2: plain errors
             log.info("scoring options against the audio of %s failed: %s", memory.id, exc)
             out.reason = f"failed: {exc}"
@@ -554,12 +512,10 @@ class Relistener:
             return {"hotwords": None, "initial_prompt": " ".join(said)[:600]}
         return {"hotwords": None, "initial_prompt": None}
 
-    def _hear_together(self, clips, bias, model_id, budget: float | None = None
-                       ) -> list[tuple[np.ndarray | None, list[TranscriptPiece] | None, float]]:
+    def _hear_together(self, clips, bias, model_id) -> list[tuple[np.ndarray | None, list[TranscriptPiece] | None, float]]:
         """Transcribe every clip's audio in one recogniser pass (see retrieval/joint_hearing.py):
         for each clip its audio (None when it has none), its new pieces in stream time (None
-        when the recogniser failed) and its share of the seconds spent. No further 30 s window
-        is started after ``relisten_pass_max_s``, nor after ``budget`` seconds."""
+        when the recogniser failed) and its share of the seconds spent."""
         s = self.settings
         t0 = time.perf_counter()
         audios = [audio_or_none(m, span[0], span[1], self.c.snippets.path_for, "re-listening") for m, span in clips]
@@ -578,8 +534,7 @@ class Relistener:
             # one decoding pass (no temperature ladder): a noisy clip could otherwise be decoded
             # up to six times, several seconds each, and the answer is waiting; word times put
             # each word back in the clip it was heard in
-            limit = s.relisten_pass_max_s if budget is None else min(s.relisten_pass_max_s, budget)
-            decoding = time.perf_counter()
+            limit, decoding = s.relisten_pass_max_s, time.perf_counter()
             pieces = self.recognizer().transcribe(
                 joined.audio, SAMPLE_RATE_HZ, 0.0, beam_size=s.relisten_beam_size, temperatures=(0.0,),
                 language=heard_in, word_timestamps=True, time_limit_s=limit, **bias
@@ -594,7 +549,7 @@ class Relistener:
             log.warning("re-listening %s failed: %s", ", ".join(c.key for c in parts), exc)
             per_clip = [None] * len(parts)
         seconds = time.perf_counter() - t0
-        self.pass_cost.measured(seconds, model_id)
+        self._measured(model_id, seconds)
         share = round(seconds / len(parts), 3)
         for i, new in zip(audible, per_clip, strict=True):
             out[i] = (audios[i], new, share)
@@ -631,7 +586,6 @@ class Relistener:
                 old_score, new_score = scorer_model.score(
                     scorer_model.encode(audio), [old_text, new_text], language
                 )
-                self.judging_cost.measured(time.perf_counter() - t0, model_id)
             except (EpisodicError, RuntimeError, ValueError) as exc:  # CTranslate2 raises plain errors
                 log.warning("scoring the re-hearing of %s failed: %s", memory.id, exc)
                 result.outcome = "error"

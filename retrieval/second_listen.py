@@ -33,6 +33,7 @@ answers, both to the right time; on the held-out sets 4 times in 549, one answer
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
@@ -48,7 +49,6 @@ from episodic.retrieval.detailed import MemoryReader, Recall, Unit
 from episodic.retrieval.listen_targets import about_the_question, hot_words, without_closing_phrase
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.snippet_audio import PAD_S, SAMPLE_RATE_HZ, audio_or_none
-from episodic.retrieval.stage_costs import AFTER_LISTENING_S, RunningCost
 from episodic.retrieval.transcript_versions import _hot_key, cached_version
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,8 @@ def wants_second_opinion(analysis: QueryAnalysis, caps: dict[str, Any], support:
 class SecondListener:
     """Asks ``relisten_second_whisper_model`` about one sentence; one per :class:`MemoryQA`."""
 
-    cost = RunningCost(INITIAL_S)  # seconds per hearing, per model id (measured in this process)
+    _speed: dict[str, float] = {}  # model id → measured seconds per hearing (per process)
+    _speed_lock = threading.Lock()
 
     def __init__(self, components: QueryBackends, settings: Settings,
                  persist: Callable[[ShortTermMemory, dict[str, Any]], int]) -> None:
@@ -124,7 +125,7 @@ class SecondListener:
             self._loaded = True
 
     def _estimate(self, model_id: str) -> float:
-        return (0.0 if self._loaded else LOAD_S) + self.cost.estimate(model_id)
+        return (0.0 if self._loaded else LOAD_S) + self._speed.get(model_id, INITIAL_S)
 
     def hear(
         self,
@@ -136,26 +137,23 @@ class SecondListener:
         rescore: Callable[[Unit], Unit],
         clean: Callable[[Unit], bool],
         remaining: Callable[[], float | None],
-        bound: Callable[[], float] | None = None,
     ) -> SecondListen:
         """Hear ``unit``'s audio with the second model; when its words still hold the question's
         things and ``clean`` finds in them a value of the asked kind, read rather than guessed
         (the answer stage's own reading: a clock time, not a bare hour, for a time), put them in
-        ``recall.units`` in place of ``unit`` (hinted, rescored by ``rescore``). It hears only when
-        the hearing is expected to fit in the deadline's time (less the answering reserve) and
-        in ``bound``, the seconds left of an Ask's ``relistened_ask_max_s`` (less
-        ``AFTER_LISTENING_S``). Never raises for what it meets in the data."""
+        ``recall.units`` in place of ``unit`` (hinted, rescored by ``rescore``). Never raises for
+        what it meets in the data."""
         out = SecondListen(memory_id=unit.memory_id)
         started = time.perf_counter()
         try:
-            self._hear(out, analysis, question, unit, recall, reader, rescore, clean, remaining, bound)
+            self._hear(out, analysis, question, unit, recall, reader, rescore, clean, remaining)
         except EpisodicError as exc:
             log.info("second opinion on %s failed: %s", unit.memory_id, exc)
             out.reason = f"failed: {exc}"
         out.seconds = round(time.perf_counter() - started, 3)
         return out
 
-    def _hear(self, out, analysis, question, unit, recall, reader, rescore, clean, remaining, bound) -> None:
+    def _hear(self, out, analysis, question, unit, recall, reader, rescore, clean, remaining) -> None:
         if not self.spec():
             out.reason = "off"
             return
@@ -176,10 +174,7 @@ class SecondListener:
             out.cached, text = True, str(cached.get("text") or "")
         else:
             left = remaining()
-            cost = self._estimate(model_id)
-            if (left is not None and left - self.settings.relisten_reserve_s < cost) or (
-                bound is not None and bound() - AFTER_LISTENING_S < cost
-            ):
+            if left is not None and left - self.settings.relisten_reserve_s < self._estimate(model_id):
                 out.reason = "no time left"
                 return
             language = next((p.language for p in memory.transcript if p.language), "") or "en"
@@ -224,7 +219,10 @@ class SecondListener:
         except (RuntimeError, ValueError) as exc:  # CTranslate2 raises plain errors
             raise EpisodicError(f"the second model failed: {exc}") from exc
         finally:
-            self.cost.measured(time.perf_counter() - t0, model_id)
+            seconds = time.perf_counter() - t0
+            with self._speed_lock:
+                old = self._speed.get(model_id)
+                self._speed[model_id] = seconds if old is None else 0.5 * old + 0.5 * seconds
             self._loaded = True
         # a "Thank you." after the sentence is the decoder's habit, not speech
         return " ".join(p.text.strip() for p in without_closing_phrase(pieces, old_text) if p.text.strip())

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -282,10 +281,8 @@ class MemoryQA:
             if structured:
                 with clock.stage("listen_targets"):
                     chosen = self.structured.listen_targets(analysis, req.options, recall.units, req.scope, reader)
-            # the listening stages fit in the Ask's bound as well as in its deadline
-            bound = partial(self._listening_left, clock)
             heard = self.relisten.run(analysis, q_vec, req.question, req.options, recall, reader,
-                                      req.scope, self.scorer, clock.remaining, chosen=chosen, bound=bound)
+                                      req.scope, self.scorer, clock.remaining, chosen=chosen)
             trace.notes["relisten"] = heard
             if heard.memories:
                 clock.timings["relisten"] = round(heard.seconds * 1000.0, 2)
@@ -294,7 +291,7 @@ class MemoryQA:
                 # each short option put into the recalled sentence and scored against its audio
                 with clock.stage("option_audio"):
                     hearing = self.relisten.hear_options(
-                        analysis, req.question, req.options, recall, reader, clock.remaining, heard, bound=bound
+                        analysis, req.question, req.options, recall, reader, clock.remaining, heard
                     )
                 trace.notes["options_heard"] = hearing.to_dict()
             with clock.stage("synthesis"):
@@ -409,8 +406,7 @@ class MemoryQA:
 
         with clock.stage("second_listen"):  # the hearing and, when taken, the answer again
             heard = self.second_listen.hear(analysis, req.question, unit, recall, reader, rescore,
-                                            lambda u: clean_value(u, analysis), clock.remaining,
-                                            bound=partial(self._listening_left, clock))
+                                            lambda u: clean_value(u, analysis), clock.remaining)
             trace.notes["second_listen"] = heard.to_dict()
             if not heard.taken or heard.unit is None:
                 return final, detailed
@@ -452,12 +448,6 @@ class MemoryQA:
         top = final.support[0] if final.found and final.support else None
         return top is None or top.t_end - top.t_start > WHEN_SPAN_S
 
-    def _listening_left(self, clock: Deadline) -> float:
-        """Seconds left of an Ask's own bound once it listens again (``relistened_ask_max_s``
-        from its start, the issue's limit for a re-listened Ask): the judging of re-hearings,
-        option hearing, a second model's opinion and looking at frames start only within it."""
-        return self.settings.relistened_ask_max_s - clock.elapsed()
-
     def _inspect(
         self, req: AskRequest, analysis: QueryAnalysis, q_vec: np.ndarray, trace: Trace, clock: Deadline
     ) -> Draft | None:
@@ -473,7 +463,7 @@ class MemoryQA:
         heard = trace.notes.get("relisten")
         if heard is not None and heard.memories:
             # time spent listening again is not spent twice: the Ask stays within its bound
-            after_listening = self._listening_left(clock)
+            after_listening = self.settings.relistened_ask_max_s - clock.elapsed()
             left = after_listening if left is None else min(left, after_listening)
         budget = look.inspect_budget_s if left is None else min(look.inspect_budget_s, left - INSPECT_RESERVE_S)
         if not anchors or budget <= 0:

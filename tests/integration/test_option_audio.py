@@ -21,7 +21,6 @@ from episodic.retrieval.option_audio import (
     scoreable,
     slot_windows,
     spoken_forms,
-    texts_per_slot,
     words_of,
 )
 
@@ -99,28 +98,6 @@ def test_the_option_the_audio_carries_clearly_best_is_heard():
     assert not scoreable(["312"])
 
 
-def test_slots_are_tried_while_there_is_time_for_another():
-    """The likeliest slot is always scored; each further one only while ``another_slot`` says
-    there is time, and the options keep their best of the slots scored."""
-    scored: list[str] = []
-
-    def score(_encoded, texts, _language):
-        scored.extend(texts)
-        return [-18.0 if "312" in t else -21.5 for t in texts]
-
-    windows = slot_windows(words_of(GARBLED), QUESTION, OPTIONS)
-    assert len(windows) >= 3 and texts_per_slot(OPTIONS) == 3 * len(OPTIONS)  # each number three ways
-    h = hear_options(score, None, GARBLED, QUESTION, OPTIONS)
-    assert h.slots == len(windows) and len(scored) == len(windows) * texts_per_slot(OPTIONS)
-    scored.clear()
-    h = hear_options(score, None, GARBLED, QUESTION, OPTIONS, another_slot=lambda: False)
-    assert h.slots == 1 and len(scored) == texts_per_slot(OPTIONS)
-    assert h.heard == 1 and h.sentences[1] == "The flow ashore is in room 312"  # the likeliest slot
-    answers = iter([True, False])
-    h = hear_options(score, None, GARBLED, QUESTION, OPTIONS, another_slot=lambda: next(answers))
-    assert h.slots == 2
-
-
 @pytest.fixture(scope="module")
 def garbled(tmp_path_factory):
     from episodic.components import Components
@@ -164,33 +141,3 @@ def test_a_multiple_choice_question_about_speech_is_answered_with_what_was_heard
     heard = trace.notes.get("options_heard")
     assert heard is not None and heard["reason"] in ("heard", "too close")
     assert "option_audio" in result.timings_ms
-
-
-@pytest.mark.slow
-def test_options_are_heard_only_when_the_likeliest_slot_fits_in_the_ask_s_bound(garbled, monkeypatch):
-    """Each text tried (an option's way of being said, in a slot) is one alignment; with less of
-    the Ask's bound left than one slot's texts are expected to take, the options are not heard
-    (the answer comes from the transcript), with time they are, in every likely slot."""
-    import numpy as np
-
-    from episodic.core.query import Scope
-    from episodic.retrieval.detailed import MemoryReader
-    from episodic.retrieval.relisten import Relistener
-
-    service, components, _ = garbled
-    question = "Which room did they say the flower show is in?"
-    analysis = service.analyzer.analyze(question, None)
-    q_vec = np.asarray(components.embedder.embed_texts([question])[0], dtype=np.float32)
-    reader = MemoryReader(components.store)
-    monkeypatch.setattr(Relistener.option_text_cost, "estimate", lambda key="": 0.1)  # 0.1 s a text
-    slot_s = texts_per_slot(OPTIONS) * 0.1
-
-    def hear(bound_s: float):
-        recall = service.detailed.recall(analysis, q_vec, Scope(), reader)
-        return service.relisten.hear_options(analysis, question, OPTIONS, recall, reader, lambda: None,
-                                             bound=lambda: bound_s)
-
-    short = hear(0.5 * slot_s)
-    assert short.reason == "no time left" and short.heard is None and short.slots == 0, short
-    heard = hear(30.0)
-    assert heard.heard == 1 and heard.slots == len(slot_windows(words_of(heard.heard_in), question, OPTIONS)), heard

@@ -345,29 +345,6 @@ def test_a_new_hearing_left_unjudged_when_the_stage_budget_is_spent_changes_noth
     assert components.store.get_memory(before.id).transcript_text == GARBLED
 
 
-@pytest.mark.slow
-def test_an_ask_s_bound_stops_re_listening_like_its_deadline(garbled, monkeypatch):
-    """``bound`` (what is left of ``relistened_ask_max_s``) gates the stage as the deadline
-    does: with 0.2 s of it left nothing is heard; with time for the pass but not for scoring
-    the new words (as measured in this process), they are heard and left unjudged, and the
-    stored words and the units stay."""
-    from episodic.retrieval.relisten import Relistener
-
-    service, components, before = garbled
-    analysis, q_vec, reader, recall = _recalled_garbled(service, components, before)
-    units = list(recall.units)
-    report = service.relisten.run(analysis, q_vec, QUESTION, (), recall, reader, Scope(), service.scorer,
-                                  lambda: None, bound=lambda: 0.2)
-    assert not report.happened and report.cut and report.reason == "no time left", report
-    monkeypatch.setattr(Relistener.judging_cost, "estimate", lambda key="": 60.0)
-    report = service.relisten.run(analysis, q_vec, QUESTION, (), recall, reader, Scope(), service.scorer,
-                                  lambda: None, bound=lambda: 30.0)
-    mine = [m for m in report.memories if m.memory_id == before.id]
-    assert report.happened and report.cut and mine and mine[0].outcome == "unjudged", report
-    assert recall.units == units
-    assert components.store.get_memory(before.id).transcript_text == GARBLED
-
-
 def test_scorer_tokens_match_the_decoder():
     """Words the bundled tokenizer splits oddly (" test" → " " + "test") are scored as the
     single vocabulary entries the decoder writes; an empty text has no score."""

@@ -180,7 +180,6 @@ class _Reader:
         ("no snippets", None, "no stored audio"),  # an audio-less memory
         ("german", None, "an English-only model, speech in 'de'"),
         (None, 0.2, "no time left"),  # the deadline is all but spent
-        ("bound", None, "no time left"),  # no deadline, but the Ask's own bound is all but spent
     ],
 )
 def test_what_cannot_be_heard_again_changes_nothing(misheard, change, left_s, reason):
@@ -203,6 +202,6 @@ def test_what_cannot_be_heard_again_changes_nothing(misheard, change, left_s, re
     recall = Recall(units=[unit], route="feature")
     listener = SecondListener(components, components.settings, lambda *a: pytest.fail("nothing to record"))
     out = listener.hear(_analysis(QUESTION), QUESTION, unit, recall, _Reader(m), lambda u: u,
-                        lambda u: True, lambda: left_s, bound=(lambda: 0.2) if change == "bound" else None)
+                        lambda u: True, lambda: left_s)
     assert out.reason == reason and not out.taken, out
     assert recall.units == [unit]
