@@ -52,10 +52,8 @@ sentence, where a memory's audio ends ("… with the conductor. At"), and a numb
 "6 .25", are tidied before the comparison (ingest gave those words to the next memory).
 
 Bounded: the joint pass starts only when its measured cost fits the request's deadline minus
-``relisten_reserve_s`` (kept for answering) and, for an Ask, what is left of its
-``relistened_ask_max_s``; each judgement and each slot of option hearing likewise
-(retrieval/stage_costs.py keeps what they took in this process). What does not fit is skipped,
-and the request answers from what it has. Re-listening never fails a request: a missing snippet or a model
+``relisten_reserve_s`` (kept for answering); what does not fit is skipped, and the request
+answers from what it has. Re-listening never fails a request: a missing snippet or a model
 error leaves the old transcript in place.
 """
 
