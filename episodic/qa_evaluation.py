@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import re
-import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -268,10 +267,6 @@ def reliability(confidences: Sequence[float], correct: Sequence[bool], n_bins: i
     return bins, (round(ece, 4) if total else None)
 
 
-def _median(values: Sequence[float]) -> float | None:
-    return round(float(statistics.median(values)), 3) if values else None
-
-
 def percentile(values: Sequence[float], q: float) -> float | None:
     """Nearest-rank percentile (the smallest value with at least q % of values at or below it)."""
     if not values:
@@ -415,7 +410,7 @@ class QAReport:
                         f"r_at_{MOMENT_K}_interval_95": _interval(
                             sum(1 for r in ranks if r is not None and r <= MOMENT_K), len(ranks))},
             "latency": {"ask": lat(ask_lat), "search": lat(search_lat),
-                        "relistened_ask": {**lat(relistened), "median_s": _median(relistened),
+                        "relistened_ask": {**lat(relistened), "median_s": None if not relistened else round(percentile(relistened, 50), 3),
                                            f"over_{RELISTENED_ASK_MAX_S:g}_s": sum(
                                                x > RELISTENED_ASK_MAX_S for x in relistened)}},
             "calibration": {
