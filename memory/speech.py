@@ -23,6 +23,7 @@ import math
 import re
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ LOUDNESS_WINDOW_S = 0.1
 NO_SPEECH_PROB_MAX = 0.6  # Whisper's own thresholds: a segment that is both probably silent
 AVG_LOGPROB_MIN = -1.0  # and decoded with low confidence is dropped
 COMPRESSION_RATIO_MAX = 2.4  # gzip ratio above which Whisper's own fallback deems text a loop
+LOOP_MIN_WORDS = 3  # a repeat this long or longer is a sentence said again ("go to go to" is not)
 WORD_PROB_MIN = 0.2  # over probable non-speech, a segment none of whose words is this sure is dropped
 # a number written against the word after it ("Only 13tomato plants are left."): Whisper joins
 # them now and then; three or more letters, so "5pm", "3rd" and "1990s" stay as written
@@ -317,6 +319,7 @@ class WhisperRecognizer:
         language: str | None = None,
         word_timestamps: bool | None = None,
         time_limit_s: float | None = None,
+        keep_before_loop: bool = False,
     ) -> list[TranscriptPiece]:
         """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream.
 
@@ -332,7 +335,11 @@ class WhisperRecognizer:
         configured. ``time_limit_s`` stops decoding further 30 s windows once that many
         seconds have passed (the window under way is finished): a decoder that ends a window
         early and seeks back, or loops, can otherwise take three windows for 25 s of audio;
-        the pieces then cover the audio only up to where it stopped.
+        the pieces then cover the audio only up to where it stopped. ``keep_before_loop``: a
+        segment that loops on a whole sentence to the end ("The soup tasting has moved to room
+        405 The soup tasting has moved to room 405 …", Whisper primed by a question as its
+        prompt) keeps the words up to the first repeat (see :func:`loop_start`) instead of being
+        dropped; needs word times.
         """
         until = None if time_limit_s is None else time.perf_counter() + time_limit_s
         x = to_mono_float32(audio)
@@ -407,10 +414,6 @@ class WhisperRecognizer:
                 # "You" (no-speech 0.81, word 0.035, mean log-prob −0.95 just above the cut)
                 log.debug("dropping unsure words over probable non-speech %r", text)
                 continue
-            if seg.compression_ratio > COMPRESSION_RATIO_MAX:
-                # even after temperature fallback: a decoder loop ("you you you ..."), not speech
-                log.debug("dropping repetition loop %r", text)
-                continue
             start = min(max(float(seg.start), 0.0), duration_s)
             end = min(max(float(seg.end), start), duration_s)
             words = [
@@ -418,6 +421,16 @@ class WhisperRecognizer:
                 for w in (seg.words or ())
                 if w.word.strip()
             ]
+            if seg.compression_ratio > COMPRESSION_RATIO_MAX:
+                # even after temperature fallback: a decoder loop ("you you you ..."), not speech;
+                # or, asked for, the words said before a whole sentence began to repeat
+                cut = loop_start(words) if keep_before_loop and words else None
+                if cut is None:
+                    log.debug("dropping repetition loop %r", text)
+                    continue
+                words = words[:cut]
+                text = unglued(" ".join(w[2] for w in words))
+                end = min(max(words[-1][1] - t_offset, start), duration_s)
             pieces.append(
                 TranscriptPiece(
                     t_start=t_offset + start, t_end=t_offset + end, text=text,
@@ -425,6 +438,24 @@ class WhisperRecognizer:
                 )
             )
         return pieces
+
+
+def loop_start(words: Sequence[tuple[float, float, str]], min_words: int = LOOP_MIN_WORDS) -> int | None:
+    """How many of a segment's timed ``words`` come before a loop, or None when they hold none:
+    a loop is a run of at least ``min_words`` words said again at once and then over and over
+    to the segment's end (the last repeat may be cut short), which is how Whisper runs on
+    until its window ends, often stopping inside a word ("… room 405 The soup … room 40"). "A B
+    C D E F D E F D E" → 6. Punctuation and case are ignored. The first saying is kept: only its
+    repeats are the loop."""
+    norm = ["".join(ch for ch in w[2].lower() if ch.isalnum()) for w in words]
+    n = len(norm)
+    for i in range(n):
+        for p in range(min_words, (n - i) // 2 + 1):
+            if norm[i : i + p] == norm[i + p : i + 2 * p] and all(
+                norm[k] == norm[i + (k - i) % p] for k in range(i + 2 * p, n - 1)
+            ) and (n - 1 < i + 2 * p or norm[i + (n - 1 - i) % p].startswith(norm[n - 1])):
+                return i + p
+    return None
 
 
 def _seed_sampling(seed: int = 0) -> None:

@@ -535,7 +535,7 @@ class Relistener:
             limit, decoding = s.relisten_pass_max_s, time.perf_counter()
             pieces = self.recognizer().transcribe(
                 joined.audio, SAMPLE_RATE_HZ, 0.0, beam_size=s.relisten_beam_size, temperatures=(0.0,),
-                language=heard_in, word_timestamps=True, time_limit_s=limit, **bias
+                language=heard_in, word_timestamps=True, time_limit_s=limit, keep_before_loop=True, **bias
             )
             per_clip: list[list[TranscriptPiece] | None] = list(split_pieces(pieces, parts, joined))
             if time.perf_counter() - decoding >= limit:

@@ -36,3 +36,22 @@ def test_the_recogniser_stores_the_parted_text() -> None:
     pieces = recognizer.transcribe((0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), 16000, 10.0)
     assert [p.text for p in pieces] == ["Only 13 tomato plants are left."]
     assert pieces[0].t_start == pytest.approx(10.2)
+
+
+def test_a_sentence_looped_to_the_window_s_end_keeps_its_first_saying():
+    """Whisper, primed by a question, wrote "The soup tasting has moved to room 405" and then
+    again and again until its window ended (inside "405"); the first saying is what was said."""
+    from episodic.memory.speech import loop_start
+
+    def timed(text: str) -> list[tuple[float, float, str]]:
+        return [(float(i), float(i) + 0.5, w) for i, w in enumerate(text.split())]
+
+    said = "The soup tasting has moved to room 405"
+    assert loop_start(timed(f"{said} {said} {said} The soup tasting has moved to room 40")) == 8
+    assert loop_start(timed(f"{said}. {said} The soup")) == 8  # punctuation and case ignored
+    assert loop_start(timed("Well then. The soup is hot the soup is hot the soup is")) == 6
+    # no loop: short repeats (Whisper's own check and speech_context handle those), a repeat
+    # that stops before the end, nothing repeated
+    assert loop_start(timed("go to go to go to")) is None
+    assert loop_start(timed("The soup is hot the soup is hot and cold")) is None
+    assert loop_start(timed(said)) is None
