@@ -24,6 +24,7 @@ import re
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -169,10 +170,34 @@ def _mean_logprob(decoded: list[tuple[Any, str]]) -> float:
     return sum(float(seg.avg_logprob) * len(seg.tokens) for seg, _ in decoded) / n
 
 
-class _LanguageGate:
-    """Stands in for the CTranslate2 model so that language detection obeys our rules.
+@dataclass(frozen=True)
+class Hearing:
+    """What one :meth:`WhisperRecognizer.hear` call heard: pieces in stream time, and where
+    (stream time) a time limit stopped decoding; None when the whole audio was decoded. Audio
+    after ``stopped_at_s`` was not heard, which is not the same as hearing nothing there."""
 
-    With ``multilingual=True`` faster-whisper detects the language of every 30 s window from
+    pieces: list[TranscriptPiece]
+    stopped_at_s: float | None = None
+
+
+class WindowRefused(Exception):
+    """Raised inside faster-whisper's decoding when a further 30 s window would start after the
+    call's deadline (see :class:`_ModelGate`); :meth:`WhisperRecognizer._decode` stops there."""
+
+
+class _ModelGate:
+    """Stands in for the CTranslate2 model so that language detection obeys our rules and a
+    deadline stops decoding between windows, never inside one.
+
+    Deadline: faster-whisper decodes a 30 s window, aligns its words, and only then hands out
+    that window's segments one by one. Checking the time between segments therefore dropped the
+    rest of a window already paid for (a joint re-listening pass whose one window took longer
+    than ``relisten_pass_max_s`` kept its first segment and lost the others). The gate is asked
+    instead when the next window's audio is encoded: after the thread's deadline it refuses
+    (:class:`WindowRefused`), so every window decoded is kept whole and none starts late. The
+    first window of a call is always decoded.
+
+    Language: with ``multilingual=True`` faster-whisper detects the language of every 30 s window from
     the encoder output it computes anyway for decoding; its own up-front detection (``language
     =None``) runs the encoder a second time, which on short ingest segments doubled the cost of
     Whisper base (``benchmarks/bench_asr.py``). This proxy intercepts that per-window detection:
@@ -191,11 +216,26 @@ class _LanguageGate:
         return getattr(self._inner, name)
 
     @property
+    def multilingual(self) -> bool:
+        return bool(getattr(self._inner, "is_multilingual", False))
+
+    def start(self, until: float | None) -> None:
+        """A call begins on this thread: its windows stop starting at ``until`` (None: never)."""
+        self._local.language = ""
+        self._local.until = until
+        self._local.windows = 0
+
+    def encode(self, *args: Any, **kwargs: Any) -> Any:
+        until = getattr(self._local, "until", None)
+        if until is not None:
+            if self._local.windows > 0 and time.perf_counter() >= until:
+                raise WindowRefused
+            self._local.windows += 1
+        return self._inner.encode(*args, **kwargs)
+
+    @property
     def current_language(self) -> str:
         return getattr(self._local, "language", "")
-
-    def reset(self) -> None:
-        self._local.language = ""
 
     def detect_language(self, *args: Any, **kwargs: Any) -> Any:
         results = self._inner.detect_language(*args, **kwargs)
@@ -260,8 +300,7 @@ class WhisperRecognizer:
                 except Exception as exc:
                     hint = " (an assembled cache folder: delete it to rebuild)" if self.source.folder is None else ""
                     raise ModelError(f"cannot load Whisper model from {path}{hint}: {exc}") from exc
-                if getattr(self._model.model, "is_multilingual", False):
-                    self._model.model = _LanguageGate(self._model.model, self._choose_language)
+                self._model.model = _ModelGate(self._model.model, self._choose_language)
         return self._model
 
     def prepare(self) -> None:
@@ -291,20 +330,26 @@ class WhisperRecognizer:
     def _decode(
         model: Any, x: np.ndarray, language: str, detect: bool, options: dict[str, Any],
         until: float | None = None,
-    ) -> list[tuple[Any, str]]:
-        """(segment, language) pairs; the generator decodes lazily, window by window, so no
-        segment is asked for once ``until`` (a ``time.perf_counter()`` value) has passed: the
-        window being decoded then is the last."""
-        gate = model.model if detect else None
+    ) -> tuple[list[tuple[Any, str]], bool]:
+        """(segment, language) pairs, and whether ``until`` (a ``time.perf_counter()`` value)
+        stopped decoding before the audio's end. faster-whisper decodes lazily, window by
+        window; through the model gate no window starts once ``until`` has passed, and the
+        windows decoded are read whole (see :class:`_ModelGate`)."""
+        gate = model.model if isinstance(model.model, _ModelGate) else None
         if gate is not None:
-            gate.reset()
-        segments, _info = model.transcribe(x, language=language, multilingual=detect, **options)
+            gate.start(until)
         out: list[tuple[Any, str]] = []
-        for seg in segments:
-            out.append((seg, gate.current_language if gate is not None else language))
-            if until is not None and time.perf_counter() >= until:
-                break
-        return out
+        stopped = False
+        try:
+            segments, _info = model.transcribe(x, language=language, multilingual=detect, **options)
+            for seg in segments:
+                out.append((seg, gate.current_language if gate is not None and detect else language))
+        except WindowRefused:
+            stopped = True
+        finally:
+            if gate is not None:
+                gate.start(None)
+        return out, stopped
 
     def transcribe(
         self,
@@ -318,10 +363,32 @@ class WhisperRecognizer:
         temperatures: tuple[float, ...] | None = None,
         language: str | None = None,
         word_timestamps: bool | None = None,
+    ) -> list[TranscriptPiece]:
+        """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream. The
+        keywords are :meth:`hear`'s."""
+        return self.hear(
+            audio, sample_rate_hz, t_offset, hotwords=hotwords, initial_prompt=initial_prompt,
+            beam_size=beam_size, temperatures=temperatures, language=language,
+            word_timestamps=word_timestamps,
+        ).pieces
+
+    def hear(
+        self,
+        audio: np.ndarray,
+        sample_rate_hz: int,
+        t_offset: float,
+        *,
+        hotwords: str | None = None,
+        initial_prompt: str | None = None,
+        beam_size: int | None = None,
+        temperatures: tuple[float, ...] | None = None,
+        language: str | None = None,
+        word_timestamps: bool | None = None,
         time_limit_s: float | None = None,
         keep_before_loop: bool = False,
-    ) -> list[TranscriptPiece]:
-        """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream.
+    ) -> Hearing:
+        """What ``audio`` holds: pieces in stream time (``t_offset`` is where it starts in the
+        stream) and, when ``time_limit_s`` stopped decoding early, how far it got.
 
         ``hotwords`` (words expected in the audio) and ``initial_prompt`` (text as if said just
         before) bias decoding toward a vocabulary, e.g. a question's names and numbers when
@@ -332,10 +399,10 @@ class WhisperRecognizer:
         ending before the audio does makes the decoder go on from its last word, and with a
         prompt the few silent tenths left can come out as a long loop ("I'm sorry, I'm sorry,
         …", dropped, but 3.3 s of a 4.4 s re-hearing). Without them the call behaves as
-        configured. ``time_limit_s`` stops decoding further 30 s windows once that many
-        seconds have passed (the window under way is finished): a decoder that ends a window
-        early and seeks back, or loops, can otherwise take three windows for 25 s of audio;
-        the pieces then cover the audio only up to where it stopped. ``keep_before_loop``: a
+        configured. ``time_limit_s``: no further 30 s window starts once that many seconds have
+        passed (the window under way is finished and read whole): a decoder that ends a window
+        early and seeks back, or loops, can otherwise take three windows for 25 s of audio; the
+        pieces then cover the audio only up to ``stopped_at_s``. ``keep_before_loop``: a
         segment that loops on a whole sentence to the end ("The soup tasting has moved to room
         405 The soup tasting has moved to room 405 …", Whisper primed by a question as its
         prompt) keeps the words up to the first repeat (see :func:`loop_start`) instead of being
@@ -344,13 +411,13 @@ class WhisperRecognizer:
         until = None if time_limit_s is None else time.perf_counter() + time_limit_s
         x = to_mono_float32(audio)
         if x.size == 0:
-            return []
+            return Hearing([])
         x = resample(x, sample_rate_hz)
         if not np.all(np.isfinite(x)):
             x = np.nan_to_num(x, nan=0.0, posinf=1.0, neginf=-1.0)
         duration_s = x.size / WHISPER_SAMPLE_RATE_HZ
         if loudest_window_dbfs(x, WHISPER_SAMPLE_RATE_HZ) < SILENCE_DBFS:
-            return []
+            return Hearing([])
         model = self._load()
         s = self.settings
         options: dict[str, Any] = dict(
@@ -366,12 +433,12 @@ class WhisperRecognizer:
             hotwords=(hotwords or "").strip() or None,
             initial_prompt=(initial_prompt if initial_prompt is not None else s.whisper_initial_prompt).strip() or None,
         )
-        gate = model.model if isinstance(model.model, _LanguageGate) else None
+        multilingual = isinstance(model.model, _ModelGate) and model.model.multilingual
         # English-only checkpoints (*.en) are told "en"; a multilingual one detects the language
         # of each window (through the gate) unless asr_language or the caller (re-listening
         # audio whose language was decided at ingest) fixes it.
-        detect = gate is not None and not s.asr_language and not language
-        if gate is None:
+        detect = multilingual and not s.asr_language and not language
+        if not multilingual:
             language = "en"
         elif detect:
             # a given language skips faster-whisper's up-front detection (a second encoder
@@ -383,16 +450,16 @@ class WhisperRecognizer:
             # temperature fallback samples: the same seed each call makes the same audio give the
             # same transcript (a noisy clip's words varied from run to run)
             _seed_sampling()
-            raw = self._decode(model, x, language, detect, options, until)
+            raw, stopped = self._decode(model, x, language, detect, options, until)
             if detect and any(lang != language for _, lang in raw) and (until is None or time.perf_counter() < until):
                 # A switch away from the fallback language must be confirmed by the audio:
                 # Whisper base sometimes names Latin or Welsh for a few seconds of accented,
                 # noisy English and then writes gibberish in that language. Decode once more
                 # in the fallback language and keep whichever the model found more likely.
                 # Only clips detected as another language pay for this.
-                fallback = self._decode(model, x, language, False, options, until)
+                fallback, fallback_stopped = self._decode(model, x, language, False, options, until)
                 if _mean_logprob(fallback) >= _mean_logprob(raw):
-                    raw = fallback
+                    raw, stopped = fallback, fallback_stopped
         except Exception as exc:
             raise ModelError(f"Whisper failed on a {duration_s:.1f} s clip: {exc}") from exc
 
@@ -417,7 +484,7 @@ class WhisperRecognizer:
             start = min(max(float(seg.start), 0.0), duration_s)
             end = min(max(float(seg.end), start), duration_s)
             words = [
-                (stream_time(w.start), stream_time(w.end, float(w.start)), w.word.strip())
+                (stream_time(w.start), stream_time(w.end, float(w.start)), unglued(w.word.strip()))
                 for w in (seg.words or ())
                 if w.word.strip()
             ]
@@ -437,7 +504,9 @@ class WhisperRecognizer:
                     words=words, language=spoken,
                 )
             )
-        return pieces
+        # how far the decoded windows reached, dropped segments included: they were heard
+        stopped_at = stream_time(max((float(seg.end) for seg, _ in raw), default=0.0)) if stopped else None
+        return Hearing(pieces, stopped_at)
 
 
 def loop_start(words: Sequence[tuple[float, float, str]], min_words: int = LOOP_MIN_WORDS) -> int | None:

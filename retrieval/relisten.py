@@ -532,17 +532,17 @@ class Relistener:
             # one decoding pass (no temperature ladder): a noisy clip could otherwise be decoded
             # up to six times, several seconds each, and the answer is waiting; word times put
             # each word back in the clip it was heard in
-            limit, decoding = s.relisten_pass_max_s, time.perf_counter()
-            pieces = self.recognizer().transcribe(
+            heard = self.recognizer().hear(
                 joined.audio, SAMPLE_RATE_HZ, 0.0, beam_size=s.relisten_beam_size, temperatures=(0.0,),
-                language=heard_in, word_timestamps=True, time_limit_s=limit, keep_before_loop=True, **bias
+                language=heard_in, word_timestamps=True, time_limit_s=s.relisten_pass_max_s,
+                keep_before_loop=True, **bias
             )
-            per_clip: list[list[TranscriptPiece] | None] = list(split_pieces(pieces, parts, joined))
-            if time.perf_counter() - decoding >= limit:
-                # stopped after the window under way: a clip starting after the last word
-                # heard was not reached, which is not the same as hearing nothing there
-                reached = max((p.t_end for p in pieces), default=0.0)
-                per_clip = [UNREACHED if joined.offsets[k] >= reached else new for k, new in enumerate(per_clip)]
+            per_clip: list[list[TranscriptPiece] | None] = list(split_pieces(heard.pieces, parts, joined))
+            if heard.stopped_at_s is not None:
+                # no window started after the limit: a clip starting where decoding stopped
+                # was not reached, which is not the same as hearing nothing there
+                per_clip = [UNREACHED if joined.offsets[k] >= heard.stopped_at_s else new
+                            for k, new in enumerate(per_clip)]
         except (EpisodicError, RuntimeError, ValueError) as exc:  # CTranslate2 raises plain errors
             log.warning("re-listening %s failed: %s", ", ".join(c.key for c in parts), exc)
             per_clip = [None] * len(parts)

@@ -27,7 +27,11 @@ def test_a_number_written_against_a_word_is_parted_from_it(heard: str, stored: s
 
 
 def test_the_recogniser_stores_the_parted_text() -> None:
-    segment = SimpleNamespace(text=" Only 13tomato plants are left.", start=0.2, end=2.0, words=[],
+    """In the text and in the timed words: re-listening rebuilds a clip's text from its words
+    ("13tomato plants" was an answer before they were parted too)."""
+    said = [(0.2, 0.5, " Only"), (0.5, 1.1, " 13tomato"), (1.1, 1.5, " plants"), (1.5, 2.0, " are left.")]
+    words = [SimpleNamespace(start=a, end=b, word=w, probability=0.9) for a, b, w in said]
+    segment = SimpleNamespace(text=" Only 13tomato plants are left.", start=0.2, end=2.0, words=words,
                               no_speech_prob=0.01, avg_logprob=-0.2, compression_ratio=1.1)
     fake = SimpleNamespace(model=object(), transcribe=lambda x, **kw: (iter([segment]), None))
     recognizer = WhisperRecognizer(Settings())
@@ -36,6 +40,7 @@ def test_the_recogniser_stores_the_parted_text() -> None:
     pieces = recognizer.transcribe((0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), 16000, 10.0)
     assert [p.text for p in pieces] == ["Only 13 tomato plants are left."]
     assert pieces[0].t_start == pytest.approx(10.2)
+    assert [w for _, _, w in pieces[0].words] == ["Only", "13 tomato", "plants", "are left."]
 
 
 def test_a_sentence_looped_to_the_window_s_end_keeps_its_first_saying():

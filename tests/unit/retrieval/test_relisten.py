@@ -22,6 +22,7 @@ from episodic.config import load_settings
 from episodic.core.errors import DeadlineExceeded
 from episodic.core.query import AskRequest, Pathway, QueryType, Scope
 from episodic.core.records import ShortTermMemory, TranscriptPiece
+from episodic.memory.speech import Hearing
 from episodic.retrieval.detailed import MemoryReader, Unit
 from episodic.retrieval.listen_targets import (
     _span,
@@ -411,11 +412,11 @@ def _never_taken(garbled, old: str, heard: str) -> None:
     rec = service.relisten.recognizer()
 
     def hearing(audio, rate, t_offset, **kw):
-        return [TranscriptPiece(t_offset + 1.0, t_offset + 5.0, heard)]
+        return Hearing([TranscriptPiece(t_offset + 1.0, t_offset + 5.0, heard)])
 
     saved = service.relisten.settings
     service.relisten.settings = saved.replace(relisten_min_gain=-100.0, relisten_hint_tolerance=100.0)
-    rec.transcribe = hearing
+    rec.hear = hearing
     try:
         _, trace = service.ask_traced(AskRequest(QUESTION))
         report: RelistenReport = trace.notes["relisten"]
@@ -423,7 +424,7 @@ def _never_taken(garbled, old: str, heard: str) -> None:
         assert components.store.get_memory(before.id).transcript_text == old
     finally:
         service.relisten.settings = saved
-        del rec.transcribe
+        del rec.hear
 
 
 def test_a_re_hearing_that_drops_the_number_asked_for_loses_it():
@@ -469,11 +470,11 @@ def test_a_re_hearing_that_adds_none_of_the_questions_words_is_not_taken(garbled
     elsewhere = "The island arm is planned for our path too."
 
     def unrelated(audio, rate, t_offset, **kw):
-        return [TranscriptPiece(t_offset + 1.0, t_offset + 5.0, elsewhere)]
+        return Hearing([TranscriptPiece(t_offset + 1.0, t_offset + 5.0, elsewhere)])
 
     saved = service.relisten.settings
     service.relisten.settings = saved.replace(relisten_min_gain=-100.0)
-    rec.transcribe = unrelated  # the real model still scores both transcripts
+    rec.hear = unrelated  # the real model still scores both transcripts
     try:
         _, trace = service.ask_traced(AskRequest(QUESTION))
         report: RelistenReport = trace.notes["relisten"]
@@ -486,7 +487,7 @@ def test_a_re_hearing_that_adds_none_of_the_questions_words_is_not_taken(garbled
         assert latest["text"] == elsewhere and not latest["adopted"] and not latest["hinted"], latest
     finally:
         service.relisten.settings = saved
-        del rec.transcribe
+        del rec.hear
 
 
 def test_re_listening_keeps_the_language_ingest_heard_the_words_in() -> None:
@@ -678,33 +679,42 @@ def test_a_search_for_something_said_but_misheard_hears_it_again(tmp_path):
         components.close()
 
 
-def test_decoding_asks_for_no_further_window_once_its_time_is_up(monkeypatch):
-    """faster-whisper decodes lazily, window by window: after ``time_limit_s`` no further
-    segment (and so no further window) is asked for; without a limit all are read."""
+def test_decoding_starts_no_window_after_its_time_and_reads_each_window_whole(monkeypatch):
+    """faster-whisper decodes a window, then hands out its segments one by one. With a limit,
+    the model gate refuses to encode a further window once the time is up (the first always
+    runs), and every window decoded is read whole: stopping between its segments would throw
+    away words already paid for. Without a limit every window is read."""
     from types import SimpleNamespace
 
     from episodic.memory import speech
 
     now = [0.0]
-    pulled: list[int] = []
+    encoded: list[int] = []
+    inner = SimpleNamespace(encode=lambda window: encoded.append(window), is_multilingual=False)
+    gate = speech._ModelGate(inner, lambda probs: "en")
 
     def segments():
-        for k in range(4):  # each window costs a (fake) second
-            now[0] += 1.0
-            pulled.append(k)
-            yield SimpleNamespace(k=k)
+        for w in range(4):
+            gate.encode(w)  # what faster-whisper does as each window starts
+            now[0] += 1.0  # decoding it costs a (fake) second
+            for k in range(2):  # then its segments come out at once
+                yield SimpleNamespace(w=w, k=k, end=10.0 * w + 5.0 * (k + 1))
 
-    model = SimpleNamespace(transcribe=lambda x, **kw: (segments(), None), model=None)
+    model = SimpleNamespace(transcribe=lambda x, **kw: (segments(), None), model=gate)
     monkeypatch.setattr(speech.time, "perf_counter", lambda: now[0])
-    out = speech.WhisperRecognizer._decode(model, np.zeros(4, np.float32), "en", False, {}, until=2.5)
-    assert [seg.k for seg, _ in out] == [0, 1, 2] and pulled == [0, 1, 2]  # the third was under way
-    now[0], pulled[:] = 0.0, []
-    assert len(speech.WhisperRecognizer._decode(model, np.zeros(4, np.float32), "en", False, {})) == 4
+    out, stopped = speech.WhisperRecognizer._decode(model, np.zeros(4, np.float32), "en", False, {}, until=2.5)
+    assert [(seg.w, seg.k) for seg, _ in out] == [(w, k) for w in range(3) for k in range(2)]
+    assert stopped and encoded == [0, 1, 2]  # the fourth window never started
+    gate.encode(9)  # the call is over: the scorer's encoding is never refused
+    now[0], encoded[:] = 0.0, []
+    out, stopped = speech.WhisperRecognizer._decode(model, np.zeros(4, np.float32), "en", False, {})
+    assert len(out) == 8 and not stopped and encoded == [0, 1, 2, 3]
 
 
 def test_a_clip_the_joint_pass_stopped_before_is_unreached_not_silent(monkeypatch):
-    """A joint pass cut by ``relisten_pass_max_s`` heard the first clip; the second, after the
-    last word heard, is marked unreached (nothing recorded for it), not heard as silence."""
+    """A joint pass whose decoding stopped (``relisten_pass_max_s``) before the second clip's
+    audio heard the first clip; the second is marked unreached (nothing recorded for it), not
+    heard as silence. A pass that decoded everything reaches both, however long it took."""
     from types import SimpleNamespace
 
     from episodic.retrieval import relisten as rl
@@ -712,9 +722,11 @@ def test_a_clip_the_joint_pass_stopped_before_is_unreached_not_silent(monkeypatc
     calls: list[dict] = []
 
     class Recogniser:
-        def transcribe(self, audio, rate, t_offset, **kw):
+        def hear(self, audio, rate, t_offset, **kw):
             calls.append(kw)
-            return [TranscriptPiece(0.2, 1.5, "hello there", words=[(0.2, 0.8, "hello"), (0.9, 1.5, "there")])]
+            words = [(0.2, 0.8, "hello"), (0.9, 1.5, "there")]
+            return Hearing([TranscriptPiece(0.2, 1.5, "hello there", words=words)],
+                           1.5 if kw["time_limit_s"] < 1.0 else None)
 
     monkeypatch.setattr(rl, "audio_or_none", lambda *a, **k: np.full(32000, 0.1, np.float32))
     first = ShortTermMemory(id="a@0", stream_id="a", t_start=0.0, t_end=2.0, vector=np.zeros(4))
