@@ -197,14 +197,16 @@ class _ModelGate:
     (:class:`WindowRefused`), so every window decoded is kept whole and none starts late. The
     first window of a call is always decoded.
 
-    Language: with ``multilingual=True`` faster-whisper detects the language of every 30 s window from
-    the encoder output it computes anyway for decoding; its own up-front detection (``language
-    =None``) runs the encoder a second time, which on short ingest segments doubled the cost of
-    Whisper base (``benchmarks/bench_asr.py``). This proxy intercepts that per-window detection:
-    the guess is limited to ``asr_languages``, an unsure one (below
+    Language: with ``multilingual=True`` faster-whisper detects the language of every 30 s
+    window from the encoder output it computes anyway for decoding; its own up-front detection
+    (``language=None``) runs the encoder a second time, which on short ingest segments doubled
+    the cost of Whisper base (``benchmarks/bench_asr.py``). The gate intercepts that per-window
+    detection: the guess is limited to ``asr_languages``, an unsure one (below
     ``asr_language_min_prob``) becomes ``asr_fallback_language``, and the language chosen for
-    the window being decoded is kept per thread so each piece can carry it. Everything else is
-    passed to the real model.
+    the window being decoded is kept per thread so each piece can carry it.
+
+    The state is per thread, so concurrent calls do not share a deadline or a language.
+    Everything else is passed to the real model.
     """
 
     def __init__(self, inner: Any, choose: Any) -> None:
