@@ -223,11 +223,23 @@ def value_lost(old_text: str, new_text: str, focus: str) -> bool:
     new words may name the question's things better, but the answer was in the words lost."""
     if focus not in VALUE_FOCI:
         return False
+    return bool(_values(old_text)) and not _values(new_text)
 
-    def has_value(text: str) -> bool:  # digits, or number words ("two ahead" → "2 ahead")
-        return any(w[:1].isdigit() for w in canonical_tokens(text or ""))
 
-    return has_value(old_text) and not has_value(new_text)
+def value_gained(old_text: str, new_text: str, focus: str) -> set[str]:
+    """The numbers a re-hearing writes where the old transcript wrote none, when the question
+    asks for a number or a time: "What room is the flower show in now?" over "The flower short
+    has moved to room breathing.", heard again as "… has moved to room 310." adds none of the
+    question's words (it had "flower" and "room" already), but it adds what the question asks
+    for. Empty otherwise: a number heard differently is not gained, it is a disagreement."""
+    if focus not in VALUE_FOCI or _values(old_text):
+        return set()
+    return _values(new_text)
+
+
+def _values(text: str) -> set[str]:
+    """The numbers ``text`` says, digits or number words ("two ahead" → "2")."""
+    return {w for w in canonical_tokens(text or "") if w[:1].isdigit()}
 
 
 def _plain(text: str) -> str:

@@ -46,8 +46,8 @@ heard in (``retrieval/joint_hearing.py``). Whisper encodes a whole 30 s window h
 audio, so five memories cost little more than one, and the sentence that answers a question is
 often not the first recalled when its words were misheard ("So more than 15 lots of the theme"
 for "How many ropes did Tom order?" ranked sixth). Only a hearing that adds the question's
-words (or speech where there was none) can be taken, so only those are scored against the
-audio, within ``relisten_budget_s`` seconds after the pass. The first word or two of the next
+words (or speech where there was none, or a number where there was none when a number or a
+time is asked for) can be taken, so only those are scored against the audio, within ``relisten_budget_s`` seconds after the pass. The first word or two of the next
 sentence, where a memory's audio ends ("… with the conductor. At"), and a number written
 "6 .25", are tidied before the comparison (ingest gave those words to the next memory).
 
@@ -107,6 +107,7 @@ from episodic.retrieval.listen_targets import (
     names_lost,
     said_of_someone,
     said_value_focus,
+    value_gained,
     value_lost,
     without_closing_phrase,
     without_cut_off_sentence,
@@ -559,8 +560,8 @@ class Relistener:
     ) -> None:
         """Decide whether one clip's new hearing replaces its old words (see the module doc),
         record the attempt as a version, and put an adopted one in this request's evidence.
-        Only a hearing that adds the question's words (or speech where there was none) can be
-        taken, so only such a one is scored against the audio; ``out_of_time`` leaves it
+        Only a hearing that adds the question's words (or speech, or the number asked for,
+        where there was none) can be taken, so only such a one is scored against the audio; ``out_of_time`` leaves it
         unjudged and the old words in place."""
         s = self.settings
         t0 = time.perf_counter()
@@ -570,7 +571,9 @@ class Relistener:
         pieces = without_closing_phrase(without_cut_off_sentence(pieces, old_text), old_text)
         new_text = " ".join(p.text.strip() for p in pieces if p.text.strip())
         language = _language_of(pieces) or _language_of(old) or s.asr_fallback_language
-        added = _words_added(old_text, new_text, words)
+        # the question's words it adds, and a number where the old words had none when a
+        # number or a time is asked for
+        added = _words_added(old_text, new_text, words) | value_gained(old_text, new_text, said_value_focus(analysis))
         useful = bool(added) or not old_text.strip()
         old_score = new_score = None
         result.text = new_text

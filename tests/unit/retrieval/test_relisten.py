@@ -31,6 +31,7 @@ from episodic.retrieval.listen_targets import (
     hot_words,
     said_of_someone,
     said_value_focus,
+    value_gained,
     value_lost,
     without_closing_phrase,
 )
@@ -436,6 +437,19 @@ def test_a_re_hearing_that_drops_the_number_asked_for_loses_it():
     assert not value_lost(old, "The night train is in room", "name")  # a name was asked: no number needed
     assert not value_lost("The night trail is here.", "The night train is here", "number")  # none to lose
     assert value_lost("It starts at 10.05.", "It starts at", "time")
+
+
+def test_a_re_hearing_that_writes_the_number_asked_for_where_there_was_none_gains_it():
+    """"What room is the flower show in now?": "The flower short has moved to room breathing."
+    heard again as "… room 310." adds none of the question's words, but the number asked for."""
+    old = "The flower short has moved to room breathing."
+    assert value_gained(old, "The flower show has moved to room 310.", "number") == {"310"}
+    assert value_gained(old, "The flower show has moved to room three ten.", "number")  # number words
+    assert not value_gained(old, "The flower show has moved to room 310.", "name")  # no number asked for
+    assert not value_gained(old, "The flower show has moved to the room.", "number")  # no number heard
+    # a number heard differently is a disagreement, not a gain (the scorer decides it)
+    assert not value_gained("The flower show is in room 13.", "The flower show is in room 310.", "number")
+    assert value_gained("It starts at half.", "It starts at 10.05.", "time")
     # a count is a number, but not one said in a sentence: its re-hearings may drop numbers
     from episodic.retrieval.question_shape import question_shape
 
