@@ -354,25 +354,11 @@ class WhisperRecognizer:
         return out, stopped
 
     def transcribe(
-        self,
-        audio: np.ndarray,
-        sample_rate_hz: int,
-        t_offset: float,
-        *,
-        hotwords: str | None = None,
-        initial_prompt: str | None = None,
-        beam_size: int | None = None,
-        temperatures: tuple[float, ...] | None = None,
-        language: str | None = None,
-        word_timestamps: bool | None = None,
+        self, audio: np.ndarray, sample_rate_hz: int, t_offset: float, **options: Any
     ) -> list[TranscriptPiece]:
-        """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream. The
-        keywords are :meth:`hear`'s."""
-        return self.hear(
-            audio, sample_rate_hz, t_offset, hotwords=hotwords, initial_prompt=initial_prompt,
-            beam_size=beam_size, temperatures=temperatures, language=language,
-            word_timestamps=word_timestamps,
-        ).pieces
+        """Pieces in stream time: ``t_offset`` is where ``audio`` starts in the stream.
+        ``options`` are :meth:`hear`'s keywords (hot words, prompt, beam size, …)."""
+        return self.hear(audio, sample_rate_hz, t_offset, **options).pieces
 
     def hear(
         self,

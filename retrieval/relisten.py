@@ -47,7 +47,8 @@ audio, so five memories cost little more than one, and the sentence that answers
 often not the first recalled when its words were misheard ("So more than 15 lots of the theme"
 for "How many ropes did Tom order?" ranked sixth). Only a hearing that adds the question's
 words (or speech where there was none, or a number where there was none when a number or a
-time is asked for) can be taken, so only those are scored against the audio, within ``relisten_budget_s`` seconds after the pass. The first word or two of the next
+time is asked for) can be taken, so only those are scored against the audio, within
+``relisten_budget_s`` seconds after the pass. The first word or two of the next
 sentence, where a memory's audio ends ("… with the conductor. At"), and a number written
 "6 .25", are tidied before the comparison (ingest gave those words to the next memory).
 
@@ -561,8 +562,8 @@ class Relistener:
         """Decide whether one clip's new hearing replaces its old words (see the module doc),
         record the attempt as a version, and put an adopted one in this request's evidence.
         Only a hearing that adds the question's words (or speech, or the number asked for,
-        where there was none) can be taken, so only such a one is scored against the audio; ``out_of_time`` leaves it
-        unjudged and the old words in place."""
+        where there was none) can be taken, so only such a one is scored against the audio;
+        ``out_of_time`` leaves it unjudged and the old words in place."""
         s = self.settings
         t0 = time.perf_counter()
         model_id = result.model
