@@ -1,7 +1,8 @@
 """Sound kinds: per-class precision/recall and confusion of memory/sound.py, and its speed.
 
 A generated set of clips with known kind: music (several styles: seeds vary tempo, key,
-instruments, drums; alone, and over steady noise at 15/10/5 dB), engines, applause (alone, and over steady noise at 10/5/0 dB), noise (white, pink, brown, babble), speech from
+instruments, drums; alone, and over steady noise at 15/10/5 dB), engines (alone, and over
+steady noise at 15/10/5 dB), applause (alone, and over steady noise at 10/5/0 dB), noise (white, pink, brown, babble), speech from
 several espeak-ng voices (some over noise at 20/10 dB SNR, some over music at 5–15 dB),
 silence (digital and quiet room tone at −75…−45 dBFS). Levels vary per clip. Every clip is
 cut into the describer's windows and each window is scored against the clip's kind (a
@@ -134,6 +135,13 @@ def dataset(split: str, clips_per_kind: int) -> list[Clip]:
         bg = ss.noise(CLIP_S, RATE, seed + 1300, colours[(i + 3) % 4])
         x = _at_dbfs(ss.music(CLIP_S, RATE, seed + 1300), float(mine.uniform(-35, -12)))
         out.append(Clip(f"music+{colours[(i + 3) % 4]}{snr:.0f}dB/{seed}", "music", ss.mix_at_snr(x, bg, snr) + room, x))
+        # an engine in a noisy place (a street, a yard in the wind): over steady noise at
+        # 15/10/5 dB; its own random draws again
+        mine = np.random.default_rng(base + 7000 + i)
+        snr = [15.0, 10.0, 5.0][i % 3]
+        bg = ss.noise(CLIP_S, RATE, seed + 2100, colours[(i + 1) % 4])
+        x = _at_dbfs(ss.engine(CLIP_S, RATE, seed + 2100), float(mine.uniform(-35, -12)))
+        out.append(Clip(f"engine+{colours[(i + 1) % 4]}{snr:.0f}dB/{seed}", "engine", ss.mix_at_snr(x, bg, snr) + room, x))
     return out
 
 
@@ -162,6 +170,7 @@ def main() -> None:
                 key = (
                     c.name.split("/")[0] if c.kind == "noise"
                     else "applause+noise" if c.name.startswith("applause+")
+                    else "engine+noise" if c.name.startswith("engine+")
                     else window_truth(c, s / RATE, (s + w) / RATE)
                 )
                 feats[key + ("/m" if c.music_bed else "")].append(

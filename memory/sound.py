@@ -252,6 +252,18 @@ PROTOTYPES: dict[str, tuple[str, tuple[Rule, ...]]] = {
         ("harmonicity", "<", 0.8, 0.1),
         ("low_energy_ratio", "<", 0.05, 0.03),
     )),
+    # an engine in a noisy place (a street, a windy yard): the noise flattens the spectrum and
+    # lifts its centroid, but most of the energy stays below 200 Hz and the firing harmonics
+    # stay put; brown noise (all low band, fully "harmonic" by autocorrelation) and pink noise
+    # (no lasting peaks) stay out
+    "engine in noise": ("engine", (
+        ("low_band_ratio", ">", 0.42, 0.05),
+        ("low_band_ratio", "<", 0.95, 0.015),
+        ("tonal_persistence", ">", 0.6, 0.03),
+        ("log_flatness", "<", -0.8, 0.15),
+        ("harmonicity", "<", 0.75, 0.08),
+        ("low_energy_ratio", "<", 0.05, 0.03),
+    )),
     "applause": ("applause", (
         ("centroid_hz", ">", 1500.0, 300.0),
         ("harmonicity", "<", 0.35, 0.05),
@@ -290,6 +302,7 @@ PROTOTYPES: dict[str, tuple[str, tuple[Rule, ...]]] = {
         ("band_flux", "<", 2.7, 0.2),
         ("low_energy_ratio", "<", 0.08, 0.04),
         ("tonal_persistence", "<", 0.74, 0.03),
+        ("low_band_ratio", "<", 0.3, 0.08),  # voices carry little below 200 Hz; an engine most
     )),
 }
 ALSO_MUSIC = 0.55  # a speech window whose music score reaches this has music under it

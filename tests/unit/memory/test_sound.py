@@ -112,6 +112,26 @@ def test_music_in_a_noisy_place_is_music_and_speech_in_that_noise_is_not():
     assert speech_as_music == 0
 
 
+def test_an_engine_in_a_noisy_place_is_an_engine_and_the_noise_alone_is_not():
+    """An engine over white, pink or babble noise at 10 and 5 dB (a street, a windy yard) keeps
+    its low band and its firing harmonics, window by window; the same noise alone, and brown
+    noise (all low band), never is an engine (seeds the rules were not tuned on). Before the
+    "engine in noise" prototype, 18/32 and 0/32 windows were engine; with it, 26 and 23."""
+    describer = FeatureSoundDescriber()
+    heard = {10.0: 0, 5.0: 0}
+    false_alarms = 0
+    for i, seed in enumerate(SEEDS):
+        colour = ("white", "pink", "babble")[i % 3]
+        bg = ss.noise(4.0, RATE, seed + 70, colour)
+        motor = _at_dbfs(ss.engine(4.0, RATE, seed), -22)
+        for snr in heard:
+            heard[snr] += [w.kind for w in describer.window_kinds(ss.mix_at_snr(motor, bg, snr), RATE)].count("engine")
+        for noise in (bg, ss.noise(4.0, RATE, seed + 80, "brown")):
+            false_alarms += [w.kind for w in describer.window_kinds(_at_dbfs(noise, -22), RATE)].count("engine")
+    assert heard[10.0] >= 24 and heard[5.0] >= 20, heard  # of 32 windows each
+    assert false_alarms == 0
+
+
 def test_silence_and_room_tone_are_silence():
     describer = FeatureSoundDescriber()
     for x in (
