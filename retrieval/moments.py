@@ -179,14 +179,15 @@ class MomentSearch:
             Moment(stream_id=u.stream_id, t_start=round(u.t_start, 3), t_end=round(u.t_end, 3), score=0.0,
                    why=f'speech: "{excerpt(u.text, [])}" ({SOUNDS_LIKE_CUE}: {" ".join(words)}; perhaps misheard)',
                    segment_id=u.memory_id, snippet_uri=u.snippet_uri)
-            for u in self._sounding_sentences(analysis, words, streams, scope) if u.memory_id not in have
+            for u in self._sounding_sentences(analysis, words, streams, scope, subject) if u.memory_id not in have
         ]
 
     def _sounding_sentences(self, analysis: QueryAnalysis, words: list[str], streams: list[str],
-                            scope: Scope) -> list[Unit]:
-        """The sentence of each memory in scope that sounds most like ``words`` (at least
-        ``SOUNDS_LIKE_MIN``), as speech units, best first; none for a query that is not about
-        what was said, or a scope of more than ``SOUNDS_LIKE_MEMORIES`` memories."""
+                            scope: Scope, subject: list[str] | None = None) -> list[Unit]:
+        """The sentence of each memory in scope that sounds most like ``words`` (the subject's
+        telling words) said with the rest of the ``subject`` (at least ``SOUNDS_LIKE_MIN``), as
+        speech units, best first; none for a query that is not about what was said, or a scope
+        of more than ``SOUNDS_LIKE_MEMORIES`` memories."""
         if not words or "speech" not in analysis.preferred_modalities or analysis.asks_text or analysis.asks_sound:
             return []
         memories = self.store.list_memories(streams, t_min=scope.t_min, t_max=scope.t_max,
@@ -196,7 +197,11 @@ class MomentSearch:
         # a word heard elsewhere (a name said right in other sentences: "Tom") tells nothing
         # about where the rest was misheard ("Tom and the ropes": "ropes" in "… 15 locks …")
         said = set().union(*(term_set(p.text) for m in memories for p in m.transcript))
-        words = [w for w in words if not term_set(w) <= said] or words
+        kept = [w for w in words if not term_set(w) <= said] or words
+        # the subject's everyday words are misheard with the telling one, and sound like it
+        # only together: "the ferry crossing" heard as "Eric Rossing" (0.89 joined; "ferry"
+        # alone sounds most like "for", 1.0)
+        words = [w for w in subject or kept if w in kept or w not in words]
         joined = ["".join(words)] if len(words) > 1 else []  # "lawn mower" heard as "longmore"
         out: list[tuple[float, Unit]] = []
         for m in memories:
@@ -220,12 +225,13 @@ class MomentSearch:
         sentences that sound like them (best first) for the re-listening stage
         (retrieval/relisten.py) to hear again with the query as a hint."""
         streams = reader.streams_in(scope)
-        words = telling(subject_phrase(analysis.question, streams).split())
+        subject = subject_phrase(analysis.question, streams).split()
+        words = telling(subject)
         if not words or self._picture_subject(analysis, streams):
             return [], []
         if any(says_all(m.why, words) for m in found[:top_k] if not _only_sounds_like(m)):
             return [], []
-        return words, self._sounding_sentences(analysis, words, streams, scope)
+        return words, self._sounding_sentences(analysis, words, streams, scope, subject)
 
     @staticmethod
     def with_heard_again(sounding: list[Unit], words: list[str], found: list[Moment], top_k: int,

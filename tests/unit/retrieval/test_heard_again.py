@@ -70,6 +70,23 @@ def test_the_sentences_to_hear_again_sound_like_the_words_heard_nowhere(scorer: 
     assert offered_too and offered_too[0].memory_id == MEMORIES[1].id
 
 
+def test_an_everyday_word_of_the_subject_sounds_with_the_telling_one(scorer: TextScorer) -> None:
+    """"The time of the ferry crossing": "ferry" is the telling word, but alone it sounds most
+    like "for" (Metaphone FR); said with "crossing" it is heard in "Eric Rossing", the
+    sentence to hear again. The words a re-hearing must say stay the telling ones."""
+    memories = [
+        _said("kitchen-cam", 0.0, "You can get onions for 21 pounds here."),
+        _said("harbour-cam", 7.0, "At 20 past 11 the Eric Rossing gets going."),
+        _said("harbour-cam", 14.0, "We should be finished before the afternoon."),
+    ]
+    store = ListingStore(memories)
+    search = MomentSearch(store, scorer, Settings().retrieval)
+    words, sounding = search.unheard_subject(_spoken("the time of the ferry crossing"), Scope(), [], 5,
+                                             MemoryReader(store))
+    assert words == ["ferry"]
+    assert sounding and sounding[0].memory_id == memories[1].id, [u.text for u in sounding]
+
+
 def test_a_sentence_heard_again_saying_the_word_comes_first(scorer: TextScorer) -> None:
     """After re-listening: a memory whose stored words now say it (taken on the audio), or
     whose recorded re-hearing does (the decoder was told the word; said so in ``why``), comes
