@@ -198,10 +198,11 @@ class MomentSearch:
         # about where the rest was misheard ("Tom and the ropes": "ropes" in "… 15 locks …")
         said = set().union(*(term_set(p.text) for m in memories for p in m.transcript))
         kept = [w for w in words if not term_set(w) <= said] or words
-        # the subject's everyday words are misheard with the telling one, and sound like it
-        # only together: "the ferry crossing" heard as "Eric Rossing" (0.89 joined; "ferry"
-        # alone sounds most like "for", 1.0)
-        words = [w for w in subject or kept if w in kept or w not in words]
+        # the subject's everyday words heard nowhere were misheard with the telling one, and
+        # sound like it only together: "the ferry crossing" heard as "Eric Rossing" (0.89
+        # joined; "ferry" alone sounds most like "for", 1.0); those heard elsewhere ("takes
+        # care" in "who takes care of the calculator") say nothing about where, as above
+        words = [w for w in subject or kept if w in kept or (w not in words and not term_set(w) <= said)]
         joined = ["".join(words)] if len(words) > 1 else []  # "lawn mower" heard as "longmore"
         out: list[tuple[float, Unit]] = []
         for m in memories:

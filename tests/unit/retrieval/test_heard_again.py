@@ -85,6 +85,19 @@ def test_an_everyday_word_of_the_subject_sounds_with_the_telling_one(scorer: Tex
                                              MemoryReader(store))
     assert words == ["ferry"]
     assert sounding and sounding[0].memory_id == memories[1].id, [u.text for u in sounding]
+    # everyday words heard right elsewhere ("takes care") say nothing about where the telling
+    # one was misheard: the sentences saying them do not come first for sounding like them
+    memories = [
+        _said("school-cam", 0.0, "Tom takes care of the clipboard these days."),
+        _said("school-cam", 7.0, "Grace takes care of the kettle these days."),
+        _said("school-cam", 14.0, "Eye shaky scare of the cackle later these days."),
+    ]
+    store = ListingStore(memories)
+    search = MomentSearch(store, scorer, Settings().retrieval)
+    words, sounding = search.unheard_subject(_spoken("who takes care of the calculator"), Scope(), [], 5,
+                                             MemoryReader(store))
+    assert words == ["calculator"]
+    assert sounding and sounding[0].memory_id == memories[2].id, [u.text for u in sounding]
 
 
 def test_a_sentence_heard_again_saying_the_word_comes_first(scorer: TextScorer) -> None:
