@@ -12,6 +12,8 @@ reason (a caption on screen across a cut) are joined too. ``why`` quotes what ma
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from episodic.config import RetrievalSettings
@@ -198,11 +200,7 @@ class MomentSearch:
         # about where the rest was misheard ("Tom and the ropes": "ropes" in "… 15 locks …")
         said = set().union(*(term_set(p.text) for m in memories for p in m.transcript))
         kept = [w for w in words if not term_set(w) <= said] or words
-        # the subject's everyday words heard nowhere were misheard with the telling one, and
-        # sound like it only together: "the ferry crossing" heard as "Eric Rossing" (0.89
-        # joined; "ferry" alone sounds most like "for", 1.0); those heard elsewhere ("takes
-        # care" in "who takes care of the calculator") say nothing about where, as above
-        words = [w for w in subject or kept if w in kept or (w not in words and not term_set(w) <= said)]
+        words = kept + compound_words(analysis.question, kept, subject or [])
         joined = ["".join(words)] if len(words) > 1 else []  # "lawn mower" heard as "longmore"
         out: list[tuple[float, Unit]] = []
         for m in memories:
@@ -372,6 +370,24 @@ def says_all(text: str, words: list[str]) -> bool:
 def _only_sounds_like(m: Moment) -> bool:
     """A moment offered only because its words sound like the query's (see ``_sounding_like``)."""
     return f"({SOUNDS_LIKE_CUE}:" in m.why
+
+
+def compound_words(question: str, telling_words: list[str], subject: list[str]) -> list[str]:
+    """The everyday words of ``subject`` that stand right next to a telling word in
+    ``question``, making one name with it ("ferry crossing", "flower show", "reading lamp"):
+    misheard together with it, they sound like it only together ("the ferry crossing" heard
+    as "Eric Rossing": 0.89 joined, while "ferry" alone sounds most like "for", 1.0). Words
+    further off ("takes care" in "who takes care of the calculator") may have been said
+    otherwise ("in charge of"), and would only blur the comparison."""
+    tokens = re.findall(r"[a-z0-9']+", question.lower())
+    out: list[str] = []
+    for i, t in enumerate(tokens):
+        if t not in telling_words:
+            continue
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(tokens) and tokens[j] in subject and tokens[j] not in telling_words + out:
+                out.append(tokens[j])
+    return out
 
 
 def telling(subject: list[str]) -> list[str]:

@@ -14,7 +14,7 @@ from episodic.config import Settings
 from episodic.core.query import Moment, Scope
 from episodic.core.records import ShortTermMemory, TranscriptPiece
 from episodic.retrieval.detailed import MemoryReader, TextScorer, Unit
-from episodic.retrieval.moments import MomentSearch
+from episodic.retrieval.moments import MomentSearch, compound_words
 from tests.fakes import ListingStore
 
 
@@ -85,8 +85,8 @@ def test_an_everyday_word_of_the_subject_sounds_with_the_telling_one(scorer: Tex
                                              MemoryReader(store))
     assert words == ["ferry"]
     assert sounding and sounding[0].memory_id == memories[1].id, [u.text for u in sounding]
-    # everyday words heard right elsewhere ("takes care") say nothing about where the telling
-    # one was misheard: the sentences saying them do not come first for sounding like them
+    # everyday words further off ("takes care") may have been said otherwise: the sentences
+    # saying them do not come first for sounding like them
     memories = [
         _said("school-cam", 0.0, "Tom takes care of the clipboard these days."),
         _said("school-cam", 7.0, "Grace takes care of the kettle these days."),
@@ -98,6 +98,8 @@ def test_an_everyday_word_of_the_subject_sounds_with_the_telling_one(scorer: Tex
                                              MemoryReader(store))
     assert words == ["calculator"]
     assert sounding and sounding[0].memory_id == memories[2].id, [u.text for u in sounding]
+    assert compound_words("who takes care of the calculator", ["calculator"], ["takes", "care", "calculator"]) == []
+    assert compound_words("Where is the flower show now?", ["flower"], ["flower", "show"]) == ["show"]
 
 
 def test_a_sentence_heard_again_saying_the_word_comes_first(scorer: TextScorer) -> None:
