@@ -70,34 +70,33 @@ def test_the_sentences_to_hear_again_sound_like_the_words_heard_nowhere(scorer: 
     assert offered_too and offered_too[0].memory_id == MEMORIES[1].id
 
 
+def _first_to_hear(scorer: TextScorer, said: list[tuple[str, str]], query: str) -> tuple[list[str], str]:
+    """The telling words of ``query`` over memories saying ``said`` (stream, sentence), and
+    the sentence heard again first."""
+    store = ListingStore([_said(sid, 7.0 * k, text) for k, (sid, text) in enumerate(said)])
+    search = MomentSearch(store, scorer, Settings().retrieval)
+    words, sounding = search.unheard_subject(_spoken(query), Scope(), [], 5, MemoryReader(store))
+    return words, sounding[0].text if sounding else ""
+
+
 def test_an_everyday_word_of_the_subject_sounds_with_the_telling_one(scorer: TextScorer) -> None:
     """"The time of the ferry crossing": "ferry" is the telling word, but alone it sounds most
-    like "for" (Metaphone FR); said with "crossing" it is heard in "Eric Rossing", the
-    sentence to hear again. The words a re-hearing must say stay the telling ones."""
-    memories = [
-        _said("kitchen-cam", 0.0, "You can get onions for 21 pounds here."),
-        _said("harbour-cam", 7.0, "At 20 past 11 the Eric Rossing gets going."),
-        _said("harbour-cam", 14.0, "We should be finished before the afternoon."),
-    ]
-    store = ListingStore(memories)
-    search = MomentSearch(store, scorer, Settings().retrieval)
-    words, sounding = search.unheard_subject(_spoken("the time of the ferry crossing"), Scope(), [], 5,
-                                             MemoryReader(store))
-    assert words == ["ferry"]
-    assert sounding and sounding[0].memory_id == memories[1].id, [u.text for u in sounding]
-    # everyday words further off ("takes care") may have been said otherwise: the sentences
-    # saying them do not come first for sounding like them
-    memories = [
-        _said("school-cam", 0.0, "Tom takes care of the clipboard these days."),
-        _said("school-cam", 7.0, "Grace takes care of the kettle these days."),
-        _said("school-cam", 14.0, "Eye shaky scare of the cackle later these days."),
-    ]
-    store = ListingStore(memories)
-    search = MomentSearch(store, scorer, Settings().retrieval)
-    words, sounding = search.unheard_subject(_spoken("who takes care of the calculator"), Scope(), [], 5,
-                                             MemoryReader(store))
-    assert words == ["calculator"]
-    assert sounding and sounding[0].memory_id == memories[2].id, [u.text for u in sounding]
+    like "for" (Metaphone FR); said with "crossing", the word right next to it, it is heard in
+    "Eric Rossing", the sentence to hear again. The words a re-hearing must say stay the
+    telling ones. Words further off ("takes care") may have been said otherwise: sentences
+    saying them do not come first for sounding like them."""
+    words, first = _first_to_hear(scorer, [
+        ("kitchen-cam", "You can get onions for 21 pounds here."),
+        ("harbour-cam", "At 20 past 11 the Eric Rossing gets going."),
+        ("harbour-cam", "We should be finished before the afternoon."),
+    ], "the time of the ferry crossing")
+    assert (words, first) == (["ferry"], "At 20 past 11 the Eric Rossing gets going.")
+    words, first = _first_to_hear(scorer, [
+        ("school-cam", "Tom takes care of the clipboard these days."),
+        ("school-cam", "Grace takes care of the kettle these days."),
+        ("school-cam", "Eye shaky scare of the cackle later these days."),
+    ], "who takes care of the calculator")
+    assert (words, first) == (["calculator"], "Eye shaky scare of the cackle later these days.")
     assert compound_words("who takes care of the calculator", ["calculator"], ["takes", "care", "calculator"]) == []
     assert compound_words("Where is the flower show now?", ["flower"], ["flower", "show"]) == ["show"]
 
