@@ -163,6 +163,8 @@ class OptionHearing:
     margin: float = 0.0
     reason: str = ""
     heard_in: str = ""  # the recalled sentence (as transcribed) the options were put into
+    # per option, the recalled sentence alone with the option in its best slot (no context)
+    filled: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {"scores": self.scores, "sentences": self.sentences, "heard": self.heard,
@@ -175,26 +177,30 @@ def scoreable(options: Sequence[str]) -> bool:
 
 
 def hear_options(score, encoded, sentence: str, question: str, options: Sequence[str],
-                 language: str = "en", before: str = "", after: str = "") -> OptionHearing:
+                 language: str = "en", before: str = "", after: str = "",
+                 windows_tried: int = WINDOWS_TRIED) -> OptionHearing:
     """Score every option, each way it may be said, in the likely slots of ``sentence``
     against the audio; an option keeps its best sentence.
 
     ``score(encoded, texts, language)`` is :meth:`retrieval.transcript_scorer.TranscriptScorer.loglik`;
     ``encoded`` the audio's encoder output. ``before``/``after``: what the audio says around
     the sentence (the neighbouring transcript pieces it also holds), so the whole audio is
-    aligned to a whole text and the sentence's own estimated times cannot cut the answer off."""
-    out = OptionHearing(scores=[None] * len(options), sentences=[""] * len(options), heard_in=sentence)
+    aligned to a whole text and the sentence's own estimated times cannot cut the answer off.
+    ``windows_tried``: how many of the likeliest slots are tried."""
+    out = OptionHearing(scores=[None] * len(options), sentences=[""] * len(options), heard_in=sentence,
+                        filled=[""] * len(options))
     words = words_of(sentence)
-    windows = slot_windows(words, question, options)
+    windows = slot_windows(words, question, options, windows_tried)
     if not words or not windows:
         out.reason = "no slot"
         return out
     forms = [(k, form) for k, o in enumerate(options) for form in spoken_forms(o)[:MAX_FORMS]]
     for i, n in windows:
-        texts = [" ".join(filter(None, [before, *words[:i], form, *words[i + n :], after])) for _, form in forms]
-        for (k, _), text, s in zip(forms, texts, score(encoded, texts, language), strict=True):
+        alone = [" ".join([*words[:i], form, *words[i + n :]]) for _, form in forms]
+        texts = [" ".join(filter(None, [before, text, after])) for text in alone]
+        for (k, _), text, filled, s in zip(forms, texts, alone, score(encoded, texts, language), strict=True):
             if s is not None and (out.scores[k] is None or s > out.scores[k]):
-                out.scores[k], out.sentences[k] = round(float(s), 4), text
+                out.scores[k], out.sentences[k], out.filled[k] = round(float(s), 4), text, filled
     scored = sorted((s, k) for k, s in enumerate(out.scores) if s is not None)
     if len(scored) < 2:
         out.reason = "nothing scored"

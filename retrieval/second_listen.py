@@ -89,6 +89,25 @@ def wants_second_opinion(analysis: QueryAnalysis, caps: dict[str, Any], support:
     return unit
 
 
+def take_heard(out: SecondListen, analysis: QueryAnalysis, unit: Unit, text: str, recall: Recall,
+               rescore: Callable[[Unit], Unit], clean: Callable[[Unit], bool], taken: str = "taken") -> None:
+    """``unit`` as heard again (``text``, hinted, rescored) in its place in ``recall.units``,
+    when it is still about the question's things and ``clean`` finds a value of the asked kind
+    read in it; ``out`` says which (``reason`` ``taken`` when it was)."""
+    heard = replace(unit, text=" ".join(text.split()), vector=None, hinted=True, fuzzy_terms=set(), anchor=None)
+    if not about_the_question(analysis, heard):
+        out.reason = "not about the question's things"
+        return
+    if not clean(heard):
+        out.reason = "no clean value of the asked kind"
+        return
+    heard = rescore(heard)
+    at = next((i for i, u in enumerate(recall.units) if u is unit), 0)
+    recall.units[:] = [u for u in recall.units if u is not unit]
+    recall.units.insert(min(at, len(recall.units)), heard)
+    out.taken, out.reason, out.unit = True, taken, heard
+
+
 class SecondListener:
     """Asks ``relisten_second_whisper_model`` about one sentence; one per :class:`MemoryQA`."""
 
@@ -192,18 +211,7 @@ class SecondListener:
         if not text.strip() or " ".join(text.split()) == " ".join(unit.text.split()):
             out.reason = "heard the same"
             return
-        heard = replace(unit, text=" ".join(text.split()), vector=None, hinted=True, fuzzy_terms=set(), anchor=None)
-        if not about_the_question(analysis, heard):
-            out.reason = "not about the question's things"
-            return
-        if not clean(heard):
-            out.reason = "no clean value of the asked kind"
-            return
-        heard = rescore(heard)
-        at = next((i for i, u in enumerate(recall.units) if u is unit), 0)
-        recall.units[:] = [u for u in recall.units if u is not unit]
-        recall.units.insert(min(at, len(recall.units)), heard)
-        out.taken, out.reason, out.unit = True, "taken", heard
+        take_heard(out, analysis, unit, text, recall, rescore, clean)
 
     def _transcribe(self, memory: ShortTermMemory, span: tuple[float, float], question: str, model_id: str,
                     old_text: str) -> str | None:

@@ -55,6 +55,7 @@ from episodic.retrieval.by_example import (
     image_example,
     segment_example,
 )
+from episodic.retrieval.colour_hearing import ColourListener
 from episodic.retrieval.detailed import (
     SENTENCES_WITHIN,
     DetailedRecall,
@@ -167,6 +168,9 @@ class MemoryQA:
         self.relisten = Relistener(components, self.settings)
         # another model's opinion on a value the hearing garbled (retrieval/second_listen.py)
         self.second_listen = SecondListener(components, self.settings, self.relisten.record_attempt)
+        # a colour misheard: the basic colours scored against the audio (retrieval/colour_hearing.py)
+        self.colours = ColourListener(self.relisten.hear_in_sentence, self.settings,
+                                      lambda: str(getattr(self.relisten.recognizer(), "model_id", "")))
         # looking again at the stored video: Locate, and Ask's inspect pathway
         self.look = LookAgain(components, lambda q, scope, k: self.search(q, scope, k))
         # SUMMARY questions about a window of time: the stored summary windows (issue 17)
@@ -405,8 +409,17 @@ class MemoryQA:
             return ranked[0] if ranked else u
 
         with clock.stage("second_listen"):  # the hearing and, when taken, the answer again
-            heard = self.second_listen.hear(analysis, req.question, unit, recall, reader, rescore,
-                                            lambda u: clean_value(u, analysis), clock.remaining)
+            def clean(u: Unit) -> bool:
+                return clean_value(u, analysis)
+
+            heard = None
+            if analysis.shape.focus == "colour":  # one of a few words: each scored against the audio
+                heard = self.colours.hear(analysis, req.question, unit, recall, reader, rescore, clean,
+                                          clock.remaining)
+                trace.notes["colour_heard"] = heard.to_dict()
+            if heard is None or not heard.taken:
+                heard = self.second_listen.hear(analysis, req.question, unit, recall, reader, rescore, clean,
+                                                clock.remaining)
             trace.notes["second_listen"] = heard.to_dict()
             if not heard.taken or heard.unit is None:
                 return final, detailed

@@ -70,7 +70,8 @@ class RetrievalSettings:
     # that lowered the word error rate and 2 that raised it; 0.3 took 18 and 2.
     relisten_hint_tolerance: float = 0.6
     # Multiple choice about speech with short options: each option is put into the recalled
-    # sentence and scored against its audio (retrieval/option_audio.py); false = off
+    # sentence and scored against its audio (retrieval/option_audio.py); a free-form colour
+    # question misheard, the same with the basic colours (retrieval/colour_hearing.py); false = off
     relisten_score_options: bool = True
     # Search for something said that no moment found quotes: the sentences that sound like it
     # are heard again with the query as a hint (at most relisten_max_memories, one pass);

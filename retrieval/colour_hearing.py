@@ -1,0 +1,98 @@
+"""A colour that was said but misheard, heard from the audio itself (issue 12, items 2 and 6).
+
+"Which colour should Omar's anchor be?" recalls "Omar wants the anchor to be right.": the
+transcript holds no colour, yet the audio says "white". Re-listening with the question as a
+prompt (retrieval/relisten.py) and another model's opinion (retrieval/second_listen.py) often
+mishear it the same way again. But a colour is one of a few words, so a free-form colour
+question brings its own options: each basic colour term (Berlin and Kay's eleven) is put into
+the recalled sentence's likely slot and scored against that sentence's audio by forced
+alignment, exactly as a multiple-choice question's options are (retrieval/option_audio.py,
+the same ``MARGIN``). One that leads every other by that margin is taken as heard; the answer
+then rests on the sentence with it in place, marked as hinted (its confidence capped like any
+answer resting on words the audio was asked about rather than transcribed), for this question
+only: nothing is written to the store.
+
+When: with ``relisten_score_options`` on (the same scoring), as the second opinion, for a colour question whose answer rests on a transcript sentence
+holding no colour read as such (``second_listen.wants_second_opinion``); the second model is
+still asked when the audio names no colour clearly. On the one dev set it was first measured
+on (seed 8, with other sentences) the three recalled sentences of its colour questions ("to
+be right", "to be propelled", "won't sleep when to make pink") were heard white, purple and
+pink, each right, leading by 6.5, 3.0 and 4.6.
+
+Cost: one encoder pass over the sentence's audio at its own length and up to
+``option_audio.WINDOWS_TRIED`` × 11 alignments (about 1 s on this 2-core machine), within the
+request's deadline less ``relisten_reserve_s``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from episodic.config import Settings
+from episodic.retrieval.detailed import MemoryReader, Recall, Unit
+from episodic.retrieval.option_audio import OptionHearing
+from episodic.retrieval.query_analysis import QueryAnalysis
+from episodic.retrieval.second_listen import SecondListen, take_heard
+
+# the basic colour terms of English (Berlin and Kay, 1969): what a colour said is almost
+# always one of; shades ("teal", "maroon") are left to the transcript
+BASIC_COLOURS = ("black", "white", "red", "green", "yellow", "blue", "brown", "orange", "pink", "purple", "grey")
+HEARING_S = 1.2  # about what scoring them against one sentence's audio takes here
+WINDOWS_TRIED = 4  # the sentence's likeliest slots tried (each with every colour)
+SOURCE = "colours scored against the audio"
+
+ScoreIn = Callable[..., OptionHearing]  # (memory, sentence, question, options, windows_tried=…)
+
+
+class ColourListener:
+    """Hears which basic colour a recalled sentence's audio carries; one per :class:`MemoryQA`.
+    ``score_in`` is :meth:`retrieval.relisten.Relistener.hear_in_sentence` (the re-listening
+    model, loaded once)."""
+
+    def __init__(self, score_in: ScoreIn, settings: Settings, model_id: Callable[[], str]) -> None:
+        self.score_in = score_in
+        self.settings = settings
+        self.model_id = model_id
+
+    def hear(
+        self,
+        analysis: QueryAnalysis,
+        question: str,
+        unit: Unit,
+        recall: Recall,
+        reader: MemoryReader,
+        rescore: Callable[[Unit], Unit],
+        clean: Callable[[Unit], bool],
+        remaining: Callable[[], float | None],
+    ) -> SecondListen:
+        """When the audio of ``unit`` carries one basic colour clearly best, ``unit`` with that
+        colour in its slot (hinted, rescored by ``rescore``) takes its place in
+        ``recall.units``; ``clean`` must find a colour read in it, and it must still be about
+        the question's things. The record says what was done (``taken`` when it was)."""
+        out = SecondListen(memory_id=unit.memory_id, model=f"{self.model_id()} ({SOURCE})")
+        started = time.perf_counter()
+        try:
+            self._hear(out, analysis, question, unit, recall, reader, rescore, clean, remaining)
+        finally:
+            out.seconds = round(time.perf_counter() - started, 3)
+        return out
+
+    def _hear(self, out, analysis, question, unit, recall, reader, rescore, clean, remaining) -> None:
+        if not self.settings.relisten_score_options:
+            out.reason = "off"
+            return
+        left = remaining()
+        if left is not None and left - self.settings.relisten_reserve_s < HEARING_S:
+            out.reason = "no time left"
+            return
+        memory = reader.memory(unit.memory_id)
+        if memory is None or not memory.snippets:
+            out.reason = "no stored audio"
+            return
+        hearing = self.score_in(memory, unit, question, BASIC_COLOURS, windows_tried=WINDOWS_TRIED)
+        if hearing.heard is None:
+            out.reason = f"no colour heard clearly ({hearing.reason})"
+            return
+        out.text = hearing.filled[hearing.heard]
+        take_heard(out, analysis, unit, out.text, recall, rescore, clean, taken=f"heard {BASIC_COLOURS[hearing.heard]}")

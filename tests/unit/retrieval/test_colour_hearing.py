@@ -1,0 +1,136 @@
+"""A colour misheard, heard from the audio (retrieval/colour_hearing.py).
+
+Unit part: each option put into the likeliest slot keeps its sentence alone (the answer quotes
+it), scored by any scorer. End to end (slow): a generated recording says a colour; its stored
+words are overwritten with what a weak hearing made of it ("… to be right." for "… to be
+white."); the basic colours scored against the audio must bring back the colour said, in the
+sentence's place among the recalled units and marked as hinted, and change nothing when the
+deadline is all but spent, when the audio is gone or when option scoring is off.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from episodic import samples
+from episodic.config import load_settings
+from episodic.core.query import QueryType
+from episodic.reasoning.short_answer import clean_value
+from episodic.retrieval.colour_hearing import BASIC_COLOURS, ColourListener
+from episodic.retrieval.detailed import Recall, Unit
+from episodic.retrieval.option_audio import hear_options
+from episodic.retrieval.query_analysis import (
+    QueryAnalysis,
+    content_terms,
+    key_terms_of,
+    object_terms_of,
+)
+from episodic.retrieval.question_shape import question_shape
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+from bench_relisten import overwrite_transcript, speech_memory  # noqa: E402
+
+SENTENCE = "Omar wants the anchor to be white."
+GARBLED = "Omar wants the anchor to be right."
+QUESTION = "Which colour should Omar's anchor be?"
+
+
+def _analysis(question: str) -> QueryAnalysis:
+    terms = content_terms(question)
+    return QueryAnalysis(question, QueryType.AUDIO, {}, "", terms, "", key_terms=key_terms_of(question, terms),
+                         object_terms=object_terms_of(question), shape=question_shape(question))
+
+
+def test_each_option_keeps_the_sentence_it_was_heard_in_without_the_context():
+    said = "Omar wants the anchor to be white"
+
+    def score(_encoded, texts, _language):  # a log-likelihood: each word said and in the text counts 5
+        return [5.0 * len(set(t.split()) & set(said.split())) - len(t.split()) / 100 for t in texts]
+
+    out = hear_options(score, None, GARBLED, QUESTION, list(BASIC_COLOURS), before="Look here.", after="Thanks.")
+    assert out.heard == BASIC_COLOURS.index("white"), out
+    assert out.filled[out.heard] == "Omar wants the anchor to be white"
+    assert out.sentences[out.heard] == "Look here. Omar wants the anchor to be white Thanks."
+    assert all(f.startswith("Omar wants the anchor to be ") for f in out.filled)
+
+
+# -- end to end ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def misheard(tmp_path_factory):
+    from episodic.components import Components
+    from episodic.pipeline import ingest_file
+
+    root = tmp_path_factory.mktemp("colour-hearing")
+    components = Components(load_settings(data_dir=root / "data"))
+    path = root / "harbour.mp4"
+    samples.make_recording(
+        path, [samples.Scene(duration_s=8, seed=5, tint=(90, 120, 150))],
+        [samples.Speech(t=1.0, text=SENTENCE)],
+    )
+    ingest_file(path, "harbour", components)
+    memory = speech_memory(components.store, "harbour")
+    overwrite_transcript(components, memory.id, GARBLED)
+    yield components, components.store.get_memory(memory.id, with_vectors=True)
+    components.close()
+
+
+class _Reader:
+    """The one memory a test hands the listener, as MemoryReader would read it."""
+
+    def __init__(self, memory) -> None:
+        self.m = memory
+
+    def memory(self, memory_id: str):
+        return self.m if memory_id == self.m.id else None
+
+
+def _hear(components, memory, left_s=None, **settings):
+    from episodic.retrieval.relisten import Relistener
+
+    s = components.settings.replace(**settings)
+    relisten = Relistener(components, s)
+    listener = ColourListener(relisten.hear_in_sentence, s, lambda: "base")
+    other = Unit(memory.stream_id, "elsewhere@0", 20.0, 22.0, "speech", "Something else entirely.")
+    unit = Unit(memory.stream_id, memory.id, memory.transcript[0].t_start, memory.transcript[0].t_end, "speech",
+                GARBLED)
+    recall = Recall(units=[other, unit], route="feature")
+    analysis = _analysis(QUESTION)
+    out = listener.hear(analysis, QUESTION, unit, recall, _Reader(memory), lambda u: u,
+                        lambda u: clean_value(u, analysis), lambda: left_s)
+    return out, recall, unit
+
+
+@pytest.mark.slow
+def test_the_colour_said_is_heard_where_the_words_hold_none(misheard):
+    components, memory = misheard
+    out, recall, unit = _hear(components, memory)
+    assert out.taken and out.reason == "heard white", out
+    assert out.text == "Omar wants the anchor to be white"
+    assert [u.text for u in recall.units] == ["Something else entirely.", out.text]  # in the sentence's place
+    assert recall.units[1].hinted and recall.units[1].memory_id == memory.id
+    # the stored words are not touched: the hearing serves this question only
+    assert components.store.get_memory(memory.id).transcript_text == GARBLED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("change", "left_s", "reason"),
+    [
+        (None, 0.5, "no time left"),  # the deadline is all but spent
+        ("no snippets", None, "no stored audio"),
+        ("off", None, "off"),
+    ],
+)
+def test_what_cannot_be_heard_changes_nothing(misheard, change, left_s, reason):
+    from dataclasses import replace
+
+    components, memory = misheard
+    if change == "no snippets":
+        memory = replace(memory, snippets=[])
+    settings = {"relisten_score_options": False} if change == "off" else {}
+    out, recall, unit = _hear(components, memory, left_s, **settings)
+    assert out.reason == reason and not out.taken, out
+    assert recall.units[1] is unit
