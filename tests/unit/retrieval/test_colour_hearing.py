@@ -4,8 +4,9 @@ Unit part: each option put into the likeliest slot keeps its sentence alone (the
 it), scored by any scorer. End to end (slow): a generated recording says a colour; its stored
 words are overwritten with what a weak hearing made of it ("… to be right." for "… to be
 white."); the basic colours scored against the audio must bring back the colour said, in the
-sentence's place among the recalled units and marked as hinted, and change nothing when the
-deadline is all but spent, when the audio is gone or when option scoring is off.
+sentence's place among the recalled units and marked as hinted; a sentence that said no colour
+("… to be repaired.") must give none; and nothing changes when the deadline is all but spent,
+when the audio is gone or when option scoring is off.
 """
 
 from __future__ import annotations
@@ -58,22 +59,27 @@ def test_each_option_keeps_the_sentence_it_was_heard_in_without_the_context():
 
 
 # -- end to end ----------------------------------------------------------------------------
+def _recorded(components, root: Path, stream_id: str, said: str, garbled: str):
+    """A stream whose one sentence says ``said`` and whose stored words are ``garbled``."""
+    from episodic.pipeline import ingest_file
+
+    path = root / f"{stream_id}.mp4"
+    samples.make_recording(
+        path, [samples.Scene(duration_s=8, seed=5, tint=(90, 120, 150))], [samples.Speech(t=1.0, text=said)],
+    )
+    ingest_file(path, stream_id, components)
+    memory = speech_memory(components.store, stream_id)
+    overwrite_transcript(components, memory.id, garbled)
+    return components.store.get_memory(memory.id, with_vectors=True)
+
+
 @pytest.fixture(scope="module")
 def misheard(tmp_path_factory):
     from episodic.components import Components
-    from episodic.pipeline import ingest_file
 
     root = tmp_path_factory.mktemp("colour-hearing")
     components = Components(load_settings(data_dir=root / "data"))
-    path = root / "harbour.mp4"
-    samples.make_recording(
-        path, [samples.Scene(duration_s=8, seed=5, tint=(90, 120, 150))],
-        [samples.Speech(t=1.0, text=SENTENCE)],
-    )
-    ingest_file(path, "harbour", components)
-    memory = speech_memory(components.store, "harbour")
-    overwrite_transcript(components, memory.id, GARBLED)
-    yield components, components.store.get_memory(memory.id, with_vectors=True)
+    yield components, _recorded(components, root, "harbour", SENTENCE, GARBLED)
     components.close()
 
 
@@ -87,7 +93,7 @@ class _Reader:
         return self.m if memory_id == self.m.id else None
 
 
-def _hear(components, memory, left_s=None, **settings):
+def _hear(components, memory, left_s=None, garbled=GARBLED, **settings):
     from episodic.retrieval.relisten import Relistener
 
     s = components.settings.replace(**settings)
@@ -95,7 +101,7 @@ def _hear(components, memory, left_s=None, **settings):
     listener = ColourListener(relisten.hear_in_sentence, s, lambda: "base")
     other = Unit(memory.stream_id, "elsewhere@0", 20.0, 22.0, "speech", "Something else entirely.")
     unit = Unit(memory.stream_id, memory.id, memory.transcript[0].t_start, memory.transcript[0].t_end, "speech",
-                GARBLED)
+                garbled)
     recall = Recall(units=[other, unit], route="feature")
     analysis = _analysis(QUESTION)
     out = listener.hear(analysis, QUESTION, unit, recall, _Reader(memory), lambda u: u,
@@ -113,6 +119,17 @@ def test_the_colour_said_is_heard_where_the_words_hold_none(misheard):
     assert recall.units[1].hinted and recall.units[1].memory_id == memory.id
     # the stored words are not touched: the hearing serves this question only
     assert components.store.get_memory(memory.id).transcript_text == GARBLED
+
+
+@pytest.mark.slow
+def test_no_colour_is_heard_where_none_was_said(misheard, tmp_path):
+    # "repaired" misheard as "compared": red, green and blue fit it about equally badly
+    components, _ = misheard
+    garbled = "Omar wants the anchor to be compared."
+    memory = _recorded(components, tmp_path, "quay", "Omar wants the anchor to be repaired.", garbled)
+    out, recall, unit = _hear(components, memory, garbled=garbled)
+    assert not out.taken and out.reason.startswith("no colour heard clearly"), out
+    assert recall.units[1] is unit
 
 
 @pytest.mark.slow
