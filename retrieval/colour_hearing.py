@@ -6,8 +6,8 @@ prompt (retrieval/relisten.py) and another model's opinion (retrieval/second_lis
 mishear it the same way again. But a colour is one of a few words, so a free-form colour
 question brings its own options: each basic colour term (Berlin and Kay's eleven) is put into
 the recalled sentence's likely slot and scored against that sentence's audio by forced
-alignment, exactly as a multiple-choice question's options are (retrieval/option_audio.py,
-the same ``MARGIN``). One that leads every other by that margin is taken as heard; the answer
+alignment, as a multiple-choice question's options are (retrieval/option_audio.py, the same
+``MARGIN``; the slots are the words that *sound* most like a colour, see :func:`colour_slots`). One that leads every other by that margin is taken as heard; the answer
 then rests on the sentence with it in place, marked as hinted (its confidence capped like any
 answer resting on words the audio was asked about rather than transcribed), for this question
 only: nothing is written to the store.
@@ -20,29 +20,62 @@ be right", "to be propelled", "won't sleep when to make pink") were heard white,
 pink, each right, leading by 6.5, 3.0 and 4.6.
 
 Cost: one encoder pass over the sentence's audio at its own length and up to
-``option_audio.WINDOWS_TRIED`` × 11 alignments (about 1 s on this 2-core machine), within the
-request's deadline less ``relisten_reserve_s``.
+``SLOTS_TRIED`` × 11 alignments (about 1 s on this 2-core machine), within the request's
+deadline less ``relisten_reserve_s``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from episodic.config import Settings
 from episodic.retrieval.detailed import MemoryReader, Recall, Unit
 from episodic.retrieval.option_audio import OptionHearing
-from episodic.retrieval.query_analysis import QueryAnalysis
+from episodic.retrieval.query_analysis import STOPWORDS, QueryAnalysis, term_set
 from episodic.retrieval.second_listen import SecondListen, take_heard
+from episodic.retrieval.text_match import sound_nearness
 
 # the basic colour terms of English (Berlin and Kay, 1969): what a colour said is almost
 # always one of; shades ("teal", "maroon") are left to the transcript
 BASIC_COLOURS = ("black", "white", "red", "green", "yellow", "blue", "brown", "orange", "pink", "purple", "grey")
 HEARING_S = 1.2  # about what scoring them against one sentence's audio takes here
-WINDOWS_TRIED = 4  # the sentence's likeliest slots tried (each with every colour)
+SLOTS_TRIED = 3  # the sentence's likeliest slots tried (each with every colour)
+SLOT_WORDS = 2  # a colour misheard as two words at most ("yet low" for "yellow")
 SOURCE = "colours scored against the audio"
 
-ScoreIn = Callable[..., OptionHearing]  # (memory, sentence, question, options, windows_tried=…)
+ScoreIn = Callable[..., OptionHearing]  # (memory, sentence, question, options, slots=…)
+
+
+def colour_slots(words: Sequence[str], question: str, colours: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, length) of the ``SLOTS_TRIED`` windows of ``words`` most likely to be a colour
+    misheard: one or two words (two only when they sound nearer together than either alone),
+    none of them the question's, not only function words, ranked
+    by how much they sound like some colour (Metaphone keys, ``text_match.sound_nearness``:
+    "right" 1.0 for white, "propelled" 0.96 for purple, "wants" 0.85), the later first on a
+    tie (a colour asked about usually ends its clause: "… to be purple."). Spelling likeness,
+    which ranks a multiple-choice question's slots, put "right" fourth behind "the", "wants
+    the" and "wants"."""
+    asked = term_set(question)
+
+    def nearness(window: Sequence[str]) -> float:
+        return max(sound_nearness([c], " ".join(window)) for c in colours)
+
+    alone = [nearness([w]) for w in words]  # each word's own
+    ranked: list[tuple[float, int, int]] = []
+    for i in range(len(words)):
+        for n in range(1, SLOT_WORDS + 1):
+            window = words[i : i + n]
+            if len(window) < n or term_set(" ".join(window)) & asked:
+                break
+            if all(w.lower().strip(".,;:!?") in STOPWORDS for w in window):
+                continue
+            near = alone[i] if n == 1 else nearness(window)
+            if n > 1 and near <= max(alone[i : i + n]):
+                continue  # no nearer than a word of it alone ("wants the" as "wants")
+            ranked.append((near, i, n))
+    ranked.sort(key=lambda r: (-r[0], r[2], -r[1]))
+    return [(i, n) for _, i, n in ranked[:SLOTS_TRIED]]
 
 
 class ColourListener:
@@ -90,7 +123,7 @@ class ColourListener:
         if memory is None or not memory.snippets:
             out.reason = "no stored audio"
             return
-        hearing = self.score_in(memory, unit, question, BASIC_COLOURS, windows_tried=WINDOWS_TRIED)
+        hearing = self.score_in(memory, unit, question, BASIC_COLOURS, slots=colour_slots)
         if hearing.heard is None:
             out.reason = f"no colour heard clearly ({hearing.reason})"
             return

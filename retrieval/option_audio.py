@@ -32,7 +32,7 @@ base on this CPU), so it runs only within the request's time and is skipped when
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -153,6 +153,10 @@ def slot_windows(words: Sequence[str], question: str, options: Sequence[str],
     return [(i, n) for _, i, n in ranked[:limit]]
 
 
+# the (start, length) windows of a sentence's words to try an option in, likeliest first
+Slots = Callable[[Sequence[str], str, Sequence[str]], list[tuple[int, int]]]
+
+
 @dataclass
 class OptionHearing:
     """What the audio said about each option (``Trace.notes["options_heard"]``)."""
@@ -178,7 +182,7 @@ def scoreable(options: Sequence[str]) -> bool:
 
 def hear_options(score, encoded, sentence: str, question: str, options: Sequence[str],
                  language: str = "en", before: str = "", after: str = "",
-                 windows_tried: int = WINDOWS_TRIED) -> OptionHearing:
+                 slots: Slots | None = None) -> OptionHearing:
     """Score every option, each way it may be said, in the likely slots of ``sentence``
     against the audio; an option keeps its best sentence.
 
@@ -186,11 +190,12 @@ def hear_options(score, encoded, sentence: str, question: str, options: Sequence
     ``encoded`` the audio's encoder output. ``before``/``after``: what the audio says around
     the sentence (the neighbouring transcript pieces it also holds), so the whole audio is
     aligned to a whole text and the sentence's own estimated times cannot cut the answer off.
-    ``windows_tried``: how many of the likeliest slots are tried."""
+    ``slots(words, question, options)``: the windows tried, likeliest first (:func:`slot_windows`
+    unless given)."""
     out = OptionHearing(scores=[None] * len(options), sentences=[""] * len(options), heard_in=sentence,
                         filled=[""] * len(options))
     words = words_of(sentence)
-    windows = slot_windows(words, question, options, windows_tried)
+    windows = (slots or slot_windows)(words, question, options)
     if not words or not windows:
         out.reason = "no slot"
         return out

@@ -113,7 +113,7 @@ from episodic.retrieval.listen_targets import (
     without_closing_phrase,
     without_cut_off_sentence,
 )
-from episodic.retrieval.option_audio import WINDOWS_TRIED, OptionHearing, hear_options, scoreable
+from episodic.retrieval.option_audio import OptionHearing, Slots, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.snippet_audio import (
     SAMPLE_RATE_HZ,
@@ -427,11 +427,12 @@ class Relistener:
         return self.hear_in_sentence(memory, sentence, question, options, out)
 
     def hear_in_sentence(self, memory: ShortTermMemory, sentence: Unit, question: str, options: Sequence[str],
-                         out: OptionHearing | None = None, windows_tried: int = WINDOWS_TRIED) -> OptionHearing:
+                         out: OptionHearing | None = None, slots: Slots | None = None) -> OptionHearing:
         """Each of ``options`` put into ``sentence``'s likely slot and scored against the audio
         of ``memory`` there (retrieval/option_audio.py), with the re-listening model. ``out``
         carries the reason when nothing could be scored. Never raises for what it meets in the
-        data. ``windows_tried``: how many of the sentence's likeliest slots are tried."""
+        data. ``slots``: the sentence's windows to try them in (option_audio.slot_windows unless
+        given)."""
         s = self.settings
         out = out or OptionHearing()
         before, after, t0, t1 = speech_around(memory, sentence)
@@ -445,7 +446,7 @@ class Relistener:
                 (p.language for p in memory.transcript if getattr(p, "language", "")), ""
             ) or s.asr_fallback_language or "en"
             return hear_options(scorer.loglik, scorer.encode(audio, whole_window=False), sentence.text, question, options,
-                                language, before=before, after=after, windows_tried=windows_tried)
+                                language, before=before, after=after, slots=slots)
         except (EpisodicError, OSError, RuntimeError, ValueError) as exc:  # CTranslate2: plain errors
             log.info("scoring options against the audio of %s failed: %s", memory.id, exc)
             out.reason = f"failed: {exc}"

@@ -20,9 +20,14 @@ from episodic import samples
 from episodic.config import load_settings
 from episodic.core.query import QueryType
 from episodic.reasoning.short_answer import clean_value
-from episodic.retrieval.colour_hearing import BASIC_COLOURS, ColourListener
+from episodic.retrieval.colour_hearing import (
+    BASIC_COLOURS,
+    SLOTS_TRIED,
+    ColourListener,
+    colour_slots,
+)
 from episodic.retrieval.detailed import Recall, Unit
-from episodic.retrieval.option_audio import hear_options
+from episodic.retrieval.option_audio import hear_options, words_of
 from episodic.retrieval.query_analysis import (
     QueryAnalysis,
     content_terms,
@@ -56,6 +61,22 @@ def test_each_option_keeps_the_sentence_it_was_heard_in_without_the_context():
     assert out.filled[out.heard] == "Omar wants the anchor to be white"
     assert out.sentences[out.heard] == "Look here. Omar wants the anchor to be white Thanks."
     assert all(f.startswith("Omar wants the anchor to be ") for f in out.filled)
+
+
+@pytest.mark.parametrize(
+    ("question", "heard", "first"),
+    [
+        (QUESTION, GARBLED, "right."),  # spelling likeness put it fourth, behind "the"
+        ("Which colour should Felix's backpack be?", "Helix wants the backpack to be popular.", "popular."),
+        ("What colour does Chen want the apron to be?", "Chin won't sleep when to make pink.", "pink."),
+    ],
+)
+def test_the_words_that_sound_like_a_colour_are_its_slots(question, heard, first):
+    words = words_of(heard)
+    slots = [" ".join(words[i : i + n]) for i, n in colour_slots(words, question, BASIC_COLOURS)]
+    assert slots[0] == first, slots
+    assert 1 <= len(slots) <= SLOTS_TRIED
+    assert not {"the", "to", "be", "Omar", "anchor", "backpack", "apron"} & set(slots)  # function or question words
 
 
 # -- end to end ----------------------------------------------------------------------------
