@@ -5,25 +5,27 @@ transcript holds no colour, yet the audio says "white". Re-listening with the qu
 prompt (retrieval/relisten.py) and another model's opinion (retrieval/second_listen.py) often
 mishear it the same way again. But a colour is one of a few words, so a free-form colour
 question brings its own options: each basic colour term (Berlin and Kay's eleven) is put into
-the recalled sentence's likely slot and scored against that sentence's audio by forced
+the recalled sentence's likely slots and scored against that sentence's audio by forced
 alignment, as a multiple-choice question's options are (retrieval/option_audio.py, the same
-``MARGIN``; the slots are the words that *sound* most like a colour, see :func:`colour_slots`). One that leads every other by that margin is taken as heard; the answer
-then rests on the sentence with it in place, marked as hinted (its confidence capped like any
-answer resting on words the audio was asked about rather than transcribed), for this question
-only: nothing is written to the store.
+``MARGIN``; the slots are the words that *sound* most like a colour, :func:`colour_slots`).
+One that leads every other by that margin is taken as heard; the answer then rests on the
+sentence with it in place, marked as hinted (its confidence capped like any answer resting on
+words the audio was asked about rather than transcribed), for this question only: nothing is
+written to the store.
 
-When: with ``relisten_score_options`` on (the same scoring), as the second opinion, for a colour question whose answer rests on a transcript sentence
-holding no colour read as such (``second_listen.wants_second_opinion``); the second model is
-still asked when the audio names no colour clearly. On the one dev set it was first measured
-on (seed 8, with other sentences) the three recalled sentences of its colour questions ("to
-be right", "to be propelled", "won't sleep when to make pink") were heard white, purple and
-pink, each right, leading by 6.5, 3.0 and 4.6.
+When: with ``relisten_score_options`` on (the same scoring), as the second opinion, for a
+colour question whose answer rests on a transcript sentence holding no colour read as such
+(``second_listen.wants_second_opinion``); the second model is still asked when the audio names
+no colour clearly. On the dev set it was first measured on (seed 8, with other sentences) the
+three recalled sentences of its colour questions ("to be right", "to be propelled", "won't
+sleep when to make pink") were heard white, purple and pink, each right, leading by 6.5, 3.0
+and 4.6; generated sentences that say no colour ("… to be repaired.", "ready", "golden") gave
+none (the best lead 2.4).
 
 Cost: one encoder pass over the sentence's audio at its own length and up to
-``SLOTS_TRIED`` × 11 alignments (about 1 s on this 2-core machine), within the request's
+``SLOTS_TRIED`` × 11 alignments (about 1 s on a fast 2-core machine), within the request's
 deadline less ``relisten_reserve_s``.
 """
-
 from __future__ import annotations
 
 import time
@@ -50,8 +52,8 @@ ScoreIn = Callable[..., OptionHearing]  # (memory, sentence, question, options, 
 def colour_slots(words: Sequence[str], question: str, colours: Sequence[str]) -> list[tuple[int, int]]:
     """(start, length) of the ``SLOTS_TRIED`` windows of ``words`` most likely to be a colour
     misheard: one or two words (two only when they sound nearer together than either alone),
-    none of them the question's, not only function words, ranked
-    by how much they sound like some colour (Metaphone keys, ``text_match.sound_nearness``:
+    none of them the question's, not only function words, ranked by how much they sound like
+    some colour (Metaphone keys, ``text_match.sound_nearness``:
     "right" 1.0 for white, "propelled" 0.96 for purple, "wants" 0.85), the later first on a
     tie (a colour asked about usually ends its clause: "… to be purple."). Spelling likeness,
     which ranks a multiple-choice question's slots, put "right" fourth behind "the", "wants
@@ -128,4 +130,5 @@ class ColourListener:
             out.reason = f"no colour heard clearly ({hearing.reason})"
             return
         out.text = hearing.filled[hearing.heard]
-        take_heard(out, analysis, unit, out.text, recall, rescore, clean, taken=f"heard {BASIC_COLOURS[hearing.heard]}")
+        take_heard(out, analysis, unit, out.text, recall, rescore, clean,
+                   taken=f"heard {BASIC_COLOURS[hearing.heard]}")
