@@ -723,11 +723,17 @@ def test_50_concurrent_clients_list_events(server):
 # -- Ask and Search end to end (need services.qa) -------------------------------------------------------
 @slow
 def test_50_concurrent_clients_search(server):
+    """Every client gets its own tenant's moments. "to Oxford" is stored misheard, so each
+    station Search released at once hears it again before any has recorded the hearing: the
+    Whisper passes queue on one model: 170 s for the test on a 2-core AMD EPYC at 2.45 GHz,
+    past the 120 s deadline it once had. The deadline is generous: this checks answers under
+    load, not speed (benchmarks/bench_serving.py measures that)."""
+
     def client(i: int) -> tuple[str, list[pb.Moment]]:
         key = KEY_A if i % 2 else KEY_B
         with grpc.insecure_channel(server.address) as channel:
             stub = pb_grpc.EpisodicMemoryStub(channel)
-            reply = stub.Search(pb.SearchRequest(query="the train to Oxford", top_k=3), metadata=md(key), timeout=120)
+            reply = stub.Search(pb.SearchRequest(query="the train to Oxford", top_k=3), metadata=md(key), timeout=600)
         return key, list(reply.moments)
 
     for key, moments in _concurrently(50, client):
