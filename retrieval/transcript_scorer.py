@@ -48,7 +48,10 @@ class TranscriptScorer:
         count. ``whole_window=False`` encodes the audio's own length (plus a second) instead
         of padding it to 30 s: six times faster for a few seconds of speech, and scores that
         rank texts alike (options in a 7 s memory: the same winner, its lead 12.6 instead of
-        13.7); transcripts compared for adoption keep the padded window they were tuned on."""
+        13.7). Re-listening judges its re-hearings this way too (1.5 → 0.3 s a judgement on a
+        2-core 2.45 GHz EPYC): on 56 re-hearings of the dev sets, scored against the script, it
+        took 37 (32 better by word error rate, 3 worse) where the padded window took 38 (30
+        better, 5 worse)."""
         from faster_whisper.audio import pad_or_trim
 
         fe = self.model.feature_extractor

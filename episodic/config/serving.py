@@ -47,7 +47,7 @@ class RetrievalSettings:
     relisten_max_memories: int = 5
     relisten_max_audio_s: float = 12.0  # audio re-transcribed per memory (all of them within one 28 s window)
     # the stage's own time limit: after the joint pass (25 s of audio: about 1.7 s with Whisper
-    # base and beam 5 on 2 cores), a new hearing is scored against the audio (0.5 s each) only
+    # base and beam 5 on 2 cores), a new hearing is scored against the audio (0.1-0.3 s each) only
     # within this many seconds; the pass itself starts only when the deadline allows it
     relisten_budget_s: float = 3.0
     # the joint pass asks for no further 30 s window after this many seconds (the one under way
