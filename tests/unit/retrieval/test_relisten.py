@@ -329,6 +329,32 @@ def test_relistener_stops_when_the_budget_is_gone(garbled):
 
 
 @pytest.mark.slow
+def test_a_re_hearing_is_judged_against_its_clip_at_its_own_length(garbled):
+    """The new words are scored against the clip encoded at its own length (plus a second),
+    not padded to Whisper's 30 s window: the recorded score is the one the short encoding
+    gives, which is not the padded one (that judgement took five times as long)."""
+    from episodic.retrieval.snippet_audio import audio_or_none
+    from episodic.retrieval.transcript_scorer import TranscriptScorer
+
+    service, components, before = garbled
+    analysis, q_vec, reader, recall = _recalled_garbled(service, components, before)
+    report = service.relisten.run(analysis, q_vec, QUESTION, (), recall, reader, Scope(),
+                                  service.scorer, lambda: None)
+    mine = next(m for m in report.memories if m.memory_id == before.id)
+    assert mine.new_score is not None and mine.text, report
+    memory = components.store.get_memory(before.id)
+    audio = audio_or_none(memory, mine.t_start, mine.t_end, components.snippets.path_for, "test")
+    assert audio is not None
+    scorer = TranscriptScorer(service.relisten._whisper())
+    language = memory.transcript[0].language or "en"
+    own = scorer.score(scorer.encode(audio, whole_window=False), [mine.text], language)[0]
+    padded = scorer.score(scorer.encode(audio), [mine.text], language)[0]
+    assert own is not None and padded is not None
+    assert mine.new_score == pytest.approx(own, abs=2e-3), (mine.new_score, own, padded)
+    assert abs(own - padded) > 1e-2, (own, padded)
+
+
+@pytest.mark.slow
 def test_a_new_hearing_left_unjudged_when_the_stage_budget_is_spent_changes_nothing(garbled):
     """The joint pass ran, but ``relisten_budget_s`` was gone before the new words could be
     scored against the audio: they are not taken on trust, the stored words and the units stay,
