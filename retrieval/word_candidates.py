@@ -107,6 +107,16 @@ def said_values(text: str) -> set[str]:
     return {t for t in term_set(text) if t[:1].isdigit()} | number_keys(text)
 
 
+def lost_its_value(analysis: QueryAnalysis, text: str, terms: frozenset[str] | None = None) -> bool:
+    """Whether a sentence holds some of the question's words (exactly or by sound) yet says no
+    value at all: where a value question's answer may have been misheard as words (see
+    :meth:`WordCandidates.find_values_lost`)."""
+    if said_values(text):
+        return False
+    t = _Text("", 0.0, 0.0, text, frozenset(term_set(text)) if terms is None else terms)
+    return _question_share(analysis, t) > 0.0
+
+
 class WordCandidates:
     """The memories whose own words match a question best (see the module doc)."""
 
@@ -154,6 +164,24 @@ class WordCandidates:
             said = 0.0 if t.on_screen else max(len(w & t.terms) / len(w) for w in wanted)
             if said > 0.0:
                 found.append((-_question_share(analysis, t), said >= 1.0, t.t_start, t.memory_id))
+        return _first_memories(found, limit)
+
+    def find_values_lost(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                         limit: int = VALUE_CANDIDATES) -> list[str]:
+        """Memory ids whose sentences hold some of the question's words yet say no value at
+        all, when every option is a value. Asked when nothing recalled is about the question:
+        "The night train is in room two oh eight." heard as "The height really is in room to
+        head." keeps "room" but lost its number to words, so neither its vector nor the given
+        values lead to it, and a sentence about a room that names none is where the asked-for
+        number most likely went. Sentences holding more of the question's words (exactly or by
+        sound) come first, then time order."""
+        if not given_values(options) or not analysis.terms or limit <= 0:
+            return []
+        found = [
+            (-_question_share(analysis, t), t.t_start, t.memory_id)
+            for t in self._texts_in(scope)
+            if not t.on_screen and lost_its_value(analysis, t.text, t.terms)
+        ]
         return _first_memories(found, limit)
 
     def _stream_texts(self, stream_id: str, version: tuple) -> list[_Text]:

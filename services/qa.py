@@ -80,6 +80,7 @@ from episodic.retrieval.video_grid import format_time
 from episodic.retrieval.word_candidates import (
     WordCandidates,
     given_values,
+    lost_its_value,
     option_words,
     says_one_of,
     says_option_words,
@@ -127,6 +128,9 @@ NOTHING_BELOW = 0.05
 # in it because the question put them there, so it stays below 0.75, where answers are meant
 # to be right at least 9 times in 10.
 HINTED_CONFIDENCE_CAP = 0.7
+# sentences that hold a value question's words but no value, put first for re-listening when
+# nothing recalled is about the question (each is one more memory to hear again)
+VALUES_LOST = 2
 
 
 @dataclass
@@ -372,19 +376,27 @@ class MemoryQA:
         about a question that speech answers, the sentences saying words of the options (to be
         heard again with the question's words: "the fuel harker" may be "the fuel dock")."""
         words = self.detailed.words
+        keys = given_values(req.options)
         if "speech" in analysis.preferred_modalities:
             # (a question about what is seen, "how many people are on screen?", is not)
             said = words.find_values(analysis, req.options, req.scope)
             if said:
-                keys = given_values(req.options)
                 recall.notes["value_sentences"] = with_sentences_of(
                     recall, said, analysis, q_vec, req.scope, reader, self.scorer,
                     lambda text: says_one_of(text, keys),
                 )
-                return
         if not about_speech(analysis, recall.units, self.settings.retrieval) or any(
             about_the_question(analysis, u) for u in recall.units[:SENTENCES_WITHIN] if u.modality == "speech"
         ):
+            return
+        if keys:  # no sentence about it says a value: one about it may have lost its value to words
+            said = words.find_values_lost(analysis, req.options, req.scope, limit=VALUES_LOST)
+            if said:
+                recall.notes["value_lost_sentences"] = with_sentences_of(
+                    recall, said, analysis, q_vec, req.scope, reader, self.scorer,
+                    lambda text: lost_its_value(analysis, text),
+                    at=0, within=0,
+                )
             return
         said = words.find_options(analysis, req.options, req.scope)
         if said:

@@ -695,6 +695,32 @@ def test_a_misheard_answer_below_the_first_recalled_memories_is_heard_again_in_t
 
 
 @pytest.mark.slow
+def test_a_value_question_hears_again_the_sentence_whose_number_was_misheard_as_words(tmp_path):
+    """"Which room is the night train in? 208, 114, 108, 325" with the night train misheard
+    ("The height really is in room to head."): recall finds the other rooms, which say a
+    number but not the night train, and the misheard sentence shares only "room" with the
+    question and says no number. Nothing recalled being about the question, a sentence holding
+    its words but no value is put first and heard again with them, and answers."""
+    said = ["The Harvest Festival is in room one fourteen.", "Everyone seems to be in a good mood.",
+            "The stormy hour is in room three twelve.", "The night train is in room two oh eight."]
+    # more rooms in another camera: recall is full of sentences with a room and a number
+    harbour = ["The ferry crossing is in room one oh eight.", "The book club meets in room three twenty five.",
+               "The quiz night is in room two ten.", "The pottery class is in room one twelve."]
+    components, service, train = _misheard_recording(tmp_path, "station-cam", said, "train",
+                                                      "The height really is in room to head.",
+                                                      others={"harbour-cam": harbour})
+    try:
+        result, trace = service.ask_traced(AskRequest("Which room is the night train in?",
+                                                      options=("208", "114", "108", "325")))
+        report: RelistenReport = trace.notes["relisten"]
+        assert any(m.memory_id == train.id and m.outcome.startswith("adopted") for m in report.memories), report
+        assert result.choice_index == 0, result
+        assert trace.recall is not None and trace.recall.notes.get("value_lost_sentences"), trace.recall.notes
+    finally:
+        components.close()
+
+
+@pytest.mark.slow
 def test_a_search_for_something_said_but_misheard_hears_it_again(tmp_path):
     """"Someone mentions the seagull" with that sentence stored as "Look, no signal in here.":
     no moment found quotes the seagull, so the sentences sounding like it are heard again with

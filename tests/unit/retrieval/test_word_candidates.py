@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from episodic.core.query import QueryType, Scope
-from episodic.core.records import ShortTermMemory, StreamInfo, TranscriptPiece
+from episodic.core.records import FrameObservation, ShortTermMemory, StreamInfo, TranscriptPiece
 from episodic.retrieval.query_analysis import QueryAnalysis, content_terms
 from episodic.retrieval.word_candidates import WordCandidates, said_values
 
@@ -166,3 +166,32 @@ def test_option_words_are_each_options_content_words():
     assert says_option_words("then go over to the fuel harker", wanted)
     assert not says_option_words("the dock of the bay", [frozenset(content_terms("photocopier"))])
     assert option_words(["the", "fuel dock"]) == []  # an option with no content word: no choice by words
+
+
+def test_a_sentence_about_the_question_that_lost_its_value_to_words_is_found():
+    """"The night train is in room two oh eight." heard as "The height really is in room to
+    head." keeps "room" and names no number: for a question that gives the numbers, it is found
+    (sentences holding more of the question's words first), while sentences that say a value,
+    share none of the question's words, or are on-screen text are not; nor is anything for
+    options that are not values."""
+    from episodic.retrieval.word_candidates import lost_its_value
+
+    store = _Store([
+        _memory("station-cam", 0.0, "The Harvest Festival is in room 114."),
+        _memory("station-cam", 8.0, "The height really is in room to head."),
+        _memory("station-cam", 16.0, "It is quite busy here this morning."),
+        _memory("garden-cam", 0.0, "The night bus was in the room earlier."),
+    ])
+    sign = _memory("garden-cam", 24.0, "")
+    sign.frames = [FrameObservation(26.0, ocr_text="ROOM FOR THE NIGHT TRAIN")]
+    store.memories.append(sign)
+    words = WordCandidates(store)
+    analysis = _analysis("Which room is the night train in?")
+    options = ["208", "114", "108", "325"]
+    assert words.find_values_lost(analysis, options, Scope()) == ["garden-cam@0.0", "station-cam@8.0"]
+    assert words.find_values_lost(analysis, options, Scope(), limit=1) == ["garden-cam@0.0"]
+    assert words.find_values_lost(analysis, options, Scope(stream_ids=("station-cam",))) == ["station-cam@8.0"]
+    assert words.find_values_lost(analysis, ["fuel dock", "sink"], Scope()) == []
+    assert lost_its_value(analysis, "The height really is in room to head.")
+    assert not lost_its_value(analysis, "The night train is in room 208.")
+    assert not lost_its_value(analysis, "It is quite busy here this morning.")
