@@ -105,6 +105,23 @@ def test_options_are_heard_only_in_a_sentence_about_the_question():
     assert not about_speech(a, [], load_settings().retrieval)
 
 
+def test_a_summary_first_does_not_hide_the_sentence_behind_it():
+    """A summary quotes what was said beside what was seen, so it does not tell which answers:
+    "At what time are the baker and Priya getting together?" recalls first the summary quoting
+    the misheard sentence, then the sentence: a question about speech. With a frame behind the
+    summary instead, it is not."""
+    settings = load_settings().retrieval
+    a = _analysis("At what time are the baker and Priya getting together?", QueryType.SUMMARY)
+    summary = Unit("k", "k@47", 47.0, 56.0, "summary",
+                   'Someone says "The maker and three are getting together at the border to salmon".')
+    said = Unit("k", "k@47", 48.3, 52.1, "speech", "The maker and three are getting together at the border to salmon.")
+    frame = Unit("k", "k@47", 47.0, 56.0, "visual", "a scene; colours: green, grey")
+    for u, cos in ((summary, 0.5), (said, 0.49), (frame, 0.3)):
+        u.score = u.cos = cos
+    assert about_speech(a, [summary, said, frame], settings)
+    assert not about_speech(a, [summary, frame, said], settings)
+
+
 def test_sentences_an_answerer_chose_are_heard_again_whatever_the_question_s_type():
     """"What picture was on screen while someone talked about Chen and the eggs?" is a visual
     question with visual evidence, so re-listening of its own accord does nothing; the
