@@ -99,6 +99,11 @@ class Unit:
     # speech heard again with the question's words as a hint and taken for this question only
     # (retrieval/relisten.py): the words may be there because the question put them there
     hinted: bool = False
+    # why a sentence sharing no word with the question was put first in recall ("options":
+    # it says an option's words; "value lost": it holds the question's words but no value):
+    # to be heard again with the question's words, which re-listening does only for units
+    # that bear on the question or were put there for this
+    found_by: str = ""
 
     @property
     def support_cos(self) -> float:
@@ -600,16 +605,19 @@ class DetailedRecall:
 def with_sentences_of(
     recall: Recall, memory_ids: Sequence[str], analysis: QueryAnalysis, q_vec: np.ndarray, scope: Scope,
     reader: MemoryReader, scorer: TextScorer, holds: Callable[[str], bool], at: int = SENTENCES_AT,
-    within: int = SENTENCES_WITHIN,
+    within: int = SENTENCES_WITHIN, found_by: str = "",
 ) -> int:
     """Put the sentences of ``memory_ids`` that ``holds`` accepts into ``recall`` at rank ``at``
     (ranked among themselves), unless already within its first ``within`` units: sentences
     found by something other than their likeness to the question (the values a
     multiple-choice question gives), which the answer and re-listening read only near the top.
-    Returns how many were moved up or added."""
+    ``found_by`` marks them (:attr:`Unit.found_by`) to be heard again even when they bear on
+    the question by none of its words. Returns how many were moved up or added."""
     top = {u.key for u in recall.units[:within]}
     fresh = [u for u in reader.units(memory_ids, scorer.reuse_visual_vectors, scope)
              if u.modality == "speech" and holds(u.text) and u.key not in top]
+    for u in fresh:
+        u.found_by = found_by
     if not fresh:
         return 0
     ranked = apply_position(scorer.rank(analysis, q_vec, fresh), analysis, reader, scope)

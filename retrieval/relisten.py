@@ -489,12 +489,14 @@ class Relistener:
         self, units: Sequence[Unit], reader: MemoryReader, analysis: QueryAnalysis, every: bool = False
     ) -> list[tuple[ShortTermMemory, list[Unit]]]:
         """The best-ranked distinct memories with stored audio, each with its relevant units
-        (best first; with ``every``, all the given units), at most ``relisten_max_memories``."""
+        (best first; with ``every``, all the given units), at most ``relisten_max_memories``.
+        A sentence put first for being heard again (:attr:`Unit.found_by`) counts as relevant:
+        it was found by the options' words or a lost value, not by the question's."""
         s = self.settings
         order: list[str] = []
         by_memory: dict[str, list[Unit]] = {}
         for u in units[:UNITS_CONSIDERED]:
-            if not every and not relevant(u, s.retrieval, analysis):
+            if not every and not u.found_by and not relevant(u, s.retrieval, analysis):
                 continue
             if u.memory_id not in by_memory:
                 order.append(u.memory_id)

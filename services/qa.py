@@ -395,7 +395,7 @@ class MemoryQA:
                 recall.notes["value_lost_sentences"] = with_sentences_of(
                     recall, said, analysis, q_vec, req.scope, reader, self.scorer,
                     lambda text: lost_its_value(analysis, text),
-                    at=0, within=0,
+                    at=0, within=0, found_by="value lost",
                 )
             return
         said = words.find_options(analysis, req.options, req.scope)
@@ -403,7 +403,7 @@ class MemoryQA:
             wanted = option_words(req.options)
             recall.notes["option_sentences"] = with_sentences_of(
                 recall, said, analysis, q_vec, req.scope, reader, self.scorer,
-                lambda text: says_option_words(text, wanted), at=0, within=0,
+                lambda text: says_option_words(text, wanted), at=0, within=0, found_by="options",
             )
 
     def _second_opinion(self, analysis, q_vec, req, recall, reader, summaries, answerer, fast, final, detailed,

@@ -23,7 +23,7 @@ from episodic.core.errors import DeadlineExceeded
 from episodic.core.query import AskRequest, Pathway, QueryType, Scope
 from episodic.core.records import ShortTermMemory, TranscriptPiece
 from episodic.memory.speech import Hearing
-from episodic.retrieval.detailed import MemoryReader, Unit
+from episodic.retrieval.detailed import MemoryReader, Recall, TextScorer, Unit
 from episodic.retrieval.listen_targets import (
     _span,
     about_speech,
@@ -735,6 +735,44 @@ def test_a_value_question_hears_again_the_sentence_whose_number_was_misheard_as_
         assert trace.recall is not None and trace.recall.notes.get("value_lost_sentences"), trace.recall.notes
     finally:
         components.close()
+
+
+def test_a_sentence_found_by_an_options_words_alone_is_heard_again():
+    """"Where did Felix move the life jacket?" with that sentence misheard ("He looks smooth,
+    the light yet it's on it and the fuel darker lit."): it shares no word with the question,
+    so it bears on it by nothing recall measures, but it says "fuel" of the option "fuel dock"
+    and was put first for that. Re-listening takes it; an irrelevant sentence put there by
+    nothing it still passes over."""
+    from episodic.core.records import SnippetRef
+    from episodic.memory.in_memory_store import InMemoryStore
+    from episodic.retrieval.detailed import with_sentences_of
+    from episodic.retrieval.relisten import Relistener
+    from tests.fakes import HashEmbedder
+
+    settings = load_settings()
+    store = InMemoryStore()
+    store.ensure_schema(4, 4)
+    said = "He looks smooth, the light yet it's on it and the fuel darker lit."
+    jacket = ShortTermMemory(id="h@28", stream_id="h", t_start=28.0, t_end=35.0, vector=np.zeros(4, np.float32),
+                             transcript=[TranscriptPiece(29.4, 32.7, said)],
+                             snippets=[SnippetRef("file:///nowhere.mp4", 28.0, 35.0)])
+    store.upsert_memories([jacket])
+    reader = MemoryReader(store)
+    a = _analysis("Where did Felix move the life jacket?", QueryType.VIDEO)
+    other = Unit("h", "h@0", 0.0, 7.0, "speech", "Tom wants the anchor to be purple.")
+    other.score = other.cos = 0.3
+    listener = Relistener(None, settings)
+
+    recall = Recall([other], "feature")
+    q_vec = HashEmbedder().embed_texts([a.question])[0]
+    assert with_sentences_of(recall, [jacket.id], a, q_vec, Scope(), reader,
+                             TextScorer(HashEmbedder()), lambda text: "fuel" in text, at=0, within=0,
+                             found_by="options") == 1
+    first = recall.units[0]
+    assert first.memory_id == jacket.id and first.found_by == "options"
+    assert [m.id for m, _ in listener._targets(recall.units, reader, a)] == [jacket.id]
+    first.found_by = ""  # the same sentence, there by its rank alone: it bears on nothing asked
+    assert listener._targets(recall.units, reader, a) == []
 
 
 @pytest.mark.slow
