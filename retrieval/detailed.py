@@ -99,8 +99,9 @@ class Unit:
     # speech heard again with the question's words as a hint and taken for this question only
     # (retrieval/relisten.py): the words may be there because the question put them there
     hinted: bool = False
-    # why a sentence sharing no word with the question was put first in recall ("options":
-    # it says an option's words; "value lost": it holds the question's words but no value):
+    # why a sentence sharing no word with the question was put near the top of recall
+    # ("values": it says a value the options give; "options": it says an option's words;
+    # "value lost": it holds the question's words but no value):
     # to be heard again with the question's words, which re-listening does only for units
     # that bear on the question or were put there for this
     found_by: str = ""
@@ -613,11 +614,13 @@ def with_sentences_of(
     multiple-choice question gives), which the answer and re-listening read only near the top.
     ``found_by`` marks them (:attr:`Unit.found_by`) to be heard again even when they bear on
     the question by none of its words. Returns how many were moved up or added."""
-    top = {u.key for u in recall.units[:within]}
-    fresh = [u for u in reader.units(memory_ids, scorer.reuse_visual_vectors, scope)
-             if u.modality == "speech" and holds(u.text) and u.key not in top]
-    for u in fresh:
-        u.found_by = found_by
+    top = {u.key: u for u in recall.units[:within]}
+    said = [u for u in reader.units(memory_ids, scorer.reuse_visual_vectors, scope)
+            if u.modality == "speech" and holds(u.text)]
+    if found_by:
+        for u in said:
+            (top.get(u.key) or u).found_by = found_by  # one already near the top is marked where it is
+    fresh = [u for u in said if u.key not in top]
     if not fresh:
         return 0
     ranked = apply_position(scorer.rank(analysis, q_vec, fresh), analysis, reader, scope)

@@ -292,17 +292,23 @@ def alternative_keys(token: str) -> list[str]:
     fifteen" as "815" and "eleven twenty" as "1120", so a three- or four-digit number whose
     last two digits can be minutes may also be that time; and a number said in pairs of
     digits ("three twenty-five", "four oh one") is folded into a clock time, which may also
-    be that number (a room, a platform, a code)."""
+    be that number (a room, a platform, a code). "For" sounds like "four", so "for forty-two
+    euros" is written "442 euros" as often as "for 42 euros": a 4 before a two-digit number may
+    be that number (and the time 4:42)."""
+    out: list[str] = []
+    m = re.fullmatch(r"4([1-9]\d)", token)
+    if m:
+        out.append(m.group(1))
     m = re.fullmatch(r"(\d{1,2})(\d{2})", token)
     if m and 1 <= int(m.group(1)) <= 24 and int(m.group(2)) < 60:
-        return [time_key(int(m.group(1)), int(m.group(2)))]
+        return [time_key(int(m.group(1)), int(m.group(2))), *out]
     m = re.fullmatch(r"(\d+)\.0{1,2}", token)
     if m:  # "fifty-four dollars" is written "$54.00"
         return [m.group(1)]
     m = re.fullmatch(r"(\d{1,2}):(\d{2})", token)
     if m:  # and the other way: "room three twenty-five" (read as 3:25) may be room 325
         return [m.group(1) + m.group(2)]
-    return []
+    return out
 
 
 # Whisper writes a spoken "oh" between digits as "or": "room four oh six" → "room 4 or 6".

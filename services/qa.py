@@ -377,15 +377,18 @@ class MemoryQA:
         heard again with the question's words: "the fuel harker" may be "the fuel dock")."""
         words = self.detailed.words
         keys = given_values(req.options)
-        if "speech" in analysis.preferred_modalities:
-            # (a question about what is seen, "how many people are on screen?", is not)
+        spoken = about_speech(analysis, recall.units, self.settings.retrieval)
+        if "speech" in analysis.preferred_modalities or spoken:
+            # (a question about what is seen, "how many people are on screen?", is not; "how
+            # much does a magazine cost here?", typed visual for its object, is when what
+            # bears on it best was said)
             said = words.find_values(analysis, req.options, req.scope)
             if said:
                 recall.notes["value_sentences"] = with_sentences_of(
                     recall, said, analysis, q_vec, req.scope, reader, self.scorer,
-                    lambda text: says_one_of(text, keys),
+                    lambda text: says_one_of(text, keys), found_by="values",
                 )
-        if not about_speech(analysis, recall.units, self.settings.retrieval) or any(
+        if not spoken or any(
             about_the_question(analysis, u) for u in recall.units[:SENTENCES_WITHIN] if u.modality == "speech"
         ):
             return

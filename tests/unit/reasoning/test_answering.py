@@ -132,6 +132,15 @@ def test_numbers_as_a_recogniser_writes_them_meet_the_numbers_said():
     assert spoken_zero_keys(["at", "10", "oh", "5"]) == ["1005", "10:05"]
 
 
+def test_a_for_heard_as_four_before_a_number_leaves_the_number_readable():
+    """"You can get a magazine for forty-two euros here." written "… in 442 Euro here.": "for"
+    sounds like "four", so the evidence side also reads 442 as 42 (and as 4:42); a number of
+    another shape gains no such reading."""
+    held = term_set("You can get a madman in 442 Euro here.")
+    assert {"442", "4:42", "42"} <= held
+    assert "12" not in term_set("The meeting is in room 312.") and "5" not in term_set("It costs 45 pounds.")
+
+
 @pytest.mark.parametrize("a, b", [("15", "50"), ("13", "30"), ("19", "90"), ("50", "15"), ("70", "17")])
 def test_teen_and_ty_are_twins(a, b):
     assert teen_ty_twin(a) == b

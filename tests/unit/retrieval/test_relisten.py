@@ -776,6 +776,30 @@ def test_a_sentence_found_by_an_options_words_alone_is_heard_again():
 
 
 @pytest.mark.slow
+def test_a_price_misheard_with_the_for_before_it_is_found_by_its_number_and_heard_again(tmp_path):
+    """"How much does a magazine cost here? 42 euros, 13 euros, 54 euros, 45 dollars" with the
+    price misheard ("You can get a madman in 442 Euro here.": "for forty-two" is "four
+    forty-two"): no word of the question is left, but 442 may be "for 42", a given value, so
+    the sentence is found by it and heard again with the question's words, and answers, though
+    the question is typed visual for its object."""
+    said = ["The seed packet is on sale for forty-five dollars.", "Everyone seems to be in a good mood.",
+            "You can get a magazine for forty-two euros here.", "Only thirteen tomato plants are left."]
+    # prices of other things in another camera: recall is full of sentences about costs
+    market = ["A rope costs ten dollars at the shop.", "The lamp costs thirty pounds here."]
+    components, service, magazine = _misheard_recording(tmp_path, "library-cam", said, "magazine",
+                                                         "You can get a madman in 442 Euro here.",
+                                                         others={"harbour-cam": market})
+    try:
+        result, trace = service.ask_traced(AskRequest("How much does a magazine cost here?",
+                                                      options=("42 euros", "13 euros", "54 euros", "45 dollars")))
+        report: RelistenReport = trace.notes["relisten"]
+        assert any(m.memory_id == magazine.id and m.outcome.startswith("adopted") for m in report.memories), report
+        assert result.choice_index == 0, result
+    finally:
+        components.close()
+
+
+@pytest.mark.slow
 def test_a_search_for_something_said_but_misheard_hears_it_again(tmp_path):
     """"Someone mentions the seagull" with that sentence stored as "Look, no signal in here.":
     no moment found quotes the seagull, so the sentences sounding like it are heard again with

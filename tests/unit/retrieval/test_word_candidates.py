@@ -132,6 +132,11 @@ def test_sentences_found_by_a_value_go_in_near_the_top_unless_already_there():
     assert len(recall.units) == 11
     assert with_sentences_of(recall, [said.id], analysis, q_vec, Scope(), reader, scorer, holds) == 0
     assert len(recall.units) == 11
+    # already near the top, it is still marked for hearing again when the caller asks for that
+    assert recall.units[3].found_by == ""
+    assert with_sentences_of(recall, [said.id], analysis, q_vec, Scope(), reader, scorer, holds,
+                             found_by="values") == 0
+    assert recall.units[3].text == said.transcript[0].text and recall.units[3].found_by == "values"
 
 
 def test_sentences_saying_words_of_the_options_are_found_partly_said_first():
