@@ -63,11 +63,12 @@ def hot_words(question: str, options: Sequence[str] = (), limit: int = MAX_HOTWO
 def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: RetrievalSettings) -> bool:
     """Whether the question is one that what was said can answer: an audio (or audio+video)
     question that is not about written text or a non-speech sound, a question whose first
-    preferred evidence is speech, or one whose best relevant evidence is a transcript. A
-    summary says what was heard, read and seen together, so it does not tell which of them
-    answers: the best relevant unit of another kind does ("At what time are the baker and
-    Priya getting together?" recalls first the summary quoting the misheard sentence, then the
-    sentence itself)."""
+    preferred evidence is speech, or one whose best relevant evidence is a transcript. For a
+    time or a number asked for, a summary first does not decide: it says what was heard, read
+    and seen together, and the best relevant unit of another kind tells which answers ("At
+    what time are the baker and Priya getting together?" recalls first the summary quoting the
+    misheard sentence, then the sentence itself). Other questions keep the summary's say:
+    "Which camera showed a rocket?" is about a picture even where a sentence names a rocket."""
     if analysis.asks_text and analysis.query_type is not QueryType.AUDIO:
         return False
     if analysis.query_type in (QueryType.AUDIO, QueryType.VIDEO_AUDIO):
@@ -75,7 +76,8 @@ def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: Retri
         return not (analysis.asks_sound and top is not None and top.modality == "sound")
     if analysis.preferred_modalities[:1] == ("speech",):
         return True
-    top = next((u for u in units if u.modality != "summary" and relevant(u, settings, analysis)), None)
+    value = analysis.shape.focus in ("time", "number")
+    top = next((u for u in units if (u.modality != "summary" or not value) and relevant(u, settings, analysis)), None)
     return top is not None and top.modality == "speech"
 
 

@@ -106,12 +106,16 @@ def test_options_are_heard_only_in_a_sentence_about_the_question():
 
 
 def test_a_summary_first_does_not_hide_the_sentence_behind_it():
-    """A summary quotes what was said beside what was seen, so it does not tell which answers:
-    "At what time are the baker and Priya getting together?" recalls first the summary quoting
-    the misheard sentence, then the sentence: a question about speech. With a frame behind the
-    summary instead, it is not."""
+    """A summary quotes what was said beside what was seen, so for a time or number asked for
+    it does not tell which answers: "At what time are the baker and Priya getting together?"
+    recalls first the summary quoting the misheard sentence, then the sentence: a question about
+    speech. With a frame behind the summary instead, it is not; nor is a question about a
+    picture, whatever is behind the summary."""
+    from episodic.retrieval.question_shape import question_shape
+
     settings = load_settings().retrieval
     a = _analysis("At what time are the baker and Priya getting together?", QueryType.SUMMARY)
+    a.shape = question_shape(a.question, 4)
     summary = Unit("k", "k@47", 47.0, 56.0, "summary",
                    'Someone says "The maker and three are getting together at the border to salmon".')
     said = Unit("k", "k@47", 48.3, 52.1, "speech", "The maker and three are getting together at the border to salmon.")
@@ -120,6 +124,10 @@ def test_a_summary_first_does_not_hide_the_sentence_behind_it():
         u.score = u.cos = cos
     assert about_speech(a, [summary, said, frame], settings)
     assert not about_speech(a, [summary, frame, said], settings)
+    # a picture asked about keeps the summary's say, though a sentence behind it names the thing
+    rocket = _analysis("Which camera showed a rocket?", QueryType.VIDEO)
+    rocket.shape = question_shape(rocket.question, 3)
+    assert not about_speech(rocket, [summary, said, frame], settings)
 
 
 def test_sentences_an_answerer_chose_are_heard_again_whatever_the_question_s_type():
