@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from episodic.retrieval.query_analysis import STOPWORDS, term_set
-from episodic.retrieval.text_match import canonical_tokens
+from episodic.retrieval.text_match import canonical_tokens, number_keys
 
 MAX_OPTION_WORDS = 4
 ANCHOR_LIKENESS = 0.8  # a window this much like a question word is that word misheard
@@ -130,7 +130,8 @@ def words_of(text: str) -> list[str]:
 
 def slot_windows(words: Sequence[str], question: str, options: Sequence[str],
                  limit: int = WINDOWS_TRIED) -> list[tuple[int, int]]:
-    """(start, length) of the windows most likely to hold the answer, best first."""
+    """(start, length) of the windows most likely to hold the answer, best first; a window of
+    length 0 is a place to insert the option (after the last word)."""
     asked = term_set(question)
     # the question's longer words as letters, to know them misheard ("care maker" = caretaker)
     spelled = {w for w in re.findall(r"[a-z]{5,}", question.lower()) if w not in STOPWORDS}
@@ -150,7 +151,18 @@ def slot_windows(words: Sequence[str], question: str, options: Sequence[str],
             sim = max((SequenceMatcher(None, low, f).ratio() for f in forms), default=0.0)
             ranked.append((sim, i, n))
     ranked.sort(key=lambda r: (-r[0], r[2], r[1]))
-    return [(i, n) for _, i, n in ranked[:limit]]
+    out = [(i, n) for _, i, n in ranked[:limit]]
+    if words and limit > 0 and _all_values(options) and not number_keys(" ".join(words)):
+        # a sentence that says no value where every option is one may have lost it at its end
+        # (a re-hearing stopped after "The night train is in room"): after its last word,
+        # second in line, the likeliest window staying first
+        out = [*out[:1], (len(words), 0), *out[1:]][:limit]
+    return out
+
+
+def _all_values(options: Sequence[str]) -> bool:
+    """Whether every option (at least two) is a number, a time or a price."""
+    return len(options) >= 2 and all(number_keys(o) for o in options)
 
 
 # the (start, length) windows of a sentence's words to try an option in, likeliest first

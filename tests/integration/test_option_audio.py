@@ -73,6 +73,26 @@ def test_the_slot_is_where_an_option_could_have_been_said():
     assert " ".join(words[first[0] : first[0] + first[1]]) == "blew."
 
 
+def test_a_value_lost_at_the_end_of_a_sentence_has_its_slot_after_the_last_word():
+    """A re-hearing that stopped after "The night train is in room" says no value where every
+    option is one: the options go after its last word (a window of length 0). A sentence that
+    says a number, or options that are not values, get no such slot."""
+    question, options = "Which room is the night train in?", ["208", "114", "108", "325"]
+    words = words_of("The night train is in room")
+    assert slot_windows(words, question, options) == [(6, 0)]
+    words = words_of("The height really is in room to head.")
+    windows = slot_windows(words, question, options)
+    assert windows[1] == (len(words), 0) and len(windows) == 4
+    assert (len(words), 0) not in slot_windows(words_of("The night train is in room 5 today."), question, options)
+    assert (len(words), 0) not in slot_windows(words, "Where is the night train?", ["platform", "bridge"])
+
+    def score(_encoded, texts, _language):
+        return [-9.0 if texts[k].endswith("room 208") else -14.0 for k in range(len(texts))]
+
+    h = hear_options(score, None, "The night train is in room", question, options)
+    assert h.heard == 0 and h.sentences[0] == "The night train is in room 208"
+
+
 def test_the_option_the_audio_carries_clearly_best_is_heard():
     def score(_encoded, texts, _language):
         return [-18.0 if "312" in t else -21.5 for t in texts]  # total log-probabilities
