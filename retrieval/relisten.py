@@ -490,8 +490,9 @@ class Relistener:
     ) -> list[tuple[ShortTermMemory, list[Unit]]]:
         """The best-ranked distinct memories with stored audio, each with its relevant units
         (best first; with ``every``, all the given units), at most ``relisten_max_memories``.
-        A sentence put first for being heard again (:attr:`Unit.found_by`) counts as relevant:
-        it was found by the options' words or a lost value, not by the question's."""
+        A sentence put near the top to be heard again (:attr:`Unit.found_by`) counts as
+        relevant: it was found by a given value, the options' words or a lost value, not by the
+        question's words."""
         s = self.settings
         order: list[str] = []
         by_memory: dict[str, list[Unit]] = {}

@@ -372,9 +372,11 @@ class MemoryQA:
                           recall: Recall, reader: MemoryReader) -> None:
         """Put the sentences that say one of a multiple-choice question's options near the top
         of ``recall``, where the answer and re-listening read: the given values of a question
-        about speech (a misheard sentence often keeps its number), or, when nothing recalled is
-        about a question that speech answers, the sentences saying words of the options (to be
-        heard again with the question's words: "the fuel harker" may be "the fuel dock")."""
+        about speech (a misheard sentence often keeps its number); and, when nothing recalled is
+        about a question that speech answers, first the sentences holding its words but no
+        value where the options are values ("in room to head" may be "in room two oh eight"),
+        else the sentences saying words of the options ("the fuel harker" may be "the fuel
+        dock"). Each is marked (``Unit.found_by``) to be heard again with the question's words."""
         words = self.detailed.words
         keys = given_values(req.options)
         spoken = about_speech(analysis, recall.units, self.settings.retrieval)
