@@ -245,6 +245,16 @@ PROTOTYPES: dict[str, tuple[str, tuple[Rule, ...]]] = {
         ("log_flatness", "<", -0.5, 0.15),
         ("low_band_ratio", "<", 0.45, 0.08),
     )),
+    # a quiet music bed heard only against a noise floor (the pauses around a voice it
+    # accompanies, music at or below the hiss): the hiss flattens the spectrum and hides the
+    # harmonics, but held notes keep spectral peaks in place from frame to frame, which no
+    # steady noise does (white ≈ 0, pink ≈ 0.4, brown ≈ 0.55, babble ≤ 0.71 with busy bands)
+    "music under hiss": ("music", (
+        ("tonal_persistence", ">", 0.69, 0.02),
+        ("band_flux", "<", 1.6, 0.08),
+        ("low_energy_ratio", "<", 0.08, 0.03),
+        ("low_band_ratio", "<", 0.38, 0.03),
+    )),
     "engine": ("engine", (
         ("low_band_ratio", ">", 0.45, 0.08),
         ("centroid_hz", "<", 450.0, 100.0),
@@ -261,6 +271,18 @@ PROTOTYPES: dict[str, tuple[str, tuple[Rule, ...]]] = {
         ("low_band_ratio", "<", 0.95, 0.015),
         ("tonal_persistence", ">", 0.6, 0.03),
         ("log_flatness", "<", -0.8, 0.15),
+        ("harmonicity", "<", 0.75, 0.08),
+        ("low_energy_ratio", "<", 0.05, 0.03),
+    )),
+    # a rough engine (a diesel, a worn exhaust: much broadband roar of its own): its peaks
+    # hold less steadily, but the energy stays low and dark; brown noise (fully "harmonic"
+    # by autocorrelation, all low band) and pink noise (bright, half low band) stay out
+    "rough engine": ("engine", (
+        ("low_band_ratio", ">", 0.6, 0.05),
+        ("low_band_ratio", "<", 0.95, 0.015),
+        ("tonal_persistence", ">", 0.45, 0.03),
+        ("centroid_hz", "<", 600.0, 100.0),
+        ("log_flatness", "<", -1.2, 0.15),
         ("harmonicity", "<", 0.75, 0.08),
         ("low_energy_ratio", "<", 0.05, 0.03),
     )),

@@ -132,6 +132,60 @@ def test_an_engine_in_a_noisy_place_is_an_engine_and_the_noise_alone_is_not():
     assert false_alarms == 0
 
 
+def test_a_music_bed_is_heard_in_the_pauses_around_the_voice_it_accompanies():
+    """Music 14 dB under a voice, with white or pink hiss 12 or 18 dB under it (a vlog's bed
+    in a noisy room): in the pauses before and after the voice the music is about as loud as
+    the hiss, whose flat spectrum hides its harmonics; its held notes still keep their place.
+    The same clip without the bed never has music. Before the "music under hiss" prototype
+    the bed was heard in 8 of these 16 clips; with it, 14."""
+    describer = FeatureSoundDescriber()
+    texts = ("The poetry reading is in room four oh six.",
+             "Please remember that the ferry crossing begins at eight thirty-five.",
+             "Our bus leaves from the north gate at noon.",
+             "Bring the blue folder to the second meeting.")
+    voices = ("en-gb+m3", "en-us+f3", "en-gb-scotland+f2", "en-029+m1")
+    heard = false_alarms = 0
+    n, s0 = int(7.5 * RATE), int(2.0 * RATE)
+    for i, seed in enumerate(range(2100, 2116)):
+        voice = _at_dbfs(synthesize(texts[i % 4], voices[i % 4]), -24)
+        speech = np.zeros(n, np.float32)
+        speech[s0 : s0 + voice.size] = voice[: n - s0]
+        hiss = _at_dbfs(ss.noise(7.5, RATE, seed + 40, ("white", "pink")[i % 2]), -24 - (12.0, 18.0)[(i // 2) % 2])
+        bed = _at_dbfs(ss.music(7.5, RATE, seed), -24 - 14)
+        said = [TranscriptPiece(2.0, 2.0 + voice.size / RATE, texts[i % 4])]
+        heard += "music" in {o.kind for o in describer.describe(speech + hiss + bed, RATE, 0.0, said)}
+        false_alarms += "music" in {o.kind for o in describer.describe(speech + hiss, RATE, 0.0, said)}
+    assert heard >= 13, heard
+    assert false_alarms == 0
+
+
+def test_a_rough_engine_over_hiss_is_an_engine():
+    """An engine with much roar of its own holds its peaks less steadily than a smooth one;
+    over white hiss 18 dB down or pink noise 10 dB down it is still low, dark and not
+    harmonic like brown noise. Seeds 2300–2399 (no rule was tuned on them): before the
+    "rough engine" prototype 355 and 314 of 400 windows were an engine; with it, 383 and 377."""
+    describer = FeatureSoundDescriber()
+    heard = {("white", 18.0): 0, ("pink", 10.0): 0}
+    for seed in range(2300, 2400):
+        motor = _at_dbfs(ss.engine(4.0, RATE, seed), -22)
+        for colour, snr in heard:
+            x = ss.mix_at_snr(motor, ss.noise(4.0, RATE, seed + 91, colour), snr)
+            heard[colour, snr] += [w.kind for w in describer.window_kinds(x, RATE)].count("engine")
+    assert heard["white", 18.0] >= 372 and heard["pink", 10.0] >= 362, heard
+
+
+def test_steady_noise_of_any_colour_is_never_music_or_an_engine():
+    """Hiss, rumble and babble at ordinary levels hold no note: none of 640 windows may be
+    called music or an engine (seeds no rule was tuned on)."""
+    describer = FeatureSoundDescriber()
+    named = []
+    for colour in ("white", "pink", "brown", "babble"):
+        for seed in range(2200, 2240):
+            x = _at_dbfs(ss.noise(4.0, RATE, seed, colour), -22.0 - 6.0 * (seed % 3))
+            named += [w.kind for w in describer.window_kinds(x, RATE) if w.kind in ("music", "engine")]
+    assert named == []
+
+
 def test_silence_and_room_tone_are_silence():
     describer = FeatureSoundDescriber()
     for x in (
