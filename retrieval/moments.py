@@ -44,6 +44,7 @@ from episodic.retrieval.guess_match import (
 from episodic.retrieval.query_analysis import QueryAnalysis, matched_words, term_set
 from episodic.retrieval.text_match import not_everyday, sound_nearness
 from episodic.retrieval.transcript_versions import hearings_since_ingest
+from episodic.retrieval.value_kinds import KIND_WEIGHT, asked_kinds, carried_kinds
 from episodic.retrieval.word_candidates import WordCandidates
 
 NEAR_BEST = 0.85  # pieces scoring at least this share of a memory's best join its moment
@@ -202,11 +203,14 @@ class MomentSearch:
         kept = [w for w in words if not term_set(w) <= said] or words
         words = kept + compound_words(analysis.question, kept, subject or [])
         joined = ["".join(words)] if len(words) > 1 else []  # "lawn mower" heard as "longmore"
+        kinds = asked_kinds(analysis.question)
         out: list[tuple[float, Unit]] = []
         for m in memories:
             best: tuple[float, TranscriptPiece] | None = None
             for piece in m.transcript:
                 near = max(sound_nearness(words, piece.text), sound_nearness(joined, piece.text) if joined else 0.0)
+                if kinds & carried_kinds(piece.text):
+                    near = with_kind_heard(near, len(words))
                 if near >= SOUNDS_LIKE_MIN and (best is None or near > best[0]):
                     best = (near, piece)
             if best is not None:
@@ -388,6 +392,16 @@ def compound_words(question: str, telling_words: list[str], subject: list[str]) 
             if 0 <= j < len(tokens) and tokens[j] in subject and tokens[j] not in telling_words + out:
                 out.append(tokens[j])
     return out
+
+
+def with_kind_heard(near: float, n_words: int) -> float:
+    """How near a sentence sounds to a query's subject when it also holds a value of the kind
+    the query asks for ("the colour of Hannah's anchor" and "I have entered the bunker
+    purple"): the value counts as one more word of the subject, worth
+    :data:`~retrieval.value_kinds.KIND_WEIGHT` of one, found in full. A recogniser that
+    mishears a sentence's names most often still gets its value right, so such a sentence
+    is worth hearing again before one that only sounds alike (0.73 → 0.79 for that one)."""
+    return (near * n_words + KIND_WEIGHT) / (n_words + KIND_WEIGHT)
 
 
 def telling(subject: list[str]) -> list[str]:

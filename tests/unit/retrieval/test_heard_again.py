@@ -141,3 +141,23 @@ def test_a_sentence_heard_again_saying_the_word_comes_first(scorer: TextScorer) 
     # nothing heard: the moments found stay
     no_word = Unit("harbour-cam", missed.id, 15.0, 17.0, "speech", "The weather looks fine today.")
     assert search.with_heard_again([no_word], ["seagull"], found, 5, reader) == found
+
+
+def test_a_sentence_holding_the_kind_of_value_asked_is_heard_again_though_its_names_were_misheard(
+    scorer: TextScorer,
+) -> None:
+    """"The colour of Hannah's anchor", with "Hannah painted the anchor purple" stored as "I
+    have entered the bunker purple": it sounds only somewhat like "Hannah anchor" (0.73, below
+    the bar of 0.75), but it holds a colour, as the sentence asked for must; it is the one to
+    hear again. A colour said about something else (Tom's spade) and a sentence without one
+    are not."""
+    memories = [
+        _said("harbour-cam", 0.0, "Tom painted the spade red."),
+        _said("harbour-cam", 7.0, "I have entered the bunker purple."),
+        _said("harbour-cam", 14.0, "The weather looks fine today."),
+    ]
+    store = ListingStore(memories)
+    search = MomentSearch(store, scorer, Settings().retrieval)
+    words, sounding = search.unheard_subject(_spoken("the colour of Hannah's anchor"), Scope(), [], 5, MemoryReader(store))
+    assert words == ["hannah", "anchor"]
+    assert [u.memory_id for u in sounding] == [memories[1].id], [u.text for u in sounding]
