@@ -143,17 +143,17 @@ def spoken_names(units: Sequence[Unit]) -> set[str]:
 
 
 def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
-                 setting: Callable[[list[str]], str] | None = None) -> Draft | None:
+                 setting: Callable[[list[str]], Sequence[str]] | None = None) -> Draft | None:
     """The stream's characteristic words, after the setting they point to when ``setting``
-    (given its SETTING_WORDS most characteristic words) names one clearly ("a kitchen: timer,
-    baker, apron, tasting")."""
+    (given its SETTING_WORDS most characteristic words) names one ("a kitchen: timer, baker,
+    apron, tasting") or two it cannot tell apart ("a kitchen or a restaurant: …")."""
     ranked, _ = topic_words(stream_id, own, texts, max(SETTING_WORDS, TOPIC_WORDS))
     words = ranked[:TOPIC_WORDS]
     if not words:
         return None
     support = holding(own, words)
-    place = setting(ranked[:SETTING_WORDS]) if setting is not None else ""
-    lead = f"probably {place.split(',')[0]}: " if place else ""
+    places = setting(ranked[:SETTING_WORDS]) if setting is not None else ()
+    lead = f"probably {' or '.join(p.split(',')[0] for p in places)}: " if places else ""
     return Draft(answer=f"{lead}{', '.join(words)} (most said or shown in {stream_id})",
                  confidence=TOPIC_CONFIDENCE, support=support or list(own[:1]), source="gist",
                  caps={"route": 6.0, "span": 1.0})

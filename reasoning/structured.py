@@ -93,8 +93,8 @@ SOUND_CONFIDENCE = 0.7  # a sound label from feature rules: right more often tha
 TOPIC_WORDS_FOR_CHOICE = 10  # "what is X mostly about: A, B or C?": options meet this many words
 TOPIC_NEAREST = 3  # …and the stream's sentences: the mean cosine of this many nearest
 # "what is X about?" names a setting only when the stream's characteristic words alone come
-# this near it (MiniLM cosine) and it fits this much better than the next (see _topic_scores);
-# both read off the dev QA sets' streams and their misheard words
+# this near it (MiniLM cosine), and alone when it fits this much better than the next (see
+# _topic_scores; otherwise both, if the next comes as near); read off the dev QA sets' streams
 SETTING_MIN_COS = 0.3
 SETTING_MIN_MARGIN = 0.03
 SEEN_MIN = 0.12  # a picture option guessed below this on every frame was not clearly seen
@@ -666,15 +666,18 @@ class StructuredAnswerer(TimeAnswers):
         return cos + near - (np.max(others, axis=0) if others else 0.0), cos
 
     def _setting(self, stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit]],
-                 words: Sequence[str]) -> str:
-        """The place or activity (:data:`SETTINGS`) the stream's words point to, when one fits
-        clearly better than the rest; "" when none does."""
+                 words: Sequence[str]) -> list[str]:
+        """The place or activity (:data:`SETTINGS`) the stream's words point to: the one that
+        fits clearly better than the rest; the two best when they fit about equally and both
+        come near enough ("a kitchen or a restaurant": misheard words often leave the two
+        closest settings a hair apart, and naming one would be a coin toss); none otherwise."""
         scores, cos = self._topic_scores(stream_id, own, texts, words, SETTINGS)
-        order = np.argsort(-scores)
-        best, second = float(scores[order[0]]), float(scores[order[1]])
-        if float(cos[order[0]]) < SETTING_MIN_COS or best - second < SETTING_MIN_MARGIN:
-            return ""
-        return SETTINGS[int(order[0])]
+        first, second = (int(i) for i in np.argsort(-scores)[:2])
+        if float(cos[first]) < SETTING_MIN_COS:
+            return []
+        if float(scores[first] - scores[second]) >= SETTING_MIN_MARGIN:
+            return [SETTINGS[first]]
+        return [SETTINGS[first], SETTINGS[second]] if float(cos[second]) >= SETTING_MIN_COS else []
 
     def _affinity(self, option_vecs: np.ndarray, units: Sequence[Unit]) -> np.ndarray:
         """Per option, the mean cosine of its TOPIC_NEAREST nearest sentences among ``units``."""
