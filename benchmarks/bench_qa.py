@@ -109,8 +109,9 @@ def main() -> None:
     ap.add_argument("--other-sentences", action="store_true",
                     help="dev only: the facts said in sentence shapes neither split uses, asked with their own "
                          "questions (a folder of its own, ...-o)")
-    ap.add_argument("--reingest", action="store_true", help="ingest again even when the store holds the recordings; needed to compare commits, "
-                    "since a kept store holds what an earlier run's re-listening wrote back into it")
+    ap.add_argument("--reingest", action="store_true",
+                    help="ingest again even when the store holds the recordings; needed to compare commits, "
+                         "since a kept store holds what an earlier run's re-listening wrote back into it")
     ap.add_argument("--json", action="store_true", help="print one JSON document (summaries and per-item records)")
     ap.add_argument("--heard-as-script", action="store_true",
                     help="a diagnostic: store what the script says was said instead of what Whisper hears, "
