@@ -181,7 +181,7 @@ def screen_texts(units: Sequence[Unit]) -> list[str]:
     return [t for t in out if t]
 
 
-def _cited(short: str, unit: Unit) -> str:
+def cited(short: str, unit: Unit) -> str:
     """The short answer first, then where it comes from: 'Milo (heard: "This is Milo." —
     garden, 1.0–3.5 s)'."""
     label = {"speech": "heard", "ocr": "on screen", "visual": "seen", "summary": "summary",
@@ -344,7 +344,7 @@ class Answerer:
             for u in units:
                 quoted = screen_texts([u]) if u.modality == "summary" else []
                 if quoted:
-                    return _cited(quoted[0], u), quoted[0], [u], 1.0
+                    return cited(quoted[0], u), quoted[0], [u], 1.0
         gist = analysis.query_type is QueryType.SUMMARY and not analysis.terms
         if gist:
             summaries = [u for u in units if u.modality == "summary"][:EXTRACT_GIST_UNITS]
@@ -356,19 +356,19 @@ class Answerer:
             return _quote(units[0]), units[0].text, [units[0]], 1.0
         if analysis.shape.asks_stream:
             top = units[0]
-            return _cited(top.stream_id, top), top.text, [top], 1.0
+            return cited(top.stream_id, top), top.text, [top], 1.0
         if read:  # the phrase asked for inside the text read ("9" of "GATE 9"), else all of it
             shown = [u for u in units if u.modality == "ocr"]
             span = best_span(shown, analysis)
             if span is not None:
-                return _cited(span.text, span.unit), span.unit.text, [span.unit], span.quality
-            return _cited(shown[0].text, shown[0]), shown[0].text, [shown[0]], 1.0
+                return cited(span.text, span.unit), span.unit.text, [span.unit], span.quality
+            return cited(shown[0].text, shown[0]), shown[0].text, [shown[0]], 1.0
         # a question about speech is answered from speech where any bears on it
         heard = [u for u in units if modality_fit(analysis, u) >= 1.0]
         ranked = heard + [u for u in units if u not in heard] if heard else list(units)
         span = best_span(ranked, analysis)
         if span is not None:
-            return _cited(span.text, span.unit), span.unit.text, [span.unit], span.quality
+            return cited(span.text, span.unit), span.unit.text, [span.unit], span.quality
         return _quote(ranked[0]), ranked[0].text, [ranked[0]], QUOTE_CAP
 
     def _best_of(
@@ -423,7 +423,7 @@ class Answerer:
         margin = 0.1 if focused else -0.05  # a focused phrase of the asked kind is preferred
         if m_caps.get("grounding", 0.0) >= GROUNDED and well_placed and m_conf >= e_conf + margin:
             return Draft(
-                answer=parsed.answer if m_sup is None else _cited(parsed.answer, m_sup),
+                answer=parsed.answer if m_sup is None else cited(parsed.answer, m_sup),
                 confidence=min(m_conf, model_cap),
                 support=self._support_list(m_sup, [], units),
                 model_reply=reply,

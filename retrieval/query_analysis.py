@@ -152,6 +152,24 @@ def tokens(text: str) -> list[str]:
     return canonical_tokens(text)
 
 
+_DETERMINERS = _wordset("the a an this that each every their our his her its")
+_DO_VERBS = _wordset("do does did")
+
+
+def _names_a_show(words: Sequence[str], i: int) -> bool:
+    """Whether ``words[i]`` is "show" the noun, an event ("the flower show", "a show"), not
+    the verb that makes a question visual ("what did the camera show?"): a singular "show"
+    after a determiner, or after a word that follows one and names neither a recording nor
+    something seen, in a question with no "do"/"did" to make it a verb."""
+    if words[i] != "show" or i == 0:
+        return False
+    before = words[i - 1]
+    if before in _DETERMINERS:
+        return True
+    return (i >= 2 and words[i - 2] in _DETERMINERS and before not in VISUAL_CUES
+            and stem(before) not in SOURCE_NOUNS and not _DO_VERBS & set(words[:i]))
+
+
 def stem(word: str) -> str:
     """A deliberately light stemmer: enough to match "apples"/"apple", "leaves"/"leave",
     "departing"/"depart"; digits are kept as they are."""
@@ -571,7 +589,7 @@ class QueryAnalyzer:
             audio += [w for w in words if w in TALK_TOPIC_WORDS]
         if text_cues and not connectors:
             audio = [w for w in audio if w not in SAY_VERBS]
-        visual = [w for w in words if w in VISUAL_CUES]
+        visual = [w for i, w in enumerate(words) if w in VISUAL_CUES and not _names_a_show(words, i)]
         colours = [w for w in words if w in COLOUR_WORDS]
         actions = [w for w in words if w in ACTION_CUES]
         gist = [w for w in words if w in SUMMARY_CUES]

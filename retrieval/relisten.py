@@ -61,6 +61,7 @@ error leaves the old transcript in place.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -164,12 +165,21 @@ def _language_of(pieces: Sequence[TranscriptPiece]) -> str:
     return max(counts, key=lambda k: counts[k]) if counts else ""
 
 
-def options_to_hear(analysis: QueryAnalysis, options: Sequence[str]) -> Sequence[str]:
+def options_to_hear(analysis: QueryAnalysis, options: Sequence[str], streams: Sequence[str] = ()) -> Sequence[str]:
     """The options the recogniser may be told to expect: none when they are pictures seen
     while something was said ("what picture was on screen while someone talked about X?");
     told to expect "a rocket, coins, a cat", it heard "Priya painted the ladle pink" as
-    "… the little pink", the words the question asked about lost."""
-    return () if getattr(analysis.shape, "pictured_while", "") else options
+    "… the little pink", the words the question asked about lost. Nor the options that are
+    the names of ``streams`` ("garden-cam" for "which camera recorded …?"): nobody says them."""
+    if getattr(analysis.shape, "pictured_while", ""):
+        return ()
+    names = {_plain(s) for s in streams}
+    return [o for o in options if _plain(o) not in names] if names else options
+
+
+def _plain(text: str) -> str:
+    """Letters and digits only, lower case: "Garden-cam" and "garden cam" are one name."""
+    return re.sub(r"[^a-z0-9]+", "", text.lower())
 
 
 def within_hint(old_score: float, new_score: float, added: set[str], tolerance: float) -> bool:
@@ -320,7 +330,7 @@ class Relistener:
         if not targets:
             report.reason = "no recalled memory with stored audio"
             return
-        said_options = options_to_hear(analysis, options)
+        said_options = options_to_hear(analysis, options, reader.streams_in(scope))
         words = hot_words(question, said_options)
         report.hotwords = words
         rec = self.recognizer()

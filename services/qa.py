@@ -256,6 +256,8 @@ class MemoryQA:
         shape = analysis.shape
         # order, count and which-stream questions are answered from the memory's structure
         # (time order, moments, stream ids), which the summaries alone cannot show
+        # "in which recording was X mentioned?" without options: as if every stream were offered
+        open_streams = self.structured.streams_as_options(analysis, req.options, req.scope, reader)
         structured = bool(shape.order or shape.counts or shape.sound or shape.gist or shape.said_while_dark) or (
             bool(req.options)
             and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
@@ -286,9 +288,10 @@ class MemoryQA:
             # listening again to the recalled audio of a speech question (retrieval/relisten.py);
             # an order, count or which-stream question names the sentences it is unsure of itself
             chosen = None
-            if structured:
+            if structured or open_streams:
                 with clock.stage("listen_targets"):
-                    chosen = self.structured.listen_targets(analysis, req.options, recall.units, req.scope, reader)
+                    chosen = self.structured.listen_targets(analysis, req.options or open_streams, recall.units,
+                                                            req.scope, reader)
             heard = self.relisten.run(analysis, q_vec, req.question, req.options, recall, reader,
                                       req.scope, self.scorer, clock.remaining, chosen=chosen)
             trace.notes["relisten"] = heard
@@ -308,7 +311,12 @@ class MemoryQA:
                     detailed = self.structured.answer(
                         analysis, q_vec, req.options, recall.units, req.scope, reader
                     )
-                if detailed is not None:
+                elif open_streams:
+                    detailed = self.structured.which_stream_open(
+                        analysis, q_vec, open_streams, req.scope, reader, recall.units
+                    )
+                by_rule = detailed is not None
+                if by_rule:
                     final = detailed
                 else:
                     detailed = answerer.synthesize(
@@ -316,7 +324,7 @@ class MemoryQA:
                         hearing=hearing,
                     )
                     final = answerer.reconcile(analysis, fast, detailed)
-            if not structured and not req.options:
+            if not structured and not req.options and not by_rule:
                 final, detailed = self._second_opinion(analysis, q_vec, req, recall, reader, summaries,
                                                        answerer, fast, final, detailed, trace, clock)
             trace.detailed, trace.recall = detailed, recall

@@ -1053,6 +1053,76 @@ def test_where_a_named_sound_was_heard_is_answered_by_its_stream():
         assert draft is not None and draft.choice_index == 2 and draft.support[0].modality == "sound", (question, draft)
 
 
+class _SearchingStore(ListingStore):
+    """A listing store whose vector search offers every memory in scope (the answerer ranks
+    their sentences itself)."""
+
+    def search_memory_ids(self, q_vec, source, top_k=10, modality=None, stream_ids=None, t_min=None,
+                          t_max=None, **_):
+        return [(m.id, 0.5) for m in self.list_memories(stream_ids)][:top_k]
+
+    def get_memories(self, ids, with_vectors=False):
+        return {m.id: m for m in self.memories if m.id in set(ids)}
+
+    def get_events(self, ids):
+        return {}
+
+
+def test_an_open_which_stream_question_is_answered_as_if_every_stream_were_offered():
+    """"In which recording was the time of the flower show mentioned?" asked without options:
+    each stream judged by its own best sentence (the misheard "flower shore" in garden-cam),
+    answered by the stream's name and where it was heard; a thing said nowhere gets no
+    stream (the evidence extract then answers or refuses, as before), and a question that
+    offers options, asks no stream or has one stream to choose from is not one of these."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+
+    memories = [
+        _memory("garden-cam", 0.0, ["Lucas has to see the volunteer at 8.50.",
+                                    "Everyone sends the flower shore of the map, 1020 sharp."]),
+        _memory("harbour-cam", 0.0, ["The ferry leaves at noon.", "Tom ordered ropes for the team."]),
+        _memory("kitchen-cam", 0.0, ["The soup tasting has moved to room 327.", "Ask Hannah about the apron."]),
+    ]
+    store = _SearchingStore(memories)
+    embedder = MiniLMEmbedder(Settings())
+    answerer = StructuredAnswerer(store, scorer=TextScorer(embedder), settings=Settings().retrieval)
+    reader, analyzer = MemoryReader(store), QueryAnalyzer(embedder)
+
+    def asked(question: str) -> tuple[QueryAnalysis, np.ndarray]:
+        vec = np.asarray(embedder.embed_texts([question])[0], dtype=np.float32)
+        analysis = analyzer.analyze(question, vec)
+        analysis.shape = question_shape(question)
+        return analysis, vec
+
+    flower, vec = asked("In which recording was the time of the flower show mentioned?")
+    streams = answerer.streams_as_options(flower, (), Scope(), reader)
+    assert streams == ["garden-cam", "harbour-cam", "kitchen-cam"]
+    draft = answerer.which_stream_open(flower, vec, streams, Scope(), reader)
+    assert draft is not None and draft.choice_index is None, draft
+    assert draft.answer.startswith('garden-cam (heard: "Everyone sends the flower shore'), draft.answer
+
+    dog, vec = asked("In which recording was the dog mentioned?")
+    assert answerer.which_stream_open(dog, vec, answerer.streams_as_options(dog, (), Scope(), reader),
+                                      Scope(), reader) is None
+    assert answerer.streams_as_options(flower, ("garden-cam", "kitchen-cam"), Scope(), reader) == []
+    assert answerer.streams_as_options(asked("When does the flower show open?")[0], (), Scope(), reader) == []
+    assert answerer.streams_as_options(flower, (), Scope(stream_ids=("garden-cam",)), reader) == []
+
+
+def test_show_the_event_is_not_show_the_verb():
+    """"the flower show" names an event, not something seen: a question about where it was
+    mentioned has no visual cue (it was typed cross-modal and its misheard sentence never
+    heard again); "what did the camera show?" keeps its verb."""
+    analyzer = QueryAnalyzer(HashEmbedder())
+    for question in ("In which recording was the time of the flower show mentioned?", "When is the show?"):
+        assert "visual" not in analyzer.analyze(question).cues, question
+    for question in ("What did the camera show?", "Which camera shows a rocket?", "Did the slide show a chart?"):
+        assert "show" in " ".join(analyzer.analyze(question).cues.get("visual", ())), question
+
+
 def test_a_query_naming_a_sound_in_any_form_asks_about_sounds():
     """"people applauding", "a dog barking", "a telephone ringing" name sounds as surely as
     "applause": sound evidence counts for them (and Search never offers a sentence that merely

@@ -78,6 +78,12 @@ def test_the_pictures_offered_for_what_was_on_screen_while_x_was_said_are_not_he
     other = _analysis("What was mentioned while a picture of a cat was on screen?", QueryType.VIDEO_AUDIO)
     other.shape = question_shape(other.question)
     assert options_to_hear(other, said) == said
+    # the options of "which camera recorded …?" are the recordings' names: nobody says them
+    where = _analysis("Which camera recorded the talk about the flower show?", QueryType.AUDIO)
+    where.shape = question_shape(where.question)
+    streams = ("garden-cam", "harbour-cam", "kitchen-cam")
+    assert options_to_hear(where, ("Garden-cam", "harbour cam", "the kitchen"), streams) == ["the kitchen"]
+    assert hot_words(where.question, options_to_hear(where, streams, streams)) == hot_words(where.question)
 
 
 def _analysis(question: str, qtype: QueryType) -> QueryAnalysis:
