@@ -191,8 +191,11 @@ class TimeAnswers(StructuredBase):
     """Order, counts and "while the screen was dark" (see the module doc)."""
 
     # -- order -------------------------------------------------------------------------------
-    def next_to(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
-                scope: Scope, reader: MemoryReader) -> Draft | None:
+    def _around_anchor(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                       scope: Scope, reader: MemoryReader) -> tuple[Unit, float, list[Unit]] | None:
+        """For "what was said right after (before) X?": X's sentence (the anchor), how well
+        it matched, and the evidence after (before) it in its stream, nearest first; None
+        when X is not placed or nothing follows (precedes) it."""
         shape = analysis.shape
         if shape.order not in ("after", "before") or not shape.anchor:
             return None
@@ -260,6 +263,15 @@ class TimeAnswers(StructuredBase):
         seq = list({(u.text, round(u.t_start, 2)): u for u in first + seq}.values())[: len(ORDER_WEIGHTS)]
         if not seq:
             return None
+        return anchor, anchor_q, seq
+
+    def next_to(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                scope: Scope, reader: MemoryReader) -> Draft | None:
+        found = self._around_anchor(analysis, options, recall, scope, reader)
+        if found is None:
+            return None
+        anchor, anchor_q, seq = found
+        shape = analysis.shape
         caps = {"anchor": round(anchor_q, 3), "route": 1.0}
         if options:
             scores, support, evidence, next_heard = [], [], [], []
@@ -423,9 +435,12 @@ class TimeAnswers(StructuredBase):
         where it was said, most likely in the sentences of the chosen stream nearest to it
         ("The height really is in room to head." for "the night train is in room two oh
         eight"): up to ``LISTEN_PER_THING`` of those, heard again with the question's words,
-        may place it. Counts: see :meth:`_count_targets`."""
+        may place it. Counts: see :meth:`_count_targets`; "what came right after X?":
+        :meth:`_neighbour_targets`."""
         if analysis.shape.counts:
             return self._count_targets(analysis, scope, reader)
+        if analysis.shape.order in ("after", "before"):
+            return self._neighbour_targets(analysis, options, recall, scope, reader)
         compared, _ = _compared(analysis, options)
         if len(compared) < 2:
             return None
@@ -445,6 +460,30 @@ class TimeAnswers(StructuredBase):
         weak = sorted((q, k) for k, (_, q, _) in enumerate(found.placed) if q < PLACED_WELL)
         ranked = [[said[j] for j in np.argsort(-self._nearness(compared[k], said))[:LISTEN_PER_THING]] for _, k in weak]
         return one_per_memory([r[i] for i in range(LISTEN_PER_THING) for r in ranked if i < len(r)])
+
+    def _neighbour_targets(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                           scope: Scope, reader: MemoryReader) -> list[Unit] | None:
+        """"What came up right after X: A, B or C?": the sentence next to X is where the
+        answer must be. When it matches no option well it was perhaps misheard ("If you need
+        the real value, or mark it, set up the compost key." for "where Omar left the
+        wheelbarrow"), and is heard again with the question's and the options' words, with
+        X's own sentence when X was placed weakly, then the sentence after the next. Nothing
+        when the next sentence matches an option well and X is placed well; None (re-listening
+        chooses from what was recalled) without options, or where X is not placed at all."""
+        if not options:
+            return None
+        found = self._around_anchor(analysis, options, recall, scope, reader)
+        if found is None:
+            return None
+        anchor, anchor_q, seq = found
+        said = [u for u in seq if u.modality == "speech"]
+        if not said:
+            return None
+        heard = max(float(self._match(o, said[:1])[0]) for o in options)
+        if heard >= PLACED_WELL and anchor_q >= PLACED_WELL:
+            return []
+        weak_anchor = [anchor] if anchor_q < PLACED_WELL and anchor.modality == "speech" else []
+        return one_per_memory(said[:1] + weak_anchor + said[1:2])
 
     def _count_targets(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader) -> list[Unit] | None:
         """"How many times was the printer mentioned in library-cam?": the sentences of the

@@ -1112,6 +1112,38 @@ def test_an_open_which_stream_question_is_answered_as_if_every_stream_were_offer
     assert answerer.streams_as_options(flower, (), Scope(stream_ids=("garden-cam",)), reader) == []
 
 
+def test_the_sentence_next_to_the_anchor_is_heard_again_when_it_matches_no_option():
+    """"What came up next after the time of the flower show?": the sentence after it is where
+    the answer must be; heard as "If you need the real value, or mark it, set up the compost
+    key." it matches no option, so it is heard again first (with the options' words). Heard
+    well, nothing is; asked without options, re-listening keeps its own choice."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+
+    def answerer_over(next_said: str):
+        memories = [_memory("garden-cam", 0.0, ["Lucas has to see the volunteer at 8.50."]),
+                    _memory("garden-cam", 10.0, ["Everyone says the flower show opens at ten twenty sharp."]),
+                    _memory("garden-cam", 20.0, [next_said]),
+                    _memory("garden-cam", 30.0, ["The harvest festival is in room 312."])]
+        store = _SearchingStore(memories)
+        scorer = TextScorer(MiniLMEmbedder(Settings()))
+        return StructuredAnswerer(store, scorer=scorer, settings=Settings().retrieval), MemoryReader(store)
+
+    question = _shaped("What came up next after the time of the flower show?")
+    options = ("where Omar left the wheelbarrow", "the room for the harvest festival",
+               "Lucas's appointment with the volunteer")
+    answerer, reader = answerer_over("If you need the real value, or mark it, set up the compost key.")
+    targets = answerer.listen_targets(question, options, [], Scope(), reader)
+    assert targets and targets[0].text.startswith("If you need the real value"), targets
+    assert all(u.memory_id != "garden-cam@0.0" for u in targets), targets  # nothing before the anchor
+    assert answerer.listen_targets(question, (), [], Scope(), reader) is None
+    answerer, reader = answerer_over("If you need the wheelbarrow, Omar keeps it at the compost heap.")
+    assert answerer.listen_targets(question, options, [], Scope(), reader) == []
+
+
 def test_show_the_event_is_not_show_the_verb():
     """"the flower show" names an event, not something seen: a question about where it was
     mentioned has no visual cue (it was typed cross-modal and its misheard sentence never
