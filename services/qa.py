@@ -45,6 +45,7 @@ from episodic.core.query import (
 )
 from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft
 from episodic.reasoning.confidence import calibrate
+from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE
 from episodic.reasoning.short_answer import clean_value
 from episodic.reasoning.structured import StructuredAnswerer, asks_pictured, option_streams
 from episodic.retrieval.association import CrossModalAssociation
@@ -122,6 +123,19 @@ def _distinct(anchors: list[Moment], n: int) -> list[Moment]:
 # A free-text answer this unsupported (every evidence signal near zero) is reported as
 # "nothing found": quoting the least-bad memory would read as an answer.
 NOTHING_BELOW = 0.05
+
+
+def about_another_thing(draft: Draft) -> bool:
+    """Whether a free-text answer comes from a sentence without the thing asked about while
+    other evidence holds it (``OBJECT_ELSEWHERE``): "What time does the sailing race start?"
+    answered "10 past 7" from "The safety announcement starts at 10 past 7." is another
+    event's time, not a low-confidence answer. (On the ten dev QA sets one of 237 free-form
+    answers given came from such a sentence, a which-stream one now answered by its own
+    route.)"""
+    objects = draft.caps.get("objects")
+    return objects is not None and objects <= OBJECT_ELSEWHERE
+
+
 # The most an answer resting on a hinted re-hearing may claim (speech heard again with the
 # question's words as the hint, taken for this question though the audio carries the old words
 # as well): right far more often than not on the dev sets, but the question's words may be
@@ -345,7 +359,7 @@ class MemoryQA:
                        query_type=analysis.query_type.value, focus=shape.focus,
                        order=shape.order or "", options=len(req.options), hinted=rests_on_hint)
         trace.notes["signals"] = signals
-        nothing = final.choice_index is None and final.confidence < NOTHING_BELOW
+        nothing = final.choice_index is None and (final.confidence < NOTHING_BELOW or about_another_thing(final))
         if not final.found or nothing:
             # no evidence, or none that bears on the question: say so rather than quote noise
             answer, confidence, evidence, choice = NOTHING_FOUND, 0.0, [], None

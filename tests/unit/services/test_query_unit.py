@@ -26,6 +26,8 @@ from episodic.core.records import (
     memory_id,
 )
 from episodic.memory.in_memory_store import InMemoryStore
+from episodic.reasoning.answer import NOTHING_FOUND
+from episodic.retrieval.text_match import canonical_tokens
 from episodic.services.qa import MemoryQA
 from tests.fakes import HashEmbedder, ScriptedLLM
 
@@ -173,3 +175,20 @@ def test_with_nothing_recalled_about_the_question_the_sentences_saying_an_option
     store.upsert_stream(StreamInfo("harbour", memories=2, t_end=28.0))
     _, trace = service.ask_traced(AskRequest("Where is the anchor now?", options=options))
     assert trace.recall is not None and "option_sentences" not in trace.recall.notes
+
+
+def test_a_value_said_of_another_thing_is_no_answer(tmp_path: Path) -> None:
+    """"What time does the sailing race start?" where the sailing race is mentioned without a
+    time and the safety announcement's time is said: nothing found, not the announcement's
+    time at a low confidence; the announcement's own time is still its answer."""
+    service = _qa(tmp_path)
+    embedder, store = service.c.embedder, service.c.store
+    said = {("harbour", 20.0): "The safety announcement starts at ten past seven.",
+            ("harbour", 30.0): "Tom took photos of the sailing race."}
+    pairs = [_memory(embedder, s, t, text) for (s, t), text in said.items()]
+    store.upsert_memories([m for m, _ in pairs])
+    store.upsert_events([e for _, e in pairs])
+    result = service.ask(AskRequest("What time does the sailing race start?"))
+    assert result.answer == NOTHING_FOUND and result.confidence == 0.0, result
+    result = service.ask(AskRequest("What time does the safety announcement start?"))
+    assert "7:10" in " ".join(canonical_tokens(result.answer)), result
