@@ -61,7 +61,6 @@ error leaves the old transcript in place.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -129,6 +128,7 @@ from episodic.retrieval.transcript_versions import (
     ingest_version,
     record_version,
 )
+from episodic.retrieval.window_scope import mentioned_streams
 
 log = logging.getLogger(__name__)
 
@@ -173,13 +173,7 @@ def options_to_hear(analysis: QueryAnalysis, options: Sequence[str], streams: Se
     the names of ``streams`` ("garden-cam" for "which camera recorded …?"): nobody says them."""
     if getattr(analysis.shape, "pictured_while", ""):
         return ()
-    names = {_plain(s) for s in streams}
-    return [o for o in options if _plain(o) not in names] if names else options
-
-
-def _plain(text: str) -> str:
-    """Letters and digits only, lower case: "Garden-cam" and "garden cam" are one name."""
-    return re.sub(r"[^a-z0-9]+", "", text.lower())
+    return [o for o in options if not mentioned_streams(o, list(streams))] if streams else options
 
 
 def within_hint(old_score: float, new_score: float, added: set[str], tolerance: float) -> bool:
