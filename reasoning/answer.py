@@ -138,6 +138,17 @@ class Draft:
         return self.source != "none"
 
 
+def quotes_for_a_value(draft: Draft, analysis: QueryAnalysis) -> bool:
+    """Whether a free-text answer to a question asking for a value of one kind (a time, a
+    number, a colour, a name, a place) quotes evidence in which no phrase of that kind was
+    found: "What colour is the ladle that Grace painted?" answered 'Someone says: "Look, the
+    ladle is strong and clear."' names no colour, so it is no answer, only the sentence that
+    looked most like the question. On the ten dev QA sets none of the 8 such answers was
+    right (7 to answerable questions, 1 to a question about something never recorded)."""
+    return (draft.source == "extract" and draft.choice_index is None and analysis.shape.focus != "any"
+            and draft.caps.get("span") == QUOTE_CAP)
+
+
 def _quote(unit: Unit) -> str:
     """The evidence itself as an answer, in words a person reads naturally."""
     text = unit.text.rstrip()

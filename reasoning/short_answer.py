@@ -45,6 +45,7 @@ from episodic.retrieval.text_match import (
     spell_out_written_to,
     words_and_pairs,
 )
+from episodic.retrieval.value_kinds import CURRENCY_WORDS
 
 MAX_WORDS = 8
 # a span guessed rather than read (the words the question lacks; a colour a misheard word
@@ -144,10 +145,31 @@ def _name(text: str, asked: set[str]) -> str:
 
 
 _AT = {"at", "by", "until", "till", "from", "around", "about", "before", "after"}
+# "£7" read as "7 pounds", so that the amount is seen as money by the word after it
+_SIGN_WORDS = {"$": "dollars", "€": "euros", "£": "pounds", "¥": "yen"}
+_SIGNED_AMOUNT = re.compile(r"([$€£¥])\s?(\d+(?:[.,]\d+)?)")
+_HOW_MANY = re.compile(r"\bhow many\s+([A-Za-z]+)", re.I)
 
 
-def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset()) -> str:
-    words = _words(spell_out_written_to(text))
+def counts_things(question: str) -> bool:
+    """Whether ``question`` asks how many of some thing there are ("How many ropes does Tom
+    have?"), which an amount of money never answers ("45 dollars" is a price); "how many
+    euros …" asks for money, and is not such a question."""
+    m = _HOW_MANY.search(question)
+    return bool(m) and m.group(1).lower() not in CURRENCY_WORDS
+
+
+def _money(words: Sequence[str], j: int) -> bool:
+    """Whether the number ending before ``words[j]`` is an amount of money (a currency word
+    after it: "45 dollars", "£7" once read as "7 pounds")."""
+    return j < len(words) and words[j].lower().strip(".,;:!?") in CURRENCY_WORDS
+
+
+def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(), counted: bool = False) -> str:
+    """The number ``focus`` asks for in ``text`` (a clock time for "time"), as said; for a
+    ``counted`` question ("how many ropes …?") never an amount of money."""
+    text = _SIGNED_AMOUNT.sub(lambda m: f"{m.group(2)} {_SIGN_WORDS[m.group(1)]}", spell_out_written_to(text))
+    words = _words(text)
     order = list(range(len(words)))
     if focus == "time":  # "room 312 opens at 920": the number after "at" is the time
         order.sort(key=lambda i: not (i > 0 and words[i - 1].lower() in _AT))
@@ -162,6 +184,8 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
         j = next((e for e in range(min(len(words), i + 5), i, -1)
                   if len(canonical_tokens(" ".join(words[i:e]))) == 1), i + 1)
         phrase = words[i:j]
+        if counted and _money(words, j):
+            continue  # "The seed packet is 45 dollars" holds no count of seed packets
         if focus == "time" and len(phrase) == 1:
             nxt = words[j] if j < len(words) else ""
             if re.fullmatch(r"\d{1,2}", phrase[0]) and re.fullmatch(r"\d{2}", nxt) and int(phrase[0]) <= 23 and int(nxt) < 60:
@@ -172,7 +196,8 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
         return " ".join(phrase)
     if focus == "number":
         for i, w in enumerate(words):
-            if w.lower() in ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"):
+            if w.lower() in ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten") \
+                    and not (counted and _money(words, i + 1)):
                 return " ".join(words[i : i + 2])
     return ""
 
@@ -278,11 +303,23 @@ def _misheard_colour(text: str) -> str:
     return ""
 
 
+# "to" after these starts a verb ("how to lift", "wants to leave"), not a place
+_BEFORE_INFINITIVE = {"how", "want", "wants", "wanted", "need", "needs", "needed", "have", "has",
+                      "had", "able", "try", "tries", "tried", "like", "likes", "used", "ought", "about",
+                      "where", "what", "when", "asked", "told", "remember", "forget", "forgot", "plan", "plans"}
+
+
+def _infinitive(text: str, at: int) -> bool:
+    """Whether the preposition at ``at`` is the "to" of a verb ("Ask him how to lift it")."""
+    before = text[:at].split()
+    return text[at : at + 3].lower() == "to " and bool(before) and before[-1].lower().strip(",;:") in _BEFORE_INFINITIVE
+
+
 def _place(text: str, asked: set[str], preposition: str = "") -> str:
     """The place a sentence names after a preposition of place (words the question did not
     ask). ``preposition``: the one the question asked with ("beside" of "Beside what is the
     ladder?"), looked for first: "the lamp in the hall is near the window" is near the window."""
-    found = [m.group(1) for m in _PLACE.finditer(text)]
+    found = [m.group(1) for m in _PLACE.finditer(text) if not _infinitive(text, m.start())]
     if preposition:  # its own matches first (they may overlap a match before: "in the hall is near …")
         own = re.compile(r"\b" + r"\s+".join(map(re.escape, preposition.split())) + r"\s+" + _PLACE_PHRASE, re.I)
         found = [m.group(1) for m in own.finditer(text)] + found
@@ -291,6 +328,8 @@ def _place(text: str, asked: set[str], preposition: str = "") -> str:
             continue  # the phrase after that preposition is found from it
         phrase = _COPULA.sub("", phrase)  # "the hall is near the": the place ends where a verb starts
         words = [w for w in phrase.split() if w.lower() not in STOPWORDS]
+        if all(w.lower() in COLOUR_WORDS for w in words):
+            continue  # "a picture in green" says a colour, not where anything is
         if words and any(stem(w.lower()) not in asked for w in words):
             return phrase.split(",")[0].strip()
     return ""
@@ -312,7 +351,7 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
     if focus == "name":
         found = _name(text, asked)
     elif focus in ("time", "number"):
-        found = _number(text, focus, asked)
+        found = _number(text, focus, asked, counted=focus == "number" and counts_things(analysis.question))
     elif focus == "colour":
         found = _colour(text)
         if not found and unit.modality == "speech":

@@ -43,7 +43,7 @@ from episodic.core.query import (
     QueryType,
     Scope,
 )
-from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft
+from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft, quotes_for_a_value
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE
 from episodic.reasoning.short_answer import clean_value
@@ -359,7 +359,8 @@ class MemoryQA:
                        query_type=analysis.query_type.value, focus=shape.focus,
                        order=shape.order or "", options=len(req.options), hinted=rests_on_hint)
         trace.notes["signals"] = signals
-        nothing = final.choice_index is None and (final.confidence < NOTHING_BELOW or about_another_thing(final))
+        nothing = final.choice_index is None and (final.confidence < NOTHING_BELOW or about_another_thing(final)
+                                                  or quotes_for_a_value(final, analysis))
         if not final.found or nothing:
             # no evidence, or none that bears on the question: say so rather than quote noise
             answer, confidence, evidence, choice = NOTHING_FOUND, 0.0, [], None

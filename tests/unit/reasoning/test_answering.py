@@ -542,6 +542,54 @@ def test_short_answer_spans(question, text, modality, expected):
     assert span is not None and span.text == expected, span
 
 
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        # a count is never an amount of money, written with a word or a sign
+        ("How many seed packets does Diego have?", "The seed packets are on sale for 45 dollars.", None),
+        ("How many sandwiches does Amara have?", "A sandwich is £7 at the counter.", None),
+        ("How many sandwiches does Amara have?", "A sandwich is seven euros, Amara has three sandwiches.",
+         "three sandwiches"),
+        ("How many ropes are left?", "Only 15 ropes are left, Tom told me.", "15 ropes"),
+        # …but money is what "how many euros" and "how much" ask for
+        ("How many euros does the ticket cost?", "The ticket costs 12 euros.", "12 euros"),
+        ("How much is a sandwich?", "A sandwich is £7 at the counter.", "7 pounds"),
+        # a colour is not a place
+        ("Where did Quentin leave the suitcase?", "He wrapped the suitcase in green.", None),
+        ("Where did Quentin leave the suitcase?", "He left the suitcase in the green van.", "the green van"),
+        # "to" of a verb is not "to" of a place
+        ("Where did Priya leave the ladle?", "Ask him how to lift it if you need the ladle.", None),
+        ("Where did Priya take the ladle?", "Priya wants to take the ladle to the kitchen.", "the kitchen"),
+        ("Where is Tom going?", "Tom is going to the market.", "the market"),
+    ],
+)
+def test_a_span_is_of_the_kind_asked(question, text, expected):
+    span = span_in(_unit(text), _analysis(question))
+    assert (span.text if span is not None and span.quality >= 1.0 else None) == expected, span
+
+
+def test_a_quote_with_no_value_of_the_asked_kind_is_no_answer():
+    """"What colour is the ladle that Grace painted?" over a sentence with no colour in it is
+    answered by quoting that sentence: the service says it found nothing instead."""
+    from episodic.config import Settings
+    from episodic.reasoning.answer import QUOTE_CAP, Answerer, Draft, quotes_for_a_value
+
+    answerer = Answerer(lambda: None, scorer=None, settings=Settings().retrieval)
+    ladle = _unit("Look, the ladle is strong and clear.")
+    colour = _analysis("What colour is the ladle that Grace painted?")
+    text, _, units, quality = answerer._extract(colour, [ladle])
+    assert quality == QUOTE_CAP and "strong and clear" in text
+    quoted = Draft(answer=text, confidence=0.6, support=units, source="extract", caps={"span": quality})
+    assert quotes_for_a_value(quoted, colour)
+    # a phrase of the kind asked, a question asking for no kind, or a choice: an answer
+    _, _, _, found = answerer._extract(colour, [_unit("Grace painted the ladle red.")])
+    assert found == 1.0
+    assert not quotes_for_a_value(Draft(answer="red", confidence=0.6, source="extract", caps={"span": found}), colour)
+    assert not quotes_for_a_value(quoted, _analysis("What did Grace say about the ladle?"))
+    chosen = Draft(answer="A. red", confidence=0.6, choice_index=0, source="extract", caps={"span": quality})
+    assert not quotes_for_a_value(chosen, colour)
+
+
 def test_term_sets_are_cached_but_each_caller_gets_its_own():
     a = term_set("The train leaves at 8.15 from platform seven.")
     assert {"train", "leav", "8:15", "7"} <= a
