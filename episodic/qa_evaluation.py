@@ -354,6 +354,19 @@ class MomentRecord:
     latency_s: float
     returned: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
+    category: str = ""  # the moment query's own, when its set names one
+
+
+def _moments_by_category(records: Iterable[MomentRecord]) -> dict[str, dict[str, Any]]:
+    """R@1 and R@5 per moment category (the moments that name one), largest first: where
+    moment search finds what it is asked for and where it does not (pictures a classifier
+    cannot name, sentences misheard)."""
+    ranks: dict[str, list[int | None]] = defaultdict(list)
+    for m in records:
+        if m.category:
+            ranks[m.category].append(m.rank)
+    return {c: {"n": len(r), "r_at_1": recall_at(r, 1), f"r_at_{MOMENT_K}": recall_at(r, MOMENT_K)}
+            for c, r in sorted(ranks.items(), key=lambda kv: (-len(kv[1]), kv[0]))}
 
 
 def _by_category(records: Iterable[ItemRecord]) -> dict[str, dict[str, Any]]:
@@ -408,7 +421,8 @@ class QAReport:
             "false_abstention_rate": _rate(sum(r.abstained for r in answerable), len(answerable)),
             "moments": {"n": len(ranks), "r_at_1": recall_at(ranks, 1), f"r_at_{MOMENT_K}": recall_at(ranks, MOMENT_K),
                         f"r_at_{MOMENT_K}_interval_95": _interval(
-                            sum(1 for r in ranks if r is not None and r <= MOMENT_K), len(ranks))},
+                            sum(1 for r in ranks if r is not None and r <= MOMENT_K), len(ranks)),
+                        "by_category": _moments_by_category(self.moments)},
             "latency": {"ask": lat(ask_lat), "search": lat(search_lat),
                         "relistened_ask": {**lat(relistened), "median_s": None if not relistened else round(percentile(relistened, 50), 3),
                                            f"over_{RELISTENED_ASK_MAX_S:g}_s": sum(
@@ -558,11 +572,13 @@ def _search_once(qa: Any, mq: Any) -> MomentRecord:
     try:
         moments = qa.search(mq.query, _scope(mq.scope), top_k=MOMENT_K)
     except EpisodicError as exc:
-        return MomentRecord(mq.id, mq.query, mq.split, None, round(time.perf_counter() - started, 4), error=str(exc))
+        return MomentRecord(mq.id, mq.query, mq.split, None, round(time.perf_counter() - started, 4), error=str(exc),
+                            category=mq.category)
     latency = round(time.perf_counter() - started, 4)
     returned = [(m.stream_id, m.t_start, m.t_end) for m in moments]
     return MomentRecord(mq.id, mq.query, mq.split, first_hit_rank(returned, mq.targets), latency,
-                        [{"stream_id": s, "t_start": round(a, 2), "t_end": round(b, 2)} for s, a, b in returned])
+                        [{"stream_id": s, "t_start": round(a, 2), "t_end": round(b, 2)} for s, a, b in returned],
+                        category=mq.category)
 
 
 def evaluate_qa(
@@ -658,10 +674,19 @@ def report_tables(report: QAReport) -> list[Any]:
     if s["errors"]:
         head.add_row("errors", str(s["errors"]), style="red")
 
+    tables = [cats, head]
+    if mom.get("by_category"):
+        kinds = Table(title=f"moments by category: R@1 / R@{MOMENT_K}")
+        for col in ("category", "R@1", f"R@{MOMENT_K}", "n"):
+            kinds.add_column(col, justify="left" if col == "category" else "right")
+        for c, cell in mom["by_category"].items():
+            kinds.add_row(c, pct(cell["r_at_1"]), pct(cell[f"r_at_{MOMENT_K}"]), str(cell["n"]))
+        tables.append(kinds)
+
     rel = Table(title="reliability (answers given)")
     for col in ("confidence", "answers", "accuracy", "mean confidence"):
         rel.add_column(col, justify="right")
     for b in cal["bins"]:
         rel.add_row(f"{b['lo']:.1f}–{b['hi']:.1f}", str(b["n"]), pct(b["accuracy"]),
                     "–" if b["mean_confidence"] is None else f"{b['mean_confidence']:.2f}")
-    return [cats, head, rel]
+    return [*tables, rel]

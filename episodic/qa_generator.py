@@ -46,8 +46,21 @@ from episodic.qa_render import render_stream
 from episodic.qa_script import Fact, StreamScript, _pick, script_stream
 from episodic.qa_set import Interval, MomentQuery, QAItem, QAScope, QASet, Recording
 
-
 # -- questions ---------------------------------------------------------------------------------------
+SOUND_QUERIES = {"music": "music playing", "engine": "an engine running", "applause": "people applauding"}
+# the moment queries' own wordings, by category (a fact's topic, any other wording, is "speech")
+_MOMENT_WORDINGS = (("a picture of ", "picture"), ("the sign saying ", "sign"), ("someone mentions the ", "mention"),
+                    ("the screen goes dark", "dark"), *((q, "sound") for q in SOUND_QUERIES.values()))
+
+
+def moment_category(query: str) -> str:
+    """The category this generator gives a moment query it wrote: for runs of sets written
+    before moment queries carried one (``benchmarks/qa_pool.py`` reads them so). Only for
+    the generator's own queries: any wording it does not use for another category is a
+    fact's topic, "speech"."""
+    return next((c for start, c in _MOMENT_WORDINGS if query.startswith(start)), "speech")
+
+
 def _span(sid: str, t0: float, t1: float) -> Interval:
     return Interval(sid, round(t0, 2), round(t1, 2))
 
@@ -93,8 +106,9 @@ class _Questions:
             self.items.append(QAItem(qid, category, question, answers=list(answers), keywords=list(keywords),
                                      wrong_answers=wrong_l, split=self.split, scope=scope, evidence=list(evidence)))
 
-    def moment(self, query: str, targets: list[Interval]) -> None:
-        self.moments.append(MomentQuery(f"{self.split[0]}m{len(self.moments) + 1:02d}", query, targets, self.split))
+    def moment(self, query: str, targets: list[Interval], category: str) -> None:
+        self.moments.append(MomentQuery(f"{self.split[0]}m{len(self.moments) + 1:02d}", query, targets, self.split,
+                                        category=category))
 
     # the categories ---------------------------------------------------------------------------------
     def build(self) -> None:
@@ -141,7 +155,7 @@ class _Questions:
             pool = self._pool(f)
             self.add("A", q, right=f.option, pool=pool, answers=f.answers, wrong=pool[:4], evidence=ev)
         for f in script.facts[:2]:
-            self.moment(f.topic, [_span(f.stream_id, max(0.0, f.t_start - 1.0), f.t_end + 1.0)])
+            self.moment(f.topic, [_span(f.stream_id, max(0.0, f.t_start - 1.0), f.t_end + 1.0)], "speech")
 
     def visual(self, script: StreamScript) -> None:
         sid = script.stream_id
@@ -152,7 +166,7 @@ class _Questions:
             ev = [_span(sid, b.t_start, b.t_start + b.duration_s) for b in beats]
             self.add("V", self._q("photo_mc", stream=sid), right=photo.label,
                      pool=[label for label in all_labels if label not in here], mc=True, stream=sid, evidence=ev)
-            self.moment(f"a picture of {photo.label}", ev)
+            self.moment(f"a picture of {photo.label}", ev, "picture")
             for b in beats:
                 if b.fact is not None:  # shown while a fact was spoken: cross-modal both ways
                     self.add("V+A", self._q("photo_while", topic=b.fact.topic), right=photo.label,
@@ -168,7 +182,7 @@ class _Questions:
             if b.visual != "dark":
                 continue
             ev = [_span(sid, b.t_start, b.t_start + b.duration_s)]
-            self.moment("the screen goes dark", ev)
+            self.moment("the screen goes dark", ev, "dark")
             if b.sound and b.sound != "bed":
                 label, answers = SOUND_ANSWERS[b.sound]
                 pool = [SOUND_ANSWERS[k][0] for k in SOUND_ANSWERS if k != b.sound] + list(SOUND_DISTRACTORS)
@@ -190,7 +204,7 @@ class _Questions:
             else:
                 pool = [f"{h} pm" for h in range(4, 11) if f"{h} pm" != s["option"]]
             self.add("ocr", q, right=s["option"], pool=pool, answers=s["answers"], wrong=pool[:3], stream=sid, evidence=ev)
-            self.moment(f"the sign saying {s['text']}", ev)
+            self.moment(f"the sign saying {s['text']}", ev, "sign")
 
     def sound(self, script: StreamScript) -> None:
         sid = script.stream_id
@@ -238,7 +252,7 @@ class _Questions:
         self.add("count", self._q("count", thing=thing, stream=sid), right=words[n],
                  pool=[w for k, w in words.items() if k != n], answers=[str(n), words[n]],
                  wrong=[words[k] for k in words if k != n], stream=sid, evidence=ev)
-        self.moment(f"someone mentions the {thing}", ev)
+        self.moment(f"someone mentions the {thing}", ev, "mention")
 
     def summary(self, script: StreamScript) -> None:
         sid = script.stream_id
@@ -274,8 +288,7 @@ class _Questions:
                          pool=self.stream_ids, mc=True)
         for kind in sorted(by_kind):
             targets = [Interval(s.stream_id, a, b) for s in self.scripts for k, a, b in s.sounds if k == kind]
-            query = {"music": "music playing", "engine": "an engine running", "applause": "people applauding"}[kind]
-            self.moment(query, targets)
+            self.moment(SOUND_QUERIES[kind], targets, "sound")
 
     def unanswerable(self, script: StreamScript) -> None:
         """Questions in the set's own wording about people and things never recorded."""

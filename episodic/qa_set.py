@@ -47,7 +47,9 @@ Fields:
   passes them, for questions about one named recording.
 * ``evidence`` (optional): where the answer is in the recordings (for inspection only).
 * ``moments``: a search query and its target intervals; a hit is a returned moment of a
-  target's stream that overlaps that target's interval.
+  target's stream that overlaps that target's interval. A moment may name its ``category``
+  (what it looks for; the generator's are ``speech``, ``mention``, ``picture``, ``sign``,
+  ``dark`` and ``sound``): R@1 and R@5 are then reported per category as well.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ class MomentQuery:
     targets: list[Interval]
     split: str = "heldout"
     scope: QAScope | None = None
+    category: str = ""  # what the query looks for (reported by it): speech, picture, sign, sound …
 
 
 @dataclass
@@ -282,8 +285,11 @@ def _moment(raw: Any, n: int, default_split: str, seen: set[str]) -> MomentQuery
         targets = [_interval(t, f"{where}.targets[{k}]") for k, t in enumerate(raw["targets"])]
     else:  # the one-target shorthand: stream_id, t_start, t_end on the moment itself
         targets = [_interval(raw, where)]
+    category = raw.get("category", "")
+    if not isinstance(category, str):
+        raise InputError(f"{where}.category must be a string")
     return MomentQuery(mid, query, targets, split_field(raw.get("split"), default_split, where),
-                       _scope(raw.get("scope"), where))
+                       _scope(raw.get("scope"), where), category.strip())
 
 
 def parse_qa_set(doc: Any, root: Path, source: str = "the QA set") -> QASet:

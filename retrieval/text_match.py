@@ -201,11 +201,12 @@ def _relative_time(words: Sequence[str], i: int) -> tuple[str, int] | None:
     return time_key(12 if h == 1 else h - 1, 60 - value), end
 
 
-# Whisper writes "twenty to eleven" as "20-11" or "20.11": the "to" heard as a dash or a point.
+# Whisper writes "twenty to eleven" as "20-11", "20 -11" or "20.11": the "to" heard as a dash
+# or a point.
 # Only twenty and twenty-five before an hour are read so: "10-6" is as often opening hours, and
 # a clock's minutes 01-12 after 20 or 25 are rare in speech ("eight eleven p.m." is "8.11 p.m.");
 # a date ("20-11-2024", "2024-20-11") is left alone.
-_WRITTEN_TO = re.compile(r"(?<![\d$£€.,:/-])\b(20|25)(?:-([1-9]|1[0-2])|\.(1[0-2]))\b(?![-/.,:]?\d)")
+_WRITTEN_TO = re.compile(r"(?<![\d$£€.,:/-])\b(20|25)(?: ?-([1-9]|1[0-2])|\.(1[0-2]))\b(?![-/.,:]?\d)")
 
 
 def spell_out_written_to(text: str) -> str:

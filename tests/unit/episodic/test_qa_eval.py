@@ -195,6 +195,25 @@ def test_wilson_interval_refuses_what_is_no_share() -> None:
         wilson_interval(3, 2)
 
 
+def test_moments_are_reported_by_their_category() -> None:
+    """R@1 and R@5 per category, counted by hand: pictures 1 of 3 at rank 1, 2 of 3 by rank 5;
+    speech 1 of 1 (rank 2: not at 1); a moment without a category only in the totals."""
+    report = QAReport("s", "heldout", [], [
+        MomentRecord("m1", "a picture of a clock", "heldout", 1, 0.1, category="picture"),
+        MomentRecord("m2", "a picture of a cat", "heldout", 4, 0.1, category="picture"),
+        MomentRecord("m3", "a picture of coins", "heldout", None, 0.1, category="picture"),
+        MomentRecord("m4", "Tom and the ropes", "heldout", 2, 0.1, category="speech"),
+        MomentRecord("m5", "music", "heldout", 1, 0.1),
+    ])
+    moments = report.summary()["moments"]
+    assert moments["n"] == 5 and moments["r_at_5"] == pytest.approx(0.8)
+    assert moments["by_category"] == {
+        "picture": {"n": 3, "r_at_1": pytest.approx(1 / 3, abs=1e-4), "r_at_5": pytest.approx(2 / 3, abs=1e-4)},
+        "speech": {"n": 1, "r_at_1": 0.0, "r_at_5": 1.0},
+    }
+    assert QAReport.from_dict(json.loads(json.dumps(report.to_dict()))).summary() == report.summary()
+
+
 def test_pooled_report_counts_every_set_once(tmp_path: Path) -> None:
     one = QAReport("s1", "heldout", [_rec("A", "choice", True, 0.9), _rec("A", "free", False, 0.2)],
                    [MomentRecord("m1", "q", "heldout", 1, 0.1), MomentRecord("m2", "q", "heldout", None, 0.1)])
@@ -248,6 +267,8 @@ def _doc(**item_changes: object) -> dict:
         ({**_doc(), "format": "other/2"}, "is not 'episodic-qa/1'"),
         ({**_doc(), "moments": [{"id": "m", "query": "music", "targets": []}]}, "non-empty list"),
         ({**_doc(), "moments": [{"id": "q1", "query": "music", "stream_id": "a", "t_start": 0, "t_end": 1}]}, "duplicate id"),
+        ({**_doc(), "moments": [{"id": "m", "query": "music", "stream_id": "a", "t_start": 0, "t_end": 1,
+                                 "category": 3}]}, "m).category must be a string"),
     ],
 )
 def test_loader_names_the_problem(doc: object, message: str) -> None:
@@ -320,6 +341,11 @@ def test_generated_set_is_consistent_with_its_script(tmp_path: Path) -> None:
     for m in qa.moments:
         for t in m.targets:
             assert 0 <= t.t_start < t.t_end <= script[t.stream_id]["duration_s"] + 0.01
+    # every moment query says what it looks for, as the wording-based reading of older runs would
+    from episodic.qa_generator import moment_category
+
+    assert {m.category for m in qa.moments} >= {"speech", "picture", "sign"}
+    assert all(m.category == moment_category(m.query) for m in qa.moments)
 
 
 # -- end to end ------------------------------------------------------------------------------------

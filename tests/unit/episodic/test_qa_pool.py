@@ -56,3 +56,20 @@ def test_unreadable_runs_are_named(tmp_path: Path, content: str, message: str) -
     bad.write_text(content)
     with pytest.raises(SystemExit, match=message):
         qa_pool.load_runs([bad])
+
+
+def test_moments_of_older_runs_get_the_category_their_wording_tells(tmp_path: Path) -> None:
+    """A run saved before moment queries named a category: the generator's wordings tell it
+    (a fact's topic is speech); a category the run names is kept."""
+    run = QAReport("a", "heldout", [], [
+        MomentRecord("m1", "a picture of a clock", "heldout", None, 0.1),
+        MomentRecord("m2", "the sign saying GATE 9", "heldout", 1, 0.1),
+        MomentRecord("m3", "Tom and the ropes", "heldout", 2, 0.1),
+        MomentRecord("m4", "music playing", "heldout", 1, 0.1),
+        MomentRecord("m5", "the screen goes dark", "heldout", 3, 0.1),
+        MomentRecord("m6", "someone mentions the robin", "heldout", 1, 0.1),
+        MomentRecord("m7", "Tom and the ropes", "heldout", 1, 0.1, category="own"),
+    ])
+    (_, _, back), = qa_pool.load_runs([_save(tmp_path / "a.json", run)])
+    assert [m.category for m in back.moments] == ["picture", "sign", "speech", "sound", "dark", "mention", "own"]
+    assert back.summary()["moments"]["by_category"]["picture"] == {"n": 1, "r_at_1": 0.0, "r_at_5": 0.0}

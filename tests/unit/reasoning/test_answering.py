@@ -185,6 +185,8 @@ def test_twenty_to_an_hour_written_with_a_dash_or_a_point_is_that_time():
     assert canonical_tokens("on 2020-11-03")[1] == "2020"
     assert "10:40" not in canonical_tokens("on 20-11-2024") + canonical_tokens("on 20.11.2024")
     assert _number("At 20-11, Grace has an appointment.", "time") == "20 to 11"
+    assert _number("At 20 -11, Grace's an an appointment.", "time") == "20 to 11"  # dev 4 again
+    assert canonical_tokens("score 20 - 11")[-2:] == ["20", "11"]
     assert _number("getting together at 20.11.", "time") == "20 to 11"
     assert _number("at 8.11 p.m.", "time") == "8.11"
 
