@@ -314,27 +314,30 @@ class MomentSearch:
 
 
     def _unnamed(self, phrase: str, streams: list[str], scope: Scope, top: float, top_k: int) -> list[Moment]:
-        """A picture of a thing the describer has no name for ("a picture of coins" to an
-        ImageNet classifier): the stretches of key frames that look like nothing else in their
-        stream (retrieval/distinct_frames.py), most distinct first, or where no key frame has
-        stored features, the pictures whose guesses stand out in one stretch
-        (retrieval/distinct_picture.py); as candidates, never as sightings."""
-        if self.vocabulary.unnameable([phrase], streams, scope) != [True]:
-            return []
+        """A picture of something no key frame was recognised as: a thing the describer has
+        no name for ("a picture of coins" to an ImageNet classifier), or one it can name but
+        did not see in the picture shown (blurred, grey, seen from an odd angle). The stretches of key frames that look like nothing else in their stream
+        (retrieval/distinct_frames.py; those surely named as something else left out), most
+        distinct first, or where no key frame has stored features, the pictures whose guesses
+        stand out in one stretch (retrieval/distinct_picture.py); as candidates, never as
+        sightings: where a picture was shown is all that is known."""
+        if self.vocabulary.unnameable([phrase], streams, scope) == [True]:
+            why = f"nothing can name {phrase}, so not a sure sighting"
+        else:
+            why = f"no key frame was recognised as {phrase}, so not a sure sighting"
         out = [Moment(stream_id=d.stream_id, t_start=round(d.t_start, 3), t_end=round(d.t_end, 3),
                       score=round(top * UNNAMED_SHARE * (1.0 + d.distinctness) / 2, 4),
                       why=f"a picture unlike anything else in {d.stream_id}"
-                          + (f" (guessed: {d.guess})" if d.guess else "")
-                          + f"; nothing can name {phrase}, so not a sure sighting",
+                          + (f" (guessed: {d.guess})" if d.guess else "") + f"; {why}",
                       segment_id=d.memory_id, snippet_uri=d.snippet_uri)
                for d in self.distinct.of(streams, scope)]
         if not out:
-            out = self._standing_out(phrase, streams, scope, top)
+            out = self._standing_out(why, streams, scope, top)
         return out[:top_k]
 
-    def _standing_out(self, phrase: str, streams: list[str], scope: Scope, top: float) -> list[Moment]:
+    def _standing_out(self, why: str, streams: list[str], scope: Scope, top: float) -> list[Moment]:
         """The pictures whose guesses stand out in one stretch of their stream, for memories
-        kept without key-frame features."""
+        kept without key-frame features (``why``: why the picture asked for is not named)."""
         out: list[Moment] = []
         for sid in streams:
             units = self.key_frames.units([sid], scope, ("visual", "ocr"))
@@ -344,8 +347,7 @@ class MomentSearch:
                 first = o.units[0]
                 out.append(Moment(stream_id=sid, t_start=round(o.t_start, 3), t_end=round(o.t_end, 3),
                                   score=round(top * UNNAMED_SHARE * (1.0 + o.p) / 2, 4),
-                                  why=f"a picture seen only there (guessed: {o.label}); nothing can name "
-                                      f"{phrase}, so not a sure sighting",
+                                  why=f"a picture seen only there (guessed: {o.label}); {why}",
                                   segment_id=first.memory_id, snippet_uri=first.snippet_uri))
         out = list({(m.stream_id, m.t_start): m for m in out}.values())  # one per stretch
         out.sort(key=lambda m: -m.score)

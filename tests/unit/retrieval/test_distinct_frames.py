@@ -139,6 +139,32 @@ def test_search_for_a_picture_of_a_thing_nothing_can_name_offers_the_distinct_st
     assert "unlike anything else in cam" in found[0].why and "not a sure sighting" in found[0].why
 
 
+def test_search_for_a_picture_no_key_frame_was_recognised_as_offers_the_distinct_stretch():
+    """"a picture of a clock", a thing the classifier can name, where no key frame was
+    recognised as one (a blurred photo guessed as "a keyboard"): the picture shown is still
+    offered as a candidate, said to be no sighting, not nothing; the surely named cat is not."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+    from episodic.retrieval.moments import MomentSearch
+
+    memories = _stream({30.0: (_look(5), {"guesses": [("a keyboard", 0.13)]}),
+                        80.0: (_look(8), {"guesses": [("a cat", 0.9)], "description": "a cat"})})
+    for m in memories:
+        m.metadata = {"models": {"describer": OfflineVisualDescriber.model_id}}
+    store = ListingStore(memories)
+    search = MomentSearch(store, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
+    assert search.vocabulary.unnameable(["clock"], ["cam"], Scope()) == [False]
+    found = search._guessed("clock", Scope(), MemoryReader(store), [], 5)
+    assert [(m.stream_id, m.t_start, m.t_end) for m in found] == [("cam", 30.0, 40.0)], found
+    assert "unlike anything else in cam" in found[0].why
+    assert "no key frame was recognised as clock" in found[0].why and "not a sure sighting" in found[0].why
+    # the cat it did recognise is found as itself, first, not as a stand-out picture
+    cat = search._guessed("cat", Scope(), MemoryReader(store), [], 5)
+    assert (cat[0].t_start, cat[0].why.startswith("key frames guessed")) == (80.0, True), cat
+
+
 def test_what_was_said_while_a_picture_nothing_can_name_was_shown_comes_from_the_distinct_stretch():
     """"What was mentioned while a picture of coins was on screen?": the coins are guessed
     as "a keyboard", as the walls are all through the stream, so no guess stands out; how the
