@@ -316,7 +316,8 @@ class MomentSearch:
     def _unnamed(self, phrase: str, streams: list[str], scope: Scope, top: float, top_k: int) -> list[Moment]:
         """A picture of something no key frame was recognised as: a thing the describer has
         no name for ("a picture of coins" to an ImageNet classifier), or one it can name but
-        did not see in the picture shown (blurred, grey, seen from an odd angle). The stretches of key frames that look like nothing else in their stream
+        did not see in the picture shown (blurred, grey, seen from an odd angle). The
+        stretches of key frames that look like nothing else in their stream
         (retrieval/distinct_frames.py; those surely named as something else left out), most
         distinct first, or where no key frame has stored features, the pictures whose guesses
         stand out in one stretch (retrieval/distinct_picture.py); as candidates, never as
