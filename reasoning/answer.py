@@ -144,9 +144,15 @@ def quotes_for_a_value(draft: Draft, analysis: QueryAnalysis) -> bool:
     found: "What colour is the ladle that Grace painted?" answered 'Someone says: "Look, the
     ladle is strong and clear."' names no colour, so it is no answer, only the sentence that
     looked most like the question. On the ten dev QA sets none of the 8 such answers was
-    right (7 to answerable questions, 1 to a question about something never recorded)."""
-    return (draft.source == "extract" and draft.choice_index is None and analysis.shape.focus != "any"
-            and draft.caps.get("span") == QUOTE_CAP)
+    right (7 to answerable questions, 1 to a question about something never recorded).
+    "When was there music?" is the exception: a sound or picture the question is about,
+    quoted, answers "when" by the moment it cites."""
+    if not (draft.source == "extract" and draft.choice_index is None and analysis.shape.focus != "any"
+            and draft.caps.get("span") == QUOTE_CAP):
+        return False
+    top = draft.support[0] if draft.support else None
+    return not (analysis.shape.focus == "time" and top is not None and top.modality in ("sound", "visual")
+                and top.modality in analysis.preferred_modalities)
 
 
 def _quote(unit: Unit) -> str:
