@@ -45,7 +45,7 @@ from episodic.retrieval.text_match import (
     spell_out_written_to,
     words_and_pairs,
 )
-from episodic.retrieval.value_kinds import CURRENCY_WORDS
+from episodic.retrieval.value_kinds import CURRENCY_WORDS, counts_things, currency_signs_spelt
 
 MAX_WORDS = 8
 # a span guessed rather than read (the words the question lacks; a colour a misheard word
@@ -145,20 +145,6 @@ def _name(text: str, asked: set[str]) -> str:
 
 
 _AT = {"at", "by", "until", "till", "from", "around", "about", "before", "after"}
-# "£7" read as "7 pounds", so that the amount is seen as money by the word after it
-_SIGN_WORDS = {"$": "dollars", "€": "euros", "£": "pounds", "¥": "yen"}
-_SIGNED_AMOUNT = re.compile(r"([$€£¥])\s?(\d+(?:[.,]\d+)?)")
-_HOW_MANY = re.compile(r"\bhow many\s+([A-Za-z]+)", re.I)
-
-
-def counts_things(question: str) -> bool:
-    """Whether ``question`` asks how many of some thing there are ("How many ropes does Tom
-    have?"), which an amount of money never answers ("45 dollars" is a price); "how many
-    euros …" asks for money, and is not such a question."""
-    m = _HOW_MANY.search(question)
-    return bool(m) and m.group(1).lower() not in CURRENCY_WORDS
-
-
 def _money(words: Sequence[str], j: int) -> bool:
     """Whether the number ending before ``words[j]`` is an amount of money (a currency word
     after it: "45 dollars", "£7" once read as "7 pounds")."""
@@ -168,7 +154,7 @@ def _money(words: Sequence[str], j: int) -> bool:
 def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(), counted: bool = False) -> str:
     """The number ``focus`` asks for in ``text`` (a clock time for "time"), as said; for a
     ``counted`` question ("how many ropes …?") never an amount of money."""
-    text = _SIGNED_AMOUNT.sub(lambda m: f"{m.group(2)} {_SIGN_WORDS[m.group(1)]}", spell_out_written_to(text))
+    text = currency_signs_spelt(spell_out_written_to(text))
     words = _words(text)
     order = list(range(len(words)))
     if focus == "time":  # "room 312 opens at 920": the number after "at" is the time

@@ -36,6 +36,9 @@ CURRENCY_WORDS = frozenset({
     "quid", "bucks", "yen", "franc", "francs", "rupees", "rupee",
 })
 _CURRENCY_SIGN = re.compile(r"[$€£¥]\s?\d")
+_SIGN_WORDS = {"$": "dollars", "€": "euros", "£": "pounds", "¥": "yen"}
+_SIGNED_AMOUNT = re.compile(r"([$€£¥])\s?(\d+(?:[.,]\d+)?)")
+_HOW_MANY = re.compile(r"\bhow many\s+([A-Za-z]+)", re.I)
 _PRICE_VERB = frozenset({"cost", "costs", "price", "priced", "sells", "sold"})
 _CLOCK_TOKEN = re.compile(r"^\d{1,2}:\d{2}$")
 _CLOCK_WORDS = frozenset({"o'clock", "oclock", "noon", "midnight"})
@@ -89,3 +92,17 @@ def carried_kinds(text: str) -> frozenset[str]:
     if have & _CLOCK_WORDS or _AM_PM.search(text) or at_time or any(_CLOCK_TOKEN.match(t) for t in canon):
         kinds.add(CLOCK)
     return frozenset(kinds)
+
+
+def currency_signs_spelt(text: str) -> str:
+    """``text`` with an amount written with a sign read as said ("£7" → "7 pounds"), so that
+    the word after a number tells it is money."""
+    return _SIGNED_AMOUNT.sub(lambda m: f"{m.group(2)} {_SIGN_WORDS[m.group(1)]}", text)
+
+
+def counts_things(question: str) -> bool:
+    """Whether ``question`` asks how many of some thing there are ("How many ropes does Tom
+    have?"), which an amount of money never answers ("45 dollars" is a price); "how many
+    euros …" asks for money, and is not such a question."""
+    m = _HOW_MANY.search(question)
+    return bool(m) and m.group(1).lower() not in CURRENCY_WORDS
