@@ -21,10 +21,12 @@ STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "
                         "what", "let", "lets", "please", "thank", "thanks", "hello", "hi", "welcome"})
 TOPIC_WORDS = 4  # "what is it mostly about?": this many characteristic words
 SETTING_WORDS = 10  # … and this many tell which of the SETTINGS it is (four alone were often noise)
+_WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+# (April, May, June and August are given names too)
+_MONTHS = frozenset({"january", "february", "march", "july", "september", "october", "november", "december"})
 # Words that say when, what colour or what price, or how a sign reads ("CLOSED ON TUESDAYS",
 # "OPEN UNTIL 4 PM"), never what a recording is about, however often only one stream says them
-NOT_A_TOPIC = COLOUR_WORDS | CURRENCY_WORDS | frozenset({
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+NOT_A_TOPIC = COLOUR_WORDS | CURRENCY_WORDS | _WEEKDAYS | frozenset({
     "mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays",
     "today", "tonight", "tomorrow", "yesterday", "morning", "afternoon", "evening", "weekend",
     "open", "opens", "opening", "closed", "closes", "closing", "until", "begin", "begins", "start", "starts",
@@ -49,6 +51,10 @@ SETTINGS = (
     "a fire station", "a police station", "a bank, money", "a post office", "a hair salon",
     "a veterinary clinic, pets", "a playground, children", "a parking lot", "a city tour",
 )
+# capitalised, yet no one: a currency ("You can get a madman in 442 Euro here."), a day, a month
+NOT_A_NAME = CURRENCY_WORDS | _WEEKDAYS | _MONTHS
+# a number just before a capitalised word makes it a unit or a thing counted ("442 Euro", "3 Tickets")
+_AFTER_NUMBER = re.compile(r"\d[\d.,:]*\s*$")
 TOPIC_CONFIDENCE = 0.5
 PEOPLE_CONFIDENCE = 0.6
 GIVEN_NAME_WEIGHT = 2.0  # a known given name (retrieval/given_names.py) against a rare word
@@ -172,6 +178,8 @@ def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
             w = m.group(1).lower()
             if len(w) < 3 or w in STOP_NAMES or _DETERMINED.search(u.text, 0, m.start()):
                 continue  # "the Robin", "the book Trolley": a thing the recogniser capitalised
+            if w in NOT_A_NAME or _AFTER_NUMBER.search(u.text, 0, m.start()):
+                continue
             weight = _rarity(w)
             # a known given name counts double; one that is also an everyday word ("Grace",
             # "Mark") only where a capital proves something: inside a sentence, or opening

@@ -77,6 +77,7 @@ from episodic.retrieval.people_words import names_a_person, shows_people
 from episodic.retrieval.query_analysis import (
     SOUND_CUES,
     QueryAnalysis,
+    asks_yes_or_no,
     content_terms,
     overlap,
     stem,
@@ -131,7 +132,7 @@ def asks_pictured(analysis: QueryAnalysis) -> bool:
     )
 
 
-def _sound_words(text: str) -> set[str]:
+def sound_words(text: str) -> set[str]:
     """Stems of the words that name a kind of sound ("applause, people clapping" → applaus,
     clap; "an engine running" → engin), without those every sound question has ("sound")."""
     return {stem(w) for w in re.findall(r"[a-z]+", text.lower())} & _SOUND_NAMES
@@ -310,7 +311,7 @@ class StructuredAnswerer(TimeAnswers):
         heard again with the question's words, may place it. None for questions about pictures,
         writing or sounds (their evidence is not speech) and for streams too long to read whole."""
         q = analysis.question
-        if not options or about_pictures(analysis) or analysis.asks_text or PICTURED.search(q) or _sound_words(q):
+        if not options or about_pictures(analysis) or analysis.asks_text or PICTURED.search(q) or sound_words(q):
             return None
         streams = reader.streams_in(scope)
         named = list(dict.fromkeys(s for s in option_streams(options, streams) if s is not None))
@@ -329,7 +330,7 @@ class StructuredAnswerer(TimeAnswers):
         """"Which camera picked up applause?": the stream where the sound the question names
         was heard longest (a feature-rule label may fire once by mistake elsewhere); None
         when the question names no sound that any option's stream holds."""
-        asked = _sound_words(analysis.question)
+        asked = sound_words(analysis.question)
         if not asked:
             return None
         seconds: list[float] = []
@@ -338,7 +339,7 @@ class StructuredAnswerer(TimeAnswers):
             total, units = 0.0, []
             for m in self._memories([sid], scope) if sid else []:
                 for o in m.sounds:
-                    if o.kind != "speech" and o.description and _sound_words(o.description) & asked:
+                    if o.kind != "speech" and o.description and sound_words(o.description) & asked:
                         total += max(o.t_end - o.t_start, 0.0)
                         units.append(Unit(m.stream_id, m.id, o.t_start, o.t_end, "sound", o.description))
             seconds.append(total)
@@ -579,7 +580,9 @@ class StructuredAnswerer(TimeAnswers):
         of any stream in scope; retrieval/distinct_frames.py), hedged and at a guess's
         confidence; for memories kept without key-frame features, the guess that stands out
         in one stretch (retrieval/distinct_picture.py)."""
-        if options or not asks_pictured(analysis):
+        # "Was there a picture of a guitar?" names its subject: a guess at what some other
+        # picture showed is no answer to it
+        if options or not asks_pictured(analysis) or asks_yes_or_no(analysis.question):
             return None
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
@@ -636,8 +639,8 @@ class StructuredAnswerer(TimeAnswers):
         if not heard:
             return None
         # "where could you hear applause?": the sound it names, not the loudest other one
-        asked = _sound_words(analysis.question)
-        named_sounds = {d: e for d, e in heard.items() if _sound_words(d) & asked}
+        asked = sound_words(analysis.question)
+        named_sounds = {d: e for d, e in heard.items() if sound_words(d) & asked}
         if named_sounds and not options:
             heard = named_sounds
         ranked = sorted(heard.values(), key=lambda e: (e[1] in UNINFORMATIVE_SOUNDS, -e[0]))

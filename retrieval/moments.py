@@ -374,6 +374,24 @@ def says_all(text: str, words: list[str]) -> bool:
     return bool(wanted) and wanted <= term_set(text)
 
 
+# what a moment's ``why`` says when it only points to where something may be
+_UNSURE = ("not a sure sighting", "did not confirm", f"({SOUNDS_LIKE_CUE}:")
+
+
+def holds_all(text: str, terms: list[str]) -> bool:
+    """Whether ``text`` holds every one of ``terms`` (stems), those missing written as one word
+    in it ("lawn mower" in "Look, the lawnmower is here.")."""
+    missing = [t for t in terms if t not in term_set(text)]
+    return bool(terms) and (not missing or any("".join(missing) in w for w in re.findall(r"[a-z]+", text.lower())))
+
+
+def surely_holds(m: Moment, terms: list[str]) -> bool:
+    """Whether moment ``m`` quotes every one of ``terms`` (by stem) as something surely said,
+    shown, written or heard there: not a guess at a picture, not a sentence that only sounds
+    like the words, not one heard again that the audio check did not confirm."""
+    return not any(mark in m.why for mark in _UNSURE) and holds_all(m.why, terms)
+
+
 def _only_sounds_like(m: Moment) -> bool:
     """A moment offered only because its words sound like the query's (see ``_sounding_like``)."""
     return f"({SOUNDS_LIKE_CUE}:" in m.why

@@ -249,6 +249,19 @@ _EXPECTS_NUMBER = re.compile(
 _EXPECTS_COLOUR = re.compile(r"\b(what|which) colou?r", re.I)
 
 
+# A question that opens with an auxiliary (perhaps after a leading phrase: "In cam2, did …")
+# asks whether, not what: "Was there a picture of a guitar?", "Did anyone mention snow?" (a
+# yes, with its moment, or nothing found)
+_YES_OR_NO = re.compile(
+    r"^\s*(?:[^,?]{0,60},\s*)?(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)(?:n['’]t)?\b", re.I
+)
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """Whether ``question`` asks whether something happened rather than what happened."""
+    return bool(_YES_OR_NO.match(question))
+
+
 def expected_answer_kind(question: str) -> str:
     """"number", "colour" or "any": what the answer must at least contain."""
     if _EXPECTS_NUMBER.search(question):

@@ -47,7 +47,13 @@ from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft, quotes_for
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE
 from episodic.reasoning.short_answer import clean_value
-from episodic.reasoning.structured import StructuredAnswerer, asks_pictured, option_streams
+from episodic.reasoning.structured import (
+    StructuredAnswerer,
+    asks_pictured,
+    option_streams,
+    sound_words,
+)
+from episodic.reasoning.yes_no import YES_LOOKED, beside_the_question, yes_answer, yes_from_evidence
 from episodic.retrieval.association import CrossModalAssociation
 from episodic.retrieval.by_example import (
     Example,
@@ -73,7 +79,7 @@ from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.listen_targets import about_speech, about_the_question
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
 from episodic.retrieval.moments import MomentSearch, says_all
-from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
+from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer, asks_yes_or_no
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
@@ -276,6 +282,15 @@ class MemoryQA:
             bool(req.options)
             and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
         ) or asks_pictured(analysis) or bool(req.options and shape.pictured_while) or bool(shape.said_while_pictured)
+        yes, asked = None, []
+        if (not req.options and asks_yes_or_no(req.question)
+                and not (shape.order or shape.counts or shape.gist or shape.asks_stream or shape.said_while_dark
+                         or shape.pictured_while or shape.said_while_pictured)):
+            # "was there a picture of a cat?": yes with the moment that surely shows it
+            with clock.stage("yes_or_no"):
+                # "was there music?": the kind of sound is all it names ("music" is a cue word)
+                asked = analysis.terms or sorted(sound_words(req.question))
+                yes = yes_answer(asked, self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader))
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
         answerer = self.answerer.for_request(clock.remaining)
@@ -286,7 +301,9 @@ class MemoryQA:
             fast = Draft(answer="", confidence=0.0, caps={"evidence": 0.0})
         trace = Trace(analysis=analysis, fast=fast)
 
-        if fast.found and fast.confidence >= s.fast_confidence_tau and not structured:
+        if yes is not None:
+            final, pathway = yes, Pathway.DETAILED
+        elif fast.found and fast.confidence >= s.fast_confidence_tau and not structured:
             final, pathway = fast, Pathway.FAST
         else:
             with clock.stage("detailed_recall"):
@@ -352,6 +369,10 @@ class MemoryQA:
             if looked is not None and (req.inspect or refine or looked.confidence > final.confidence):
                 final, pathway = looked, Pathway.INSPECT
         clock.check("returning the answer")
+        if asked and yes is None:
+            # the ordinary way found what a whether-question asks about: a yes, not its phrase
+            yes = yes_from_evidence(asked, final)
+            final = yes or final
 
         signals: dict[str, Any] = dict(final.caps)
         rests_on_hint = bool(final.support) and final.support[0].hinted
@@ -360,7 +381,8 @@ class MemoryQA:
                        order=shape.order or "", options=len(req.options), hinted=rests_on_hint)
         trace.notes["signals"] = signals
         nothing = final.choice_index is None and (final.confidence < NOTHING_BELOW or about_another_thing(final)
-                                                  or quotes_for_a_value(final, analysis))
+                                                  or quotes_for_a_value(final, analysis)
+                                                  or (yes is None and beside_the_question(asked, final)))
         if not final.found or nothing:
             # no evidence, or none that bears on the question: say so rather than quote noise
             answer, confidence, evidence, choice = NOTHING_FOUND, 0.0, [], None

@@ -192,3 +192,18 @@ def test_a_value_said_of_another_thing_is_no_answer(tmp_path: Path) -> None:
     assert result.answer == NOTHING_FOUND and result.confidence == 0.0, result
     result = service.ask(AskRequest("What time does the safety announcement start?"))
     assert "7:10" in " ".join(canonical_tokens(result.answer)), result
+
+
+def test_a_whether_question_is_answered_yes_at_the_moment_or_refused(qa: MemoryQA) -> None:
+    """"Did anyone mention a picnic by the river?" is a yes with the moment that says it; the
+    same about a thing never said is refused, not answered with the nearest sentence."""
+    result = qa.ask(AskRequest("Did anyone mention a picnic by the river?"))
+    assert result.answer.startswith("Yes: speech:") and "picnic" in result.answer, result.answer
+    assert result.evidence and result.evidence[0].segment_id == memory_id("kitchen", 10.0)
+    assert result.confidence > 0.5
+    for never in ("Did anyone mention a giraffe?", "Was there a picture of a guitar on screen?",
+                  "Was the train to Paris mentioned?"):
+        answer = qa.ask(AskRequest(never)).answer
+        assert answer == NOTHING_FOUND, (never, answer)
+    # a question asking *what* keeps its ordinary answer
+    assert "eleven" in qa.ask(AskRequest("When does the train to Oxford leave?")).answer.lower()
