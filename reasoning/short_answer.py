@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from episodic.retrieval.detailed import Unit
+from episodic.retrieval.given_names import usual_spelling
 from episodic.retrieval.listen_targets import said_of_someone
 from episodic.retrieval.query_analysis import (
     COLOUR_WORDS,
@@ -125,6 +126,13 @@ def _novel_run(text: str, asked: set[str]) -> str:
 
 
 def _name(text: str, asked: set[str]) -> str:
+    """The name in ``text`` (not one the question names), in its usual spelling ("Ask Hanna
+    …" → Hannah; retrieval/given_names.usual_spelling): the quote that follows shows it as heard."""
+    found = _name_as_heard(text, asked)
+    return " ".join(usual_spelling(w) for w in found.split())
+
+
+def _name_as_heard(text: str, asked: set[str]) -> str:
     m = _INTRO.search(text)
     if m and stem(m.group(1).split()[0].lower()) not in asked:
         return m.group(1)

@@ -11,7 +11,7 @@ from episodic.reasoning.answer import Draft
 from episodic.retrieval.detailed import (
     Unit,
 )
-from episodic.retrieval.given_names import is_given_name, name_share
+from episodic.retrieval.given_names import is_given_name, name_share, usual_spelling
 from episodic.retrieval.query_analysis import COLOUR_WORDS, content_terms, stem
 from episodic.retrieval.text_match import COMMON_RANK, not_everyday, word_rank
 from episodic.retrieval.value_kinds import CURRENCY_WORDS
@@ -197,6 +197,6 @@ def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
         # only everyday words were capitalised: no name was heard, say so
         return Draft(answer="", confidence=0.0, source="none", caps={"route": 5.0, "names": 0.0})
     unit = where[best]
-    return Draft(answer=f'{best.capitalize()} (heard: "{unit.text.strip()}", {unit.cite()})',
+    return Draft(answer=f'{usual_spelling(best.capitalize())} (heard: "{unit.text.strip()}", {unit.cite()})',
                  confidence=PEOPLE_CONFIDENCE, support=[unit], source="gist",
                  caps={"route": 5.0, "span": 1.0, "votes": round(votes[best], 2)})

@@ -53,3 +53,48 @@ def name_share(word: str) -> float:
 def is_given_name(word: str) -> bool:
     """Whether ``word`` is a known given name ("Hannah", "Tom"; not "Brace")."""
     return word.lower() in given_names()
+
+
+# of two spellings of one name ("Hanna", "Hannah"), the answer names the usual one when it is
+# this many times as common: the recogniser spells a name heard one way or another
+USUAL_SPELLING_RATIO = 2.0
+USUAL_SPELLING_MIN_SHARE = 0.02  # per cent: a spelling this rare is never preferred
+
+
+def _spellings(word: str) -> set[str]:
+    """Other ways of writing the name ``word`` (lower case) as it sounds: a silent final h
+    (Hanna/Hannah, Sarah/Sara), a doubled or single letter (Ana/Anna, Phillip/Philip), c or k
+    (Markus/Marcus), i or y, a silent final e (Isabel/Isabelle)."""
+    out = {word + "h", word + "e"}
+    if word.endswith(("h", "e")):
+        out.add(word[:-1])
+    for i, ch in enumerate(word):
+        if i > 0 and ch.isalpha():
+            if word[i - 1] == ch:
+                out.add(word[:i] + word[i + 1:])
+            else:
+                out.add(word[:i] + ch + word[i:])
+        for a, b in (("c", "k"), ("k", "c"), ("i", "y"), ("y", "i")):
+            if ch == a and i > 0:
+                out.add(word[:i] + b + word[i + 1:])
+    out.discard(word)
+    return out
+
+
+def usual_spelling(word: str) -> str:
+    """``word`` (a name as heard) in the spelling most people with that name use, when that
+    spelling is clearly commoner (USUAL_SPELLING_RATIO) than the one heard: "Hanna" → "Hannah",
+    "Markus" → "Marcus"; "Chen", "Hannah" and any word no spelling of which is a known given
+    name stay as they are. Keeps the heard word's capitals."""
+    low = word.lower()
+    if not low.isalpha() or len(low) < 3:
+        return word
+    heard = name_share(low)
+    best, best_share = low, heard
+    for other in _spellings(low):
+        share = name_share(other)
+        if share > best_share:
+            best, best_share = other, share
+    if best == low or best_share < USUAL_SPELLING_MIN_SHARE or best_share < USUAL_SPELLING_RATIO * heard:
+        return word
+    return best.capitalize() if word[:1].isupper() else best
