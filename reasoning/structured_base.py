@@ -113,6 +113,10 @@ class StructuredBase:
                 out.extend(split_sentences(u, _SENTENCE_END))
         return out
 
+    def units_between(self, stream_id: str, t0: float, t1: float, reader: MemoryReader) -> list[Unit]:
+        """Every unit (sentence, key frame, sign, sound) of one stream's memories between t0 and t1."""
+        return self._stream_units(stream_id, t0, t1, reader)
+
     def _stream_units(self, stream_id: str, t0: float, t1: float, reader: MemoryReader) -> list[Unit]:
         out: list[Unit] = []
         for m in self.store.list_memories(stream_id, t_min=t0, t_max=t1, with_vectors=True):

@@ -46,6 +46,7 @@ from episodic.core.query import (
 from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft, quotes_for_a_value
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE
+from episodic.reasoning.moment_answer import moment_answer, moment_modalities
 from episodic.reasoning.short_answer import clean_value
 from episodic.reasoning.structured import (
     StructuredAnswerer,
@@ -83,6 +84,7 @@ from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer, asks
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
+from episodic.retrieval.time_anchor import TimeAnchor, anchored_to, time_anchor, without_anchor
 from episodic.retrieval.video_grid import format_time
 from episodic.retrieval.word_candidates import (
     WordCandidates,
@@ -244,10 +246,13 @@ class MemoryQA:
         clock = Deadline(req.deadline_s)
         s = self.settings
         with clock.stage("analysis"):
+            # "what was on screen at 0:50 in garden-cam?": the seconds around it, the question
+            # without its time
+            req, anchor = self._at_a_moment(req)
             q_vec, analysis = self._analyse(req.question)
             analysis.shape = question_shape(req.question, len(req.options))
         with clock.stage("window_summaries"):
-            windowed = self.windows.answer(req, analysis)
+            windowed = None if anchor is not None else self.windows.answer(req, analysis)
         if windowed is not None:  # "what happened on cam2 this morning?": the window's summary
             clock.check("returning the answer")
             draft = Draft(answer=windowed.answer, confidence=windowed.confidence, source="gist")
@@ -291,6 +296,17 @@ class MemoryQA:
                 # "was there music?": the kind of sound is all it names ("music" is a cue word)
                 asked = analysis.terms or sorted(sound_words(req.question))
                 yes = yes_answer(asked, self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader))
+        at_moment = None
+        if (anchor is not None and not req.options and not analysis.object_terms and shape.focus == "any"
+                and not (shape.order or shape.counts or shape.gist or shape.asks_stream)):
+            # "what was said 20 seconds in?": what the memory holds then, of the kind asked
+            with clock.stage("at_a_moment"):
+                t0, t1 = req.scope.t_min or 0.0, req.scope.t_max or anchor.seconds
+                units = [u for sid in reader.streams_in(req.scope) for u in self.structured.units_between(sid, t0, t1, reader)
+                         if min(u.t_end, t1) >= max(u.t_start, t0)]
+                at_moment = moment_answer(units, anchor.seconds,
+                                          moment_modalities(req.question, analysis.preferred_modalities,
+                                                            analysis.asks_text))
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
         answerer = self.answerer.for_request(clock.remaining)
@@ -301,8 +317,8 @@ class MemoryQA:
             fast = Draft(answer="", confidence=0.0, caps={"evidence": 0.0})
         trace = Trace(analysis=analysis, fast=fast)
 
-        if yes is not None:
-            final, pathway = yes, Pathway.DETAILED
+        if yes is not None or at_moment is not None:
+            final, pathway = yes or at_moment, Pathway.DETAILED
         elif fast.found and fast.confidence >= s.fast_confidence_tau and not structured:
             final, pathway = fast, Pathway.FAST
         else:
@@ -410,8 +426,33 @@ class MemoryQA:
             fast_confidence=round(float(fast.confidence), 4),
             timings_ms=clock.finish(),
         )
+        if anchor is not None:
+            trace.notes["anchor"] = {"seconds": anchor.seconds, "phrase": anchor.phrase,
+                                     "scope": [req.scope.t_min, req.scope.t_max]}
         self._after_request()
         return result, trace
+
+    def _at_a_moment(self, req: AskRequest) -> tuple[AskRequest, TimeAnchor | None]:
+        """``req`` scoped to the seconds around the moment of stream time its question names
+        (retrieval/time_anchor.py), its question without the time phrase; as it is otherwise."""
+        anchor = time_anchor(req.question)
+        if anchor is None:
+            return req, None
+        reader = MemoryReader(self.c.store)
+        streams = reader.streams_in(req.scope)
+        named = stream_named_in(req.question, streams)
+        ends = [e for e in (reader.stream_end(sid) for sid in ([named] if named else streams)) if e]
+        if not anchored_to(req.question, anchor, named is not None, max(ends) if ends else None):
+            return req, None
+        lo, hi = anchor.window()
+        scope = req.scope
+        t_min = lo if scope.t_min is None else max(lo, scope.t_min)
+        t_max = hi if scope.t_max is None else min(hi, scope.t_max)
+        if t_max < t_min:  # a moment outside the asked scope: nothing there
+            t_min = t_max = hi
+        ids = (named,) if named else scope.stream_ids
+        return replace(req, question=without_anchor(req.question, anchor),
+                       scope=Scope(stream_ids=ids, t_min=t_min, t_max=t_max)), anchor
 
     def _option_sentences(self, analysis: QueryAnalysis, q_vec: np.ndarray, req: AskRequest,
                           recall: Recall, reader: MemoryReader) -> None:

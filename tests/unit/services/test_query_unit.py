@@ -207,3 +207,17 @@ def test_a_whether_question_is_answered_yes_at_the_moment_or_refused(qa: MemoryQ
         assert answer == NOTHING_FOUND, (never, answer)
     # a question asking *what* keeps its ordinary answer
     assert "eleven" in qa.ask(AskRequest("When does the train to Oxford leave?")).answer.lower()
+
+
+def test_a_question_about_a_moment_of_the_recording_is_answered_from_that_moment(qa: MemoryQA) -> None:
+    """"What was said 12 seconds into the recording?" quotes what was said then, not the
+    sentence most like the question; the time is the recording's only where it says so."""
+    kitchen = Scope(stream_ids=("kitchen",))
+    for question in ("What was said 12 seconds into the recording?", "What was said at 0:12?"):
+        result, trace = qa.ask_traced(AskRequest(question, scope=kitchen))
+        assert result.answer.startswith('said: "We had a picnic'), (question, result.answer)
+        assert result.evidence and result.evidence[0].segment_id == memory_id("kitchen", 10.0)
+        assert trace.notes["anchor"]["scope"] == [7.0, 17.0]
+    # a time of day said in a question is no place in the recording
+    result, trace = qa.ask_traced(AskRequest("Which train leaves at 11:20?"))
+    assert "anchor" not in trace.notes
