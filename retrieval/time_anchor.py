@@ -98,3 +98,16 @@ def without_anchor(question: str, anchor: TimeAnchor) -> str:
                  count=1, flags=re.I) if anchor.explicit else out
     out = re.sub(r"\s+([?.!,])", r"\1", " ".join(out.split())).strip(" ,;:")
     return out[:1].upper() + out[1:]
+
+
+# "what was said last?", "the first sign shown", "at the end of the recording": an end of the
+# recording itself (not "closing time" or "when does it begin?", which name things said)
+_EDGE_END = re.compile(r"\b(?:last|final|latest|(?:at|in|near|towards?)\s+the\s+(?:very\s+)?end)\b", re.I)
+_EDGE_START = re.compile(
+    r"\b(?:first|earliest|(?:at|in|near|towards?)\s+the\s+(?:very\s+)?(?:start|beginning))\b", re.I)
+
+
+def recording_edge(question: str) -> str | None:
+    """"end" or "start" when ``question`` asks for what came last (first) in a recording."""
+    end, start = bool(_EDGE_END.search(question)), bool(_EDGE_START.search(question))
+    return ("end" if end else "start") if end != start else None

@@ -84,7 +84,13 @@ from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer, asks
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
-from episodic.retrieval.time_anchor import TimeAnchor, anchored_to, time_anchor, without_anchor
+from episodic.retrieval.time_anchor import (
+    TimeAnchor,
+    anchored_to,
+    recording_edge,
+    time_anchor,
+    without_anchor,
+)
 from episodic.retrieval.video_grid import format_time
 from episodic.retrieval.word_candidates import (
     WordCandidates,
@@ -97,6 +103,8 @@ from episodic.retrieval.word_candidates import (
 from episodic.services.look_again import LookAgain
 from episodic.services.window_answer import WindowAnswerer
 
+# "what was said last?": the stream's last this many seconds are read first, then twice as many
+END_WINDOW_S = 60.0
 SEARCH_HITS = 10  # moments asked for when inspect has no recall to start from
 INSPECT_RESERVE_S = 0.5  # of a request's deadline, kept for answering after looking
 WHEN_SPAN_S = 4.0  # evidence longer than this does not say when to the second
@@ -297,16 +305,22 @@ class MemoryQA:
                 asked = analysis.terms or sorted(sound_words(req.question))
                 yes = yes_answer(asked, self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader))
         at_moment = None
-        if (anchor is not None and not req.options and not analysis.object_terms and shape.focus == "any"
+        if (not req.options and not analysis.object_terms and shape.focus == "any"
                 and not (shape.order or shape.counts or shape.gist or shape.asks_stream)):
-            # "what was said 20 seconds in?": what the memory holds then, of the kind asked
-            with clock.stage("at_a_moment"):
-                t0, t1 = req.scope.t_min or 0.0, req.scope.t_max or anchor.seconds
-                units = [u for sid in reader.streams_in(req.scope) for u in self.structured.units_between(sid, t0, t1, reader)
-                         if min(u.t_end, t1) >= max(u.t_start, t0)]
-                at_moment = moment_answer(units, anchor.seconds,
-                                          moment_modalities(req.question, analysis.preferred_modalities,
-                                                            analysis.asks_text))
+            kinds = moment_modalities(req.question, analysis.preferred_modalities, analysis.asks_text)
+            edge = recording_edge(req.question)
+            if anchor is not None:
+                # "what was said 20 seconds in?": what the memory holds then, of the kind asked
+                with clock.stage("at_a_moment"):
+                    t0, t1 = req.scope.t_min or 0.0, req.scope.t_max or anchor.seconds
+                    units = [u for sid in reader.streams_in(req.scope)
+                             for u in self.structured.units_between(sid, t0, t1, reader)
+                             if min(u.t_end, t1) >= max(u.t_start, t0)]
+                    at_moment = moment_answer(units, anchor.seconds, kinds)
+            elif edge is not None and (named or len(in_scope) == 1):
+                # "what was said last in library-cam?": the stream's last (first) of the kind asked
+                with clock.stage("at_an_end"):
+                    at_moment = self._at_an_end(named or in_scope[0], edge, kinds, req.scope, reader)
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
         answerer = self.answerer.for_request(clock.remaining)
@@ -431,6 +445,27 @@ class MemoryQA:
                                      "scope": [req.scope.t_min, req.scope.t_max]}
         self._after_request()
         return result, trace
+
+    def _at_an_end(self, stream_id: str, position: str, kinds: tuple[str, ...], scope: Scope,
+                   reader: MemoryReader) -> Draft | None:
+        """What a stream holds of the kinds asked nearest its end (or start): read back from
+        there over a window that doubles (from END_WINDOW_S) until it holds one of them, so the
+        last sign shown an hour before the end is still found."""
+        end = reader.stream_end(stream_id)
+        if end is None:
+            return None
+        lo_all = scope.t_min if scope.t_min is not None else 0.0
+        hi_all = min(end, scope.t_max) if scope.t_max is not None else end
+        width = END_WINDOW_S
+        while True:
+            lo, hi = (max(lo_all, hi_all - width), hi_all) if position == "end" else (lo_all, min(hi_all, lo_all + width))
+            units = [u for u in self.structured.units_between(stream_id, lo, hi, reader)
+                     if u.modality in kinds and u.modality != "summary"]
+            if units or (lo <= lo_all and hi >= hi_all):
+                break
+            width *= 2
+        edge = max((u.t_end for u in units), default=hi) if position == "end" else min((u.t_start for u in units), default=lo)
+        return moment_answer(units, edge, kinds)
 
     def _at_a_moment(self, req: AskRequest) -> tuple[AskRequest, TimeAnchor | None]:
         """``req`` scoped to the seconds around the moment of stream time its question names

@@ -49,3 +49,17 @@ def test_a_clock_time_is_the_recordings_only_where_nothing_else_can_be_meant() -
     explicit = "What was said 20 seconds into the video?"
     assert anchored_to(explicit, time_anchor(explicit), False, None)
     assert not anchored_to("x", None, True, 100.0)
+
+
+@pytest.mark.parametrize("question, edge", [
+    ("What was said last in library-cam?", "end"), ("What is the last thing said?", "end"),
+    ("What did someone say at the end of the recording?", "end"), ("What was the first sign shown?", "start"),
+    ("What was shown at the very beginning?", "start"),
+    # words of things said, not an end of the recording
+    ("What closing time was written on the sign?", None), ("When does the poetry reading begin?", None),
+    ("What was said first and what last?", None),
+])
+def test_an_end_of_the_recording_asked_about(question: str, edge: str | None) -> None:
+    from episodic.retrieval.time_anchor import recording_edge
+
+    assert recording_edge(question) == edge

@@ -221,3 +221,12 @@ def test_a_question_about_a_moment_of_the_recording_is_answered_from_that_moment
     # a time of day said in a question is no place in the recording
     result, trace = qa.ask_traced(AskRequest("Which train leaves at 11:20?"))
     assert "anchor" not in trace.notes
+
+
+def test_what_was_said_last_or_first_is_the_streams_last_or_first_sentence(qa: MemoryQA) -> None:
+    qa.c.store.upsert_stream(StreamInfo("kitchen", memories=2, t_end=18.0))
+    kitchen = Scope(stream_ids=("kitchen",))
+    last = qa.ask(AskRequest("What was said last?", scope=kitchen))
+    assert last.answer.startswith('said: "We had a picnic'), last.answer
+    first = qa.ask(AskRequest("What was the first thing said?", scope=kitchen))
+    assert first.answer.startswith('said: "The train to Oxford'), first.answer
