@@ -47,6 +47,7 @@ from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft, quotes_for
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE
 from episodic.reasoning.moment_answer import moment_answer, moment_modalities
+from episodic.reasoning.recording_facts import asks_about_the_recording, recording_fact
 from episodic.reasoning.short_answer import clean_value
 from episodic.reasoning.structured import (
     StructuredAnswerer,
@@ -305,7 +306,15 @@ class MemoryQA:
                 asked = analysis.terms or sorted(sound_words(req.question))
                 yes = yes_answer(asked, self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader))
         at_moment = None
-        if (not req.options and not analysis.object_terms and shape.focus == "any"
+        if not req.options and asks_about_the_recording(req.question):
+            # "how long was the screen dark?", "how many people were on screen?": the structure
+            with clock.stage("recording_facts"):
+                streams = [named] if named else reader.streams_in(req.scope)
+                memories = [m for sid in streams for m in self.c.store.list_memories(
+                    sid, t_min=req.scope.t_min, t_max=req.scope.t_max)]
+                at_moment = recording_fact(req.question, streams, memories,
+                                           {sid: reader.stream_end(sid) for sid in streams})
+        elif (not req.options and not analysis.object_terms and shape.focus == "any"
                 and not (shape.order or shape.counts or shape.gist or shape.asks_stream)):
             kinds = moment_modalities(req.question, analysis.preferred_modalities, analysis.asks_text)
             edge = recording_edge(req.question)

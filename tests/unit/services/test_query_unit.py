@@ -230,3 +230,11 @@ def test_what_was_said_last_or_first_is_the_streams_last_or_first_sentence(qa: M
     assert last.answer.startswith('said: "We had a picnic'), last.answer
     first = qa.ask(AskRequest("What was the first thing said?", scope=kitchen))
     assert first.answer.startswith('said: "The train to Oxford'), first.answer
+
+
+def test_a_question_about_the_recordings_is_answered_from_their_structure(qa: MemoryQA) -> None:
+    for sid, end in (("kitchen", 18.0), ("garage", 18.0)):
+        qa.c.store.upsert_stream(StreamInfo(sid, memories=2, t_end=end))
+    assert qa.ask(AskRequest("How many recordings are there?")).answer.startswith("2 (")
+    length = qa.ask(AskRequest("How long is the kitchen recording?", scope=Scope(stream_ids=("kitchen",))))
+    assert length.answer == "18 s (kitchen)", length.answer
