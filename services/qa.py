@@ -81,7 +81,7 @@ from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.listen_targets import about_speech, about_the_question
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
 from episodic.retrieval.moments import MomentSearch, says_all
-from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer, asks_yes_or_no
+from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer, asks_yes_or_no, term_set
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
@@ -303,7 +303,8 @@ class MemoryQA:
             # "was there a picture of a cat?": yes with the moment that surely shows it
             with clock.stage("yes_or_no"):
                 # "was there music?": the kind of sound is all it names ("music" is a cue word)
-                asked = analysis.terms or sorted(sound_words(req.question))
+                place = term_set(named.replace("-", " ").replace("_", " ")) if named else set()
+                asked = [t for t in analysis.terms if t not in place] or sorted(sound_words(req.question))
                 yes = yes_answer(asked, self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader))
         at_moment = None
         if not req.options and asks_about_the_recording(req.question):

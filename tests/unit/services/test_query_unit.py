@@ -207,6 +207,14 @@ def test_a_whether_question_is_answered_yes_at_the_moment_or_refused(qa: MemoryQ
         assert answer == NOTHING_FOUND, (never, answer)
     # a question asking *what* keeps its ordinary answer
     assert "eleven" in qa.ask(AskRequest("When does the train to Oxford leave?")).answer.lower()
+    # the recording a whether-question names is where to look, not a thing to find said
+    m, e = _memory(qa.c.embedder, "north-cam", 0.0, "A red bicycle leans on the fence by the gate.")
+    qa.c.store.upsert_memories([m])
+    qa.c.store.upsert_events([e])
+    for sid in ("kitchen", "garage", "north-cam"):
+        qa.c.store.upsert_stream(StreamInfo(sid, memories=1, t_end=18.0))
+    named = qa.ask(AskRequest("Did anyone mention a bicycle in north-cam?"))
+    assert named.answer.startswith("Yes: speech:") and "bicycle" in named.answer, named.answer
 
 
 def test_a_question_about_a_moment_of_the_recording_is_answered_from_that_moment(qa: MemoryQA) -> None:
