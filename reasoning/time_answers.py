@@ -199,6 +199,11 @@ class TimeAnswers(StructuredBase):
         shape = analysis.shape
         if shape.order not in ("after", "before") or not shape.anchor:
             return None
+        named = self.named_stream(analysis.question, reader.streams_in(scope))
+        if named is not None:
+            # "… right after the screen went dark in garden-cam?": that stream's moment
+            scope = Scope(stream_ids=(named,), t_min=scope.t_min, t_max=scope.t_max)
+            recall = [u for u in recall if u.stream_id == named]
         cands = self._candidates(shape.anchor, scope, reader, recall)
         if not cands:
             return None

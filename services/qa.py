@@ -261,7 +261,12 @@ class MemoryQA:
             q_vec, analysis = self._analyse(req.question)
             analysis.shape = question_shape(req.question, len(req.options))
         with clock.stage("window_summaries"):
-            windowed = None if anchor is not None else self.windows.answer(req, analysis)
+            # "what happened right after the screen went dark in cam2?" asks for one moment
+            # placed against another, not for the stream's summary
+            sh = analysis.shape
+            placed = anchor is not None or bool(sh.order or sh.said_while_dark or sh.pictured_while
+                                                or sh.said_while_pictured)
+            windowed = None if placed else self.windows.answer(req, analysis)
         if windowed is not None:  # "what happened on cam2 this morning?": the window's summary
             clock.check("returning the answer")
             draft = Draft(answer=windowed.answer, confidence=windowed.confidence, source="gist")

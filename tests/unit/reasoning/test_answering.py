@@ -2346,3 +2346,27 @@ def test_a_value_said_of_another_thing_does_not_answer_the_option_question():
     assert draft.confidence <= 0.5, draft
     alone = answerer.choose(analysis, options, [other], NOT_ASKED, "")
     assert alone.choice_index == 0 and alone.caps["support"] > OBJECT_ELSEWHERE, alone
+
+
+def test_an_order_question_naming_a_stream_places_its_anchor_in_that_stream():
+    """"What was said right after the screen went dark in garden-cam?": garden-cam's dark
+    stretch, not an earlier one elsewhere."""
+    from episodic.core.query import Scope
+
+    memories = [
+        _memory("library-cam", 0.0, ["Quiet please."], dark=True),
+        _memory("library-cam", 10.0, ["The poetry reading starts soon."]),
+        _memory("garden-cam", 0.0, ["The robin is back."]),
+        _memory("garden-cam", 10.0, [], dark=True),
+        _memory("garden-cam", 20.0, ["Water the tomato plants now."]),
+    ]
+    from episodic.retrieval.detailed import units_of
+
+    answerer, reader = _structured(memories, embed=True)
+    everything = [u for m in memories for u in units_of(m, None, False) if u.modality != "summary"]
+    # feature search stands in: every unit of the streams in scope
+    answerer._candidates = lambda text, scope, reader, extra: [
+        u for u in everything if not scope.stream_ids or u.stream_id in scope.stream_ids]
+    question = "What was said right after the screen went dark in garden-cam?"
+    draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("Water the tomato plants"), draft

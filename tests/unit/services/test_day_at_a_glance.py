@@ -330,6 +330,9 @@ def test_other_questions_keep_the_usual_way(hour: Components) -> None:
         (f"What did {w1.name} say about the ladle?", {}),
         ("What is the cam2 recording mostly about?", {}),
         ("What happened in the last hour?", {"options": ("cooking", "sailing")}),
+        # one moment placed against another, and a moment of the stream's own time
+        ("What happened right after the screen went dark on cam2?", {}),
+        ("What happened at the 20-minute mark on cam2?", {}),
     ]:
         _, trace = _ask(hour, question, **kw)
         assert "windows" not in trace.notes, question
