@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 ANCHOR_HALF_WIDTH_S = 5.0  # looked at either side of the asked second: a sentence or a key frame
+_RECORDING = r"(?:recording|video|clip|stream|footage)"
 
 _STAMP = re.compile(
     r"\b(?:at|around|about|near|by)\s+(?:the\s+)?(\d{1,2}):(\d{2})(?::(\d{2}))?(?!\s*(?:am|pm|a\.m|p\.m|o'clock))\b"
@@ -26,14 +27,13 @@ _STAMP = re.compile(
 )
 _UNITS_IN = re.compile(
     r"\b(?:(\d+)\s*(?:minutes?|mins?)\s*(?:and\s+)?)?(?:(\d+)\s*(?:seconds?|secs?))?\s+(?:in|into)\b"
-    r"(?:\s+(?:the|this)\s+(?:recording|video|clip|stream|footage))?",
+    rf"(?:\s+(?:the|this)\s+{_RECORDING})?",
     re.I,
 )
 _MARK = re.compile(r"\b(?:at\s+)?the\s+(\d+)[- ](second|minute)\s+mark\b", re.I)
 # words that say a time is the recording's own
 _RECORDING_TIME = re.compile(
-    r"\b(?:mark|timestamp|time\s*code|into\s+(?:the|this)\s+(?:recording|video|clip|stream|footage)|"
-    r"of\s+(?:the|this)\s+(?:recording|video|clip|footage)|seconds?\s+in|minutes?\s+in)\b",
+    rf"\b(?:mark|timestamp|time\s*code|(?:into|of)\s+(?:the|this)\s+{_RECORDING}|seconds?\s+in|minutes?\s+in)\b",
     re.I,
 )
 # what a question about a moment asks: what was there then
@@ -94,7 +94,7 @@ def anchored_to(question: str, anchor: TimeAnchor | None, names_a_recording: boo
 def without_anchor(question: str, anchor: TimeAnchor) -> str:
     """``question`` without its time phrase, so its words are what it asks about."""
     out = question.replace(anchor.phrase, " ", 1)
-    out = re.sub(r"\s+(?:into|in|of)\s+(?:the|this)\s+(?:recording|video|clip|stream|footage)\b", " ", out,
+    out = re.sub(rf"\s+(?:into|in|of)\s+(?:the|this)\s+{_RECORDING}\b", " ", out,
                  count=1, flags=re.I) if anchor.explicit else out
     out = re.sub(r"\s+([?.!,])", r"\1", " ".join(out.split())).strip(" ,;:")
     return out[:1].upper() + out[1:]

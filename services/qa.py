@@ -46,16 +46,13 @@ from episodic.core.query import (
 from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft, quotes_for_a_value
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE
-from episodic.reasoning.moment_answer import moment_answer, moment_modalities
-from episodic.reasoning.recording_facts import asks_about_the_recording, recording_fact
 from episodic.reasoning.short_answer import clean_value
 from episodic.reasoning.structured import (
     StructuredAnswerer,
     asks_pictured,
     option_streams,
-    sound_words,
 )
-from episodic.reasoning.yes_no import YES_LOOKED, beside_the_question, yes_answer, yes_from_evidence
+from episodic.reasoning.yes_no import beside_the_question, yes_from_evidence
 from episodic.retrieval.association import CrossModalAssociation
 from episodic.retrieval.by_example import (
     Example,
@@ -81,17 +78,10 @@ from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.listen_targets import about_speech, about_the_question
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
 from episodic.retrieval.moments import MomentSearch, says_all
-from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer, asks_yes_or_no, term_set
+from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
-from episodic.retrieval.time_anchor import (
-    TimeAnchor,
-    anchored_to,
-    recording_edge,
-    time_anchor,
-    without_anchor,
-)
 from episodic.retrieval.video_grid import format_time
 from episodic.retrieval.word_candidates import (
     WordCandidates,
@@ -101,11 +91,10 @@ from episodic.retrieval.word_candidates import (
     says_one_of,
     says_option_words,
 )
+from episodic.services.direct_answers import DirectAnswers
 from episodic.services.look_again import LookAgain
 from episodic.services.window_answer import WindowAnswerer
 
-# "what was said last?": the stream's last this many seconds are read first, then twice as many
-END_WINDOW_S = 60.0
 SEARCH_HITS = 10  # moments asked for when inspect has no recall to start from
 INSPECT_RESERVE_S = 0.5  # of a request's deadline, kept for answering after looking
 WHEN_SPAN_S = 4.0  # evidence longer than this does not say when to the second
@@ -210,6 +199,8 @@ class MemoryQA:
         self.look = LookAgain(components, lambda q, scope, k: self.search(q, scope, k))
         # SUMMARY questions about a window of time: the stored summary windows (issue 17)
         self.windows = WindowAnswerer(store, self.settings)
+        # whether-questions, moments of stream time, the recordings themselves
+        self.direct = DirectAnswers(store, self.moments, self.structured)
         self._store_warm = False
 
     def prepare(self) -> None:
@@ -257,7 +248,7 @@ class MemoryQA:
         with clock.stage("analysis"):
             # "what was on screen at 0:50 in garden-cam?": the seconds around it, the question
             # without its time
-            req, anchor = self._at_a_moment(req)
+            req, anchor = self.direct.scoped_to_moment(req)
             q_vec, analysis = self._analyse(req.question)
             analysis.shape = question_shape(req.question, len(req.options))
         with clock.stage("window_summaries"):
@@ -301,41 +292,11 @@ class MemoryQA:
             bool(req.options)
             and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
         ) or asks_pictured(analysis) or bool(req.options and shape.pictured_while) or bool(shape.said_while_pictured)
-        yes, asked = None, []
-        if (not req.options and asks_yes_or_no(req.question)
-                and not (shape.order or shape.counts or shape.gist or shape.asks_stream or shape.said_while_dark
-                         or shape.pictured_while or shape.said_while_pictured)):
-            # "was there a picture of a cat?": yes with the moment that surely shows it
-            with clock.stage("yes_or_no"):
-                # "was there music?": the kind of sound is all it names ("music" is a cue word)
-                place = term_set(named.replace("-", " ").replace("_", " ")) if named else set()
-                asked = [t for t in analysis.terms if t not in place] or sorted(sound_words(req.question))
-                yes = yes_answer(asked, self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader))
-        at_moment = None
-        if not req.options and asks_about_the_recording(req.question):
-            # "how long was the screen dark?", "how many people were on screen?": the structure
-            with clock.stage("recording_facts"):
-                streams = [named] if named else reader.streams_in(req.scope)
-                memories = [m for sid in streams for m in self.c.store.list_memories(
-                    sid, t_min=req.scope.t_min, t_max=req.scope.t_max)]
-                at_moment = recording_fact(req.question, streams, memories,
-                                           {sid: reader.stream_end(sid) for sid in streams})
-        elif (not req.options and not analysis.object_terms and shape.focus == "any"
-                and not (shape.order or shape.counts or shape.gist or shape.asks_stream)):
-            kinds = moment_modalities(req.question, analysis.preferred_modalities, analysis.asks_text)
-            edge = recording_edge(req.question)
-            if anchor is not None:
-                # "what was said 20 seconds in?": what the memory holds then, of the kind asked
-                with clock.stage("at_a_moment"):
-                    t0, t1 = req.scope.t_min or 0.0, req.scope.t_max or anchor.seconds
-                    units = [u for sid in reader.streams_in(req.scope)
-                             for u in self.structured.units_between(sid, t0, t1, reader)
-                             if min(u.t_end, t1) >= max(u.t_start, t0)]
-                    at_moment = moment_answer(units, anchor.seconds, kinds)
-            elif edge is not None and (named or len(in_scope) == 1):
-                # "what was said last in library-cam?": the stream's last (first) of the kind asked
-                with clock.stage("at_an_end"):
-                    at_moment = self._at_an_end(named or in_scope[0], edge, kinds, req.scope, reader)
+        with clock.stage("direct"):
+            # whether-questions, moments of stream time, a recording's ends, its length and
+            # counts: read off the memory's structure (services/direct_answers.py)
+            yes, asked = self.direct.whether(req, analysis, q_vec, named, reader)
+            direct = yes or self.direct.read_off(req, analysis, anchor, named, in_scope, reader)
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
         answerer = self.answerer.for_request(clock.remaining)
@@ -346,8 +307,8 @@ class MemoryQA:
             fast = Draft(answer="", confidence=0.0, caps={"evidence": 0.0})
         trace = Trace(analysis=analysis, fast=fast)
 
-        if yes is not None or at_moment is not None:
-            final, pathway = yes or at_moment, Pathway.DETAILED
+        if direct is not None:
+            final, pathway = direct, Pathway.DETAILED
         elif fast.found and fast.confidence >= s.fast_confidence_tau and not structured:
             final, pathway = fast, Pathway.FAST
         else:
@@ -460,49 +421,6 @@ class MemoryQA:
                                      "scope": [req.scope.t_min, req.scope.t_max]}
         self._after_request()
         return result, trace
-
-    def _at_an_end(self, stream_id: str, position: str, kinds: tuple[str, ...], scope: Scope,
-                   reader: MemoryReader) -> Draft | None:
-        """What a stream holds of the kinds asked nearest its end (or start): read back from
-        there over a window that doubles (from END_WINDOW_S) until it holds one of them, so the
-        last sign shown an hour before the end is still found."""
-        end = reader.stream_end(stream_id)
-        if end is None:
-            return None
-        lo_all = scope.t_min if scope.t_min is not None else 0.0
-        hi_all = min(end, scope.t_max) if scope.t_max is not None else end
-        width = END_WINDOW_S
-        while True:
-            lo, hi = (max(lo_all, hi_all - width), hi_all) if position == "end" else (lo_all, min(hi_all, lo_all + width))
-            units = [u for u in self.structured.units_between(stream_id, lo, hi, reader)
-                     if u.modality in kinds and u.modality != "summary"]
-            if units or (lo <= lo_all and hi >= hi_all):
-                break
-            width *= 2
-        edge = max((u.t_end for u in units), default=hi) if position == "end" else min((u.t_start for u in units), default=lo)
-        return moment_answer(units, edge, kinds)
-
-    def _at_a_moment(self, req: AskRequest) -> tuple[AskRequest, TimeAnchor | None]:
-        """``req`` scoped to the seconds around the moment of stream time its question names
-        (retrieval/time_anchor.py), its question without the time phrase; as it is otherwise."""
-        anchor = time_anchor(req.question)
-        if anchor is None:
-            return req, None
-        reader = MemoryReader(self.c.store)
-        streams = reader.streams_in(req.scope)
-        named = stream_named_in(req.question, streams)
-        ends = [e for e in (reader.stream_end(sid) for sid in ([named] if named else streams)) if e]
-        if not anchored_to(req.question, anchor, named is not None, max(ends) if ends else None):
-            return req, None
-        lo, hi = anchor.window()
-        scope = req.scope
-        t_min = lo if scope.t_min is None else max(lo, scope.t_min)
-        t_max = hi if scope.t_max is None else min(hi, scope.t_max)
-        if t_max < t_min:  # a moment outside the asked scope: nothing there
-            t_min = t_max = hi
-        ids = (named,) if named else scope.stream_ids
-        return replace(req, question=without_anchor(req.question, anchor),
-                       scope=Scope(stream_ids=ids, t_min=t_min, t_max=t_max)), anchor
 
     def _option_sentences(self, analysis: QueryAnalysis, q_vec: np.ndarray, req: AskRequest,
                           recall: Recall, reader: MemoryReader) -> None:
