@@ -155,6 +155,25 @@ def quotes_for_a_value(draft: Draft, analysis: QueryAnalysis) -> bool:
                 and top.modality in analysis.preferred_modalities)
 
 
+# "why was Maria late?", "how come the ferry left early?", "for what reason …": asks for a reason
+_WHY = re.compile(r"^\s*(?:why\b|how\s+come\b|for\s+what\s+reason\b|what\s+was\s+the\s+reason\b)", re.I)
+
+
+def explains_nothing(draft: Draft, analysis: QueryAnalysis) -> bool:
+    """Whether a free-text answer to a question asking *why* rests on evidence holding none of
+    what is to be explained, only the person it names: "Why was Maria late?" answered "need
+    the umbrella" from "If you need the umbrella, Maria keeps it at the waiting room." is a
+    sentence about Maria, not a reason she was late (on the ten dev stores, 8 of 10 answers
+    to questions about what was never recorded, worded as no generated set words them, were
+    such whys)."""
+    if draft.choice_index is not None or not draft.support or not _WHY.match(analysis.question):
+        return False
+    names = {stem for stem, word in analysis.key_terms.items() if word[:1].isupper()}
+    asked = [t for t in analysis.terms if t not in names]
+    top = draft.support[0]
+    return bool(asked) and not any(t in top.terms or t in top.fuzzy_terms for t in asked)
+
+
 def _quote(unit: Unit) -> str:
     """The evidence itself as an answer, in words a person reads naturally."""
     text = unit.text.rstrip()

@@ -43,7 +43,13 @@ from episodic.core.query import (
     QueryType,
     Scope,
 )
-from episodic.reasoning.answer import NOTHING_FOUND, Answerer, Draft, quotes_for_a_value
+from episodic.reasoning.answer import (
+    NOTHING_FOUND,
+    Answerer,
+    Draft,
+    explains_nothing,
+    quotes_for_a_value,
+)
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE
 from episodic.reasoning.short_answer import clean_value
@@ -388,6 +394,7 @@ class MemoryQA:
         trace.notes["signals"] = signals
         nothing = final.choice_index is None and (final.confidence < NOTHING_BELOW or about_another_thing(final)
                                                   or quotes_for_a_value(final, analysis)
+                                                  or explains_nothing(final, analysis)
                                                   or (yes is None and beside_the_question(asked, final)))
         if not final.found or nothing:
             # no evidence, or none that bears on the question: say so rather than quote noise

@@ -87,3 +87,4 @@ def test_words_asked_apart_may_be_heard_as_one_and_ordinary_evidence_holding_the
     assert yes_from_evidence(terms, draft("summary", "Someone says the lawn mower is here.")) is None
     assert yes_from_evidence(terms, draft("speech", "The lawn is wet.")) is None
     assert yes_from_evidence(terms, Draft("", 0.0)) is None
+
