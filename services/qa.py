@@ -47,6 +47,7 @@ from episodic.reasoning.answer import (
     NOTHING_FOUND,
     Answerer,
     Draft,
+    colour_seen_for_someone,
     explains_nothing,
     quotes_for_a_value,
 )
@@ -395,6 +396,7 @@ class MemoryQA:
         nothing = final.choice_index is None and (final.confidence < NOTHING_BELOW or about_another_thing(final)
                                                   or quotes_for_a_value(final, analysis)
                                                   or explains_nothing(final, analysis)
+                                                  or colour_seen_for_someone(final, analysis)
                                                   or (yes is None and beside_the_question(asked, final)))
         if not final.found or nothing:
             # no evidence, or none that bears on the question: say so rather than quote noise
