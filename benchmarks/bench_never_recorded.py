@@ -11,6 +11,7 @@ were answered, and how many. Choices are seeded by the set's folder, so a run is
     .venv/bin/python benchmarks/bench_qa.py --split dev --seed 4 --root /tmp/qa --reingest
     .venv/bin/python benchmarks/bench_never_recorded.py --root /tmp/qa --seeds 4 5 6 8
     .venv/bin/python benchmarks/bench_never_recorded.py --folders /tmp/qa/v1-s5-n3-m2.5-o-h6 …
+    .venv/bin/python benchmarks/bench_never_recorded.py --more --folders …   (other shapes, session 63)
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ ABOUT_SOMEONE_ELSE = (
     "When is {name} seeing the {role}?", "How many {items} does {name} have?",
 )
 STRANGERS = ("Quentin", "Beatrix")
+# --more (session 63): other shapes still — things of another theme asked about alone, a
+# stranger's doings and things, and why someone named did something never said
+MORE_ABOUT_ANOTHER_THEME = (
+    "Which room is the {event} in?", "What time does the {event} finish?", "How much does the {object} cost?",
+    "Who is meeting the {role}?", "What colour is the {object}?", "Where is the {object} now?",
+    "How many {items} are left?", "Who repaired the {object}?",
+)
+MORE_ABOUT_SOMEONE_ELSE = (
+    "What did {stranger} buy this morning?", "When does {stranger} arrive?", "What colour is {stranger}'s {object}?",
+    "Where did {stranger} go after lunch?", "What is {stranger}'s phone number?", "Why was {name} late?",
+)
+MORE_STRANGERS = ("Quentin", "Beatrix", "Ignatius")
 
 
 def questions(folder: Path, split: str) -> list[str]:
@@ -69,17 +82,40 @@ def questions(folder: Path, split: str) -> list[str]:
     return out
 
 
+def more_questions(folder: Path, split: str) -> list[str]:
+    """``--more``: the set's questions about what was never recorded in the other shapes above."""
+    script = json.loads((folder / split / "script.json").read_text(encoding="utf-8"))
+    rng = random.Random(folder.name + "p2")
+    streams = {rec["stream_id"] for rec in script}
+    said = " ".join(b.get("said") or "" for rec in script for b in rec["beats"])
+    here = [t for t in THEMES[split] if t.stream_id in streams]
+    elsewhere = [t for t in THEMES[split] if t.stream_id not in streams]
+    named = [n for n in NAMES[split] if n in said] or ["Tom"]
+    out = []
+    for form in MORE_ABOUT_ANOTHER_THEME if elsewhere else ():
+        t = rng.choice(elsewhere)
+        out.append(form.format(event=rng.choice(t.events), object=rng.choice(t.objects), role=rng.choice(t.roles),
+                               items=t.items[1][1]))
+    for form in MORE_ABOUT_SOMEONE_ELSE if here else ():
+        t = rng.choice(here)
+        out.append(form.format(stranger=rng.choice(MORE_STRANGERS), object=rng.choice(t.objects), name=rng.choice(named)))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_set_arguments(ap)
     ap.add_argument("--folders", type=Path, nargs="+", help="set folders to read instead of --seeds")
+    ap.add_argument("--more", action="store_true",
+                    help="ask the other shapes (session 63: another theme's things alone, strangers, why) instead")
     args = ap.parse_args()
+    make = more_questions if args.more else questions
     answered = asked = 0
     for folder in args.folders or set_folders(args):
         components = Components(load_settings(data_dir=folder / f"data-{args.split}"))
         qa = MemoryQA(components, warm_after_request=False)
         try:
-            for question in questions(folder, args.split):
+            for question in make(folder, args.split):
                 result = qa.ask(AskRequest(question))
                 asked += 1
                 if not is_abstention(result.answer):
