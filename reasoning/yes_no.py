@@ -34,6 +34,21 @@ YES_LOOKED = 5
 # UNTIL 10 PM …" still is by the sign read "OPEN UNTIL 1O PM")
 KEEP_OVERLAP = 0.5
 _MATCHED = re.compile(r"\s*\(matched: [^)]*\)")
+# "There is no luggage trolley again.": the thing said not to be there is no yes to "was there …"
+_NEGATION = re.compile(r"\b(?:no|not|never|without|none|nobody|nothing)\b|n['’]t\b", re.I)
+NEGATION_REACH = 3  # words before the thing asked about that a negation covers
+
+
+def negates(text: str, terms: Sequence[str]) -> bool:
+    """Whether ``text`` says one of ``terms`` (stems) is not there: a negation within
+    NEGATION_REACH words before it."""
+    words = re.findall(r"[A-Za-z'’]+", text)
+    for i, w in enumerate(words):
+        if term_set(w) & set(terms):
+            before = " ".join(words[max(0, i - NEGATION_REACH):i])
+            if _NEGATION.search(before):
+                return True
+    return False
 _LABEL_OF = {label: modality for modality, label in MODALITY_LABEL.items()}
 
 
@@ -43,10 +58,21 @@ def _modality(why: str) -> str:
     return _LABEL_OF.get(head, "summary")
 
 
-def yes_answer(terms: Sequence[str], moments: Sequence[Moment]) -> Draft | None:
+# "did anyone mention / say / talk about X?" asks about words: "I can't hear the printer" is a mention
+_ABOUT_SAYING = re.compile(r"\b(?:mention\w*|said|say|says|saying|talk\w*|spoke|speak\w*|discuss\w*)\b", re.I)
+
+
+def asks_about_words(question: str) -> bool:
+    """Whether a whether-question asks if something was said (a negated mention still is one)."""
+    return bool(_ABOUT_SAYING.search(question))
+
+
+def yes_answer(terms: Sequence[str], moments: Sequence[Moment], about_words: bool = False) -> Draft | None:
     """"Yes: speech: "…" (cam, 97.4–100.3 s)" from the first of ``moments`` (best first) that
-    surely holds every one of ``terms`` (the question's content stems); ``None`` when none does."""
-    best = next((m for m in moments[:YES_LOOKED] if surely_holds(m, list(terms))), None)
+    surely holds every one of ``terms`` (the question's content stems) and, unless the question
+    is ``about_words``, does not say it was not there; ``None`` when none does."""
+    best = next((m for m in moments[:YES_LOOKED]
+                 if surely_holds(m, list(terms)) and (about_words or not negates(m.why, terms))), None)
     if best is None:
         return None
     why = _MATCHED.sub("", best.why).strip()
@@ -55,14 +81,15 @@ def yes_answer(terms: Sequence[str], moments: Sequence[Moment]) -> Draft | None:
     return _yes(f"Yes: {why}", unit, {"moment": round(float(best.score), 4)})
 
 
-def yes_from_evidence(terms: Sequence[str], draft: Draft) -> Draft | None:
+def yes_from_evidence(terms: Sequence[str], draft: Draft, about_words: bool = False) -> Draft | None:
     """The ordinary answer to a whether-question, as a yes, when the evidence it rests on
     (said, written, seen or heard; not a summary) holds every one of ``terms``: "Look, the
     lawn mower is here." is a yes to "Did anyone mention the lawn mower?", not "Look"."""
     if not draft.found or not draft.support:
         return None
     unit = draft.support[0]
-    if unit.modality not in _LABEL_OF.values() or unit.modality == "summary" or not holds_all(unit.text, list(terms)):
+    if (unit.modality not in _LABEL_OF.values() or unit.modality == "summary" or not holds_all(unit.text, list(terms))
+            or (not about_words and negates(unit.text, terms))):
         return None
     return _yes(f'Yes: {MODALITY_LABEL[unit.modality]}: "{unit.text.strip()}"', unit, {})
 

@@ -23,7 +23,7 @@ from episodic.reasoning.answer import Draft
 from episodic.reasoning.moment_answer import moment_answer, moment_modalities
 from episodic.reasoning.recording_facts import asks_about_the_recording, recording_fact
 from episodic.reasoning.structured import StructuredAnswerer, sound_words
-from episodic.reasoning.yes_no import YES_LOOKED, yes_answer
+from episodic.reasoning.yes_no import YES_LOOKED, asks_about_words, yes_answer
 from episodic.retrieval.detailed import MemoryReader, stream_named_in
 from episodic.retrieval.moments import MomentSearch
 from episodic.retrieval.query_analysis import QueryAnalysis, asks_yes_or_no, term_set
@@ -85,7 +85,8 @@ class DirectAnswers:
         # the kind of sound is all it names ("music" is a cue word)
         place = term_set(named.replace("-", " ").replace("_", " ")) if named else set()
         asked = [t for t in analysis.terms if t not in place] or sorted(sound_words(req.question))
-        return yes_answer(asked, self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader)), asked
+        moments = self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader)
+        return yes_answer(asked, moments, asks_about_words(req.question)), asked
 
     # -- read off the structure -------------------------------------------------------------
     def read_off(self, req: AskRequest, analysis: QueryAnalysis, anchor: TimeAnchor | None, named: str | None,

@@ -59,7 +59,7 @@ from episodic.reasoning.structured import (
     asks_pictured,
     option_streams,
 )
-from episodic.reasoning.yes_no import beside_the_question, yes_from_evidence
+from episodic.reasoning.yes_no import asks_about_words, beside_the_question, yes_from_evidence
 from episodic.retrieval.association import CrossModalAssociation
 from episodic.retrieval.by_example import (
     Example,
@@ -384,7 +384,7 @@ class MemoryQA:
         clock.check("returning the answer")
         if asked and yes is None:
             # the ordinary way found what a whether-question asks about: a yes, not its phrase
-            yes = yes_from_evidence(asked, final)
+            yes = yes_from_evidence(asked, final, asks_about_words(req.question))
             final = yes or final
 
         signals: dict[str, Any] = dict(final.caps)

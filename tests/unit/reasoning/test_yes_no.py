@@ -88,3 +88,18 @@ def test_words_asked_apart_may_be_heard_as_one_and_ordinary_evidence_holding_the
     assert yes_from_evidence(terms, draft("speech", "The lawn is wet.")) is None
     assert yes_from_evidence(terms, Draft("", 0.0)) is None
 
+
+
+def test_a_thing_said_not_to_be_there_is_no_yes_unless_the_question_asks_what_was_said() -> None:
+    from episodic.reasoning.yes_no import asks_about_words, negates
+
+    terms = content_terms("Was there a luggage trolley?")
+    assert negates("There is no luggage trolley again.", terms)
+    assert not negates("Look, the luggage trolley is here.", terms)
+    assert negates("I can't see the luggage trolley.", terms)
+    negated = _moment('speech: "There is no luggage trolley again." (matched: luggage, trolley)')
+    assert yes_answer(terms, [negated]) is None
+    assert asks_about_words("Did anyone mention the luggage trolley?")
+    assert not asks_about_words("Was there a luggage trolley?")
+    mentioned = yes_answer(content_terms("Did anyone mention the luggage trolley?"), [negated], about_words=True)
+    assert mentioned is not None and "no luggage trolley" in mentioned.answer
