@@ -23,7 +23,13 @@ from episodic.reasoning.answer import Draft
 from episodic.reasoning.moment_answer import moment_answer, moment_modalities
 from episodic.reasoning.recording_facts import asks_about_the_recording, recording_fact
 from episodic.reasoning.structured import StructuredAnswerer, sound_words
-from episodic.reasoning.yes_no import YES_LOOKED, asks_about_words, yes_answer
+from episodic.reasoning.yes_no import (
+    YES_LOOKED,
+    asks_about_words,
+    beside_the_question,
+    yes_answer,
+    yes_from_evidence,
+)
 from episodic.retrieval.detailed import MemoryReader, stream_named_in
 from episodic.retrieval.moments import MomentSearch
 from episodic.retrieval.query_analysis import QueryAnalysis, asks_yes_or_no, term_set
@@ -87,6 +93,19 @@ class DirectAnswers:
         asked = [t for t in analysis.terms if t not in place] or sorted(sound_words(req.question))
         moments = self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader)
         return yes_answer(asked, moments, asks_about_words(req.question)), asked
+
+    @staticmethod
+    def settle_whether(question: str, asked: Sequence[str], yes: Draft | None, final: Draft) -> tuple[Draft, bool]:
+        """A whether-question's final answer, and whether to refuse it: the ordinary answer
+        becomes a yes when its own evidence holds every thing ``asked`` ("Look, the lawnmower is
+        here."), and is refused when it holds half of them or less; other questions (no
+        ``asked``) and those already answered yes pass as they are."""
+        if not asked or yes is not None:
+            return final, False
+        found = yes_from_evidence(asked, final, asks_about_words(question))
+        if found is not None:
+            return found, False
+        return final, beside_the_question(asked, final)
 
     # -- read off the structure -------------------------------------------------------------
     def read_off(self, req: AskRequest, analysis: QueryAnalysis, anchor: TimeAnchor | None, named: str | None,

@@ -59,7 +59,6 @@ from episodic.reasoning.structured import (
     asks_pictured,
     option_streams,
 )
-from episodic.reasoning.yes_no import asks_about_words, beside_the_question, yes_from_evidence
 from episodic.retrieval.association import CrossModalAssociation
 from episodic.retrieval.by_example import (
     Example,
@@ -382,10 +381,9 @@ class MemoryQA:
             if looked is not None and (req.inspect or refine or looked.confidence > final.confidence):
                 final, pathway = looked, Pathway.INSPECT
         clock.check("returning the answer")
-        if asked and yes is None:
-            # the ordinary way found what a whether-question asks about: a yes, not its phrase
-            yes = yes_from_evidence(asked, final, asks_about_words(req.question))
-            final = yes or final
+        # a whether-question answered the ordinary way: a yes when its evidence holds what was
+        # asked, refused when it holds too little of it
+        final, off_the_question = self.direct.settle_whether(req.question, asked, yes, final)
 
         signals: dict[str, Any] = dict(final.caps)
         rests_on_hint = bool(final.support) and final.support[0].hinted
@@ -397,7 +395,7 @@ class MemoryQA:
                                                   or quotes_for_a_value(final, analysis)
                                                   or explains_nothing(final, analysis)
                                                   or colour_seen_for_someone(final, analysis)
-                                                  or (yes is None and beside_the_question(asked, final)))
+                                                  or off_the_question)
         if not final.found or nothing:
             # no evidence, or none that bears on the question: say so rather than quote noise
             answer, confidence, evidence, choice = NOTHING_FOUND, 0.0, [], None

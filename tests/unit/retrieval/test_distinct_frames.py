@@ -264,17 +264,15 @@ def test_what_a_picture_nobody_talked_about_showed_is_guessed_where_the_stream_l
         m.metadata = {"models": {"describer": OfflineVisualDescriber.model_id}}
     store = ListingStore(memories)
     answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-    question = "In the cam recording a picture was shown that nobody talked about. What did it show?"
-    terms = content_terms(question)
-    analysis = QueryAnalysis(question, QueryType.VIDEO, {}, "", terms, "any", shape=question_shape(question),
-                             key_terms=key_terms_of(question, terms))
-    draft = answerer.answer(analysis, np.zeros(384), [], [], Scope(), MemoryReader(store))
+    def answer(question: str):
+        terms = content_terms(question)
+        analysis = QueryAnalysis(question, QueryType.VIDEO, {}, "", terms, "any", shape=question_shape(question),
+                                 key_terms=key_terms_of(question, terms))
+        return answerer.answer(analysis, np.zeros(384), [], [], Scope(), MemoryReader(store))
+
+    draft = answer("In the cam recording a picture was shown that nobody talked about. What did it show?")
     assert draft is not None and draft.answer.startswith("Probably a rocket (or: pole, a flag;"), draft
     assert "cam, 0.0–10.0 s" in draft.answer and draft.caps["route"] == 9.0 and draft.confidence <= 0.12
     # asked whether a picture of something else was shown, a guess at this one is no answer
-    question = "In the cam recording, was there a picture of a guitar on screen?"
-    terms = content_terms(question)
-    analysis = QueryAnalysis(question, QueryType.VIDEO, {}, "", terms, "any", shape=question_shape(question),
-                             key_terms=key_terms_of(question, terms))
-    draft = answerer.answer(analysis, np.zeros(384), [], [], Scope(), MemoryReader(store))
+    draft = answer("In the cam recording, was there a picture of a guitar on screen?")
     assert draft is None or not draft.answer.startswith("Probably"), draft
