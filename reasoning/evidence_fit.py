@@ -108,7 +108,7 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
     asked_names = [w for t, w in analysis.key_terms.items() if w[:1].isupper()]
     for sentence in _SENTENCES.split(SUMMARY_LABELS.sub(" ", unit.text)):
         for i, (word, capital) in enumerate(name_words(sentence)):
-            if not capital or stem(word.lower()) in asked or word in _NOT_NAMES:
+            if not capital or stem(word.lower()) in asked or word.lower() in _NOT_NAMES:
                 continue
             if any(loosely_alike(word, name) for name in asked_names):
                 continue  # "Felix" heard as "Philip's": the asked name, misheard
@@ -119,7 +119,7 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
 
 
 _SENTENCES = re.compile(r"(?<=[.!?\"])\s+")
-_NOT_NAMES = frozenset({"I", "OK"})
+_NOT_NAMES = frozenset({"i", "ok"})  # name_words gives words lower-cased
 MISHEARD_NAME_COVERAGE = 1 / 2  # of the question's other content words, in the sentence itself
 
 

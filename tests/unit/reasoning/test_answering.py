@@ -899,6 +899,9 @@ def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands()
     # the name's verb is often misheard with it ("Lucas bought" as "You can pause")
     assert name_maybe_misheard(_with_objects("What number of magazines did Lucas buy this morning?"),
                                _unit("You can pause 15 magazines this morning."))
+    # "I" (and "OK") is no one's name: "Amara ordered" heard as "And I ordered"
+    assert name_maybe_misheard(_with_objects("How many tomato plants did Amara order?"),
+                               _unit("And I ordered 14 tomato plants for the team."))
     answerer = Answerer(lambda: None, scorer=None, settings=Settings().retrieval)
     conf, support, caps = answerer.assess(hannah, "the tool shed", [misheard])
     assert caps["key_terms"] == KEY_NAME_MISHEARD and 0.0 < conf <= KEY_NAME_MISHEARD, caps
