@@ -347,7 +347,8 @@ class Answerer:
         similarity = 1.0 if gist else _ramp(support.support_cos, s.support_cos_min, s.support_cos_full)
         if support.modality == "ocr" and analysis.asks_text:
             similarity = max(similarity, ocr_similarity(support, analysis))
-        terms = analysis.terms
+        # the word naming the kind of answer ("At what *place* …") is not what it is about
+        terms = [t for t in analysis.terms if t not in analysis.kind_terms] or analysis.terms
         found = overlap(terms, support.support_terms)
         missing = round((1.0 - found) * len(terms))
         coverage = 1.0 if missing <= len(terms) // 3 else found

@@ -170,12 +170,31 @@ def _names_a_show(words: Sequence[str], i: int) -> bool:
             and stem(before) not in SOURCE_NOUNS and not _DO_VERBS & set(words[:i]))
 
 
+# Past forms of everyday verbs that no suffix rule reaches: "Where is the watering can kept?"
+# is answered by "… keeps it at the tool shed", "Where did Tom leave the laptop?" by "Tom left
+# the laptop …". (Cue verbs such as said/heard/seen/made stay as written: they mark modalities.)
+_IRREGULAR_PAST = {
+    "kept": "keep", "left": "leave", "bought": "buy", "sold": "sell", "paid": "pay", "told": "tell",
+    "met": "meet", "took": "take", "taken": "take", "gave": "give", "given": "give",
+    "brought": "bring", "wrote": "write", "spoke": "speak", "spoken": "speak", "found": "find",
+    "lost": "lose", "sent": "send", "spent": "spend", "built": "build", "held": "hold",
+    "ate": "eat", "eaten": "eat", "ran": "run", "drove": "drive", "driven": "drive",
+    "broke": "break", "broken": "break", "forgot": "forget", "forgotten": "forget",
+    "chose": "choose", "chosen": "choose", "hid": "hide", "hidden": "hide", "lent": "lend",
+    "fed": "feed", "won": "win", "hung": "hang", "sat": "sit", "stood": "stand", "threw": "throw",
+    "thrown": "throw", "dug": "dig", "swept": "sweep", "fell": "fall", "fallen": "fall",
+    "began": "begin", "begun": "begin", "sang": "sing", "sung": "sing", "taught": "teach",
+    "caught": "catch", "thought": "think", "fought": "fight", "sought": "seek", "flew": "fly",
+    "flown": "fly", "grew": "grow", "grown": "grow", "knew": "know", "known": "know",
+}
+
+
 def stem(word: str) -> str:
     """A deliberately light stemmer: enough to match "apples"/"apple", "leaves"/"leave",
-    "departing"/"depart"; digits are kept as they are."""
+    "departing"/"depart", "kept"/"keeps"; digits are kept as they are."""
     if not word or word[0].isdigit():
         return word
-    w = word
+    w = _IRREGULAR_PAST.get(word, word)
     if len(w) > 4 and w.endswith("ies"):
         w = w[:-3] + "y"
     elif len(w) > 5 and w.endswith("ing"):
@@ -413,6 +432,13 @@ class QueryAnalysis:
         return preferred + ("sound",) if self.asks_sound else preferred
 
     @property
+    def kind_terms(self) -> frozenset[str]:
+        """The stem of the generic noun that names the kind of answer wanted ("place" in "At
+        what place is the watering can kept?", "colour" in "Which colour …"): evidence that
+        answers need not say it (see :func:`answer_kind_terms`)."""
+        return answer_kind_terms(self.question)
+
+    @property
     def names_someone(self) -> bool:
         """The question names a person or place (a capitalised word after its first). Every
         name of three letters counts here; only known given names ("Tom", "Mia") are also
@@ -422,6 +448,18 @@ class QueryAnalysis:
             capital and i > 0 and len(word) == SHORT_NAME_CHARS and word not in STOPWORDS
             for i, (word, capital) in enumerate(name_words(self.question))
         )
+
+
+_WH_NOUN = re.compile(r"\b(?:what|which)\s+([a-z]+)", re.I)
+
+
+@lru_cache(maxsize=4096)
+def answer_kind_terms(question: str) -> frozenset[str]:
+    """Stems of the generic nouns right after "what"/"which" in ``question`` (GENERIC_QUESTION_WORDS:
+    place, colour, time, number, price, room…): they say what kind of answer is wanted, not
+    what it is about."""
+    return frozenset(s for s in (stem(w.lower()) for w in _WH_NOUN.findall(question))
+                     if s in GENERIC_QUESTION_WORDS)
 
 
 def key_terms_of(text: str, terms: Sequence[str]) -> dict[str, str]:

@@ -2373,3 +2373,24 @@ def test_an_order_question_naming_a_stream_places_its_anchor_in_that_stream():
     question = "What was said right after the screen went dark in garden-cam?"
     draft = answerer.next_to(_shaped(question), (), [], Scope(), reader)
     assert draft is not None and draft.answer.startswith("Water the tomato plants"), draft
+
+
+def test_irregular_past_forms_and_the_asked_kind_do_not_cost_coverage():
+    """"At what place is the watering can kept?" over "…, Omar keeps it at the tool shed.":
+    "kept" is "keeps" (no suffix rule reaches it) and "place" only says what kind of answer is
+    wanted; before, two of three question words were missing and the answer was refused."""
+    from episodic.config import Settings
+    from episodic.reasoning.answer import Answerer
+    from episodic.retrieval.query_analysis import answer_kind_terms, stem
+
+    assert stem("kept") == stem("keeps") and stem("left") == stem("leaves") and stem("bought") == stem("buy")
+    assert stem("apples") == stem("apple")  # the suffix rules still apply
+    assert answer_kind_terms("At what place is the watering can kept?") == {stem("place")}
+    assert answer_kind_terms("Which colour should Chen's board be?") == {stem("colour")}
+    assert answer_kind_terms("What did Omar keep in the shed?") == frozenset()
+    a = _with_objects("At what place is the watering can kept?")
+    unit = _unit("If you need the watering can, Omar keeps it at the tool shed.")
+    unit.cos = 0.7
+    answerer = Answerer(lambda: None, scorer=None, settings=Settings().retrieval)
+    conf, _, caps = answerer.assess(a, "the tool shed", [unit])
+    assert caps["coverage"] == 1.0 and conf > 0.5, caps
