@@ -268,7 +268,9 @@ def only_a_bare_hour(text: str) -> bool:
     at 22.") with no "a.m.", "p.m." or "o'clock" after it: what a recogniser leaves of "twenty
     to two" or "eleven fifteen" as often as a real hour, so a guess rather than a time read."""
     found = _number(text, "time")
-    if re.fullmatch(r"\d{1,2}\.0(?:\s*[ap]\.?\s?m\.?)?", found, re.IGNORECASE):  # "at 1.0 a.m." for "one oh five": no clock writes that
+    if re.fullmatch(r"\d{1,2}\.\d(?:\s*[ap]\.?\s?m\.?)?", found, re.IGNORECASE):
+        # "at 1.0 a.m." for "one oh five", "8.8" for "eight forty": no clock writes one digit
+        # of minutes
         return True
     if not re.fullmatch(r"\d{1,2}", found):
         return False

@@ -668,6 +668,8 @@ def test_a_colour_heard_as_other_words_is_a_guessed_span(heard, expected):
         ("The flower show started at 22.", True),  # "twenty to two", misheard
         ("The safety announcement start at 1.0 a.m.", True),  # "one oh five"
         ("The safety announcement starts at 1.0 am.", True),  # the same, another model's spelling
+        ("the safety announcement begin at 8.8 .8.", True),  # "eight forty": one digit of minutes
+        ("The dinner service gets going at 2.5.", True),  # "two oh five"
         ("15", True),
         ("The last train leaves at 9 p.m. today.", False),
         ("We open at 10 o'clock.", False),
