@@ -1,6 +1,6 @@
 """Questions about the recordings themselves rather than what was said in them: how long a
-recording is, how long the screen was dark or a sound went on, how many recordings or signs
-there were, how many people were on screen at once.
+recording is, how long (and when) the screen was dark or a sound went on, how many recordings
+or signs there were and which signs, how many people were on screen at once.
 
 These are answered from the memory's structure (stream ends, the quality gate's dark key
 frames, the sound windows, the on-screen text, the people detectors' counts), never from a
@@ -39,6 +39,8 @@ _SOUND_KINDS = {
 }
 _HOW_MANY_RECORDINGS = re.compile(rf"\bhow\s+many\s+(?:different\s+)?{_RECORDING}s\b", re.I)
 _HOW_MANY_SIGNS = re.compile(r"\bhow\s+many\s+(?:different\s+)?(?:signs|notices|captions|slides)\b", re.I)
+_WHICH_SIGNS = re.compile(r"\b(?:which|what)\s+(?:different\s+)?(?:signs|notices|captions|slides)\b", re.I)
+_WHEN = re.compile(r"^\s*(?:when|at\s+what\s+(?:times?|points?|moments?))\b", re.I)
 _HOW_MANY_PEOPLE = re.compile(r"\bhow\s+many\s+(?:people|persons|faces|men|women|children|kids)\b", re.I)
 
 
@@ -46,8 +48,10 @@ def asks_about_the_recording(question: str) -> bool:
     """Whether ``question`` is one :func:`recording_fact` answers."""
     if _LENGTH.search(question) or _HOW_MANY_RECORDINGS.search(question):
         return True
-    if _HOW_MANY_SIGNS.search(question) or _HOW_MANY_PEOPLE.search(question):
+    if _HOW_MANY_SIGNS.search(question) or _WHICH_SIGNS.search(question) or _HOW_MANY_PEOPLE.search(question):
         return True
+    if _WHEN.search(question) and _DARK.search(question):
+        return True  # "When was the screen dark?"
     return bool(_HOW_LONG.search(question)) and (bool(_DARK.search(question)) or _sound_kind(question) is not None)
 
 
@@ -89,8 +93,10 @@ def recording_fact(question: str, streams: Sequence[str], memories: Sequence, en
                      support=[_unit(sid, 0.0, t, "summary", f"recording {sid}, {duration(t)} long") for sid, t in known])
     if _HOW_MANY_PEOPLE.search(question):
         return _people(memories)
-    if _HOW_MANY_SIGNS.search(question):
+    if _HOW_MANY_SIGNS.search(question) or _WHICH_SIGNS.search(question):
         return _signs(memories)
+    if _WHEN.search(question) and _DARK.search(question):
+        return _when(dark_spans(memories), "the screen was dark", "no dark stretch was seen", "visual")
     if not _HOW_LONG.search(question):
         return None
     if _DARK.search(question):
@@ -118,6 +124,15 @@ def _lasted(spans: Sequence[tuple[str, float, float]], what: str, none: str, mod
     answer = f"about {duration(total)} in all ({what} {n} time{'s' if n != 1 else ''}: {_spans(spans)})"
     return Draft(answer=answer, confidence=MEASURED_CONFIDENCE, source="count", caps={"route": 14.0, "span": 1.0},
                  support=[_unit(sid, a, b, modality, what) for sid, a, b in spans[:5]])
+
+
+def _when(spans: Sequence[tuple[str, float, float]], what: str, none: str, modality: str) -> Draft:
+    """"When was the screen dark?": each stretch, in stream time."""
+    if not spans:
+        return Draft(answer=f"never: {none}", confidence=DETECTED_CONFIDENCE, source="count",
+                     caps={"route": 14.0, "span": 1.0})
+    return Draft(answer=f"{_spans(spans, limit=6)} ({what})", confidence=MEASURED_CONFIDENCE, source="count",
+                 caps={"route": 14.0, "span": 1.0}, support=[_unit(sid, a, b, modality, what) for sid, a, b in spans[:5]])
 
 
 def _people(memories: Sequence) -> Draft:

@@ -36,7 +36,7 @@ from episodic.retrieval.query_analysis import (
     stem,
     term_set,
 )
-from episodic.retrieval.question_shape import place_preposition
+from episodic.retrieval.question_shape import asks_for_account, place_preposition
 from episodic.retrieval.text_match import (
     canonical_tokens,
     may_be_name_at_start,
@@ -360,6 +360,8 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
         found = ""
     if found:
         return Span(found, unit, 1.0)
+    if focus == "any" and asks_for_account(analysis.question):
+        return None  # "Tell me about the lawn mower.": the sentence, not a phrase of it
     novel = _novel_run(text, asked)
     if novel and unit.modality != "visual" and focus == "any":
         return Span(novel, unit, GUESSED_SPAN_QUALITY)

@@ -32,6 +32,7 @@ from episodic.retrieval.text_match import (
 )
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
+ANCHOR_TIE = 0.02  # anchors matched within this of the best are as good (each is tried in turn)
 OPTION_SENTENCE_DISCOUNT = 0.5  # an anchor candidate that is as much some option's sentence
 # an anchor candidate without the anchor's thing, where another candidate holds it (exactly or
 # misheard), counts this much: resemblance alone is not the sentence about that thing
@@ -187,6 +188,9 @@ def _same_moment(a: Unit, b: Unit) -> bool:
     return shared > 0 and shared >= 0.5 * min(a.t_end - a.t_start, b.t_end - b.t_start)
 
 
+_UNINFORMATIVE_SOUND = re.compile(r"\b(?:background noise|silence)\b", re.I)
+
+
 class TimeAnswers(StructuredBase):
     """Order, counts and "while the screen was dark" (see the module doc)."""
 
@@ -218,10 +222,27 @@ class TimeAnswers(StructuredBase):
             # laptop", with "Priya's appointment with the caretaker" an option) is that option's
             taken = np.max([self._match(o, cands) for o in options], axis=0)
             m = np.where(taken >= m, m * OPTION_SENTENCE_DISCOUNT, m)
-        i = int(np.argmax(m))
-        anchor, anchor_q = cands[i], float(m[i])
-        if anchor_q < ANCHOR_MIN:
+        best = float(np.max(m))
+        if best < ANCHOR_MIN:
             return None
+        # anchors that match as well as the best (a sound heard twice: "music playing" at the
+        # start and near the end) are tried in turn: "what was said before the music?" has no
+        # answer before the first, one before the second
+        for i in (int(k) for k in np.argsort(-m, kind="stable")):
+            if float(m[i]) < best - ANCHOR_TIE:
+                break
+            seq_found = self._next_to_anchor(analysis, cands, i, scope, reader)
+            if seq_found is not None:
+                anchor, seq = seq_found
+                return anchor, best, seq
+        return None
+
+    def _next_to_anchor(self, analysis: QueryAnalysis, cands: Sequence[Unit], i: int, scope: Scope,
+                        reader: MemoryReader) -> tuple[Unit, list[Unit]] | None:
+        """The anchor (``cands[i]``, or its clause that matches) and the evidence after (before)
+        it in its stream, nearest first; None when nothing follows (precedes) it."""
+        shape = analysis.shape
+        anchor = cands[i]
         # Whisper often joins two sentences with a comma ("Welcome to the hotel, breakfast is
         # at 815."): the anchor is then the clause that matches it, and the rest comes next
         inner = clauses(anchor)
@@ -242,8 +263,10 @@ class TimeAnswers(StructuredBase):
         else:
             first = []
         wanted = self._wanted_modalities(analysis)
-        if shape.asks_said:  # "what was mentioned just before …": not a sign shown in between
-            wanted = tuple(w for w in wanted if w in ("speech", "sound")) or ("speech",)
+        if shape.asks_said:
+            # "what was mentioned just before …": words, not a sign shown in between, nor the
+            # sound the anchor names ("what was said right after the engine noise?")
+            wanted = ("speech",)
         lo, hi = anchor.t_start - NEIGHBOUR_WINDOW_S, anchor.t_end + NEIGHBOUR_WINDOW_S
         if scope.t_min is not None:
             lo = max(lo, scope.t_min)
@@ -252,10 +275,18 @@ class TimeAnswers(StructuredBase):
         around = [u for u in self._stream_units(anchor.stream_id, lo, hi, reader)
                   if u.modality in wanted and u.text.strip().lower() != anchor.text.strip().lower()]
         mid = (anchor.t_start + anchor.t_end) / 2
+        # a sound lasts: what came after the music is what came once it stopped, what came
+        # before the engine what came before it started (a sentence said over the music is
+        # neither); a sentence is placed by its middle
+        after_t, before_t = (anchor.t_end, anchor.t_start) if anchor.modality == "sound" else (mid, mid)
+        if anchor.modality == "sound":
+            # the same sound again, or plain background noise, is not what happened next
+            around = [u for u in around if u.modality != "sound"
+                      or (u.text != anchor.text and not _UNINFORMATIVE_SOUND.search(u.text))]
         if shape.order == "after":
-            seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 > mid), key=lambda u: u.t_start)
+            seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 > after_t), key=lambda u: u.t_start)
         else:
-            seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 < mid), key=lambda u: -u.t_end)
+            seq = sorted((u for u in around if (u.t_start + u.t_end) / 2 < before_t), key=lambda u: -u.t_end)
         # the anchor's own sentence, whole or in part, is not what came before or after it;
         # nor is another hearing of it (a re-listened version kept beside the first: "Oma
         # ordered for tomato plants" beside "Omar ordered 4 tomato plants"), which shares most
@@ -268,7 +299,7 @@ class TimeAnswers(StructuredBase):
         seq = list({(u.text, round(u.t_start, 2)): u for u in first + seq}.values())[: len(ORDER_WEIGHTS)]
         if not seq:
             return None
-        return anchor, anchor_q, seq
+        return anchor, seq
 
     def next_to(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
                 scope: Scope, reader: MemoryReader) -> Draft | None:

@@ -318,6 +318,22 @@ def focus_of(question: str) -> str:
     return "any"
 
 
+_ACCOUNT = re.compile(
+    r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:tell\s+me\s+(?:about|more\s+about|everything|what\s+you\s+know)|"
+    r"what\s+do\s+(?:you|we)\s+know\s+about|describe|what\s+(?:was|is|were)\s+(?:said|mentioned|known)\s+about|"
+    r"what\s+did\s+(?:anyone|someone|people|they)\s+say\s+about|anything\s+about)\b",
+    re.I,
+)
+
+
+def asks_for_account(question: str) -> bool:
+    """Whether ``question`` asks for what was said or known about something ("Tell me about
+    the lawn mower.", "What was said about the ferry?") rather than one fact: the answer is
+    the sentence itself, not a phrase cut out of it ("Lord" from "Lord, that lawn mower is
+    here.")."""
+    return bool(_ACCOUNT.search(question))
+
+
 def asks_nonspeech_sound(question: str) -> bool:
     """Whether ``question`` asks what could be heard other than words: "besides speech …",
     "what sound …", or "what could be heard …" with nothing said asked about."""

@@ -2396,3 +2396,52 @@ def test_irregular_past_forms_and_the_asked_kind_do_not_cost_coverage():
     answerer = Answerer(lambda: None, scorer=None, settings=Settings().retrieval)
     conf, _, caps = answerer.assess(a, "the tool shed", [unit])
     assert caps["coverage"] == 1.0 and conf > 0.5, caps
+
+
+def test_next_to_a_sound_is_once_it_stopped_and_is_said_not_heard():
+    """"What was said right after the music?": a sound lasts, so what came after it is what
+    came once it stopped (not a sentence said over it), and what was *said* is a sentence, not
+    the background noise that followed; "…just before the music?" with music at the start and
+    again later is answered before the later one (before the first there is nothing)."""
+    import numpy as np
+
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.core.records import ShortTermMemory, SoundObservation, TranscriptPiece
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    def memory(t0, said=(), sounds=()):
+        return ShortTermMemory(
+            id=f"library-cam@{t0}", stream_id="library-cam", t_start=t0, t_end=t0 + 10.0, vector=np.zeros(4),
+            transcript=[TranscriptPiece(a, b, x) for a, b, x in said],
+            sounds=[SoundObservation(a, b, kind, 0.9, desc) for a, b, kind, desc in sounds])
+
+    memories = [
+        memory(0.0, [(6.0, 7.5, "Tom is here already.")], [(0.0, 9.0, "music", "music playing")]),
+        memory(10.0, [(12.0, 14.0, "The story hour is in room 12.")], [(9.0, 11.0, "noise", "background noise")]),
+        memory(20.0, [(21.0, 23.0, "Lucas bought four novels.")]),
+        memory(30.0, [], [(30.0, 38.0, "music", "music playing")]),
+    ]
+    store = ListingStore(memories)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in memories for u in units_of(m, None, False) if u.modality in ("speech", "sound")]
+    answerer._candidates = lambda text, scope, reader, extra: list(everything)
+    reader = MemoryReader(store)
+
+    draft = answerer.next_to(_shaped("What was said right after the music?"), (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("The story hour is in room 12."), draft
+    draft = answerer.next_to(_shaped("What was said just before the music?"), (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("Lucas bought four novels."), draft
+
+
+@pytest.mark.parametrize("question", ["Tell me about the lawn mower.", "What was said about the lawn mower?",
+                                      "What do you know about the lawn mower?"])
+def test_asked_for_an_account_the_answer_is_the_sentence_not_a_phrase_of_it(question):
+    """"Tell me about the lawn mower." over "Lord, that lawn mower is here.": the sentence, not
+    "Lord" (the words of it the question does not have); "What is by the lawn mower?" still
+    gets the phrase."""
+    unit = _unit("Lord, that lawn mower is here.")
+    assert span_in(unit, _analysis(question)) is None
+    assert span_in(unit, _analysis("What is by the lawn mower?")) is not None

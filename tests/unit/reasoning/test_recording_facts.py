@@ -30,7 +30,9 @@ ENDS = {"garden-cam": 154.0}
     ("How long is the garden-cam recording?", True), ("What is the length of the video?", True),
     ("How long was the screen dark?", True), ("How long did the music play?", True),
     ("How many recordings are there?", True), ("How many signs were shown?", True),
-    ("How many people were on screen?", True),
+    ("How many people were on screen?", True), ("When was the screen dark?", True),
+    ("Which signs were shown in garden-cam?", True),
+    ("When was the flower show?", False), ("Which sign said PLOT 35?", False),
     ("How long does the flower show last?", False), ("How many times was the robin mentioned?", False),
     ("How many tickets did Grace buy?", False), ("How long is the ferry crossing?", False),
 ])
@@ -49,6 +51,8 @@ def test_lengths_durations_and_counts_from_the_structure() -> None:
     # touching sound windows make one stretch
     assert ask("How long did the music play?").startswith("about 6 s in all (music could be heard 2 times:")
     assert ask("How many signs were shown?") == '2 ("PLOT 35", "CLOSED ONTHURSDAYS")'
+    assert ask("Which signs were shown?") == '2 ("PLOT 35", "CLOSED ONTHURSDAYS")'
+    assert ask("When was the screen dark?") == "garden-cam, 10.0–18.0 s (the screen was dark)"
     assert ask("How many people were on screen?").startswith("2 at most at once")
     assert ask("How many recordings are there?") == "1 (garden-cam)"
     assert ask("How long was there applause?").startswith("0 s: no applause was heard")
