@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from episodic.reasoning.answer import Draft
-from episodic.reasoning.time_answers import dark_spans
+from episodic.reasoning.time_answers import dark_spans, sound_spans
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.question_shape import DARK_WORDS
 
@@ -104,14 +104,7 @@ def recording_fact(question: str, streams: Sequence[str], memories: Sequence, en
     kind = _sound_kind(question)
     if kind is None:
         return None
-    heard = sorted(((m.stream_id, o.t_start, o.t_end) for m in memories for o in m.sounds if o.kind == kind),
-                   key=lambda x: (x[0], x[1]))
-    joined: list[tuple[str, float, float]] = []
-    for sid, a, b in heard:  # sound windows that touch make one stretch
-        if joined and joined[-1][0] == sid and a <= joined[-1][2] + 0.5:
-            joined[-1] = (sid, joined[-1][1], max(joined[-1][2], b))
-        else:
-            joined.append((sid, a, b))
+    joined = sound_spans(memories, lambda o: o.kind == kind)  # sound windows that touch make one stretch
     return _lasted(joined, f"{kind} could be heard", f"no {kind} was heard", "sound")
 
 

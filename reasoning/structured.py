@@ -49,6 +49,7 @@ from episodic.reasoning.time_answers import (
     TimeAnswers,
     dark_spans,
     one_per_memory,
+    sound_spans,
 )
 from episodic.retrieval.detailed import (
     MemoryReader,
@@ -664,6 +665,27 @@ class StructuredAnswerer(TimeAnswers):
                          caps={**caps, "span": 1.0, "where": 1.0})
         return Draft(answer=f"{top.text} (heard, {top.cite()})", confidence=SOUND_CONFIDENCE,
                      support=units, source="sound", caps={**caps, "span": 1.0})
+    def said_while_sound(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                         reader: MemoryReader) -> Draft | None:
+        """"What was said while the engine was running?": the sentences spoken during the
+        stretches of the sound the moment clause names (in the named stream, else in every
+        stream in scope); with none, that no words were heard then. None when that sound was
+        never heard (the ordinary search answers or refuses)."""
+        moment = getattr(analysis.shape, "said_while_sound", "")
+        asked = sound_words(moment)
+        if not asked:
+            return None
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        memories = self._memories([named] if named else streams, scope)
+        spans = sound_spans(memories, lambda o: o.kind != "speech" and bool(o.description)
+                            and bool(sound_words(o.description) & asked))
+        if not spans:
+            return None
+        what = next(o.description for m in memories for o in m.sounds
+                    if o.kind != "speech" and o.description and sound_words(o.description) & asked)
+        return self._said_during(spans, f'"{what}" could be heard', what, "sound", memories, options, scope, reader)
+
     def gist(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
              reader: MemoryReader) -> Draft | None:
         """"What is X mostly about?": the words most characteristic of the stream's speech and
@@ -745,6 +767,7 @@ class StructuredAnswerer(TimeAnswers):
             lambda: self.which_first(analysis, options, recall, scope, reader),
             lambda: self.next_to(analysis, options, recall, scope, reader),
             lambda: self.count(analysis, options, recall, scope, reader),
+            lambda: self.said_while_sound(analysis, options, scope, reader),
             lambda: self.sounds(analysis, options, scope, reader),
             lambda: self.said_while_dark(analysis, options, scope, reader),
             lambda: self.pictured(analysis, options, scope, reader),

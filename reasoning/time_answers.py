@@ -13,12 +13,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from episodic.core.query import Scope
+from episodic.core.records import SoundObservation
 from episodic.reasoning.answer import Draft
 from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.structured_base import StructuredBase, stream_words
@@ -52,6 +53,7 @@ DARK_SLACK_S = 1.0  # sentences are read this far around a dark stretch …
 DARK_OVERLAP_S = 0.5  # … and count when this much of them (or half) falls inside it
 NOTHING_SAID_CONFIDENCE = 0.5  # no transcript in the dark stretch: the recogniser may have missed words
 DARK_SPEECH_CONFIDENCE = 0.7  # the words themselves may be misheard
+SOUND_JOIN_S = 0.5  # sound windows this close make one stretch
 
 # words of "how many separate times / on how many occasions / how frequently / count the
 # mentions …" that say how to count, not what (stems, as QueryAnalysis.terms holds them)
@@ -124,6 +126,20 @@ def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
                 else:
                     out.append((m.stream_id, f.t, t1))
     return out
+
+
+def sound_spans(memories: Sequence, wanted: Callable[[SoundObservation], bool]) -> list[tuple[str, float, float]]:
+    """(stream id, start, end) of each stretch of the ``wanted`` sound; windows that touch
+    (within half a second) make one stretch."""
+    heard = sorted(((m.stream_id, o.t_start, o.t_end) for m in memories for o in m.sounds if wanted(o)),
+                   key=lambda x: (x[0], x[1]))
+    joined: list[tuple[str, float, float]] = []
+    for sid, a, b in heard:
+        if joined and joined[-1][0] == sid and a <= joined[-1][2] + SOUND_JOIN_S:
+            joined[-1] = (sid, joined[-1][1], max(joined[-1][2], b))
+        else:
+            joined.append((sid, a, b))
+    return joined
 
 
 def _compared(analysis: QueryAnalysis, options: Sequence[str]) -> tuple[list[str], bool]:
@@ -710,7 +726,14 @@ class TimeAnswers(StructuredBase):
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
         memories = self._memories([named] if named else streams, scope)
-        spans = dark_spans(memories)
+        return self._said_during(dark_spans(memories), "the picture was dark", "a dark picture", "visual",
+                                 memories, options, scope, reader)
+
+    def _said_during(self, spans: Sequence[tuple[str, float, float]], what: str, unit_text: str, modality: str,
+                     memories: Sequence, options: Sequence[str], scope: Scope, reader: MemoryReader) -> Draft | None:
+        """The sentences spoken during ``spans`` (stream, start, end) of a moment (``what``:
+        "the picture was dark"); with none, that no words were heard then (and what was) —
+        rather than let text search quote a sentence from elsewhere."""
         said: list[Unit] = []
         for sid, a, b in spans:
             for u in self._stream_units(sid, a - DARK_SLACK_S, b + DARK_SLACK_S, reader):
@@ -719,34 +742,33 @@ class TimeAnswers(StructuredBase):
                     said.append(u)
         said = list({(u.stream_id, round(u.t_start, 2), u.text): u for u in said}.values())
         if not said:
-            # a dark stretch with no words in it: say so (and what could be heard), rather than
-            # let text search quote a sentence from elsewhere
-            return None if options or not spans else _nothing_said(memories, spans)
+            return None if options or not spans else _nothing_said(memories, spans, what, unit_text, modality)
         caps = {"route": 8.0, "dark_spans": float(len(spans)), "sentences": float(len(said))}
         if options:
             return self._choice_said_then(options, said, DARK_SPEECH_CONFIDENCE, caps, scope, reader)
         top = said[0]
-        return Draft(answer=f'"{top.text.strip()}" (said while the picture was dark, {top.cite()})',
+        return Draft(answer=f'"{top.text.strip()}" (said while {what}, {top.cite()})',
                      confidence=DARK_SPEECH_CONFIDENCE, support=said, source="order", caps={**caps, "span": 1.0})
 
 
-def _nothing_said(memories: Sequence, spans: Sequence[tuple[str, float, float]]) -> Draft:
-    """The answer to "what was said while the screen was dark?" when the memory holds no
-    sentence there: that no words were heard, with what was."""
+def _nothing_said(memories: Sequence, spans: Sequence[tuple[str, float, float]], what: str = "the picture was dark",
+                  unit_text: str = "a dark picture", modality: str = "visual") -> Draft:
+    """The answer to "what was said while the screen was dark (the engine ran)?" when the
+    memory holds no sentence there: that no words were heard, with what was."""
     heard: dict[str, str] = {}  # description → kind
     for m in memories:
         for o in m.sounds:
             inside = any(sid == m.stream_id and o.t_end >= a and o.t_start <= b for sid, a, b in spans)
-            if inside and o.kind != "speech" and o.description:
+            if inside and o.kind != "speech" and o.description and o.description != unit_text:
                 heard.setdefault(o.description, o.kind)
     named = sorted(heard, key=lambda d: heard[d] in ("noise", "silence"))  # music before noise
     sid, a, b = spans[0]
     home = next((m for m in memories if m.stream_id == sid and m.t_start <= a <= m.t_end), None)
-    unit = Unit(sid, home.id if home is not None else "", a, b, "visual", "a dark picture")
+    unit = Unit(sid, home.id if home is not None else "", a, b, modality, unit_text)
     where = f"{sid}, {a:.1f}–{b:.1f} s"
     # no claim that nobody spoke: the sound rules take some music for speech, and the
     # recogniser may have missed words; only that no words are in the memory
     also = f"; heard: {', '.join(named[:2])}" if named else ""
-    answer = f"No words were heard while the picture was dark{also} ({where})"
+    answer = f"No words were heard while {what}{also} ({where})"
     return Draft(answer=answer, confidence=NOTHING_SAID_CONFIDENCE, support=[unit], source="sound",
                  caps={"route": 8.0, "dark_spans": float(len(spans)), "sentences": 0.0, "span": 1.0})

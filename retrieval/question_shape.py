@@ -279,6 +279,9 @@ class QuestionShape:
     pictured_while: str = ""
     # "what was mentioned while a picture of <X> was on screen?": X, the picture's subject
     said_while_pictured: str = ""
+    # "what was said (what happened) while the engine was running?": the moment clause, a
+    # sound going on ("the engine was running"); speech heard during that sound is the answer
+    said_while_sound: str = ""
     # "what was *mentioned* just before <anchor>?": what was said next to the anchor, not a
     # sign shown in between ("what was shown just before …" asks for that)
     asks_said: bool = False
@@ -404,13 +407,36 @@ def _said_while_pictured(question: str) -> str:
     return _moment_subject(moment)
 
 
+# what a moment clause names when it is a sound going on ("while the engine was running",
+# "during the music", "as people clapped"), not speech about one
+_SOUND_MOMENT = re.compile(
+    r"\b(?:music|musical|song|songs|melody|tune|engine|engines|motor|motors|applause|applauding|clap|claps|"
+    r"clapped|clapping|cheer|cheering|cheered|barking|ringing|siren|sirens|noise|noises|silence|silent|quiet)\b",
+    re.I,
+)
+_HAPPENED_ASK = re.compile(rf"\b(?:what|which)\b.*\b(?:{_SAID_VERB}|happen|happens|happened|happening|going on|went on)\b", re.I)
+
+
+def _said_while_sound(question: str) -> str:
+    """The moment clause of "what was said (what happened) while the engine was running?" when
+    it places the moment by a sound, not by speech about one ("" otherwise)."""
+    parts = _moment_parts(question)
+    if parts is None or _WHILE_DARK.search(question):
+        return ""
+    asked, moment = parts
+    if not _HAPPENED_ASK.search(asked) or _SAID_MOMENT.search(moment) or _PICTURE_MOMENT.search(moment):
+        return ""
+    return moment.strip(" ?.,") if _SOUND_MOMENT.search(moment) else ""
+
+
 def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     """Order, count, stream and focus of ``question`` (see :class:`QuestionShape`)."""
     q = " ".join(question.split())
     sound = asks_nonspeech_sound(q)
     extra = {"sound": sound, "gist": gist_of(q),
              "said_while_dark": not sound and bool(_WHILE_DARK.search(q)) and bool(_SAID.search(q)),
-             "pictured_while": _pictured_while(q), "said_while_pictured": _said_while_pictured(q)}
+             "pictured_while": _pictured_while(q), "said_while_pictured": _said_while_pictured(q),
+             "said_while_sound": _said_while_sound(q)}
     counts = bool(_COUNT_TIMES.search(q))
     asks_stream = bool(_STREAM_Q.search(q))
     focus = "number" if counts else focus_of(q)

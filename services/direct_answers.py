@@ -85,7 +85,7 @@ class DirectAnswers:
         shape = analysis.shape
         if (req.options or not asks_yes_or_no(req.question)
                 or shape.order or shape.counts or shape.gist or shape.asks_stream or shape.said_while_dark
-                or shape.pictured_while or shape.said_while_pictured):
+                or shape.pictured_while or shape.said_while_pictured or shape.said_while_sound):
             return None, []
         # the recording it names is where to look, not a word to find; "was there music?":
         # the kind of sound is all it names ("music" is a cue word)

@@ -262,7 +262,7 @@ class MemoryQA:
             # placed against another, not for the stream's summary
             sh = analysis.shape
             placed = anchor is not None or bool(sh.order or sh.said_while_dark or sh.pictured_while
-                                                or sh.said_while_pictured)
+                                                or sh.said_while_pictured or sh.said_while_sound)
             windowed = None if placed else self.windows.answer(req, analysis)
         if windowed is not None:  # "what happened on cam2 this morning?": the window's summary
             clock.check("returning the answer")
@@ -280,7 +280,8 @@ class MemoryQA:
         named = stream_named_in(req.question, in_scope)
         analysis = without_place_words(analysis, named)
         if (named is not None and not any(option_streams(req.options, in_scope))
-                and not (sh.order or sh.counts or sh.sound or sh.gist or sh.said_while_dark or sh.asks_stream)):
+                and not (sh.order or sh.counts or sh.sound or sh.gist or sh.said_while_dark or sh.said_while_sound
+                         or sh.asks_stream)):
             # "what was written on screen in garden-cam?": that stream's memory, not another's
             # (the structured answers read the named stream themselves, against the others)
             req = replace(req, scope=Scope(stream_ids=(named,), t_min=req.scope.t_min, t_max=req.scope.t_max))
@@ -294,7 +295,8 @@ class MemoryQA:
         # (time order, moments, stream ids), which the summaries alone cannot show
         # "in which recording was X mentioned?" without options: as if every stream were offered
         open_streams = self.structured.streams_as_options(analysis, req.options, req.scope, reader)
-        structured = bool(shape.order or shape.counts or shape.sound or shape.gist or shape.said_while_dark) or (
+        structured = bool(shape.order or shape.counts or shape.sound or shape.gist or shape.said_while_dark
+                          or shape.said_while_sound) or (
             bool(req.options)
             and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
         ) or asks_pictured(analysis) or bool(req.options and shape.pictured_while) or bool(shape.said_while_pictured)

@@ -2445,3 +2445,26 @@ def test_asked_for_an_account_the_answer_is_the_sentence_not_a_phrase_of_it(ques
     unit = _unit("Lord, that lawn mower is here.")
     assert span_in(unit, _analysis(question)) is None
     assert span_in(unit, _analysis("What is by the lawn mower?")) is not None
+
+
+def test_what_was_said_while_a_sound_went_on():
+    """"What was said while the engine was running?": the sentences spoken during the engine's
+    stretch (in the named stream), not the text most like the question; a sound during which
+    no words were heard says so; speech *about* a sound is another question."""
+    from episodic.core.query import Scope
+
+    assert question_shape("What happened while the engine was running in garden-cam?").said_while_sound
+    assert question_shape("While people were clapping, what was mentioned?").said_while_sound
+    assert not question_shape("What was said while someone talked about the engine?").said_while_sound
+    assert not question_shape("What picture was on screen while the music played?").said_while_sound
+    answerer, reader = _structured(STREAMS)
+    draft = answerer.said_while_sound(_shaped("What was said while the engine was running?"), (), Scope(), reader)
+    assert draft is not None and draft.answer.startswith('"Tomato plants again, and the lawn mower."'), draft
+    draft = answerer.said_while_sound(_shaped("What was said during the music in garden-cam?"), (), Scope(), reader)
+    assert draft is not None and "The lawn mower is broken." in draft.answer, draft
+    silent = [_memory("garden-cam", 0.0, [], [(0, 10, "music", "music playing")]),
+              _memory("garden-cam", 10.0, ["The lawn mower is broken."])]
+    answerer, reader = _structured(silent)
+    draft = answerer.said_while_sound(_shaped("What was said during the music?"), (), Scope(), reader)
+    assert draft is not None and draft.answer.startswith("No words were heard while"), draft
+    assert answerer.said_while_sound(_shaped("What was said while the siren wailed?"), (), Scope(), reader) is None
