@@ -75,10 +75,16 @@ def yes_answer(terms: Sequence[str], moments: Sequence[Moment], about_words: boo
                  if surely_holds(m, list(terms)) and (about_words or not negates(m.why, terms))), None)
     if best is None:
         return None
-    why = _MATCHED.sub("", best.why).strip()
-    unit = Unit(best.stream_id, best.segment_id, best.t_start, best.t_end, _modality(best.why),
-                why.split(": ", 1)[-1].strip('"'), snippet_uri=best.snippet_uri, score=best.score)
+    why, unit = moment_evidence(best)
     return _yes(f"Yes: {why}", unit, {"moment": round(float(best.score), 4)})
+
+
+def moment_evidence(moment: Moment) -> tuple[str, Unit]:
+    """A moment's reason as shown ("speech: "…"", its match notes left out) and as evidence."""
+    why = _MATCHED.sub("", moment.why).strip()
+    unit = Unit(moment.stream_id, moment.segment_id, moment.t_start, moment.t_end, _modality(moment.why),
+                why.split(": ", 1)[-1].strip('"'), snippet_uri=moment.snippet_uri, score=moment.score)
+    return why, unit
 
 
 def yes_from_evidence(terms: Sequence[str], draft: Draft, about_words: bool = False) -> Draft | None:

@@ -1,5 +1,6 @@
 """Answers read straight off the memory, before the ordinary pathways: questions that ask
-*whether* (reasoning/yes_no.py), questions about a moment of a recording's own time or one of
+*whether* (reasoning/yes_no.py) or *when in the recording* something was said or heard
+(reasoning/when_said.py), questions about a moment of a recording's own time or one of
 its ends (retrieval/time_anchor.py, reasoning/moment_answer.py), and questions about the
 recordings themselves (reasoning/recording_facts.py).
 
@@ -23,6 +24,7 @@ from episodic.reasoning.answer import Draft
 from episodic.reasoning.moment_answer import moment_answer, moment_modalities
 from episodic.reasoning.recording_facts import asks_about_the_recording, recording_fact
 from episodic.reasoning.structured import StructuredAnswerer, sound_words
+from episodic.reasoning.when_said import WHEN_LOOKED, asks_when_said, when_answer
 from episodic.reasoning.yes_no import (
     YES_LOOKED,
     asks_about_words,
@@ -32,7 +34,12 @@ from episodic.reasoning.yes_no import (
 )
 from episodic.retrieval.detailed import MemoryReader, stream_named_in
 from episodic.retrieval.moments import MomentSearch
-from episodic.retrieval.query_analysis import QueryAnalysis, asks_yes_or_no, term_set
+from episodic.retrieval.query_analysis import (
+    GENERIC_QUESTION_WORDS,
+    QueryAnalysis,
+    asks_yes_or_no,
+    term_set,
+)
 from episodic.retrieval.time_anchor import (
     TimeAnchor,
     anchored_to,
@@ -93,6 +100,20 @@ class DirectAnswers:
         asked = [t for t in analysis.terms if t not in place] or sorted(sound_words(req.question))
         moments = self.moments.search(analysis, q_vec, req.scope, YES_LOOKED, reader)
         return yes_answer(asked, moments, asks_about_words(req.question)), asked
+
+    # -- when in the recording ---------------------------------------------------------------
+    def when_said(self, req: AskRequest, analysis: QueryAnalysis, q_vec: np.ndarray, named: str | None,
+                  reader: MemoryReader) -> Draft | None:
+        """"When was the suitcase mentioned?": the moments that surely hold what it asks about,
+        in the recording's own time (reasoning/when_said.py); None for any other question, or
+        when no moment holds it all (the ordinary answer then answers or refuses)."""
+        if req.options or not asks_when_said(req.question):
+            return None
+        place = term_set(named.replace("-", " ").replace("_", " ")) if named else set()
+        asked = [t for t in analysis.terms
+                 if t not in place and t not in GENERIC_QUESTION_WORDS] or sorted(sound_words(req.question))
+        moments = self.moments.search(analysis, q_vec, req.scope, WHEN_LOOKED, reader)
+        return when_answer(asked, moments, req.question)
 
     @staticmethod
     def settle_whether(question: str, asked: Sequence[str], yes: Draft | None, final: Draft) -> tuple[Draft, bool]:

@@ -304,7 +304,8 @@ class MemoryQA:
             # whether-questions, moments of stream time, a recording's ends, its length and
             # counts: read off the memory's structure (services/direct_answers.py)
             yes, asked = self.direct.whether(req, analysis, q_vec, named, reader)
-            direct = yes or self.direct.read_off(req, analysis, anchor, named, in_scope, reader)
+            direct = (yes or self.direct.when_said(req, analysis, q_vec, named, reader)
+                      or self.direct.read_off(req, analysis, anchor, named, in_scope, reader))
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
         answerer = self.answerer.for_request(clock.remaining)
