@@ -40,7 +40,10 @@ _SOUND_KINDS = {
 _HOW_MANY_RECORDINGS = re.compile(rf"\bhow\s+many\s+(?:different\s+)?{_RECORDING}s\b", re.I)
 _HOW_MANY_SIGNS = re.compile(r"\bhow\s+many\s+(?:different\s+)?(?:signs|notices|captions|slides)\b", re.I)
 _WHICH_SIGNS = re.compile(r"\b(?:which|what)\s+(?:different\s+)?(?:signs|notices|captions|slides)\b", re.I)
-_WHEN = re.compile(r"^\s*(?:when|at\s+what\s+(?:times?|points?|moments?))\b", re.I)
+# "When was the screen dark?" asks for a time; "When the screen was dark, what was said?" places
+# a moment (reasoning/time_answers.py answers it)
+_WHEN = re.compile(r"^\s*(?:when|at\s+what\s+(?:times?|points?|moments?))\s+(?:was|were|did|does|is|are|has|had)\b"
+                   r"[^,]*$", re.I)
 _HOW_MANY_PEOPLE = re.compile(r"\bhow\s+many\s+(?:people|persons|faces|men|women|children|kids)\b", re.I)
 
 

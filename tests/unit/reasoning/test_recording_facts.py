@@ -33,6 +33,7 @@ ENDS = {"garden-cam": 154.0}
     ("How many people were on screen?", True), ("When was the screen dark?", True),
     ("Which signs were shown in garden-cam?", True),
     ("When was the flower show?", False), ("Which sign said PLOT 35?", False),
+    ("When the screen was dark, what was said?", False),
     ("How long does the flower show last?", False), ("How many times was the robin mentioned?", False),
     ("How many tickets did Grace buy?", False), ("How long is the ferry crossing?", False),
 ])
