@@ -44,7 +44,9 @@ _WHICH_SIGNS = re.compile(r"\b(?:which|what)\s+(?:different\s+)?(?:signs|notices
 # a moment (reasoning/time_answers.py answers it)
 _WHEN = re.compile(r"^\s*(?:when|at\s+what\s+(?:times?|points?|moments?))\s+(?:was|were|did|does|is|are|has|had)\b"
                    r"[^,]*$", re.I)
-_HOW_MANY_PEOPLE = re.compile(r"\bhow\s+many\s+(?:people|persons|faces|men|women|children|kids)\b", re.I)
+# on screen, not named: "how many people were mentioned?" is about names (reasoning/stream_gist.py)
+_HOW_MANY_PEOPLE = re.compile(r"\bhow\s+many\s+(?:people|persons|faces|men|women|children|kids)\b"
+                              r"(?!\s+(?:is|are|was|were|got)\s+(?:mentioned|named|talked|discussed|spoken))", re.I)
 
 
 def asks_about_the_recording(question: str) -> bool:

@@ -13,7 +13,7 @@ from episodic.retrieval.detailed import (
 )
 from episodic.retrieval.given_names import is_given_name, name_share, usual_spelling
 from episodic.retrieval.query_analysis import COLOUR_WORDS, content_terms, stem
-from episodic.retrieval.text_match import COMMON_RANK, not_everyday, word_rank
+from episodic.retrieval.text_match import COMMON_RANK, loosely_alike, not_everyday, word_rank
 from episodic.retrieval.value_kinds import CURRENCY_WORDS
 
 STOP_NAMES = frozenset({"i", "the", "this", "that", "it", "we", "you", "they", "he", "she", "and", "but",
@@ -165,10 +165,24 @@ def topic_answer(stream_id: str, own: Sequence[Unit], texts: dict[str, list[Unit
                  caps={"route": 6.0, "span": 1.0})
 
 
-def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
+# "name one person …", "who is one of the people …": one name; "who was mentioned?", "which
+# people were mentioned?", "how many people were mentioned?": all of them
+_ONE_PERSON = re.compile(r"\b(?:one|a|any|single|some)\s+(?:person|people|persons|name)\b|\bone\s+of\b", re.I)
+_HOW_MANY = re.compile(r"\bhow\s+many\b", re.I)
+NAMES_LISTED = 6  # at most this many names when all are asked for
+
+
+def asks_for_everyone(question: str) -> bool:
+    """Whether a question about who was mentioned asks for all of them, not one."""
+    return not _ONE_PERSON.search(question)
+
+
+def people_answer(stream_id: str, units: Sequence[Unit], question: str = "") -> Draft | None:
     """The capitalised word most likely to be a name: a known given name, or rare in English
     (a capital at a sentence's start proves nothing for an everyday word), not part of a
-    hyphenated word, better still the subject of its clause ("Maria painted …")."""
+    hyphenated word, better still the subject of its clause ("Maria painted …"). When the
+    ``question`` asks for everyone ("Who was mentioned?", "How many people were mentioned?"),
+    every such name, most voted first (with their count for "how many")."""
     votes: dict[str, float] = {}
     where: dict[str, Unit] = {}
     for u in units:
@@ -197,6 +211,23 @@ def people_answer(stream_id: str, units: Sequence[Unit]) -> Draft | None:
         # only everyday words were capitalised: no name was heard, say so
         return Draft(answer="", confidence=0.0, source="none", caps={"route": 5.0, "names": 0.0})
     unit = where[best]
+    if question and asks_for_everyone(question):
+        # beside the best, only words that are names wherever they are said (a known given
+        # name, or capitalised every time): "Tomato plants again" opens with no one
+        always = spoken_names(units)
+        named = sorted((w for w in votes if votes[w] >= NAME_MIN_VOTES
+                        and (w == best or is_given_name(w) or stem(w) in always)),
+                       key=lambda w: (-votes[w], -name_share(w), w))
+        kept: list[str] = []
+        for w in named:  # one name heard two ways ("Omar", "Oma") is one person
+            if not any(loosely_alike(w, k) for k in kept):
+                kept.append(w)
+        named = kept[:NAMES_LISTED]
+        names = ", ".join(usual_spelling(w.capitalize()) for w in named)
+        lead = f"{len(named)}: {names}" if _HOW_MANY.search(question) else names
+        return Draft(answer=f'{lead} (heard: "{unit.text.strip()}", {unit.cite()})',
+                     confidence=PEOPLE_CONFIDENCE, support=[where[w] for w in named], source="gist",
+                     caps={"route": 5.0, "span": 1.0, "votes": round(votes[best], 2), "names": float(len(named))})
     return Draft(answer=f'{usual_spelling(best.capitalize())} (heard: "{unit.text.strip()}", {unit.cite()})',
                  confidence=PEOPLE_CONFIDENCE, support=[unit], source="gist",
                  caps={"route": 5.0, "span": 1.0, "votes": round(votes[best], 2)})

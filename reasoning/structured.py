@@ -708,7 +708,7 @@ class StructuredAnswerer(TimeAnswers):
         if not own:
             return None
         if kind == "people":
-            return people_answer(named, own)
+            return people_answer(named, own, analysis.question)
         if options:
             return self._topic_choice(named, own, texts, options)
         return topic_answer(named, own, texts, lambda words: self._setting(named, own, texts, words))

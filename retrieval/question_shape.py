@@ -231,6 +231,7 @@ _TOPIC = re.compile(
 _PEOPLE = re.compile(
     r"\bname\s+(?:one|a|any|some|the)\s+(?:person|people|name)\b"
     r"|\bwho\s+(?:is|was|were|are|gets|got)\s+(?:mentioned|named|talked about|spoken about|discussed)\b"
+    r"|\bhow\s+many\s+(?:people|persons|names)\s+(?:is|are|was|were|got)\s+(?:mentioned|named|talked about|discussed)\b"
     r"|\bwhich\s+(?:person|people|names?)\s+(?:is|are|was|were)\s+(?:mentioned|named|talked about|discussed)\b"
     r"|\b(?:one|any|some)\s+of\s+the\s+(?:people|persons)\b"
     r"|\bwhich\s+(?:person|people|names?)\s+(?:come|comes|came)\s+up\b"

@@ -112,6 +112,9 @@ _WRITING = re.compile(r"\b(sign|signs|signboard|written|writing|text|label|poste
                       r"[ -]?board)\b", re.I)
 _ON_SCREEN = re.compile(r"\b(on screen|on the screen|shown|showed|appear(ed|s)?|visible|displayed|seen)\b", re.I)
 # "when was …", "at what point …": answered by where in the recording it was seen
+# "what happened at the start of harbour-cam?": the recording's first moments (read off its
+# structure), not its window summary ("the last hour" is a window)
+_AT_AN_EDGE = re.compile(r"\b(?:at|in|near|towards?)\s+the\s+(?:very\s+)?(?:start|beginning|end)\s+of\b", re.I)
 _ASKS_WHEN = re.compile(r"\s*(when\b|at what (point|moment|second|minute|time)\b|how far into\b)", re.I)
 
 
@@ -262,7 +265,8 @@ class MemoryQA:
             # placed against another, not for the stream's summary
             sh = analysis.shape
             placed = anchor is not None or bool(sh.order or sh.said_while_dark or sh.pictured_while
-                                                or sh.said_while_pictured or sh.said_while_sound)
+                                                or sh.said_while_pictured or sh.said_while_sound
+                                                or _AT_AN_EDGE.search(req.question))
             windowed = None if placed else self.windows.answer(req, analysis)
         if windowed is not None:  # "what happened on cam2 this morning?": the window's summary
             clock.check("returning the answer")

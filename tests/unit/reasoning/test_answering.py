@@ -2468,3 +2468,26 @@ def test_what_was_said_while_a_sound_went_on():
     draft = answerer.said_while_sound(_shaped("What was said during the music?"), (), Scope(), reader)
     assert draft is not None and draft.answer.startswith("No words were heard while"), draft
     assert answerer.said_while_sound(_shaped("What was said while the siren wailed?"), (), Scope(), reader) is None
+
+
+def test_who_was_mentioned_names_everyone_and_one_person_names_one():
+    """"Who was mentioned in garden-cam?" and "How many people were mentioned …?" ask for all
+    the names heard there (most voted first, counted for "how many"); "Name one person …" for
+    one. People on screen are the detectors' question, not this one."""
+    from episodic.core.query import Scope
+    from episodic.reasoning.recording_facts import asks_about_the_recording
+
+    answerer, reader = _structured(STREAMS)
+    everyone = answerer.gist(_shaped("Who was mentioned in garden-cam?"), (), Scope(), reader)
+    assert everyone is not None and set(everyone.answer.split(" (heard")[0].split(", ")) == {"Priya", "Daniel"}
+    counted = answerer.gist(_shaped("How many people were mentioned in garden-cam?"), (), Scope(), reader)
+    assert counted is not None and counted.answer.startswith("2: "), counted
+    one = answerer.gist(_shaped("Name one person who was mentioned in garden-cam."), (), Scope(), reader)
+    assert one is not None and "," not in one.answer.split(" (heard")[0], one
+    # one name heard two ways is one person
+    heard = [_memory("harbour-cam", 0.0, ["Omar is meeting the captain at noon.", "Oma put the rope by the dock."])]
+    h_answerer, h_reader = _structured(heard)
+    draft = h_answerer.gist(_shaped("Who was mentioned in harbour-cam?"), (), Scope(), h_reader)
+    assert draft is not None and draft.answer.startswith("Omar (heard"), draft
+    assert not asks_about_the_recording("How many people were mentioned in garden-cam?")
+    assert asks_about_the_recording("How many people were on screen in garden-cam?")

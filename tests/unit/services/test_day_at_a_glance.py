@@ -339,3 +339,11 @@ def test_other_questions_keep_the_usual_way(hour: Components) -> None:
     # a stream outside the request's scope is not summarised
     _, trace = _ask(hour, "What happened in the last hour on cam2?", scope=Scope(stream_ids=("cam9",)))
     assert "windows" not in trace.notes
+
+
+def test_the_start_of_a_recording_is_its_first_moments_not_its_window(hour: Components) -> None:
+    """"What happened at the start of cam2?" is read off the recording's first moments, not
+    answered with the summary of the window it opens ("the last hour" still is a window)."""
+    result, trace = _ask(hour, "What happened at the start of cam2?")
+    assert "windows" not in trace.notes and result.evidence, result
+    assert result.evidence[0].t_start < 60.0 and not result.evidence[0].text.startswith("["), result.evidence[0]
