@@ -2,12 +2,14 @@
 
 * **order** – "what was said right after X" finds the anchor X (its best-matching sentence)
   and answers with the nearest following (or preceding) evidence in the same stream, in
-  time order; "which happened first, A or B" (or options with "…first?") compares the times
-  of each candidate's best match, and so does "was A mentioned before or after B?";
+  time order (after a sound, once it stopped; before one, before it began); "which happened
+  first, A or B" (or options with "…first?") compares the times of each candidate's best
+  match, and so does "was A mentioned before or after B?";
 * **how many times** – counts distinct moments that hold the question's words: mentions in
   speech (each occurrence), and time-separated appearances elsewhere;
-* **while the screen was dark** – the sentences spoken during the dark key frames (or, with
-  none there, that no words were heard, and what was).
+* **while the screen was dark** (or a sound went on, reasoning/structured.py) – the sentences
+  spoken during the dark key frames (or, with none there, that no words were heard, and what
+  was).
 """
 
 from __future__ import annotations
