@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.given_names import usual_spelling
 from episodic.retrieval.listen_targets import said_of_someone
+from episodic.retrieval.people_words import role_phrase
 from episodic.retrieval.query_analysis import (
     COLOUR_WORDS,
     NUMBER_WORDS,
@@ -39,6 +40,7 @@ from episodic.retrieval.query_analysis import (
 from episodic.retrieval.question_shape import asks_for_account, place_preposition
 from episodic.retrieval.text_match import (
     canonical_tokens,
+    loosely_alike,
     may_be_name_at_start,
     name_like,
     name_words,
@@ -125,16 +127,22 @@ def _novel_run(text: str, asked: set[str]) -> str:
     return " ".join(best[:MAX_WORDS])
 
 
-def _name(text: str, asked: set[str]) -> str:
-    """The name in ``text`` (not one the question names), in its usual spelling ("Ask Hanna
-    …" → Hannah; retrieval/given_names.usual_spelling): the quote that follows shows it as heard."""
-    found = _name_as_heard(text, asked)
+def _name(text: str, asked: set[str], asked_names: Sequence[str] = ()) -> str:
+    """The name in ``text`` (not one the question names, nor one that sounds like it: "Sophie"
+    is "Sofia" misheard in an answer to "Who is Sofia meeting?"), in its usual spelling ("Ask
+    Hanna …" → Hannah; retrieval/given_names.usual_spelling): the quote that follows shows it
+    as heard."""
+    found = _name_as_heard(text, asked, asked_names)
     return " ".join(usual_spelling(w) for w in found.split())
 
 
-def _name_as_heard(text: str, asked: set[str]) -> str:
+def _name_as_heard(text: str, asked: set[str], asked_names: Sequence[str] = ()) -> str:
+    def is_asked(word: str) -> bool:
+        return stem(word.lower()) in asked or any(
+            loosely_alike(word, n) or sounds_alike(word.lower(), n.lower()) for n in asked_names)
+
     m = _INTRO.search(text)
-    if m and stem(m.group(1).split()[0].lower()) not in asked:
+    if m and not is_asked(m.group(1).split()[0]):
         return m.group(1)
     for sentence in re.split(r"(?<=[.!?])\s+", text):
         words = _words(sentence)
@@ -145,7 +153,7 @@ def _name_as_heard(text: str, asked: set[str]) -> str:
             # writing read on screen ("OPEN UNTIL 10 PM"), not a name
             capital = (bool(w) and w[:1].isupper() and not (len(w) > 1 and w.isupper())
                        and w.lower() not in STOPWORDS and (i > 0 or may_be_name_at_start(w)))
-            if capital and stem(w.lower()) not in asked and w != "I":
+            if capital and not is_asked(w) and w != "I":
                 run.append(w)
             elif run:
                 return " ".join(run)
@@ -345,7 +353,13 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
             text = SEEN_PART.sub(" ", text)
         text = SUMMARY_LABELS.sub(" ", text)
     if focus == "name":
-        found = _name(text, asked)
+        found = _name(text, asked, [w for w in analysis.key_terms.values() if w[:1].isupper()])
+        if not found and unit.modality == "speech":
+            # no name, but someone named by what they do: "Who is Sofia meeting?" / "Sofia is
+            # meeting the fisherman at quarter to seven." → "the fisherman" (a guess's quality)
+            role = role_phrase(text, asked)
+            if role:
+                return Span(role, unit, GUESSED_SPAN_QUALITY)
     elif focus in ("time", "number"):
         found = _number(text, focus, asked, counted=focus == "number" and counts_things(analysis.question))
     elif focus == "colour":

@@ -29,6 +29,35 @@ photographer photographers cameraman cameramen driver drivers passenger passenge
 tourists shopkeeper customer customers clown bride groom
 """
 PERSON_NOUNS = frozenset(_NOUNS.split())
+# people by what they do, as a sentence names someone met or asked ("Sofia is meeting the
+# fisherman", "ask the caretaker"): the nouns above and everyday roles at work and around town
+_ROLES = """
+conductor caretaker gardener volunteer inspector master keeper beekeeper manager guard
+librarian archivist captain mechanic plumber cashier clerk cleaner porter receptionist
+assistant owner neighbour neighbor friend boss colleague director engineer electrician courier
+postman postwoman butcher florist pharmacist dentist vet lawyer judge guide ranger lifeguard
+coach referee host hostess landlord landlady tenant visitor guest organiser organizer
+"""
+ROLE_NOUNS = PERSON_NOUNS | frozenset(_ROLES.split())
+_DETERMINERS = frozenset({"the", "a", "an", "our", "my", "your", "their", "his", "her"})
+
+
+def role_phrase(text: str, asked: Iterable[str] = ()) -> str:
+    """The first "the <role>" (one word before it allowed: "the ticket inspector") in ``text``
+    whose role word is not among ``asked`` (stems or words of the question): "Sofia is meeting
+    the fisherman at …" → "the fisherman"; "" when none."""
+    skip = {w.lower() for w in asked}
+    words = re.findall(r"[A-Za-z]+", text)
+    for i, w in enumerate(words[:-1]):
+        if w.lower() not in _DETERMINERS:
+            continue
+        for j in (i + 1, i + 2):
+            noun = words[j].lower() if j < len(words) else ""
+            if noun in ROLE_NOUNS and noun not in skip and noun[:8] not in skip:
+                return " ".join(words[i:j + 1])
+            if noun in _DETERMINERS:
+                break
+    return ""
 _WORD = re.compile(r"[a-z]+")
 _QUOTED = re.compile(r'"[^"]*"')  # on-screen text is quoted in a description: not the describer's words
 _PEOPLE_PHRASE = re.compile(

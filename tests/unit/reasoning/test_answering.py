@@ -2491,3 +2491,20 @@ def test_who_was_mentioned_names_everyone_and_one_person_names_one():
     assert draft is not None and draft.answer.startswith("Omar (heard"), draft
     assert not asks_about_the_recording("How many people were mentioned in garden-cam?")
     assert asks_about_the_recording("How many people were on screen in garden-cam?")
+
+
+def test_who_someone_meets_is_not_their_own_name_misheard_and_may_be_a_role():
+    """"Who is Sofia meeting?" is not answered "Sophie" (Sofia heard another way); with no
+    other name in the sentence, the person met by what they do is the answer, as a guess:
+    "Sofia is meeting the fisherman at quarter to seven." → "the fisherman"."""
+    from episodic.reasoning.short_answer import GUESSED_SPAN_QUALITY
+    from episodic.retrieval.people_words import role_phrase
+
+    a = _analysis("Who is Sofia meeting?")
+    assert span_in(_unit("Sophie."), a) is None
+    span = span_in(_unit("Sofia is meeting the fisherman at quarter to seven."), a)
+    assert span is not None and span.text == "the fisherman" and span.quality == GUESSED_SPAN_QUALITY
+    named = span_in(_unit("Sofia is meeting Daniel at noon."), a)
+    assert named is not None and named.text == "Daniel" and named.quality == 1.0
+    assert role_phrase("Chen is meeting the ticket inspector at noon.") == "the ticket inspector"
+    assert role_phrase("Put it by the water tower.") == ""
