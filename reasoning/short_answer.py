@@ -285,6 +285,32 @@ def only_a_bare_hour(text: str) -> bool:
     return not re.search(rf"\b{re.escape(found)}\s*(?:[ap]\.?\s?m\b|o'?clock)", text, re.IGNORECASE)
 
 
+_ROOM = re.compile(r"\broom\b", re.I)
+_AMOUNT = re.compile(r"\b(\d[\d.,]*\d|\d)\s*(" + "|".join(sorted(CURRENCY_WORDS, key=len, reverse=True)) + r")\b", re.I)
+
+
+def values_of_kind(text: str, kind: str) -> list[str]:
+    """Every value of ``kind`` said in ``text``, as said: "time" (clock times, not a bare
+    hour), "room" (the number after "room", "room 4 or 7" as 407), "price" (an amount with its
+    currency), "colour" (colour words). For "what times (rooms, prices, colours) were
+    mentioned?" (reasoning/value_list.py)."""
+    if kind == "time":
+        found = _number(text, "time")
+        return [found] if found and not only_a_bare_hour(text) else []
+    if kind == "colour":
+        return [w.lower() for w in _words(text) if w.lower() in COLOUR_WORDS]
+    if kind == "room":
+        out = []
+        for m in _ROOM.finditer(text):
+            found = _number(text[m.start():], "number")
+            if found[:1].isdigit():
+                out.append(f"room {found.split()[0]}")
+        return out
+    if kind == "price":
+        return [f"{a} {c.lower()}" for a, c in _AMOUNT.findall(currency_signs_spelt(text))]
+    raise ValueError(f"no values of kind {kind!r}")
+
+
 def _colour(text: str) -> str:
     words = _words(text)
     for i, w in enumerate(words):

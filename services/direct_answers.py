@@ -1,6 +1,7 @@
 """Answers read straight off the memory, before the ordinary pathways: questions that ask
 *whether* (reasoning/yes_no.py) or *when in the recording* something was said or heard
-(reasoning/when_said.py), questions about a moment of a recording's own time or one of
+(reasoning/when_said.py), questions asking for every time, room, price or colour said
+(reasoning/value_list.py), questions about a moment of a recording's own time or one of
 its ends (retrieval/time_anchor.py, reasoning/moment_answer.py), and questions about the
 recordings themselves (reasoning/recording_facts.py).
 
@@ -24,6 +25,7 @@ from episodic.reasoning.answer import Draft
 from episodic.reasoning.moment_answer import moment_answer, moment_modalities
 from episodic.reasoning.recording_facts import asks_about_the_recording, recording_fact
 from episodic.reasoning.structured import StructuredAnswerer, sound_words
+from episodic.reasoning.value_list import asks_for_values, values_answer
 from episodic.reasoning.when_said import WHEN_LOOKED, asks_when_said, when_answer
 from episodic.reasoning.yes_no import (
     YES_LOOKED,
@@ -136,6 +138,12 @@ class DirectAnswers:
         shape = analysis.shape
         if req.options:
             return None
+        kind = asks_for_values(req.question)
+        if kind is not None:  # "What times were mentioned in harbour-cam?": every one said
+            streams = [named] if named else reader.streams_in(req.scope)
+            units = [u for sid in streams for u in self.structured.units_between(
+                sid, req.scope.t_min or 0.0, req.scope.t_max or (reader.stream_end(sid) or 0.0), reader)]
+            return values_answer(kind, units)
         if asks_about_the_recording(req.question):
             streams = [named] if named else reader.streams_in(req.scope)
             memories = [m for sid in streams
