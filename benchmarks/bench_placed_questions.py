@@ -18,6 +18,9 @@ by what it cites or names, not by its wording:
 - ``signs``: "Which signs were shown in garden-cam?": right when the answer names every sign.
 - ``who``: "Who was mentioned in station-cam?": right when it names every person said there
   (as written in the script; a misheard name is a miss), with the names it adds counted apart.
+- ``times`` / ``rooms``: "What times (Which rooms) were mentioned in harbour-cam?": right when
+  the answer holds every clock time (room number) the set's own time (room) questions about
+  that stream have as their answer, in any of its written forms.
 
 Prints each miss (dev; held-out: totals only, pass --quiet) and the totals by kind.
 
@@ -41,6 +44,8 @@ from episodic.components import Components  # noqa: E402
 from episodic.config import load_settings  # noqa: E402
 from episodic.core.query import AskRequest  # noqa: E402
 from episodic.qa_content import NAMES  # noqa: E402
+from episodic.qa_evaluation import mentions  # noqa: E402
+from episodic.retrieval.question_shape import focus_of  # noqa: E402
 from episodic.services.qa import MemoryQA  # noqa: E402
 
 SLACK_S = 2.0
@@ -57,6 +62,20 @@ def _overlaps(a0: float, a1: float, b0: float, b1: float, slack: float = 0.0) ->
 
 def _sentences(record: dict) -> list[tuple[float, float, str]]:
     return [(b["speech_t"][0], b["speech_t"][1], b["said"]) for b in record["beats"] if b.get("said") and b.get("speech_t")]
+
+
+def _asks(question: str) -> str:
+    """"time" for a question asking a clock time, "room" for one asking a room, else ""."""
+    if re.search(r"\broom\b", question, re.I) and re.search(r"\b(?:which|what)\s+room\b", question, re.I):
+        return "room"
+    return "time" if focus_of(question) == "time" else ""
+
+
+def _answer_forms(item: dict) -> tuple[str, ...]:
+    """A labelled item's right answer in each written form it accepts."""
+    if item.get("answers"):
+        return tuple(a for alt in item["answers"] for a in alt.split("|"))
+    return (item["options"][item["answer_index"]],)
 
 
 def questions(folder: Path, split: str) -> list[tuple[str, str, dict]]:
@@ -89,6 +108,13 @@ def questions(folder: Path, split: str) -> list[tuple[str, str, dict]]:
         names = sorted({n for n in NAMES[split] for _, _, s in said if re.search(rf"\b{n}\b", s)})
         if names:
             out.append(("who", f"Who was mentioned in {sid}?", {"names": names}))
+        # the set's own labels for its time and room questions about this stream
+        for plural, wording, wanted in (("times", "What times were", "time"), ("rooms", "Which rooms were", "room")):
+            values = sorted({_answer_forms(it) for it in qa["items"] if it["answerable"] and it["category"] == "A"
+                             and any(e["stream_id"] == sid for e in it.get("evidence") or [])
+                             and _asks(it["question"]) == wanted})
+            if values:
+                out.append((plural, f"{wording} mentioned in {sid}?", {"values": values}))
     return out
 
 
@@ -111,6 +137,8 @@ def judge(kind: str, answer: str, evidence: list, truth: dict) -> tuple[bool, in
         return bool(cited) and all(any(_overlaps(a, b, x, y) for x, y in cited) for a, b in truth["dark"]), 0
     if kind == "signs":
         return all(s.lower() in answer.lower() for s in truth["signs"]), 0
+    if kind in ("times", "rooms"):
+        return all(any(mentions(answer, form.strip()) for form in value) for value in truth["values"]), 0
     if kind == "who":
         listed = answer.split(" (heard")[0]
         said = set(truth["names"])
@@ -124,6 +152,7 @@ def main() -> None:
     add_set_arguments(ap)
     ap.add_argument("--folders", type=Path, nargs="+", help="set folders to read instead of --seeds")
     ap.add_argument("--quiet", action="store_true", help="totals only (for held-out sets)")
+    ap.add_argument("--kinds", nargs="+", help="ask only these kinds (when, while-sound, …, times, rooms)")
     args = ap.parse_args()
     totals: dict[str, list[int]] = {}
     for folder in args.folders or set_folders(args):
@@ -131,6 +160,8 @@ def main() -> None:
         qa = MemoryQA(components, warm_after_request=False)
         try:
             for kind, question, truth in questions(folder, args.split):
+                if args.kinds and kind not in args.kinds:
+                    continue
                 result = qa.ask(AskRequest(question))
                 right, extra = judge(kind, result.answer, list(result.evidence), truth)
                 row = totals.setdefault(kind, [0, 0, 0])
