@@ -26,7 +26,13 @@ from episodic.reasoning.answer import Draft
 from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.structured_base import StructuredBase, stream_words
 from episodic.retrieval.detailed import MemoryReader, Unit, fuzzy_found
-from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, object_terms_of, stem
+from episodic.retrieval.query_analysis import (
+    GENERIC_QUESTION_WORDS,
+    QueryAnalysis,
+    content_terms,
+    object_terms_of,
+    stem,
+)
 from episodic.retrieval.text_match import (
     canonical_tokens,
     not_everyday,
@@ -180,6 +186,15 @@ def one_per_memory(units: Sequence[Unit]) -> list[Unit]:
     """The first unit of each memory, in order (one hearing covers a memory's sentences)."""
     seen: set[str] = set()
     return [u for u in units if not (u.memory_id in seen or seen.add(u.memory_id))]
+
+
+def _holds_its_thing(option: str, unit: Unit) -> bool:
+    """Whether ``unit`` holds (exactly or misheard) a word of what ``option`` is about, beyond
+    the kind of fact it names: "The tomato plant cost 12 pounds." resembles "the price of the
+    egg" (a price) but is another thing's price, so it does not place that option. An option of
+    generic words only is held by any sentence."""
+    telling = [t for t in content_terms(option) if t not in GENERIC_QUESTION_WORDS]
+    return not telling or any(holds_loosely(t, unit.terms) for t in telling)
 
 
 def _content_words(text: str) -> list[str]:
@@ -391,7 +406,8 @@ class TimeAnswers(StructuredBase):
         match = np.array([self._match(o, units) for o in options])  # (options, sentences)
         best = match.max(axis=0)  # a sentence places only the option(s) it matches best
         return [k for k, mine in enumerate(found)
-                if not any(match[k, i] >= PLACED_MIN and match[k, i] >= best[i] for i in mine)]
+                if not any(match[k, i] >= PLACED_MIN and match[k, i] >= best[i]
+                           and _holds_its_thing(options[k], units[i]) for i in mine)]
 
     def _choice_said_then(self, options: Sequence[str], said: Sequence[Unit], confidence: float,
                           caps: dict[str, float], scope: Scope, reader: MemoryReader,

@@ -1582,6 +1582,37 @@ def test_the_one_option_found_nowhere_is_the_misheard_sentence_right_after():
     assert draft is not None and draft.choice_index == 2 and "eliminated" not in draft.caps, draft
 
 
+def test_another_things_price_does_not_place_an_option_asking_for_a_price():
+    """"Right after the soup tasting: the price of the egg, or the room for the dinner
+    service?" with the egg's sentence misheard ("Here is 20 pounds at the counter.") and the
+    room said clearly after it. "The price of the bread is 3 pounds." elsewhere resembles "the
+    price of the egg" (well enough to place it) but holds no egg, so it does not rule that
+    option out: the egg is the one found nowhere, so the misheard sentence right after is it
+    (a guess)."""
+    from episodic.core.query import Scope
+    from episodic.reasoning.time_answers import ELIMINATION_CONFIDENCE
+
+    memories = [
+        _memory("garden-cam", 0.0, ["The price of the bread is 3 pounds."]),
+        _memory("kitchen-cam", 0.0, ["The soup tasting starts at 12.20.", "Here is 20 pounds at the counter."]),
+        _memory("kitchen-cam", 10.0, ["The dinner service is in room 107."]),
+        _memory("kitchen-cam", 20.0, ["Priya is repairing the apron.", "Lucas is meeting the chef at 7.30."]),
+    ]
+    answerer, reader = _order_answerer(memories)
+    options = ["who takes care of the apron", "the price of the egg", "the room for the dinner service",
+               "Lucas's appointment with the chef"]
+    draft = answerer.next_to(_shaped("What was mentioned right after the time of the soup tasting?"), options, [],
+                             Scope(), reader)
+    assert draft is not None and draft.choice_index == 1, draft
+    assert draft.caps.get("eliminated") == 3.0 and draft.confidence <= ELIMINATION_CONFIDENCE, draft
+    # said with its own thing, the egg's price places that option (nothing is eliminated)
+    memories[0].transcript[0].text = "The price of the egg is 3 pounds."
+    answerer, reader = _order_answerer(memories)
+    draft = answerer.next_to(_shaped("What was mentioned right after the time of the soup tasting?"), options, [],
+                             Scope(), reader)
+    assert draft is None or "eliminated" not in draft.caps, draft
+
+
 def _order_answerer(memories):
     """A structured answerer over ``memories`` whose candidate sentences are all their speech
     (no feature search), and a reader for them."""
