@@ -57,7 +57,8 @@ class Client(Connection):
 
     **Deadlines.** Every call has one: its ``timeout_s`` argument, else the request's
     ``deadline_s`` (Ask, Locate, Recall, Article), else the client's ``timeout_s`` (300 s). It
-    covers all the call's tries; past it the call fails with DEADLINE_EXCEEDED. ``list_events``
+    covers all the call's tries; past it the call fails with DEADLINE_EXCEEDED (UNAVAILABLE when
+    it passed while a server that was down was being retried). ``list_events``
     applies it to each page, ``download_snippet`` to the whole download.
 
     **Retries.** Calls that change nothing on the server (ListStreams, ListEvents, GetSegment,

@@ -105,7 +105,16 @@ class Connection:
             self._channel = open_channel(self.server, self._ca_root)
         return episodic_pb2_grpc.EpisodicMemoryStub(self._channel)
 
-    def _failed(self, exc: Any) -> RemoteCallError:
+    def _failed(self, exc: Any, unavailable: Any = None) -> RemoteCallError:
+        """The error to report for the try that failed with ``exc``. When a retry after
+        UNAVAILABLE (``unavailable``, that earlier failure) ran out of deadline, the server's
+        being down is the cause, not the deadline: the channel waits out its reconnect backoff
+        and a busy machine turns the same down server into one status or the other."""
+        import grpc
+
+        if unavailable is not None and exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            details = unavailable.details() or "no details"
+            return RemoteCallError(self.server, "UNAVAILABLE", f"{details} (the deadline passed while retrying)")
         code = exc.code().name if exc.code() is not None else "UNKNOWN"
         return RemoteCallError(self.server, code, exc.details() or "no details")
 
@@ -132,12 +141,14 @@ class Connection:
 
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         attempt = 0
+        unavailable = None  # the last try's failure when it was UNAVAILABLE and is being retried
         while True:
             try:
                 return getattr(self._stub(), method)(request, timeout=self._left(deadline), metadata=self._metadata)
             except grpc.RpcError as exc:
                 if not self._wait_to_retry(method, exc, attempt, deadline):
-                    raise self._failed(exc) from None
+                    raise self._failed(exc, unavailable) from None
+                unavailable = exc
             attempt += 1
 
     def _stream(self, method: str, request: Any, timeout_s: float | None) -> Iterator[Any]:
@@ -148,6 +159,7 @@ class Connection:
 
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         attempt = 0
+        unavailable = None
         while True:
             call = getattr(self._stub(), method)(request, timeout=self._left(deadline), metadata=self._metadata)
             started = False
@@ -158,7 +170,8 @@ class Connection:
                 return
             except grpc.RpcError as exc:
                 if started or not self._wait_to_retry(method, exc, attempt, deadline):
-                    raise self._failed(exc) from None
+                    raise self._failed(exc, None if started else unavailable) from None
+                unavailable = exc
             finally:
                 call.cancel()  # a no-op once the call has ended
             attempt += 1
