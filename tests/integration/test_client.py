@@ -212,7 +212,9 @@ def test_a_server_that_stays_down_fails_after_the_retries(monkeypatch):
     tries.clear()
     with pytest.raises(RemoteCallError, match="UNAVAILABLE"):  # never past the deadline
         down.list_streams(timeout_s=0.3)
-    assert len(tries) == 2
+    # a second try fits in 0.3 s (the first pause is 0.16-0.24 s), a third never; on a busy
+    # machine a slow first try leaves no room for the second
+    assert 1 <= len(tries) <= 2
     down.close()
 
 
