@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from episodic.reasoning.answer import Draft
-from episodic.reasoning.time_answers import dark_spans, sound_spans
+from episodic.reasoning.time_answers import SOUND_KINDS, dark_spans, sound_spans
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.question_shape import DARK_WORDS
 
@@ -29,14 +29,6 @@ _LENGTH = re.compile(
 )
 _HOW_LONG = re.compile(r"\b(?:how\s+long|for\s+how\s+many\s+(?:seconds|minutes)|how\s+many\s+(?:seconds|minutes))\b", re.I)
 _DARK = re.compile(DARK_WORDS, re.I)
-# a kind of sound (memory/sound.py's kinds) by the words people use for it
-_SOUND_KINDS = {
-    "music": re.compile(r"\b(?:music|song|melody|tune)\b", re.I),
-    "engine": re.compile(r"\b(?:engine|motor|vehicle)\b", re.I),
-    "applause": re.compile(r"\b(?:applause|applauding|clapping|clapped)\b", re.I),
-    "silence": re.compile(r"\b(?:silence|silent|quiet)\b", re.I),
-    "noise": re.compile(r"\b(?:noise|noisy)\b", re.I),
-}
 _HOW_MANY_RECORDINGS = re.compile(rf"\bhow\s+many\s+(?:different\s+)?{_RECORDING}s\b", re.I)
 _HOW_MANY_SIGNS = re.compile(r"\bhow\s+many\s+(?:different\s+)?(?:signs|notices|captions|slides)\b", re.I)
 _WHICH_SIGNS = re.compile(r"\b(?:which|what)\s+(?:different\s+)?(?:signs|notices|captions|slides)\b", re.I)
@@ -61,7 +53,7 @@ def asks_about_the_recording(question: str) -> bool:
 
 
 def _sound_kind(question: str) -> str | None:
-    return next((kind for kind, words in _SOUND_KINDS.items() if words.search(question)), None)
+    return next((kind for kind, words in SOUND_KINDS.items() if words.search(question)), None)
 
 
 def duration(seconds: float) -> str:

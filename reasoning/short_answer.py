@@ -295,8 +295,8 @@ def values_of_kind(text: str, kind: str) -> list[str]:
     currency), "colour" (colour words). For "what times (rooms, prices, colours) were
     mentioned?" (reasoning/value_list.py)."""
     if kind == "time":
-        found = _number(text, "time")
-        return [found] if found and not only_a_bare_hour(text) else []
+        found = _told_time(text)
+        return [found] if found else []
     if kind == "colour":
         return [w.lower() for w in _words(text) if w.lower() in COLOUR_WORDS]
     if kind == "room":
@@ -309,6 +309,33 @@ def values_of_kind(text: str, kind: str) -> list[str]:
     if kind == "price":
         return [f"{a} {c.lower()}" for a, c in _AMOUNT.findall(currency_signs_spelt(text))]
     raise ValueError(f"no values of kind {kind!r}")
+
+
+_TIME_WORDS = re.compile(r"\b(?:past|to|half|quarter|o'?clock|noon|midnight)\b", re.I)
+_HOUR_MARK = r"\s*(?:[ap]\.?\s?m\b\.?|o\s?'?\s?clock\b)"
+
+
+def _told_time(text: str) -> str:
+    """The clock time ``text`` tells, as said, or "": "6.25", "7:30" (from "730"), "quarter
+    past 12", "3 p.m."; never a count ("six onions"), a room or gate number read as a time
+    ("Room 101" is not 1:01), or a bare hour with nothing saying it is one ("at 22")."""
+    found = _number(text, "time")
+    if not found:
+        return ""
+    words = _words(text)
+    for i, w in enumerate(words):  # the number a label names ("room 101", "gate 12") is no time
+        if i and words[i - 1].lower() in _LABELS and _clock(w) == found:
+            return ""
+    if re.fullmatch(rf"\d{{1,2}}[:.]\d{{2}}(?:{_HOUR_MARK})?", found, re.I):
+        return found
+    if _TIME_WORDS.search(found) and not re.fullmatch(r"\d{1,2}[:.]\d", found):
+        return found
+    bare = re.fullmatch(r"\d{1,2}", found)
+    marked = re.search(rf"\b{re.escape(found)}({_HOUR_MARK})", text, re.I) if bare else None
+    if marked:
+        mark = marked.group(1).strip().lower().replace(" ", "")
+        return f"{found} o'clock" if "clock" in mark else f"{found} {mark}"
+    return ""
 
 
 def _colour(text: str) -> str:

@@ -222,6 +222,25 @@ def _same_moment(a: Unit, b: Unit) -> bool:
 
 
 _UNINFORMATIVE_SOUND = re.compile(r"\b(?:background noise|silence)\b", re.I)
+# a kind of sound (memory/sound.py's kinds) by the words people use for it
+SOUND_KINDS = {
+    "music": re.compile(r"\b(?:music|song|melody|tune)\b", re.I),
+    "engine": re.compile(r"\b(?:engine|motor|vehicle)\b", re.I),
+    "applause": re.compile(r"\b(?:applause|applauding|clapping|clapped)\b", re.I),
+    "silence": re.compile(r"\b(?:silence|silent|quiet)\b", re.I),
+    "noise": re.compile(r"\b(?:noise|noisy)\b", re.I),
+}
+_NAMED_SOUNDS = ("music", "engine", "applause")  # kinds a question names (not plain noise)
+
+
+def _sound_of_another_kind(anchor: str, unit: Unit) -> bool:
+    """Whether ``unit`` is a sound other than the one ``anchor`` names: "right after the
+    engine noise" is not placed by "background noise", "after the music" not by "loud noise"
+    (they share the word "noise", or a sentence's embedding, not the sound)."""
+    if unit.modality != "sound":
+        return False
+    named = [k for k in _NAMED_SOUNDS if SOUND_KINDS[k].search(anchor)]
+    return bool(named) and not any(SOUND_KINDS[k].search(unit.text) for k in named)
 
 
 class TimeAnswers(StructuredBase):
@@ -241,7 +260,8 @@ class TimeAnswers(StructuredBase):
             # "… right after the screen went dark in garden-cam?": that stream's moment
             scope = Scope(stream_ids=(named,), t_min=scope.t_min, t_max=scope.t_max)
             recall = [u for u in recall if u.stream_id == named]
-        cands = self._candidates(shape.anchor, scope, reader, recall)
+        cands = [u for u in self._candidates(shape.anchor, scope, reader, recall)
+                 if not _sound_of_another_kind(shape.anchor, u)]
         if not cands:
             return None
         m = self._match(shape.anchor, cands)

@@ -2467,6 +2467,38 @@ def test_next_to_a_sound_is_once_it_stopped_and_is_said_not_heard():
     assert draft is not None and draft.answer.startswith("Lucas bought four novels."), draft
 
 
+def test_a_named_sound_is_not_placed_by_another_sound():
+    """"What was said right after the engine noise?" where the engine ran late in the stream
+    and plain background noise came early: the engine places the moment, not the sound that
+    shares the word "noise"; with no engine heard at all, no sound places it."""
+    from episodic.core.query import Scope
+
+    memories = [
+        _memory("kitchen-cam", 0.0, ["Everyone seems to be in a good mood."], [(0.0, 4.0, "noise", "background noise")]),
+        _memory("kitchen-cam", 10.0, ["The soup tasting starts at noon."]),
+        _memory("kitchen-cam", 20.0, [], [(0.0, 8.0, "engine", "an engine running")]),
+        _memory("kitchen-cam", 30.0, ["Lucas bought four onions."]),
+    ]
+    def answerer_over(kept):
+        from episodic.config import Settings
+        from episodic.memory.text_embedder import MiniLMEmbedder
+        from episodic.reasoning.structured import StructuredAnswerer
+        from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+        store = ListingStore(kept)
+        answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+        everything = [u for m in kept for u in units_of(m, None, False) if u.modality in ("speech", "sound")]
+        answerer._candidates = lambda text, scope, reader, extra: list(everything)
+        return answerer, MemoryReader(store)
+
+    answerer, reader = answerer_over(memories)
+    draft = answerer.next_to(_shaped("What was said right after the engine noise?"), (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("Lucas bought four onions."), draft
+    answerer, reader = answerer_over(memories[:2])
+    draft = answerer.next_to(_shaped("What was said right after the engine noise?"), (), [], Scope(), reader)
+    assert draft is None or "background noise" not in draft.answer, draft
+
+
 @pytest.mark.parametrize("question", ["Tell me about the lawn mower.", "What was said about the lawn mower?",
                                       "What do you know about the lawn mower?"])
 def test_asked_for_an_account_the_answer_is_the_sentence_not_a_phrase_of_it(question):

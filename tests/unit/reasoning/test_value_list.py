@@ -30,6 +30,21 @@ def test_values_as_said() -> None:
     assert values_of_kind("Hannah painted the anchor purple and green.", "colour") == ["purple", "green"]
 
 
+@pytest.mark.parametrize("said, times", [
+    ("Omar ordered six onions from the team.", []),  # a count is no time
+    ("The dinner service is in Room 101.", []),  # nor a room number written like 1:01
+    ("Gate 12 opens soon.", []),
+    ("The poetry readings start at 3 p.m.", ["3 p.m."]),  # an hour said to be one
+    ("The harvest festival start at 8 o 'clock.", ["8 o'clock"]),
+    ("Lucas is meeting the chef at 730.", ["7:30"]),
+    ("Please remember to begin at 3.30 am.", ["3.30 am"]),
+    ("Please remember that the night train begins at quarter past 12.", ["quarter past 12"]),
+    ("The poetry reading begins at 2.5.", []),  # one digit of minutes: a guess
+])
+def test_only_clock_times_are_times(said: str, times: list[str]) -> None:
+    assert values_of_kind(said, "time") == times
+
+
 def test_every_value_in_the_order_said_once_each() -> None:
     units = [Unit("harbour-cam", "h@60", 62.9, 65.0, "speech", "Sofia is meeting the fisherman at quarter to seven."),
              Unit("harbour-cam", "h@40", 48.8, 51.0, "speech", "The ferry crossing starts at 8.35."),
