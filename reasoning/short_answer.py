@@ -328,7 +328,7 @@ def _told_time(text: str) -> str:
             return ""
     if re.fullmatch(rf"\d{{1,2}}[:.]\d{{2}}(?:{_HOUR_MARK})?", found, re.I):
         return found
-    if _TIME_WORDS.search(found) and not re.fullmatch(r"\d{1,2}[:.]\d", found):
+    if _TIME_WORDS.search(found):
         return found
     bare = re.fullmatch(r"\d{1,2}", found)
     marked = re.search(rf"\b{re.escape(found)}({_HOUR_MARK})", text, re.I) if bare else None

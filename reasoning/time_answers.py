@@ -233,14 +233,14 @@ SOUND_KINDS = {
 _NAMED_SOUNDS = ("music", "engine", "applause")  # kinds a question names (not plain noise)
 
 
-def _sound_of_another_kind(anchor: str, unit: Unit) -> bool:
-    """Whether ``unit`` is a sound other than the one ``anchor`` names: "right after the
-    engine noise" is not placed by "background noise", "after the music" not by "loud noise"
-    (they share the word "noise", or a sentence's embedding, not the sound)."""
-    if unit.modality != "sound":
-        return False
-    named = [k for k in _NAMED_SOUNDS if SOUND_KINDS[k].search(anchor)]
-    return bool(named) and not any(SOUND_KINDS[k].search(unit.text) for k in named)
+def _not_the_sound_named(anchor: str, units: Sequence[Unit]) -> list[Unit]:
+    """``units`` without the sounds of another kind than the one ``anchor`` names: "right after
+    the engine noise" is not placed by "background noise", "after the music" not by "loud
+    noise" (they share the word "noise", or a sentence's embedding, not the sound)."""
+    named = [SOUND_KINDS[k] for k in _NAMED_SOUNDS if SOUND_KINDS[k].search(anchor)]
+    if not named:
+        return list(units)
+    return [u for u in units if u.modality != "sound" or any(p.search(u.text) for p in named)]
 
 
 class TimeAnswers(StructuredBase):
@@ -260,8 +260,7 @@ class TimeAnswers(StructuredBase):
             # "… right after the screen went dark in garden-cam?": that stream's moment
             scope = Scope(stream_ids=(named,), t_min=scope.t_min, t_max=scope.t_max)
             recall = [u for u in recall if u.stream_id == named]
-        cands = [u for u in self._candidates(shape.anchor, scope, reader, recall)
-                 if not _sound_of_another_kind(shape.anchor, u)]
+        cands = _not_the_sound_named(shape.anchor, self._candidates(shape.anchor, scope, reader, recall))
         if not cands:
             return None
         m = self._match(shape.anchor, cands)

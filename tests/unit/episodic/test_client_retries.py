@@ -11,19 +11,9 @@ import pytest
 
 from episodic.client import Client
 from episodic.client_calls import RemoteCallError
+from episodic.client_inprocess import _LocalRpcError as _Failure
 
 pytestmark = pytest.mark.unit
-
-
-class _Failure(grpc.RpcError):
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
-        self._code, self._details = code, details
-
-    def code(self) -> grpc.StatusCode:
-        return self._code
-
-    def details(self) -> str:
-        return self._details
 
 
 class _Stub:
