@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import time
 
 import pytest
 
@@ -220,9 +219,8 @@ def test_expired_deadline(qa):
 
 # -- search --------------------------------------------------------------------------------
 def test_search_finds_known_moments(qa):
-    started = time.perf_counter()
+    # how long a search takes is measured by benchmarks/bench_query.py, not asserted here
     moments = qa.search("the train to Oxford", Scope(), 3)
-    assert time.perf_counter() - started < 5.0
     assert any(
         m.stream_id == "station" and _overlaps(m.t_start, m.t_end, *STATION_SPEECH) for m in moments
     ), moments
