@@ -186,7 +186,7 @@ def main() -> None:
         return
 
     confusion: Counter[tuple[str, str]] = Counter()
-    bed_windows = bed_music = 0
+    bed_windows = bed_music = plain_windows = plain_music = 0
     errors: list[str] = []
     audio_s = 0.0
     elapsed = 0.0
@@ -205,6 +205,9 @@ def main() -> None:
             if c.music_bed and truth == "speech":
                 bed_windows += 1
                 bed_music += int(also_music or kind == "music")
+            elif c.kind == "speech" and truth == "speech":
+                plain_windows += 1
+                plain_music += int(also_music)
 
     print(f"split={args.split} clips={len(clips)} windows={sum(confusion.values())} window_s={describer.window_s}")
     print(f"{'kind':10s} {'prec':>6s} {'recall':>6s} {'n':>5s}")
@@ -223,6 +226,8 @@ def main() -> None:
         print(f"{t:10s}" + "".join(f"{confusion[(t, p)]:9d}" for p in KINDS))
     if bed_windows:
         print(f"speech over music: music also reported in {bed_music}/{bed_windows} windows")
+    if plain_windows:
+        print(f"speech with no music: music also reported in {plain_music}/{plain_windows} windows")
     print(f"throughput: {audio_s / max(elapsed, 1e-9):.0f}x real time ({1000 * elapsed / audio_s:.2f} ms per audio second)")
     if errors:
         print("errors:", ", ".join(errors[:40]) + (" …" if len(errors) > 40 else ""))

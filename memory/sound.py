@@ -20,6 +20,13 @@ Features, per window, from 32 ms frames (16 ms hop):
 * **spectral flatness**, **centroid** and **low-band ratio** (energy below 200 Hz; engines
   live there);
 * **impulsiveness**: the spread of 4 ms energies; applause is many short claps.
+* **floor tonality** and **quiet persistence**, for a music bed wholly under a voice: a voice
+  stops between words and its pitch glides, so the quietest fifth of each frequency bin over
+  the window (its floor spectrum) is smooth; a bed keeps playing through those gaps with
+  notes held at fixed frequencies, so its floor has sharp peaks (how far the eight sharpest
+  stand above an 11-bin running median, 150–4000 Hz), and the peaks of the quietest frames
+  stay put from one frame to the next. Mains hum (50 Hz and its overtones) and steady noise
+  leave the floor smooth or its quiet frames without lasting peaks.
 
 A small set of scores over these features (weights tuned on a generated *dev* split, reported
 on a held-out split with other seeds and voices: benchmarks/bench_sound.py) picks the kind.
@@ -83,6 +90,8 @@ class WindowFeatures:
     impulsiveness: float  # mean log10 ratio of loud (p95) to typical (p50) 4 ms energies
     flux: float  # mean frame-to-frame change of the normalised log spectrum
     band_flux: float  # mean |frame-to-frame change| (dB) of energies in 8 bands above 500 Hz
+    floor_tonality: float = 0.0  # dB: how far the floor spectrum's 8 sharpest peaks stand out
+    quiet_persistence: float = 0.0  # tonal persistence over the window's quietest frames
 
 
 def _frames(x: np.ndarray) -> np.ndarray:
@@ -177,6 +186,8 @@ def window_features(x: np.ndarray, rate_hz: int = 16000) -> WindowFeatures:
     else:
         band_flux = 0.0
 
+    floor_tonality, quiet_persistence = _bed_features(pw_half, freqs)
+
     # impulsiveness from 4 ms energies
     blk = max(1, int(0.004 * rate_hz))
     d = np.diff(x.astype(np.float64))  # first difference: a cheap high-pass (claps are bright)
@@ -199,7 +210,40 @@ def window_features(x: np.ndarray, rate_hz: int = 16000) -> WindowFeatures:
         impulsiveness=impulsive,
         flux=flux,
         band_flux=band_flux,
+        floor_tonality=floor_tonality,
+        quiet_persistence=quiet_persistence,
     )
+
+
+_FLOOR_PERCENTILE = 20  # a bin's floor: the level it keeps in all but its loudest 80 % of frames
+_QUIET_PERCENTILE = 30  # the quiet frames: the gaps between a voice's words
+
+
+def _bed_features(pw: np.ndarray, freqs: np.ndarray) -> tuple[float, float]:
+    """(floor tonality in dB, quiet-frame persistence) of one window's frame spectra (see the
+    module docstring): what keeps sounding in the gaps of whatever is loudest."""
+    if pw.shape[0] < 4:
+        return 0.0, 0.0
+    k = (pw.shape[0] - 1) * _FLOOR_PERCENTILE // 100
+    floor_db = 10 * np.log10(np.partition(pw, k, axis=0)[k] + _EPS)
+    padded = np.pad(floor_db, 5, mode="edge")
+    smooth = np.median(np.lib.stride_tricks.sliding_window_view(padded, 11), axis=1)
+    band = (freqs >= 150) & (freqs <= 4000)
+    prominence = (floor_db - smooth)[band]
+    tonality = float(np.sort(prominence)[-8:].mean())
+
+    frame_pow = pw.sum(axis=1)
+    quiet = frame_pow <= np.percentile(frame_pow, _QUIET_PERCENTILE)
+    pairs = np.flatnonzero(quiet[:-1] & quiet[1:])  # quiet frames followed by a quiet frame
+    if pairs.size == 0:
+        return tonality, 0.0
+    lp = np.log(pw[:, band] + _EPS)
+    peaks = (lp[:, 1:-1] > lp[:, :-2]) & (lp[:, 1:-1] > lp[:, 2:])
+    peaks &= lp[:, 1:-1] > np.median(lp, axis=1, keepdims=True) + 2.3  # 10 dB above the frame's median
+    now, nxt = peaks[pairs], peaks[pairs + 1]
+    stay = nxt | np.roll(nxt, 1, axis=1) | np.roll(nxt, -1, axis=1)
+    held = int(now.sum())
+    return tonality, (float((now & stay).sum() / held) if held else 0.0)
 
 
 # Rules: prototypes of each kind, as conditions (feature, ">" or "<", threshold, softness)
@@ -345,6 +389,20 @@ _WHISPER_TAGS = {
 }
 
 
+# A music bed wholly under a voice (no pause long enough for a music window of its own):
+# thresholds from the dev split's speech windows with and without a bed (bench_sound.py
+# --split dev: no clean or noisy speech window passes both; most bed windows do).
+BED_FLOOR_TONALITY_DB = 9.0
+BED_QUIET_PERSISTENCE = 0.72
+
+
+def music_bed_score(f: WindowFeatures) -> float:
+    """In [0, 1]: how surely music keeps sounding in the gaps of a voice (≥ 0.5: it does)."""
+    z = min((f.floor_tonality - BED_FLOOR_TONALITY_DB) / 1.5,
+            (f.quiet_persistence - BED_QUIET_PERSISTENCE) / 0.03)
+    return float(1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))))
+
+
 def _values(f: WindowFeatures) -> dict[str, float]:
     v = dict(vars(f))
     v["log_flatness"] = float(np.log10(max(f.flatness, 1e-8)))
@@ -458,6 +516,9 @@ class FeatureSoundDescriber:
             # holds it); the music is kept as a second observation.
             conf = min(scores["speech"], scores["music"])
             return "speech", round(float(conf), 3), "music"
+        if best == "speech" and (bed := music_bed_score(f)) >= 0.5:
+            # the voice hides the music everywhere but in the gaps between its words
+            return "speech", round(float(min(s1, bed)), 3), "music"
         conf = s1 / (s1 + s2 + 1e-9) * min(1.0, s1 / 0.5)
         return best, round(float(conf), 3), ""
 
