@@ -154,15 +154,22 @@ def tokens(text: str) -> list[str]:
 
 _DETERMINERS = _wordset("the a an this that each every their our his her its")
 _DO_VERBS = _wordset("do does did")
+# what an event does ("the flower show starts at two"), never what a picture shows
+_EVENT_VERBS = _wordset("begin begins began start starts started end ends ended open opens opened "
+                        "close closes closed finish finishes finished happen happens happened "
+                        "last lasts lasted cost costs")
 
 
 def _names_a_show(words: Sequence[str], i: int) -> bool:
     """Whether ``words[i]`` is "show" the noun, an event ("the flower show", "a show"), not
-    the verb that makes a question visual ("what did the camera show?"): a singular "show"
-    after a determiner, or after a word that follows one and names neither a recording nor
-    something seen, in a question with no "do"/"did" to make it a verb."""
+    the verb that makes a question visual ("what did the camera show?"): a "show" followed by
+    what an event does ("does the flower show begin"), a singular "show" after a determiner,
+    or after a word that follows one and names neither a recording nor something seen, in a
+    question with no "do"/"did" to make it a verb."""
     if words[i] != "show" or i == 0:
         return False
+    if i + 1 < len(words) and words[i + 1] in _EVENT_VERBS:
+        return True  # "when does the flower show begin?": a show that begins is an event
     before = words[i - 1]
     if before in _DETERMINERS:
         return True
@@ -360,13 +367,17 @@ SCREEN_TEXT_CUES = _wordset(
 
 # "what is said at the end", "the first slide": where in the stream to look, not a fact to
 # find in the text. The words are left out of the content terms.
+# Not a position: "begin" the verb ("when does the flower show begin?" asks when something
+# said begins), "opening/closing time" (a time said or written), "how long did it last?".
 _POSITION_START = re.compile(
-    r"\b(first|opening|initial(ly)?|earliest|begin(ning)?|intro(duction)?|"
+    r"\b(first|opening(?! (?:time|hours?|date|day))|initial(ly)?|earliest|beginning|intro(duction)?|"
     r"(at|in|near|towards?) the (very )?start)\b", re.I
 )
 _POSITION_END = re.compile(
-    r"\b(last|final(ly)?|latest|closing|(at|in|near|towards?) the (very )?end(ing)?)\b", re.I
+    r"\b(last|final(ly)?|latest|closing(?! (?:time|hours?|date|day))|"
+    r"(at|in|near|towards?) the (very )?end(ing)?)\b", re.I
 )
+_LAST_THE_VERB = re.compile(r"\bhow long\b.*\blast(?:s|ed)?\b", re.I)
 POSITION_WORDS = _wordset(
     "first opening initial initially earliest beginning begin start intro introduction last "
     "final finally latest closing end ending"
@@ -376,7 +387,7 @@ POSITION_WORDS = _wordset(
 def temporal_position(question: str) -> str | None:
     """"start" or "end" when the question locates its answer at one end of the recording."""
     start = bool(_POSITION_START.search(question))
-    end = bool(_POSITION_END.search(question))
+    end = bool(_POSITION_END.search(question)) and not _LAST_THE_VERB.search(question)
     if start != end:
         return "start" if start else "end"
     return None
@@ -428,6 +439,10 @@ class QueryAnalysis:
         if self.query_type is QueryType.VIDEO and self.names_someone:
             # "Which colour is the watering can that Priya painted?": no describer knows who
             # Priya is, so what is known about her was said (or written), not seen
+            preferred += ("speech",)
+        elif self.query_type is QueryType.VIDEO and self.shape.focus == "time" and "visual" not in self.cues:
+            # "At what time does the flower show begin?": typed visual only by its resemblance
+            # to questions about pictures, with no word of seeing; a time is said or written
             preferred += ("speech",)
         return preferred + ("sound",) if self.asks_sound else preferred
 

@@ -966,6 +966,39 @@ def test_words_that_name_no_fact_are_not_looked_for():
     assert analyzer.analyze("On how many occasions did the robin come up?").terms == ["robin"]
 
 
+def test_when_something_said_begins_is_no_end_of_the_recording():
+    """"At what time does the flower show begin?" asks when a thing said begins: it used to be
+    taken as "at the start of the recording", which raised the first moments of every stream
+    above the sentence that answers. The same for "closing time" and "how long … last"."""
+    analyzer = QueryAnalyzer(HashEmbedder())
+    for q in ("At what time does the flower show begin?", "What time does the poetry reading begin?",
+              "What closing time was written on the sign?", "How long did the meeting last?",
+              "What are the opening hours of the bakery?"):
+        assert analyzer.analyze(q).position is None, q
+    for q, edge in (("What was said at the beginning?", "start"), ("What was the first sign shown?", "start"),
+                    ("What was said last?", "end"), ("What was said in the closing remarks?", "end")):
+        assert analyzer.analyze(q).position == edge, q
+    # "show" followed by what an event does is the event, not the verb of seeing
+    assert "visual" not in analyzer.analyze("When does the flower show begin?").cues
+    assert "visual" in analyzer.analyze("What does the sign show?").cues
+
+
+def test_a_time_question_typed_visual_with_no_word_of_seeing_also_looks_in_speech():
+    """A time is said or written: a question typed visual only by resembling questions about
+    pictures ("At what time does the flower show begin?") keeps speech among its modalities,
+    so the sentence saying "2.10" is recalled; one that says it is about what was seen does not."""
+    shown = QueryAnalysis("At what time does the flower show begin?", QueryType.VIDEO, {}, "", ["flow", "show"],
+                          "any", shape=question_shape("At what time does the flower show begin?"))
+    assert shown.preferred_modalities == ("ocr", "visual", "speech")
+    clock = "What time did the clock on the wall show?"
+    seen = QueryAnalysis(clock, QueryType.VIDEO, {}, "", ["clock", "wall"], "any",
+                         cues={"visual": ["show"]}, shape=question_shape(clock))
+    assert seen.preferred_modalities == ("ocr", "visual")
+    colour = "What colour is the sky?"
+    assert QueryAnalysis(colour, QueryType.VIDEO, {}, "", ["sky"], "any",
+                         shape=question_shape(colour)).preferred_modalities == ("ocr", "visual")
+
+
 def test_summary_template_words_are_never_the_answer():
     unit = _unit('Someone says "I can\'t hear that". Seen: camera panning. Heard: music playing.', "summary")
     for q in ("Name one person who was mentioned in the garden recording.", "What was going on in the garden?"):
