@@ -144,17 +144,8 @@ def window_features(x: np.ndarray, rate_hz: int = 16000) -> WindowFeatures:
 
     # tonal persistence: prominent local peaks in 100–4000 Hz that stay in the same bin
     band_idx = np.flatnonzero((freqs >= 100) & (freqs <= 4000))
-    lp = np.log(sel[:, band_idx] + _EPS)
-    is_peak = (lp[:, 1:-1] > lp[:, :-2]) & (lp[:, 1:-1] > lp[:, 2:])
-    # prominent: at least 10 dB (natural log 2.3) above the frame's median level
-    prominent = lp[:, 1:-1] > (np.median(lp, axis=1, keepdims=True) + 2.3)
-    peaks = is_peak & prominent
-    if peaks.shape[0] >= 2 and peaks[:-1].sum() > 0:
-        nxt = peaks[1:]
-        stay = nxt | np.roll(nxt, 1, axis=1) | np.roll(nxt, -1, axis=1)
-        persistence = float((peaks[:-1] & stay).sum() / peaks[:-1].sum())
-    else:
-        persistence = 0.0
+    peaks = _prominent_peaks(sel[:, band_idx])
+    persistence = _staying(peaks[:-1], peaks[1:]) if peaks.shape[0] >= 2 else 0.0
 
     # harmonicity: autocorrelation from the zero-padded power spectrum
     ac = np.fft.irfft(pw[active] if active.sum() >= 1 else pw, axis=1)
@@ -237,13 +228,26 @@ def _bed_features(pw: np.ndarray, freqs: np.ndarray) -> tuple[float, float]:
     pairs = np.flatnonzero(quiet[:-1] & quiet[1:])  # quiet frames followed by a quiet frame
     if pairs.size == 0:
         return tonality, 0.0
-    lp = np.log(pw[:, band] + _EPS)
-    peaks = (lp[:, 1:-1] > lp[:, :-2]) & (lp[:, 1:-1] > lp[:, 2:])
-    peaks &= lp[:, 1:-1] > np.median(lp, axis=1, keepdims=True) + 2.3  # 10 dB above the frame's median
-    now, nxt = peaks[pairs], peaks[pairs + 1]
-    stay = nxt | np.roll(nxt, 1, axis=1) | np.roll(nxt, -1, axis=1)
+    peaks = _prominent_peaks(pw[:, band])
+    return tonality, _staying(peaks[pairs], peaks[pairs + 1])
+
+
+def _prominent_peaks(power: np.ndarray) -> np.ndarray:
+    """Per frame (row), the bins (all but the two edge ones) that are local spectral peaks at
+    least 10 dB (natural log 2.3) above the frame's median level."""
+    lp = np.log(power + _EPS)
+    is_peak = (lp[:, 1:-1] > lp[:, :-2]) & (lp[:, 1:-1] > lp[:, 2:])
+    return is_peak & (lp[:, 1:-1] > np.median(lp, axis=1, keepdims=True) + 2.3)
+
+
+def _staying(now: np.ndarray, nxt: np.ndarray) -> float:
+    """The share of the peaks in ``now`` that the paired frames of ``nxt`` keep in the same bin
+    or a neighbour (tonal persistence); 0 with no peaks."""
     held = int(now.sum())
-    return tonality, (float((now & stay).sum() / held) if held else 0.0)
+    if not held:
+        return 0.0
+    stay = nxt | np.roll(nxt, 1, axis=1) | np.roll(nxt, -1, axis=1)
+    return float((now & stay).sum() / held)
 
 
 # Rules: prototypes of each kind, as conditions (feature, ">" or "<", threshold, softness)
