@@ -64,7 +64,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -201,6 +201,23 @@ class MemoryRelisten:
     text: str = ""  # the new text (adopted or not)
     version: int = 0  # the version recorded in the memory's history (0: none)
     names_lost: list[str] = field(default_factory=list)  # names of the old text the new one dropped
+
+
+def _with_value_kept(memory: ShortTermMemory, rehearing: Unit, analysis: QueryAnalysis) -> Unit:
+    """The sentence a question's options are put into, from a re-hearing that names the
+    question's things: the re-hearing itself, or, when it lost the number or time the question
+    asks for, the stored words it overlaps, over their span. Prompted with the question, the
+    decoder often stops once it has written the question's words ("Please remember not the
+    soup." over 2 s of "… soup tasting begins at three thirty-five", stored as "Please remember
+    not to skip this and begin at 3.30 am."): the re-hearing tells that this memory is about
+    the question, the stored words keep the slot the value was said in."""
+    t0, t1 = rehearing.t_start, rehearing.t_end
+    old = sorted((p for p in memory.transcript if p.text.strip() and p.t_start < t1 and p.t_end > t0),
+                 key=lambda p: p.t_start)
+    old_text = " ".join(p.text.strip() for p in old)
+    if not old or not value_lost(old_text, rehearing.text, said_value_focus(analysis)):
+        return rehearing
+    return replace(rehearing, t_start=min(t0, old[0].t_start), t_end=max(t1, old[-1].t_end), text=old_text)
 
 
 @dataclass
@@ -486,7 +503,7 @@ class Relistener:
                 continue
             unit = Unit(memory.stream_id, memory.id, float(span[0]), float(span[1]), "speech", text.strip())
             if about_the_question(analysis, unit):
-                return memory, unit
+                return memory, _with_value_kept(memory, unit, analysis)
         return None, None
 
     def _targets(

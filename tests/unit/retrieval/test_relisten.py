@@ -198,6 +198,36 @@ def test_options_are_put_into_a_re_hearing_about_the_question_that_was_not_taken
     assert Relistener._rehearing_about(a, None, MemoryReader(store)) == (None, None)
 
 
+def test_a_re_hearing_that_lost_the_time_asked_for_gives_the_options_the_stored_words():
+    """Prompted with "When is the soup tasting starting?", the decoder wrote "Please remember
+    not the soup." over the first 2 s of the sentence and stopped: the re-hearing shows the
+    memory is about the question, but the time was in the words it lost. The options go into
+    the stored words ("… begin at 3.30 am."), over their span; a re-hearing that keeps a
+    value, or a question that asks for none, keeps the re-hearing."""
+    from episodic.memory.in_memory_store import InMemoryStore
+    from episodic.retrieval.query_analysis import QueryAnalyzer
+    from episodic.retrieval.relisten import MemoryRelisten, Relistener
+    from tests.fakes import HashEmbedder
+
+    store = InMemoryStore()
+    store.ensure_schema(4, 4)
+    stored = "Please remember not to skip this and begin at 3.30 am."
+    m = _memory(109.0, 116.0, [(110.7, 114.4, stored)])
+    store.upsert_memories([m])
+    report = RelistenReport(hotwords=["soup", "tasting"])
+
+    def frame(question: str, heard: str) -> Unit | None:
+        report.memories[:] = [MemoryRelisten(m.id, 110.4, 112.6, "kept-old", "base", text=heard)]
+        analysis = QueryAnalyzer(HashEmbedder()).analyze(question)
+        return Relistener._rehearing_about(analysis, report, MemoryReader(store))[1]
+
+    sentence = frame("When is the soup tasting starting?", "Please remember not the soup.")
+    assert sentence is not None and (sentence.text, sentence.t_start, sentence.t_end) == (stored, 110.4, 114.4)
+    kept = "Please remember the soup tasting begins at 3.35."
+    assert frame("When is the soup tasting starting?", kept).text == kept
+    assert frame("Who is at the soup tasting?", "Please remember not the soup.").text == "Please remember not the soup."
+
+
 def _memory(t0: float, t1: float, pieces: list[tuple[float, float, str]]) -> ShortTermMemory:
     return ShortTermMemory(
         id="s@000000000000", stream_id="s", t_start=t0, t_end=t1, vector=np.ones(4, np.float32),
