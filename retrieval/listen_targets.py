@@ -170,7 +170,9 @@ def names_lost(old_text: str, new_text: str, words: Sequence[str] = ()) -> list[
     A name heard again as a name the question asks about ("The Eagle ordered 19X" → "Diego
     ordered 19 eggs") is replaced, not lost: each such name the new text adds excuses one."""
     new_words = re.findall(r"[A-Za-z]+", new_text or "")
-    plain = {w.lower() for w in new_words}
+    # a compound written as its parts keeps every letter ("the Greenhouse" → "the green
+    # house"): the same word, not a name lost (unlike "Milo" → "my low")
+    plain = {w.lower() for w in new_words} | {(a + b).lower() for a, b in zip(new_words, new_words[1:], strict=False)}
     caps = [w for w in new_words if w[:1].isupper()]
     caps += [a + b for a, b in zip(caps, caps[1:], strict=False)]
     asked = {w.lower() for w in words}

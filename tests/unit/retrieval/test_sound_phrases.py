@@ -67,6 +67,8 @@ def test_fuzzy_found_gives_the_missing_stems_a_misheard_phrase_holds() -> None:
         ("This is Milo, our cat.", "This is Mylo, our cat.", [], []),  # a spelling of the name
         ("Welcome to the North Wind Hotel.", "Welcome to the Northwind hotel.", [], []),  # joined
         ("Welcome to the north wind hotel.", "Welcome to the North Wind Hotel.", [], []),  # gained
+        ("They go left the state next to the Greenhouse.", "Diego left the spade next to the green house.",
+         ["diego", "leave", "spade"], []),  # a compound written as its parts
         ("This is Milo, our cat.", "This is my low, our cat.", ["Milo"], []),  # the question's own word
         ("Ruth is here. Root is there.", "Root is there.", [], []),  # a sentence's first word is no name
         # heard again as the name the question asks about: replaced, not lost
