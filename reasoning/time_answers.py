@@ -348,6 +348,9 @@ class TimeAnswers(StructuredBase):
                                       and (u.text in whole.text or anchor.text.strip() in u.text))
                and not _same_moment(u, whole)]
         seq = [u for u in seq if not _ATTRIBUTION.match(u.text)]
+        # nor a piece that says nothing ("And", "So,"): a word the recogniser left between two
+        # sentences mentions nothing; what was mentioned is the sentence beyond it
+        seq = [u for u in seq if u.modality != "speech" or content_terms(u.text)]
         seq = list({(u.text, round(u.t_start, 2)): u for u in first + seq}.values())[: len(ORDER_WEIGHTS)]
         if not seq:
             return None

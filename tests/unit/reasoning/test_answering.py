@@ -1748,6 +1748,8 @@ def test_a_thing_whose_noun_was_heard_nowhere_is_not_placed_by_its_name_alone():
 @pytest.mark.parametrize("question, options, expected", [
     # what came before is the sentence the attribution ends, not the attribution
     ("What was mentioned just before Omar's appointment with the volunteer?", [], "seed packets"),
+    # nor a word the recogniser left on its own between two sentences ("And")
+    ("What was mentioned just before where Grace keeps the umbrella?", [], "six tickets"),
     # what came after the tickets is the umbrella, not "Grace told me." (misheard, it seemed)
     ("What was mentioned right after Grace and the tickets?",
      ["the price of the seed packets", "where Grace left the umbrella", "Omar's appointment with the volunteer",
@@ -1761,7 +1763,7 @@ def test_a_sentence_saying_only_who_said_the_one_before_is_not_what_was_mentione
     garden = [
         _memory("garden-cam", 0.0, ["Only nine seed packets are left.", "Felix told me."]),
         _memory("garden-cam", 10.0, ["The volunteer and Omar are getting together at ten to three."]),
-        _memory("garden-cam", 20.0, ["Only six tickets are left.", "Grace told me."]),
+        _memory("garden-cam", 20.0, ["Only six tickets are left.", "Grace told me.", "And"]),
         _memory("garden-cam", 30.0, ["If you need the umbrella, Grace keeps it at the newspaper kiosk."]),
     ]
     answerer, reader = _order_answerer(garden)
@@ -1772,7 +1774,7 @@ def test_a_sentence_saying_only_who_said_the_one_before_is_not_what_was_mentione
         # … because the umbrella sentence is what came next, not "Grace told me." (cited before)
         assert draft.support[0].text.startswith("If you need the umbrella"), [u.text for u in draft.support]
     else:
-        assert draft.answer.startswith("Only nine " + expected), draft.answer
+        assert draft.answer.startswith("Only nine " + expected) or draft.answer.startswith("Only " + expected), draft.answer
 
 
 def test_a_question_naming_someone_looks_in_speech_even_when_it_asks_for_a_colour():
