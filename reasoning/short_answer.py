@@ -176,7 +176,8 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
     if focus == "time":  # "room 312 opens at 920": the number after "at" is the time
         order.sort(key=lambda i: not (i > 0 and words[i - 1].lower() in _AT))
     for i in order:
-        code = _spoken_code(words, i, focus)
+        code = _spoken_code(words, i, focus) or (
+            _first_digit_heard_as_word(words, i, asked) if focus == "number" and not counted else "")
         if code:
             return code
         keys = canonical_tokens(" ".join(words[i : i + 4]))
@@ -240,6 +241,30 @@ def _code_heard_as_words(words: Sequence[str], i: int) -> str:
     if not 3 <= len(run) <= 4 or not 0 < alike < len(run) or run[0] in _OH_WORDS:
         return ""
     return "".join(_DIGIT_WORDS.get(w) or _DIGIT_SOUND_ALIKES.get(w) or w for w in run)
+
+
+def _first_digit_heard_as_word(words: Sequence[str], i: int, asked: set[str] | frozenset[str]) -> str:
+    """ "room for 22" → "422" for "Which room …?": a code said "four twenty-two" after a
+    label word the question asks about, its first digit written as the word it sounds like
+    ("for", "to"), the rest as a two-digit number that ends the clause or is followed by a
+    function word ("Go to room for 22 for the review."). "A room for 22 people" is a size,
+    never read so; nor is "room 22" alone, nor "a table for 12" when no table is asked about."""
+    label = words[i - 1].lower() if 0 < i < len(words) - 1 else ""
+    if label not in _LABELS or not ({label, stem(label)} & set(asked)):
+        return ""
+    digit = _DIGIT_SOUND_ALIKES.get(words[i].lower(), "")
+    if digit not in ("2", "4", "8") or not re.fullmatch(r"[1-9]\d", words[i + 1]):
+        return ""
+    after = words[i + 2].lower() if i + 2 < len(words) else ""
+    if after and after not in _AFTER_A_CODE:
+        return ""
+    return digit + words[i + 1]
+
+
+# what may follow a room or gate number in the same clause ("room 422 for the review", "gate 422
+# at noon"); a noun after it ("room for 22 people") makes the number a size
+_AFTER_A_CODE = frozenset({"for", "at", "on", "in", "and", "with", "from", "by", "near", "next", "is", "was",
+                           "will", "today", "now", "this", "please", "then", "so", "but"})
 
 
 def _spoken_code(words: Sequence[str], i: int, focus: str) -> str:

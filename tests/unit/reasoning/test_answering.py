@@ -638,6 +638,10 @@ def test_a_short_answer_comes_from_a_sentence_about_the_question():
         ("The safety announcement is in room 4 or 1.", "401"),
         ("We booked a room for two people.", "two"),  # a size, not a code
         ("The room for all of us is ready.", None),
+        # "four twenty-two": the first digit written as the word it sounds like
+        ("The safety announcement is in room for 22.", "422"),
+        ("Go to room for 22 for the safety announcement.", "422"),
+        ("There is room for 22 people at the safety announcement.", "22"),  # a size, not room 422
     ],
 )
 def test_a_room_code_heard_as_words_that_sound_like_its_digits(heard, expected):
