@@ -297,6 +297,19 @@ def fix_ocr_zeros(text: str) -> str:
     return _CAPS_WITH_ZERO.sub(lambda m: m.group(0).replace("0", "O"), text)
 
 
+_CAPS_THEN_DIGIT = re.compile(r"\b([A-Z]{3,})(?=\d)")
+
+
+def fix_ocr_joins(text: str) -> str:
+    """'OPEN UNTIL7PM' → 'OPEN UNTIL 7PM': a word in capitals run into the number after it.
+
+    The recogniser often drops the narrow space between a word and a digit on a sign, and the
+    joined token then matches neither "until" nor "7 pm". Only a word of three capitals or
+    more is split off, so short codes ("MP3", "A10", "B2B") stay as read.
+    """
+    return _CAPS_THEN_DIGIT.sub(r"\1 ", text)
+
+
 # -- descriptions --------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -551,7 +564,7 @@ class OfflineVisualDescriber:
             if text and score >= self.settings.ocr_min_confidence:
                 box = np.asarray(item[0], dtype=np.float32).reshape(-1, 2)
                 x, y = (float(v) for v in box.mean(axis=0))
-                lines.append((x, y, fix_ocr_zeros(text)))
+                lines.append((x, y, fix_ocr_joins(fix_ocr_zeros(text))))
         return lines
 
     def describe(

@@ -46,6 +46,7 @@ from episodic.memory.vision import (
     OfflineVisualDescriber,
     colour_names,
     describe_text,
+    fix_ocr_joins,
     fix_ocr_zeros,
     readable_label,
 )
@@ -261,6 +262,8 @@ def test_colour_names_and_label_names() -> None:
     assert readable_label("gorilla, Gorilla gorilla") == "gorilla"
     assert readable_label("moped") == "moped"
     assert fix_ocr_zeros("RO0M 214, A10, 2014") == "ROOM 214, A10, 2014"
+    # a word run into its number on a sign is split off; short codes stay
+    assert fix_ocr_joins("OPEN UNTIL7PM, PLATFORM12, MP3, A10") == "OPEN UNTIL 7PM, PLATFORM 12, MP3, A10"
     long_text = " ".join(["word"] * 500)
     d = describe_text([("street sign", 0.5)], ["blue"], long_text, max_tokens=40)
     assert d.startswith('on-screen text: "word') and d.endswith('"; street sign; colours: blue')
