@@ -26,7 +26,7 @@ from episodic.retrieval.detailed import (
     units_of,
 )
 from episodic.retrieval.guess_match import DescriberVocabulary
-from episodic.retrieval.query_analysis import QueryAnalysis, content_terms
+from episodic.retrieval.query_analysis import STOPWORDS, QueryAnalysis, content_terms
 from episodic.retrieval.text_match import canonical_tokens
 from episodic.retrieval.value_kinds import carried_kinds, kind_overlap, with_kinds
 
@@ -44,6 +44,18 @@ def stream_words(stream_id: str) -> list[str]:
     return [canonical_tokens(p)[0] if canonical_tokens(p) else p for p in parts if p]
 
 
+def _names_stream_word(said: str, word: str) -> bool:
+    """Whether a word of a question or option (``said``) names a stream's ``word``: the same,
+    longer ("camera" for "cam", "gardens" for "garden"), or a shortening of four letters or
+    more ("lib" does not, "libr" does); never a function word that merely begins the name:
+    "the" is no "theatre-cam", "for" no "forest-cam", "can" no "canteen-cam"."""
+    if said == word:
+        return True
+    if len(word) >= 3 and len(said) >= 3 and said.startswith(word):
+        return True
+    return len(said) >= 4 and said not in STOPWORDS and word.startswith(said)
+
+
 def option_streams(options: Sequence[str], streams: Sequence[str]) -> list[str | None]:
     """For each option, the stream it names by the stream's distinctive words, or None."""
     words = {s: stream_words(s) for s in streams}
@@ -56,11 +68,7 @@ def option_streams(options: Sequence[str], streams: Sequence[str]) -> list[str |
             distinct = [w for w in ws if w not in everywhere and w not in GENERIC_STREAM_WORDS] or [
                 w for w in ws if w not in everywhere
             ]
-            hits = sum(
-                1
-                for w in distinct
-                if any(x == w or (len(w) >= 3 and len(x) >= 3 and (x.startswith(w) or w.startswith(x))) for x in said)
-            )
+            hits = sum(1 for w in distinct if any(_names_stream_word(x, w) for x in said))
             if hits > best_hits:
                 best, best_hits, tie = s, hits, False
             elif hits and hits == best_hits:

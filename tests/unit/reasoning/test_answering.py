@@ -497,6 +497,11 @@ def test_options_naming_streams():
     got = option_streams(["the lobby camera", "The garden camera", "camera 2", "the kitchen"], streams)
     assert got == ["lobby-cam", "garden-cam", "cam2", None]
     assert option_streams(["the camera", "a camera"], ["cam-1", "cam-2"]) == [None, None]
+    # a function word that only begins a stream's name does not name it: "the" is no theatre
+    theatre = ["gym-cam", "airport-cam", "theatre-cam"]
+    assert option_streams(["What was mentioned just before the time of the flight to Lisbon?"], theatre) == [None]
+    assert option_streams(["What was said in the theatre?", "the airport camera"], theatre) == ["theatre-cam", "airport-cam"]
+    assert option_streams(["What is on sale for ten pounds?"], ["forest-cam", "canteen-cam"]) == [None]
 
 
 # -- short answers -------------------------------------------------------------------------
