@@ -32,6 +32,7 @@ from episodic.retrieval.query_analysis import (
     content_terms,
     object_terms_of,
     stem,
+    tokens,
 )
 from episodic.retrieval.text_match import (
     canonical_tokens,
@@ -65,6 +66,13 @@ SOUND_JOIN_S = 0.5  # sound windows this close make one stretch
 
 # words of "how many separate times / on how many occasions / how frequently / count the
 # mentions …" that say how to count, not what (stems, as QueryAnalysis.terms holds them)
+# things that are also words of hearing (retrieval/query_analysis.py's cues), which a count
+# question may count ("how many times was the siren mentioned?")
+_HEARD_THINGS = frozenset({
+    "siren", "sirens", "music", "song", "songs", "applause", "noise", "noises", "announcement",
+    "announcements", "voice", "voices", "loudspeaker", "conversation", "conversations", "melody",
+    "tune", "bark", "barks", "barking", "knock", "knocks", "beep", "beeps", "laugh", "laughs",
+})
 _COUNT_WORDS = frozenset(stem(w) for w in (
     "time", "times", "often", "frequently", "frequent", "occasion", "occasions", "instance", "instances",
     "mention", "mentions", "count", "separate", "distinct", "different", "individual", "total", "number"))
@@ -627,9 +635,12 @@ class TimeAnswers(StructuredBase):
 
     @staticmethod
     def _count_terms(analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:
-        """The question's words that say what is counted (not "times", not a stream's name)."""
+        """The question's words that say what is counted (not "times", not a stream's name);
+        a thing that is also a word of hearing ("How many times was the siren mentioned?":
+        "siren" tells what to listen for, so it is no content word) when nothing else is."""
         of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
-        return [t for t in analysis.terms if t not in _COUNT_WORDS and t not in of_streams]
+        terms = [t for t in analysis.terms if t not in _COUNT_WORDS and t not in of_streams]
+        return terms or list(dict.fromkeys(stem(t) for t in tokens(analysis.question) if t in _HEARD_THINGS))
 
     def _counted_terms(self, analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:
         """The words of the thing a count question counts: its object, else all its words."""

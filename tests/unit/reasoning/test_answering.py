@@ -1111,6 +1111,20 @@ def test_counting_mentions_in_a_named_stream():
     assert draft.answer.startswith("3 times"), draft.answer  # not the harbour's mention
 
 
+def test_counting_mentions_of_a_thing_that_is_also_a_word_of_hearing():
+    """"siren" tells the analysis what to listen for, so it is no content word of "How many
+    times was the siren mentioned in fire-cam?"; it is still what is counted."""
+    from episodic.core.query import Scope
+
+    fire = [_memory("fire-cam", 0.0, ["There is the siren again.", "Luca left the helmet by the tower."]),
+            _memory("fire-cam", 10.0, ["At 815, Greta has an appointment with the firefighter."]),
+            _memory("fire-cam", 20.0, ["Look, the siren is here."]),
+            _memory("salon-cam", 0.0, ["I can hear the siren outside."])]
+    answerer, reader = _structured(fire)
+    draft = answerer.count(_shaped("How many times was the siren mentioned in fire-cam?"), (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith("2 times"), draft
+
+
 def test_sounds_besides_speech_come_from_sound_units():
     from episodic.core.query import Scope
 
