@@ -17,10 +17,13 @@ bed that many decibels louder against speech (its own folder, ``…-h<DB>``): th
 voices, sentences and questions in worse sound, to tune hearing on without the held-out set.
 ``--other-sentences`` builds the dev split with its facts said in sentence shapes neither split
 uses, each with its own questions (its own folder, ``…-o``): a dev figure for phrasing the service
-was not tuned on, the sentence-level counterpart of ``--reworded``.
+was not tuned on, the sentence-level counterpart of ``--reworded``. ``--other-people`` has the
+dev sentences said by and about people in places that are in neither split (its own folder,
+``…-p``): names the recogniser may never have met, settings never tuned on.
 
     .venv/bin/python benchmarks/bench_qa.py [--split heldout|dev|both] [--root DIR]
-        [--seed 0] [--streams 3] [--minutes 2.5] [--harsher DB] [--other-sentences] [--reingest] [--reworded]
+        [--seed 0] [--streams 3] [--minutes 2.5] [--harsher DB] [--other-sentences] [--other-people]
+        [--reingest] [--reworded]
         [--heard-as-script] [--json]
 """
 
@@ -65,17 +68,17 @@ def _commit() -> str:
 
 
 def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, console: Console,
-               harsher_db: float = 0.0, other_sentences: bool = False) -> Path:
+               harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False) -> Path:
     """The split's qa.json, generated unless a set with the same parameters is already there."""
     harsh = f"-h{harsher_db:g}" if harsher_db else ""
-    other = "-o" if other_sentences else ""
+    other = ("-o" if other_sentences else "") + ("-p" if other_people else "")
     folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}{other}{harsh}" / split
     qa_json = folder / "qa.json"
     if qa_json.is_file():
         return qa_json
     started = time.perf_counter()
     build_qa_set(folder, split, seed, streams, minutes, on_note=lambda m: console.print(m, highlight=False),
-                 harsher_db=harsher_db, other_sentences=other_sentences)
+                 harsher_db=harsher_db, other_sentences=other_sentences, other_people=other_people)
     console.print(f"built {qa_json} in {time.perf_counter() - started:.0f} s", highlight=False)
     return qa_json
 
@@ -109,6 +112,9 @@ def main() -> None:
     ap.add_argument("--other-sentences", action="store_true",
                     help="dev only: the facts said in sentence shapes neither split uses, asked with their own "
                          "questions (a folder of its own, ...-o)")
+    ap.add_argument("--other-people", action="store_true",
+                    help="dev only: the facts said by and about people in places neither split has (names a "
+                         "recogniser may never have met, settings never tuned on; a folder of its own, ...-p)")
     ap.add_argument("--reingest", action="store_true",
                     help="ingest again even when the store holds the recordings; needed to compare commits, "
                          "since a kept store holds what an earlier run's re-listening wrote back into it")
@@ -123,10 +129,10 @@ def main() -> None:
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
     out: dict[str, object] = {"commit": _commit()}
     for split in splits:
-        if args.other_sentences and split != "dev":
-            ap.error("--other-sentences builds the dev split only (use --split dev)")
+        if (args.other_sentences or args.other_people) and split != "dev":
+            ap.error("--other-sentences and --other-people build the dev split only (use --split dev)")
         qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console, args.harsher,
-                             args.other_sentences)
+                             args.other_sentences, args.other_people)
         qa_set = load_qa_set(qa_json)
         if args.reworded:
             from qa_rewordings import reworded

@@ -119,6 +119,64 @@ THEMES = {
 }
 
 
+# People and places in neither split (written in session 67), for dev only
+# (``build_qa_set(other_people=True)``): dev's voices, noise, sentences and pictures, but names a
+# recogniser may never have met and settings the answering was never tuned on, to measure how
+# "who", "name one person" and "what is it about" questions carry over to recordings of others
+NAMES_OTHER = ("Yusuf", "Mei", "Tariq", "Ines", "Kofi", "Greta", "Ravi", "Zara", "Pablo", "Anya", "Henrik",
+               "Fatima", "Luca", "Noor")
+THEMES_OTHER = (
+    Theme("airport", "airport-cam", "an airport", "airport|flight|flights|plane|planes|travel|travelling",
+          ("pilot", "flight attendant", "security officer"), ("passport", "boarding pass", "suitcase"),
+          ("check-in desk", "departure gate", "luggage carousel"), (("coffee", "coffees"), ("luggage tag", "luggage tags")),
+          ("boarding call", "flight to Lisbon"), ("baggage cart", "jet engine"), "GATE"),
+    Theme("farm", "farm-cam", "a farm", "farm|farmer|animals|cows|tractor|barn|sheep",
+          ("farmer", "shepherd", "vet"), ("bucket", "pitchfork", "saddle"),
+          ("barn", "hen house", "hay loft"), (("hay bale", "hay bales"), ("egg box", "egg boxes")),
+          ("sheep shearing", "milking"), ("rooster", "tractor"), "FIELD"),
+    Theme("gym", "gym-cam", "a gym", "gym|exercise|fitness|training|workout|sport",
+          ("trainer", "yoga teacher", "receptionist"), ("water bottle", "skipping rope", "yoga mat"),
+          ("treadmill", "locker room", "weights rack"), (("dumbbell", "dumbbells"), ("towel", "towels")),
+          ("spin class", "boxing session"), ("cleaning robot", "treadmill alarm"), "STUDIO"),
+    Theme("hotel", "hotel-cam", "a hotel", "hotel|guests|guest|reception|holiday",
+          ("concierge", "porter", "housekeeper"), ("room key", "luggage cart", "guest book"),
+          ("lift", "front desk", "breakfast room"), (("pillow", "pillows"), ("room card", "room cards")),
+          ("breakfast buffet", "late checkout"), ("lift bell", "vacuum cleaner"), "FLOOR"),
+    Theme("building", "site-cam", "a construction site", "construction|building|site|builders|builder",
+          ("foreman", "bricklayer", "crane operator"), ("hard hat", "trowel", "spirit level"),
+          ("cement mixer", "scaffolding", "site hut"), (("brick", "bricks"), ("bag of cement", "bags of cement")),
+          ("concrete pour", "safety inspection"), ("dump truck", "jackhammer"), "ZONE"),
+    Theme("zoo", "zoo-cam", "a zoo", "zoo|animals|animal|keeper|zookeeper",
+          ("zookeeper", "vet", "guide"), ("feeding bucket", "map", "camera"),
+          ("penguin pool", "giraffe house", "reptile house"), (("melon", "melons"), ("fish", "fish")),
+          ("penguin feeding", "sea lion show"), ("peacock", "parrot"), "ENCLOSURE"),
+    Theme("museum", "museum-cam", "a museum", "museum|art|exhibition|gallery|exhibit|history",
+          ("curator", "tour guide", "guard"), ("audio guide", "brochure", "catalogue"),
+          ("sculpture", "east wing", "gift shop"), (("postcard", "postcards"), ("ticket", "tickets")),
+          ("guided tour", "exhibition opening"), ("school group", "alarm"), "HALL"),
+    Theme("salon", "salon-cam", "a hair salon", "hair|salon|hairdresser|haircut|barber",
+          ("hairdresser", "barber", "stylist"), ("scissors", "comb", "hair dryer"),
+          ("mirror", "wash basin", "waiting area"), (("bottle of shampoo", "bottles of shampoo"), ("hair clip", "hair clips")),
+          ("colour appointment", "wedding styling"), ("hair dryer", "doorbell"), "CHAIR"),
+    Theme("pool", "pool-cam", "a swimming pool", "swimming|pool|swim|swimmers|lifeguard",
+          ("lifeguard", "swimming coach", "cashier"), ("goggles", "swimming cap", "float"),
+          ("diving board", "changing room", "shallow end"), (("towel", "towels"), ("locker token", "locker tokens")),
+          ("swimming lesson", "water polo match"), ("whistle", "wave machine"), "LANE"),
+    Theme("theatre", "theatre-cam", "a theatre", "theatre|theater|play|stage|actors|actor|performance",
+          ("director", "actor", "stage manager"), ("costume", "script", "wig"),
+          ("stage door", "dressing room", "orchestra pit"), (("programme", "programmes"), ("seat", "seats")),
+          ("dress rehearsal", "opening night"), ("stage bell", "curtain"), "ROW"),
+    Theme("bakery", "bakery-cam", "a bakery", "bakery|baker|bread|baking|cakes|pastries",
+          ("baker", "pastry chef", "delivery driver"), ("rolling pin", "mixing bowl", "bread knife"),
+          ("oven", "display counter", "flour store"), (("croissant", "croissants"), ("loaf", "loaves")),
+          ("cake order", "morning delivery"), ("oven timer", "delivery van"), "COUNTER"),
+    Theme("firestation", "fire-cam", "a fire station", "fire|firefighter|firefighters|firemen|engine",
+          ("fire chief", "firefighter", "dispatcher"), ("helmet", "hose", "axe"),
+          ("fire engine", "equipment room", "training tower"), (("breathing mask", "breathing masks"), ("boot", "boots")),
+          ("ladder drill", "fire safety talk"), ("siren", "alarm bell"), "BAY"),
+)
+
+
 # -- sentences and questions ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Template:

@@ -31,6 +31,7 @@ from episodic.qa_content import (
     COLOURS,
     DAYS,
     NAMES,
+    NAMES_OTHER,
     NOISE,
     PHOTOS,
     QUESTIONS,
@@ -39,6 +40,7 @@ from episodic.qa_content import (
     SPLIT_SEED_OFFSET,
     TEMPLATES,
     THEMES,
+    THEMES_OTHER,
     Theme,
     random_time,
 )
@@ -69,9 +71,12 @@ class _Questions:
     """Builds the items and moment queries of one split from the scripts."""
 
     def __init__(self, scripts: list[StreamScript], split: str, rng: np.random.Generator,
-                 unused_names: list[str], unused_themes: list[Theme]) -> None:
+                 unused_names: list[str], unused_themes: list[Theme],
+                 names: Sequence[str] = (), themes: Sequence[Theme] = ()) -> None:
         self.scripts, self.split, self.rng = scripts, split, rng
         self.unused_names, self.unused_themes = unused_names, unused_themes
+        self.names = tuple(names) or NAMES[split]  # the set's people and places (wrong options)
+        self.themes = tuple(themes) or THEMES[split]
         self.items: list[QAItem] = []
         self.moments: list[MomentQuery] = []
         self.facts = [f for s in scripts for f in s.facts]
@@ -141,9 +146,9 @@ class _Questions:
             elif fact.pool == "colour":
                 extra.append(_pick(rng, COLOURS))
             elif fact.pool == "name":
-                extra.append(_pick(rng, NAMES[self.split]))
+                extra.append(_pick(rng, self.names))
             elif fact.pool == "place":
-                extra.append(_pick(rng, _pick(rng, THEMES[self.split]).places))
+                extra.append(_pick(rng, _pick(rng, self.themes).places))
         right_norm = set(fact.answers)
         return [p for p in same + extra if p not in right_norm]
 
@@ -256,7 +261,8 @@ class _Questions:
 
     def summary(self, script: StreamScript) -> None:
         sid = script.stream_id
-        topics = [t.topic for split in THEMES.values() for t in split]
+        # wrong settings from both splits (this set's own themes in place of its split's)
+        topics = [t.topic for split, themes in THEMES.items() for t in (self.themes if split == self.split else themes)]
         self.add("S", self._q("topic", stream=sid), right=script.theme.topic,
                  pool=[t for t in topics if t != script.theme.topic], keywords=[script.theme.keywords], stream=sid)
         others = [n for s in self.scripts if s is not script for n in s.names if n not in script.names]
@@ -320,7 +326,7 @@ class _Questions:
 # -- the whole set -------------------------------------------------------------------------------
 def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, streams: int = 3,
                  minutes: float = 2.5, on_note: Callable[[str], None] | None = None,
-                 harsher_db: float = 0.0, other_sentences: bool = False) -> QASet:
+                 harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False) -> QASet:
     """Script, render and label ``streams`` recordings of ≈ ``minutes`` each under ``out_dir``.
 
     ``harsher_db`` lowers the split's own signal-to-noise ratios (background noise and music
@@ -332,6 +338,10 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
     them with those shapes' own questions (``TEMPLATES[kind]["dev-other"]``): the dev voices,
     names, pictures and sounds, but phrasing the service was not tuned on, so that a dev
     figure can show whether answering copes with sentences it has not seen.
+
+    ``other_people`` (dev only) puts dev's sentences in the mouths of other people in other
+    places (``NAMES_OTHER``, ``THEMES_OTHER``: in neither split): names the recogniser may
+    never have met, settings the answering was never tuned on.
     """
     if not 0 <= harsher_db <= 30:
         raise ValueError("harsher_db must be 0..30 dB")
@@ -343,13 +353,17 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         raise ValueError("minutes must be positive")
     if other_sentences and split != "dev":
         raise ValueError("other_sentences is for the dev split only (held-out keeps its own sentences)")
+    if other_people and split != "dev":
+        raise ValueError("other_people is for the dev split only (held-out keeps its own people)")
     out_dir = Path(out_dir)
     base = seed + SPLIT_SEED_OFFSET[split]
     rng = np.random.default_rng(base)
-    themes = list(THEMES[split])
+    all_themes = THEMES_OTHER if other_people else THEMES[split]
+    all_names = NAMES_OTHER if other_people else NAMES[split]
+    themes = list(all_themes)
     rng.shuffle(themes)
     chosen, unused_themes = themes[:streams], themes[streams:]
-    names = list(NAMES[split])
+    names = list(all_names)
     rng.shuffle(names)
     per_stream = 3
     photos = list(PHOTOS[split])
@@ -381,13 +395,15 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
             on_note(f"rendering {split}/{script.path} ({script.duration_s / 60:.1f} min)")
         render_stream(script, out_dir / script.path, split, base * 10 + i, harsher_db)
     unused_names = [n for n in names[streams * per_stream :]]
-    questions = _Questions(scripts, split, rng, unused_names, unused_themes or [t for t in THEMES["dev" if split == "heldout" else "heldout"]])
+    questions = _Questions(scripts, split, rng, unused_names, unused_themes or [t for t in THEMES["dev" if split == "heldout" else "heldout"]],
+                           all_names, all_themes)
     questions.build()
     qa = QASet(
         recordings=[Recording(s.path, s.stream_id, round(s.duration_s, 2)) for s in scripts],
         items=questions.items, moments=questions.moments, split=split,
         name=f"generated {split} (seed {seed}, {streams} streams × {minutes:g} min"
         + (", other sentences" if other_sentences else "")
+        + (", other people and places" if other_people else "")
         + (f", {harsher_db:g} dB harsher)" if harsher_db else ")"), root=out_dir,
     )
     qa.save(out_dir / "qa.json")

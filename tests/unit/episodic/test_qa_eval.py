@@ -460,3 +460,24 @@ def test_other_sentences_say_dev_facts_in_shapes_neither_split_uses() -> None:
         assert fact.questions in questions
     with pytest.raises(ValueError, match="dev split only"):
         build_qa_set("/nonexistent", "heldout", other_sentences=True)
+
+
+def test_other_people_are_in_neither_split() -> None:
+    """The people and places of ``other_people`` (dev only) are no dev or held-out name or
+    setting, and a script made with them says their names and their things."""
+    from episodic.qa_content import NAMES, NAMES_OTHER, PHOTOS, THEMES, THEMES_OTHER
+    from episodic.qa_generator import build_qa_set
+    from episodic.qa_script import script_stream
+
+    known_names = set(NAMES["dev"]) | set(NAMES["heldout"])
+    assert not known_names & set(NAMES_OTHER) and len(NAMES_OTHER) >= 9
+    known = {t.key for split in THEMES.values() for t in split} | {t.stream_id for split in THEMES.values() for t in split}
+    assert not known & ({t.key for t in THEMES_OTHER} | {t.stream_id for t in THEMES_OTHER}) and len(THEMES_OTHER) >= 5
+    theme = THEMES_OTHER[0]
+    script = script_stream(theme, "dev", np.random.default_rng(4), 2.5, list(NAMES_OTHER[:3]), [PHOTOS["dev"][0]],
+                           ["music"], dark=False, noise=("pink", 25.0), used={})
+    said = " ".join(b.said for b in script.beats)
+    assert any(n in said for n in NAMES_OTHER[:3]) and not any(n in said for n in known_names)
+    assert any(o in said for o in theme.objects + theme.places + theme.roles)
+    with pytest.raises(ValueError, match="dev split only"):
+        build_qa_set("/nonexistent", "heldout", other_people=True)
