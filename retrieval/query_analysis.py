@@ -559,6 +559,17 @@ _PRESENT_VERBS = _wordset(
 # Words of time and place that end a noun phrase without being its head ("where is the
 # umbrella now?", "who takes care of the anchor these days?")
 _PHRASE_ENDS = _wordset("now today tonight tomorrow yesterday here there later earlier again still currently")
+# Words that measure or hold a thing rather than being it: in "a bottle of shampoo" the question
+# is about the shampoo, and "The shampoo is 25 euros" (or "… a mortal on shampoo …", the
+# container misheard) answers it
+_MEASURE_NOUNS = frozenset(stem(w) for w in _wordset(
+    """
+    bottle bottles bag bags box boxes cup cups crate crates packet packets pack packs jar jars
+    can cans tin tins glass glasses piece pieces pair pairs loaf loaves slice slices bowl bowls
+    pot pots sack sacks carton cartons roll rolls bunch bunches bar bars plate plates bucket
+    buckets basket baskets tray trays barrel barrels tub tubs tube tubes kilo kilos dozen
+    """
+))
 
 
 def object_terms_of(text: str) -> list[str]:
@@ -595,6 +606,8 @@ def object_terms_of(text: str) -> list[str]:
         if subject and len(run) >= 2 and not verb_seen:
             run = run[:-1]
         heads = [stem(w) for w in run if stem(w) not in GENERIC_QUESTION_WORDS and w not in names]
+        if heads and heads[-1] in _MEASURE_NOUNS and j < len(words) and words[j] == "of":
+            heads = heads[:-1]  # "a bottle of shampoo": the shampoo is the thing
         if heads and heads[-1] not in out:
             out.append(heads[-1])
         i = max(j, i + 1)

@@ -847,6 +847,10 @@ def test_end_to_end_unanswerable_is_refused(qa):
         ("What number of seed packets remain, according to Felix?", ["packet"]),
         ("Where is the umbrella now?", ["umbrella"]),
         ("Who takes care of the anchor these days?", ["anchor"]),
+        # a word that measures or holds the thing is not the thing ("bottle" heard as "mortal")
+        ("How much is a bottle of shampoo?", ["shampoo"]),
+        ("How many crates of fish does Sofia have?", ["fish"]),
+        ("Where is the bottle now?", ["bottl"]),
     ],
 )
 def test_object_terms_are_the_things_asked_about(question, objects):
