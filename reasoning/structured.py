@@ -105,6 +105,10 @@ ELIMINATION_SUPPORT = 0.25  # the option left when the describer could have name
 # picture that was on screen at some time, chosen without knowing when X was said (a guess)
 UNANCHORED_SUPPORT = 0.2
 SAID_WHILE_SEEN = 0.6  # what was said while a picture was seen: the words may be misheard
+# key frames showing a picture about as surely as the best one (this share of its support) are
+# the same picture: together they say how long it was on screen
+SEEN_ALIKE = 0.6
+STRETCH_GAP_S = 1.0  # key frames this close (or overlapping) show one stretch of a picture
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
 # "In which recording was X mentioned?" asked without options is answered as if every stream
 # in scope were offered, when that choice reaches this raw confidence; below it the evidence
@@ -138,6 +142,29 @@ def sound_words(text: str) -> set[str]:
     clap; "an engine running" → engin), without those every sound question has ("sound")."""
     return {stem(w) for w in re.findall(r"[a-z]+", text.lower())} & _SOUND_NAMES
 
+
+
+def shown_stretches(units: Sequence[Unit], seen: np.ndarray, floor: float) -> list[tuple[str, float, float]]:
+    """The stretches (stream, start, end) over which the key frames showing a picture at
+    ``floor`` or more (``seen``: per unit) follow one another without a gap. One key frame's
+    span can be a sliver: a picture on screen from 118.8 s to 125.9 s leaves a key frame at
+    124.9–125.9 s that shows it as surely as the one at 118.8–124.9 s, and what was said while
+    it was shown is in the first."""
+    spans = sorted((u.stream_id, u.t_start, u.t_end) for u, s in zip(units, seen, strict=True) if s >= floor)
+    out: list[tuple[str, float, float]] = []
+    for sid, a, b in spans:
+        if out and out[-1][0] == sid and a <= out[-1][2] + STRETCH_GAP_S:
+            out[-1] = (sid, out[-1][1], max(out[-1][2], b))
+        else:
+            out.append((sid, a, b))
+    return out
+
+
+def surely_something(units: Sequence[Unit], stream_id: str, t_start: float, t_end: float) -> bool:
+    """Whether a key frame of ``stream_id`` between ``t_start`` and ``t_end`` carries a guess
+    (of its whole or of a part, background guesses already taken off) of ``SURE_GUESS`` or more."""
+    return any(u.stream_id == stream_id and u.t_start < t_end and t_start < u.t_end
+               and any(p >= SURE_GUESS for _, p in (*u.guesses, *u.part_guesses)) for u in units)
 
 class StructuredAnswerer(TimeAnswers):
     """Every structured answer: which stream, what was pictured, order and counts
@@ -545,7 +572,7 @@ class StructuredAnswerer(TimeAnswers):
         seen = np.array([max(overlap(terms, u.terms) if terms else 0.0, float(g)) for u, g in zip(units, guessed, strict=True)])
         best = int(np.argmax(seen))
         if seen[best] >= SEEN_MIN:
-            stretches = [(units[best].stream_id, units[best].t_start, units[best].t_end)]
+            stretches = shown_stretches(units, seen, max(SEEN_MIN, SEEN_ALIKE * float(seen[best])))
             trust = SAID_WHILE_SEEN * min(1.0, float(seen[best]))
         else:
             if self.vocabulary.unnameable([thing], looked, scope) != [True]:
@@ -553,6 +580,9 @@ class StructuredAnswerer(TimeAnswers):
             # where a picture unlike the rest of its stream was shown (not one surely named);
             # for memories kept without key-frame features, where a guess stands out
             stretches = [(d.stream_id, d.t_start, d.t_end) for d in self.distinct.of(looked, scope)]
+            # a stand-out the describer surely guessed as something (a rocket) is not a picture
+            # of a thing it has no name for (coins)
+            stretches = [s for s in stretches if not surely_something(units, *s)] or stretches
             if not stretches:
                 for sid in looked:
                     frames = self._picture_units(sid, scope)

@@ -2633,3 +2633,49 @@ def test_who_someone_meets_is_not_their_own_name_misheard_and_may_be_a_role():
     assert named is not None and named.text == "Daniel" and named.quality == 1.0
     assert role_phrase("Chen is meeting the ticket inspector at noon.") == "the ticket inspector"
     assert role_phrase("Put it by the water tower.") == ""
+
+
+def test_what_was_said_while_a_picture_was_on_screen_spans_every_key_frame_showing_it():
+    """A rocket on screen from 60 s to 71 s leaves two key frames that show it about as surely:
+    one over the memory where "Noor will clean the suitcase" was said, and a one-second sliver
+    at the start of the next memory, guessed a hair more surely. What was said while the rocket
+    was shown is read over both (taken from the sliver alone, nothing was said then). And a
+    stretch the classifier surely guessed as something (the rocket) is no picture of coins."""
+    import numpy as np
+
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.core.records import FrameObservation, ShortTermMemory, TranscriptPiece
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.reasoning.structured import StructuredAnswerer, surely_something
+    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
+
+    def memory(t0, said, frames):
+        return ShortTermMemory(
+            id=f"airport-cam@{t0}", stream_id="airport-cam", t_start=t0, t_end=t0 + 10.0, vector=np.zeros(4),
+            transcript=[TranscriptPiece(t0 + 1.0, t0 + 3.0, said)],
+            frames=[FrameObservation(t=t, description=f"a scene; colours: {c}", guesses=g, part_guesses=p)
+                    for t, g, p, c in frames],
+            metadata={"models": {"describer": OfflineVisualDescriber.model_id}})
+
+    rocket = ([("a rocket", 0.39), ("missile", 0.15)], [("a rocket", 0.76)])
+    airport = [memory(0.0, "The weather looks fine today.", [(0.0, [("a remote control", 0.19)], [], "grey")]),
+               memory(30.0, "Zara ordered three coffees for the team.", [(30.0, [], [], "grey")]),
+               memory(60.0, "Noor will clean the suitcase after lunch.", [(60.0, *rocket, "blue")]),
+               memory(70.0, "Everyone seems to be in a good mood.",
+                      [(70.0, rocket[0], [("a rocket", 0.77)], "blue"), (71.0, [], [], "green")])]
+    # the rest of the stream: a rocket on most of its key frames would be its background
+    airport += [memory(t0, "Let me check the list once more.", [(t0, [], [], "grey")]) for t0 in range(90, 200, 10)]
+    store = ListingStore(airport)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    everything = [u for m in airport for u in units_of(m, None, False)]
+    answerer._candidates = lambda text, scope, reader, extra: list(everything)
+    analysis = _analysis("What was mentioned while a picture of a rocket was on screen?", QueryType.VIDEO_AUDIO)
+    options = ["Zara and the coffees", "who takes care of the suitcase", "the weather today"]
+    draft = answerer.said_while_pictured(analysis, options, Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 1 and draft.caps["route"] == 11.0, draft
+    frames = [u for u in everything if u.modality == "visual"]
+    assert surely_something(frames, "airport-cam", 60.0, 71.0)
+    assert not surely_something(frames, "airport-cam", 0.0, 10.0)
+    assert not surely_something(frames, "desk-cam", 60.0, 71.0)
