@@ -21,6 +21,7 @@ accents, speaking speeds, noise colours and SNRs, sentence templates and questio
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -247,15 +248,18 @@ class _Questions:
 
     def count(self, script: StreamScript) -> None:
         sid = script.stream_id
-        mentions = [b for b in script.beats if b.recurring]
-        if not mentions:
+        recurring = [b for b in script.beats if b.recurring]
+        if not recurring:
             return
-        thing = next(t for t in script.theme.recurring if t in mentions[0].said)
+        thing = next(t for t in script.theme.recurring if t in recurring[0].said)
+        # a fact can name the thing too ("Noor painted the hair dryer black"): that is a mention
+        mentions = [b for b in script.beats if b.recurring or re.search(rf"\b{re.escape(thing)}\b", b.said)]
         n = len(mentions)
         words = {1: "once", 2: "twice", 3: "three times", 4: "four times"}
+        right = words.get(n, f"{n} times")
         ev = [Interval(sid, *b.speech_t) for b in mentions if b.speech_t]
-        self.add("count", self._q("count", thing=thing, stream=sid), right=words[n],
-                 pool=[w for k, w in words.items() if k != n], answers=[str(n), words[n]],
+        self.add("count", self._q("count", thing=thing, stream=sid), right=right,
+                 pool=[w for k, w in words.items() if k != n], answers=[str(n), right],
                  wrong=[words[k] for k in words if k != n], stream=sid, evidence=ev)
         self.moment(f"someone mentions the {thing}", ev, "mention")
 

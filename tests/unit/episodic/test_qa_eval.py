@@ -481,3 +481,25 @@ def test_other_people_are_in_neither_split() -> None:
     assert any(o in said for o in theme.objects + theme.places + theme.roles)
     with pytest.raises(ValueError, match="dev split only"):
         build_qa_set("/nonexistent", "heldout", other_people=True)
+
+
+def test_a_count_question_counts_a_fact_that_names_the_thing() -> None:
+    """"How many times was the hair dryer mentioned?" counts "Noor painted the hair dryer
+    black." as well as "Look, the hair dryer is here.": a fact naming the recurring thing is a
+    mention too (the answer was one short whenever a theme's objects and recurring things met)."""
+    from episodic.qa_content import NAMES_OTHER, PHOTOS, THEMES_OTHER
+    from episodic.qa_generator import _Questions
+    from episodic.qa_script import script_stream
+
+    theme = next(t for t in THEMES_OTHER if "hair dryer" in t.recurring)
+    script = script_stream(theme, "dev", np.random.default_rng(4), 2.5, list(NAMES_OTHER[:3]), [PHOTOS["dev"][0]],
+                           ["music"], dark=False, noise=("pink", 25.0), used={})
+    recurring = [b for b in script.beats if b.recurring]
+    thing = next(t for t in theme.recurring if t in recurring[0].said)
+    fact = next(b for b in script.beats if b.fact is not None and thing not in b.said)
+    fact.said = f"Noor painted the {thing} black."
+    questions = _Questions([script], "dev", np.random.default_rng(0), [], [])
+    questions.count(script)
+    (item,) = [i for i in questions.items if i.category == "count"]
+    n = sum(1 for b in script.beats if b.recurring) + 1
+    assert str(n) in item.answers and len(item.evidence) == n, (item.answers, item.evidence)
