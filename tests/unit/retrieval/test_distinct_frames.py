@@ -276,3 +276,27 @@ def test_what_a_picture_nobody_talked_about_showed_is_guessed_where_the_stream_l
     # asked whether a picture of something else was shown, a guess at this one is no answer
     draft = answer("In the cam recording, was there a picture of a guitar on screen?")
     assert draft is None or not draft.answer.startswith("Probably"), draft
+
+
+@pytest.mark.parametrize(("part", "said"), [(0.82, "Probably a rocket"), (0.3, "Probably a lamp")])
+def test_what_a_picture_showed_is_the_crop_that_holds_it_when_that_is_surer(part, said):
+    """A rocket shown in part of a busy frame is guessed as "a lamp" 0.26 whole and "a rocket"
+    0.82 in the crop that holds it: the open answer says the crop's guess. A crop's guess that
+    is not sure (0.3) does not replace the whole frame's."""
+    from episodic.config import Settings
+    from episodic.core.query import QueryType
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+    from episodic.retrieval.query_analysis import QueryAnalysis, content_terms
+    from episodic.retrieval.question_shape import question_shape
+
+    picture = {"guesses": [("a lamp", 0.26), ("candle", 0.25)], "part_guesses": [("a rocket", part), ("projectile", 0.2)]}
+    store = ListingStore(_stream({40.0: (_look(5), picture)}))
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    question = "In the cam recording a picture was shown that nobody talked about. What did it show?"
+    analysis = QueryAnalysis(question, QueryType.VIDEO, {}, "", content_terms(question), "any",
+                             shape=question_shape(question))
+    draft = answerer.pictured_open(analysis, (), Scope(), MemoryReader(store))
+    assert draft is not None and draft.answer.startswith(said) and "40.0–50.0 s" in draft.answer, draft
+    assert draft.confidence <= 0.45
