@@ -19,11 +19,14 @@ voices, sentences and questions in worse sound, to tune hearing on without the h
 uses, each with its own questions (its own folder, ``…-o``): a dev figure for phrasing the service
 was not tuned on, the sentence-level counterpart of ``--reworded``. ``--other-people`` has the
 dev sentences said by and about people in places that are in neither split (its own folder,
-``…-p``): names the recogniser may never have met, settings never tuned on.
+``…-p``): names the recogniser may never have met, settings never tuned on. ``--other-pictures``
+shows pictures in neither split (its own folder, ``…-i``): the moon, galaxies, a horse's
+silhouette and an eye, mostly things the offline describer has no name for, so that several
+options of one question can be such pictures at once.
 
     .venv/bin/python benchmarks/bench_qa.py [--split heldout|dev|both] [--root DIR]
         [--seed 0] [--streams 3] [--minutes 2.5] [--harsher DB] [--other-sentences] [--other-people]
-        [--reingest] [--reworded]
+        [--other-pictures] [--reingest] [--reworded]
         [--heard-as-script] [--json]
 """
 
@@ -68,17 +71,19 @@ def _commit() -> str:
 
 
 def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, console: Console,
-               harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False) -> Path:
+               harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False,
+               other_pictures: bool = False) -> Path:
     """The split's qa.json, generated unless a set with the same parameters is already there."""
     harsh = f"-h{harsher_db:g}" if harsher_db else ""
-    other = ("-o" if other_sentences else "") + ("-p" if other_people else "")
+    other = ("-o" if other_sentences else "") + ("-p" if other_people else "") + ("-i" if other_pictures else "")
     folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}{other}{harsh}" / split
     qa_json = folder / "qa.json"
     if qa_json.is_file():
         return qa_json
     started = time.perf_counter()
     build_qa_set(folder, split, seed, streams, minutes, on_note=lambda m: console.print(m, highlight=False),
-                 harsher_db=harsher_db, other_sentences=other_sentences, other_people=other_people)
+                 harsher_db=harsher_db, other_sentences=other_sentences, other_people=other_people,
+                 other_pictures=other_pictures)
     console.print(f"built {qa_json} in {time.perf_counter() - started:.0f} s", highlight=False)
     return qa_json
 
@@ -115,6 +120,9 @@ def main() -> None:
     ap.add_argument("--other-people", action="store_true",
                     help="dev only: the facts said by and about people in places neither split has (names a "
                          "recogniser may never have met, settings never tuned on; a folder of its own, ...-p)")
+    ap.add_argument("--other-pictures", action="store_true",
+                    help="dev only: pictures in neither split are shown (the moon, galaxies, a horse's silhouette, "
+                         "an eye: mostly things the offline describer has no name for; a folder of its own, ...-i)")
     ap.add_argument("--reingest", action="store_true",
                     help="ingest again even when the store holds the recordings; needed to compare commits, "
                          "since a kept store holds what an earlier run's re-listening wrote back into it")
@@ -129,10 +137,10 @@ def main() -> None:
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
     out: dict[str, object] = {"commit": _commit()}
     for split in splits:
-        if (args.other_sentences or args.other_people) and split != "dev":
-            ap.error("--other-sentences and --other-people build the dev split only (use --split dev)")
+        if (args.other_sentences or args.other_people or args.other_pictures) and split != "dev":
+            ap.error("--other-sentences, --other-people and --other-pictures build the dev split only (use --split dev)")
         qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console, args.harsher,
-                             args.other_sentences, args.other_people)
+                             args.other_sentences, args.other_people, args.other_pictures)
         qa_set = load_qa_set(qa_json)
         if args.reworded:
             from qa_rewordings import reworded

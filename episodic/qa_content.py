@@ -54,6 +54,14 @@ PHOTOS = {
                 Photo("camera", "a man with a camera", ("camera", "photographer", "cameraman", "tripod")),
                 Photo("clock", "a clock", ("clock",))),
 }
+# Pictures in neither split (``build_qa_set(other_pictures=True)``, dev only): dev's sets with
+# these shown instead, mostly things an ImageNet classifier has no class for (the moon, galaxies,
+# an eye) and a silhouette, so that several options at once can be pictures the offline
+# describer cannot name (in either split at most two are), without reading the held-out set.
+PHOTOS_OTHER = (Photo("moon", "the moon", ("moon", "crater")),
+                Photo("hubble_deep_field", "galaxies in space", ("galaxy|galaxies", "space", "star|stars")),
+                Photo("horse", "a horse", ("horse", "pony")),
+                Photo("retina", "an eye", ("eye", "retina", "eyeball")))
 
 
 @dataclass(frozen=True)

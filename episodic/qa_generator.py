@@ -35,6 +35,7 @@ from episodic.qa_content import (
     NAMES_OTHER,
     NOISE,
     PHOTOS,
+    PHOTOS_OTHER,
     QUESTIONS,
     SOUND_ANSWERS,
     SOUND_DISTRACTORS,
@@ -73,8 +74,13 @@ class _Questions:
 
     def __init__(self, scripts: list[StreamScript], split: str, rng: np.random.Generator,
                  unused_names: list[str], unused_themes: list[Theme],
-                 names: Sequence[str] = (), themes: Sequence[Theme] = ()) -> None:
+                 names: Sequence[str] = (), themes: Sequence[Theme] = (), other_pictures: bool = False) -> None:
         self.scripts, self.split, self.rng = scripts, split, rng
+        # the pictures this set shows, and every picture an option may name (both splits', and
+        # the other pictures when those are shown)
+        self.split_photos = PHOTOS_OTHER if other_pictures else PHOTOS[split]
+        self.photos = [p for split_photos in PHOTOS.values() for p in split_photos] + (
+            list(PHOTOS_OTHER) if other_pictures else [])
         self.unused_names, self.unused_themes = unused_names, unused_themes
         self.names = tuple(names) or NAMES[split]  # the set's people and places (wrong options)
         self.themes = tuple(themes) or THEMES[split]
@@ -165,7 +171,7 @@ class _Questions:
 
     def visual(self, script: StreamScript) -> None:
         sid = script.stream_id
-        all_labels = [p.label for split in PHOTOS.values() for p in split]
+        all_labels = [p.label for p in self.photos]
         here = {p.label for p in script.photos}
         for photo in script.photos:
             beats = [b for b in script.beats if b.photo is photo]
@@ -182,7 +188,7 @@ class _Questions:
                              pool=others, mc=True, evidence=ev)
         if len(script.photos) == 1:
             p = script.photos[0]
-            wrong = [a for q in PHOTOS[self.split] if q is not p for a in q.answers[:1]]
+            wrong = [a for q in self.split_photos if q is not p for a in q.answers[:1]]
             self.add("V", self._q("photo_free", stream=sid), answers=p.answers, wrong=wrong, mc=False, stream=sid)
         for b in script.beats:
             if b.visual != "dark":
@@ -330,7 +336,8 @@ class _Questions:
 # -- the whole set -------------------------------------------------------------------------------
 def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, streams: int = 3,
                  minutes: float = 2.5, on_note: Callable[[str], None] | None = None,
-                 harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False) -> QASet:
+                 harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False,
+                 other_pictures: bool = False) -> QASet:
     """Script, render and label ``streams`` recordings of ≈ ``minutes`` each under ``out_dir``.
 
     ``harsher_db`` lowers the split's own signal-to-noise ratios (background noise and music
@@ -346,6 +353,10 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
     ``other_people`` (dev only) puts dev's sentences in the mouths of other people in other
     places (``NAMES_OTHER``, ``THEMES_OTHER``: in neither split): names the recogniser may
     never have met, settings the answering was never tuned on.
+
+    ``other_pictures`` (dev only) shows pictures in neither split (``PHOTOS_OTHER``), most of
+    them things the offline describer has no name for, so that several options of one question
+    can be such pictures at once.
     """
     if not 0 <= harsher_db <= 30:
         raise ValueError("harsher_db must be 0..30 dB")
@@ -359,6 +370,8 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         raise ValueError("other_sentences is for the dev split only (held-out keeps its own sentences)")
     if other_people and split != "dev":
         raise ValueError("other_people is for the dev split only (held-out keeps its own people)")
+    if other_pictures and split != "dev":
+        raise ValueError("other_pictures is for the dev split only (held-out keeps its own pictures)")
     out_dir = Path(out_dir)
     base = seed + SPLIT_SEED_OFFSET[split]
     rng = np.random.default_rng(base)
@@ -370,7 +383,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
     names = list(all_names)
     rng.shuffle(names)
     per_stream = 3
-    photos = list(PHOTOS[split])
+    photos = list(PHOTOS_OTHER if other_pictures else PHOTOS[split])
     rng.shuffle(photos)
     # every stream shows its own picture(s); a picture is reused only when there are more streams
     photo_sets = [[photos[i % len(photos)]] for i in range(streams)]
@@ -400,7 +413,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         render_stream(script, out_dir / script.path, split, base * 10 + i, harsher_db)
     unused_names = [n for n in names[streams * per_stream :]]
     questions = _Questions(scripts, split, rng, unused_names, unused_themes or [t for t in THEMES["dev" if split == "heldout" else "heldout"]],
-                           all_names, all_themes)
+                           all_names, all_themes, other_pictures)
     questions.build()
     qa = QASet(
         recordings=[Recording(s.path, s.stream_id, round(s.duration_s, 2)) for s in scripts],
@@ -408,6 +421,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         name=f"generated {split} (seed {seed}, {streams} streams × {minutes:g} min"
         + (", other sentences" if other_sentences else "")
         + (", other people and places" if other_people else "")
+        + (", other pictures" if other_pictures else "")
         + (f", {harsher_db:g} dB harsher)" if harsher_db else ")"), root=out_dir,
     )
     qa.save(out_dir / "qa.json")

@@ -23,6 +23,8 @@ def _photo_array(photo: Photo) -> np.ndarray:
     if isinstance(img, tuple):
         img = img[0]
     img = np.asarray(img)
+    if img.dtype == bool:  # a silhouette (skimage's horse): white on black
+        img = img.astype(np.uint8) * 255
     if img.ndim == 2:
         img = np.stack([img] * 3, axis=-1)
     return img[..., :3].astype(np.uint8)

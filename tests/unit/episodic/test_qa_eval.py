@@ -503,3 +503,30 @@ def test_a_count_question_counts_a_fact_that_names_the_thing() -> None:
     (item,) = [i for i in questions.items if i.category == "count"]
     n = sum(1 for b in script.beats if b.recurring) + 1
     assert str(n) in item.answers and len(item.evidence) == n, (item.answers, item.evidence)
+
+
+def test_other_pictures_are_in_neither_split_and_only_dev_shows_them() -> None:
+    """``other_pictures`` (dev only) shows pictures no split has; a silhouette stored as
+    booleans renders white on black, not as a black frame."""
+    from episodic.qa_content import PHOTOS, PHOTOS_OTHER
+    from episodic.qa_generator import build_qa_set
+    from episodic.qa_render import _photo_array
+
+    known = {p.name for split in PHOTOS.values() for p in split} | {p.label for split in PHOTOS.values() for p in split}
+    assert len(PHOTOS_OTHER) >= 4 and not known & ({p.name for p in PHOTOS_OTHER} | {p.label for p in PHOTOS_OTHER})
+    horse = _photo_array(next(p for p in PHOTOS_OTHER if p.name == "horse"))
+    assert horse.dtype == np.uint8 and horse.max() == 255 and horse.ndim == 3
+    with pytest.raises(ValueError, match="dev split only"):
+        build_qa_set("/nonexistent", "heldout", other_pictures=True)
+
+
+@pytest.mark.slow
+def test_a_set_with_other_pictures_asks_about_them(tmp_path: Path) -> None:
+    from episodic.qa_content import PHOTOS_OTHER
+    from episodic.qa_generator import build_qa_set
+
+    qa = build_qa_set(tmp_path, "dev", seed=2, streams=2, minutes=0.5, other_pictures=True)
+    labels = {p.label for p in PHOTOS_OTHER}
+    shown = [i for i in qa.items if i.category == "V" and i.options]
+    assert shown and all(i.options[i.answer_index] in labels for i in shown)
+    assert any(len(labels & set(i.options)) >= 2 for i in shown)  # several unnameable options at once
