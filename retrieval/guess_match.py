@@ -41,7 +41,7 @@ from episodic.retrieval.query_analysis import (
     stem,
     tokens,
 )
-from episodic.retrieval.recurring_guesses import recurring
+from episodic.retrieval.recurring_guesses import Levels, background_levels, stands_out
 
 LO, HI = 0.45, 0.75  # cosine between an option and a guess name: none … full resemblance
 MARGIN = 0.08  # the nearest option must lead the runner-up by this much to take a guess
@@ -169,21 +169,23 @@ def about_pictures(analysis: QueryAnalysis) -> bool:
 
 
 # a stream's background guesses: (among the whole frames' guesses, among their parts')
-Background = tuple[set[str], set[str]]
+Background = tuple[Levels, Levels]
 
 
 def _background(memories: Sequence[tuple[float, float, list[Unit]]]) -> Background:
     frames = [u for _, _, units in memories for u in units]
-    return recurring(frames), recurring(frames, kind="part_guesses")
+    return background_levels(frames), background_levels(frames, kind="part_guesses")
 
 
 def _drop(unit: Unit, background: Background) -> Unit:
-    """``unit`` with its stream's background guesses taken off (in place; returned)."""
+    """``unit`` with its stream's background guesses taken off (in place; returned), but for
+    one that stands out on it (retrieval/recurring_guesses.py's :func:`stands_out`)."""
     whole, parts = background
     if whole and unit.guesses:
-        unit.guesses = tuple(g for g in unit.guesses if g[0] not in whole)
+        unit.guesses = tuple(g for g in unit.guesses if g[0] not in whole or stands_out(g[0], g[1], unit, whole))
     if parts and unit.part_guesses:
-        unit.part_guesses = tuple(g for g in unit.part_guesses if g[0] not in parts)
+        unit.part_guesses = tuple(g for g in unit.part_guesses
+                                  if g[0] not in parts or stands_out(g[0], g[1], unit, parts))
     return unit
 
 

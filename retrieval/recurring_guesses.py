@@ -30,6 +30,11 @@ from collections.abc import Sequence
 from episodic.retrieval.detailed import Unit
 
 GUESS_MIN = 0.05  # a guess below this on a frame does not count as carried by it
+# A background name can still stand out on one stretch: guessed at least STANDS_OUT_MIN there
+# and STANDS_OUT times surer than anywhere else in the stream ("a dog" 0.76 on a horse's
+# silhouette, 0.05–0.07 on the walls)
+STANDS_OUT = 3.0
+STANDS_OUT_MIN = 0.3
 SPAN_GAP_S = 10.0  # frames carrying a guess further apart than this are two stretches
 MAX_SHARE = 0.3  # a guess on more of the stream's key frames than this is background
 
@@ -66,3 +71,25 @@ def recurring(frames: Sequence[Unit], by_name: dict[str, list[tuple[Unit, float]
     limit = max(1, MAX_SHARE * len(ordered))
     return {name for name, on in hits.items()
             if stretches([u for u, _ in on]) != 1 or len(on) > limit}
+
+
+# where a background name was guessed, and how surely: (start, end, probability) per key frame
+Levels = dict[str, list[tuple[float, float, float]]]
+
+
+def background_levels(frames: Sequence[Unit], kind: str = "guesses") -> Levels:
+    """The background names of ``frames`` (one stream's key-frame units, see :func:`recurring`)
+    with every key frame carrying each, for :func:`stands_out`."""
+    hits = carriers(sorted((u for u in frames if u.modality == "visual"), key=lambda u: u.t_start), kind)
+    return {name: [(u.t_start, u.t_end, p) for u, p in hits[name]] for name in recurring(frames, hits, kind)}
+
+
+def stands_out(name: str, p: float, unit: Unit, levels: Levels) -> bool:
+    """Whether background name ``name``, guessed at ``p`` on ``unit``, stands out there: at least
+    ``STANDS_OUT_MIN`` and ``STANDS_OUT`` times its best on the stream's key frames more than
+    ``SPAN_GAP_S`` away (a picture held over several key frames is one stretch)."""
+    if p < STANDS_OUT_MIN:
+        return False
+    elsewhere = [q for a, b, q in levels.get(name, ())
+                 if not (a < unit.t_end + SPAN_GAP_S and unit.t_start - SPAN_GAP_S < b)]
+    return p >= STANDS_OUT * max(elsewhere, default=0.0)

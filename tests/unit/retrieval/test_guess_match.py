@@ -384,3 +384,29 @@ def test_the_parts_guesses_are_judged_apart_and_only_choose_between_options(scor
     assert [o.label for o in stand_outs(units)] == ["chain mail"]
     support = guess_support(["a rocket", "a cat"], units, scorer)
     assert support[0].argmax() == 2 and support[0].max() > 0.5 and support[1].max() == 0.0
+
+
+def test_a_background_guess_far_surer_on_one_stretch_stands_out_there(scorer: TextScorer) -> None:
+    """The walls are guessed "a dog" now and then (0.05–0.07, in several stretches: background),
+    and a horse's silhouette is guessed "a dog" at 0.76: that frame keeps its guess, and the
+    horse is chosen by it; a wall guessed as surely as elsewhere keeps nothing."""
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.recurring_guesses import stands_out
+
+    memories = [_memory("yard-cam", 0.0, [("a dog", 0.07)]), _memory("yard-cam", 30.0, [("a dog", 0.05)]),
+                _memory("yard-cam", 60.0, [("a dog", 0.76), ("Great Dane", 0.12)]),
+                _memory("yard-cam", 90.0, [("a dog", 0.06)]),
+                *[_memory("yard-cam", t, []) for t in (120.0, 150.0, 180.0, 210.0)]]
+    frames = KeyFrameUnits(ListingStore(memories))
+    kept = {(round(u.t_start), g) for u in frames.units(["yard-cam"], Scope()) for g, _ in u.guesses}
+    assert (60, "a dog") in kept and not {(0, "a dog"), (30, "a dog"), (90, "a dog")} & kept, kept
+    answerer = StructuredAnswerer(ListingStore(memories), scorer, Settings().retrieval)
+    answerer.key_frames = frames
+    draft = answerer.pictured(_analysis("Which of these was shown on screen in yard-cam?"),
+                              ["an eye", "a rocket", "a horse"], Scope(), MemoryReader(answerer.store))
+    assert draft is not None and draft.choice_index == 2, draft
+    unit = _unit([("a dog", 0.2)], "yard-cam", 60.0)
+    levels = {"a dog": [(0.0, 8.0, 0.07), (60.0, 68.0, 0.2)]}
+    assert not stands_out("a dog", 0.2, unit, levels)  # not sure enough
+    assert not stands_out("a dog", 0.35, unit, {"a dog": [(0.0, 8.0, 0.2)]})  # not surer enough
+    assert stands_out("a dog", 0.35, unit, {"a dog": [(0.0, 8.0, 0.1), (62.0, 70.0, 0.3)]})  # its own stretch aside
