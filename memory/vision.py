@@ -126,6 +126,32 @@ def label_vocabulary() -> tuple[str, ...]:
     return tuple(dict.fromkeys([*names, *(w for w in hypernym_of(names) if w)]))
 
 
+@lru_cache(maxsize=1)
+def label_categories() -> dict[str, str]:
+    """The broad kind ("an animal", "a vehicle", "food") of every name in
+    :func:`label_vocabulary` that has one: "Great Dane" and "a dog" → "an animal"."""
+    names = imagenet_class_names()
+    index = HypernymIndex(names)
+    out: dict[str, str] = {}
+    for name, word in zip(names, index.class_word, strict=True):
+        category = index.category_of.get(word or "")
+        if category:
+            out.setdefault(name, category)
+            out.setdefault(str(word), category)
+    return out
+
+
+def closed_categories(describer_id: str) -> dict[str, str] | None:
+    """:func:`label_categories` for the describer that made a memory; None for an open or
+    unknown one (see :func:`closed_vocabulary`)."""
+    if describer_id == OfflineVisualDescriber.model_id:
+        try:
+            return label_categories()
+        except ModelError:
+            return None
+    return None
+
+
 def closed_vocabulary(describer_id: str) -> tuple[str, ...] | None:
     """The names the describer that made a memory (its ``models["describer"]``) can give;
     None for an open vocabulary (a vision-language model names anything) or an unknown one."""

@@ -109,6 +109,12 @@ SAID_WHILE_SEEN = 0.6  # what was said while a picture was seen: the words may b
 # the same picture: together they say how long it was on screen
 SEEN_ALIKE = 0.6
 STRETCH_GAP_S = 1.0  # key frames this close (or overlapping) show one stretch of a picture
+# A stretch of key frames at least this unlike the rest of its stream is where a picture was
+# shown (retrieval/distinct_frames.py); where a stream has such stretches, a guess on a key frame
+# outside them (a wall, a texture) counts for OFF_PICTURE_WEIGHT of itself in questions about
+# what a picture showed
+PICTURE_DISTINCT = 0.3
+OFF_PICTURE_WEIGHT = 0.5
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
 # "In which recording was X mentioned?" asked without options is answered as if every stream
 # in scope were offered, when that choice reaches this raw confidence; below it the evidence
@@ -413,6 +419,29 @@ class StructuredAnswerer(TimeAnswers):
         """One stream's key-frame and on-screen-text units (what stand-outs are read from)."""
         return self.key_frames.units([stream_id], scope, ("visual", "ocr"))
 
+    def _picture_weights(self, units: Sequence[Unit]) -> np.ndarray:
+        """Per key-frame unit, how much its guesses count in a question about a picture: 1 in a
+        stretch unlike the rest of its stream (``PICTURE_DISTINCT``, where pictures are shown),
+        ``OFF_PICTURE_WEIGHT`` elsewhere in a stream that has such stretches, 1 in one that has
+        none (or whose memories keep no key-frame features). A silhouette guessed "a dog" 0.58
+        on the picture's frame leans to "a horse" less than a texture's "a clock" 0.15 does by
+        name alone; where the picture was shown says which one to believe."""
+        streams = sorted({u.stream_id for u in units})
+        # judged over whole streams: unlike the rest of the stream, not of the question's time range
+        shown = [d for d in self.distinct.of(streams, Scope(), named=True) if d.distinctness >= PICTURE_DISTINCT]
+        having = {d.stream_id for d in shown}
+        return np.array([1.0 if u.stream_id not in having or any(
+            d.stream_id == u.stream_id and u.t_start < d.t_end and d.t_start <= u.t_end for d in shown)
+            else OFF_PICTURE_WEIGHT for u in units], dtype=np.float32)
+
+    def _guessed(self, phrases: Sequence[str], units: Sequence[Unit]) -> np.ndarray:
+        """(phrases, units) support of each phrase by each key frame's guesses
+        (:func:`guess_support`, a guess of the only phrase's broad kind counting too), as much
+        as where the frame is says it shows a picture (:meth:`_picture_weights`)."""
+        streams = sorted({u.stream_id for u in units})
+        kinds = self.vocabulary.kinds(phrases, streams, Scope()) if streams else None
+        return guess_support(phrases, units, self.scorer, kinds) * self._picture_weights(units)[None, :]
+
     def _stream_guesses(self, analysis: QueryAnalysis, named: Sequence[str | None], scope: Scope
                         ) -> tuple[list[float], list[float], list[list[Unit]], float] | None:
         """Per option (a stream), how strongly that stream's key-frame guesses resemble what the
@@ -423,7 +452,7 @@ class StructuredAnswerer(TimeAnswers):
         scores, support, evidence = [], [], []
         for sid in named:
             units = self._visual_units([sid], scope) if sid else []
-            g = guess_support([phrase], units, self.scorer)[0] if units else np.zeros(0)
+            g = self._guessed([phrase], units)[0] if units else np.zeros(0)
             j = int(np.argmax(g)) if g.size else -1
             best = float(g[j]) if j >= 0 else 0.0
             scores.append(best)
@@ -510,7 +539,7 @@ class StructuredAnswerer(TimeAnswers):
         """The classifier's guesses' support of each option on each unit, and per option its
         (words in the descriptions, the better of words and guesses) on each unit; the words
         all options share ("a", "picture") count for none."""
-        guessed = guess_support(options, units, self.scorer)
+        guessed = self._guessed(options, units)
         option_terms = [content_terms(o) for o in options]
         shared = set.intersection(*(set(t) for t in option_terms)) if option_terms else set()
         seen = []
@@ -584,7 +613,7 @@ class StructuredAnswerer(TimeAnswers):
         if not units:
             return None
         terms = content_terms(thing)
-        guessed = guess_support([thing], units, self.scorer)[0]
+        guessed = self._guessed([thing], units)[0]
         seen = np.array([max(overlap(terms, u.terms) if terms else 0.0, float(g)) for u, g in zip(units, guessed, strict=True)])
         best = int(np.argmax(seen))
         if seen[best] >= SEEN_MIN:

@@ -44,6 +44,10 @@ from episodic.retrieval.query_analysis import (
 from episodic.retrieval.recurring_guesses import Levels, background_levels, stands_out
 
 LO, HI = 0.45, 0.75  # cosine between an option and a guess name: none … full resemblance
+# A guess of the same broad kind as an option ("a dog" for "a horse": both animals) supports it
+# this much, when no other option is of that kind: the classifier saw an animal, and one
+# option is an animal
+SAME_KIND = 0.5
 MARGIN = 0.08  # the nearest option must lead the runner-up by this much to take a guess
 GUESS_CAP = 0.45  # the most confidence an answer resting on guesses alone may carry
 MAX_MEMORIES = 5000  # a scan of key frames looks at this many memories at most
@@ -55,10 +59,16 @@ def _ramp(x: np.ndarray | float, lo: float = LO, hi: float = HI) -> np.ndarray |
     return np.clip((np.asarray(x, dtype=np.float32) - lo) / (hi - lo), 0.0, 1.0)
 
 
+# per phrase, its broad kind (or None); per name the describer gives, its broad kind
+Kinds = tuple[list[str | None], dict[str, str]]
+
+
 def guess_support(
-    phrases: Sequence[str], units: Sequence[Unit], scorer: TextScorer
+    phrases: Sequence[str], units: Sequence[Unit], scorer: TextScorer, kinds: Kinds | None = None
 ) -> np.ndarray:
-    """(len(phrases), len(units)) support of each phrase by each unit's guesses, in [0, 1]."""
+    """(len(phrases), len(units)) support of each phrase by each unit's guesses, in [0, 1];
+    with ``kinds`` (:meth:`DescriberVocabulary.kinds`), a guess of the same broad kind as the
+    only phrase of that kind supports it at least ``SAME_KIND``."""
     out = np.zeros((len(phrases), len(units)), dtype=np.float32)
     names = sorted({g for u in units for g, _ in (*u.guesses, *u.part_guesses)})
     if not phrases or not names:
@@ -73,6 +83,13 @@ def guess_support(
         keep = np.zeros_like(near, dtype=bool)
         keep[nearest, np.arange(len(names))] = lead >= MARGIN
         near = np.where(keep, near, 0.0)
+    if kinds is not None:
+        own, of_name = kinds
+        for i, kind in enumerate(own):
+            if kind is None or own.count(kind) > 1:
+                continue  # no kind, or two options of it: the kind tells them not apart
+            same = np.array([of_name.get(n) == kind for n in names])
+            near[i] = np.where(same, np.maximum(near[i], SAME_KIND), near[i])
     column = {n: j for j, n in enumerate(names)}
     for k, u in enumerate(units):
         for g, p in (*u.guesses, *u.part_guesses):  # the whole frames' and their parts'
@@ -93,15 +110,18 @@ class DescriberVocabulary:
         self.scorer = scorer
         self._vectors: dict[str, np.ndarray] = {}
 
-    def vectors(self, streams: Sequence[str], scope: Scope) -> np.ndarray | None:
-        """The vocabulary's vectors for the describer of the first memory found in
-        ``streams`` (its ``models["describer"]``); None for an open or unknown one."""
-        describer = ""
+    def _describer(self, streams: Sequence[str], scope: Scope) -> str:
+        """The describer of the first memory found in ``streams`` (its ``models["describer"]``)."""
         for sid in streams:
             first = next(iter(self.store.list_memories(sid, t_min=scope.t_min, t_max=scope.t_max, limit=1)), None)
             if first is not None:
-                describer = str(first.metadata.get("models", {}).get("describer", ""))
-                break
+                return str(first.metadata.get("models", {}).get("describer", ""))
+        return ""
+
+    def vectors(self, streams: Sequence[str], scope: Scope) -> np.ndarray | None:
+        """The vocabulary's vectors for the describer of the first memory found in
+        ``streams`` (its ``models["describer"]``); None for an open or unknown one."""
+        describer = self._describer(streams, scope)
         # the describer's module is imported only when asked (the query side never loads it)
         from episodic.memory.vision import closed_vocabulary
 
@@ -111,6 +131,24 @@ class DescriberVocabulary:
         if describer not in self._vectors:
             self._vectors[describer] = np.asarray(self.scorer.embed(list(words)), dtype=np.float32)
         return self._vectors[describer]
+
+    def kinds(self, phrases: Sequence[str], streams: Sequence[str], scope: Scope) -> Kinds | None:
+        """The broad kind of each phrase ("a horse" → "an animal": that of the describer's
+        nearest name, when it could name it) and of every name the describer gives, for
+        :func:`guess_support`; None for an open or unknown describer."""
+        describer = self._describer(streams, scope)
+        from episodic.memory.vision import closed_categories, closed_vocabulary
+
+        words = closed_vocabulary(describer) if describer else None
+        categories = closed_categories(describer) if describer else None
+        vectors = self.vectors(streams, scope)
+        if not words or not categories or vectors is None or not phrases:
+            return None
+        cos = np.asarray(self.scorer.embed(list(phrases)), dtype=np.float32) @ vectors.T
+        nearest = cos.argmax(axis=1)
+        own = [categories.get(words[int(j)]) if float(cos[i, j]) >= NAMEABLE_COS else None
+               for i, j in enumerate(nearest)]
+        return own, categories
 
     def unnameable(self, phrases: Sequence[str], streams: Sequence[str], scope: Scope) -> list[bool] | None:
         """Per phrase, whether that describer has no name for it; None when it can name anything."""

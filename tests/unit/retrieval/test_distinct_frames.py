@@ -300,3 +300,39 @@ def test_what_a_picture_showed_is_the_crop_that_holds_it_when_that_is_surer(part
     draft = answerer.pictured_open(analysis, (), Scope(), MemoryReader(store))
     assert draft is not None and draft.answer.startswith(said) and "40.0–50.0 s" in draft.answer, draft
     assert draft.confidence <= 0.45
+
+
+def test_which_picture_was_shown_believes_the_guess_where_a_picture_was_shown():
+    """A texture guessed "a clock" 0.15 on an ordinary key frame, and a picture guessed
+    "a dog" 0.58 on the stretch unlike the rest of the stream: the texture's guess counts for
+    half there, so the picture's (an animal: the horse) is what was shown. In a stream with
+    no such stretch every key frame counts in full."""
+    from episodic.config import Settings
+    from episodic.core.query import QueryType
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.reasoning.structured import OFF_PICTURE_WEIGHT, StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+    from episodic.retrieval.query_analysis import QueryAnalysis, content_terms
+    from episodic.retrieval.question_shape import question_shape
+
+    memories = _stream({20.0: (_look(0, 0.05, 2), {"guesses": [("a clock", 0.15)]}),
+                        70.0: (_look(5), {"guesses": [("a dog", 0.58)]})})
+    for m in memories:
+        m.metadata = {"models": {"describer": OfflineVisualDescriber.model_id}}
+    store = ListingStore(memories)
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    question = "Which of these appeared in a picture in the cam recording?"
+    analysis = QueryAnalysis(question, QueryType.VIDEO, {}, "", content_terms(question), "any",
+                             shape=question_shape(question))
+    draft = answerer.pictured(analysis, ["galaxies in space", "a clock", "an astronaut", "a horse"], Scope(),
+                              MemoryReader(store))
+    assert draft is not None and draft.choice_index == 3, draft
+    units = answerer._visual_units(["cam"], Scope())
+    weights = {u.t_start: float(w) for u, w in zip(units, answerer._picture_weights(units), strict=True)}
+    assert weights[70.0] == 1.0 and weights[20.0] == OFF_PICTURE_WEIGHT
+    for m in memories:
+        m.frame_features = []
+    plain = StructuredAnswerer(ListingStore(memories), scorer=answerer.scorer, settings=Settings().retrieval)
+    units = plain._visual_units(["cam"], Scope())
+    assert set(plain._picture_weights(units).tolist()) == {1.0}

@@ -410,3 +410,34 @@ def test_a_background_guess_far_surer_on_one_stretch_stands_out_there(scorer: Te
     assert not stands_out("a dog", 0.2, unit, levels)  # not sure enough
     assert not stands_out("a dog", 0.35, unit, {"a dog": [(0.0, 8.0, 0.2)]})  # not surer enough
     assert stands_out("a dog", 0.35, unit, {"a dog": [(0.0, 8.0, 0.1), (62.0, 70.0, 0.3)]})  # its own stretch aside
+
+
+def test_a_guess_of_the_same_kind_supports_the_only_option_of_that_kind(scorer: TextScorer) -> None:
+    """A horse's silhouette guessed "a dog" (0.58): the words are far apart (cosine 0.51), but
+    both are animals to the describer, and of "galaxies in space", "a clock", "an astronaut"
+    and "a horse" only the horse is: the guess supports it at half its probability. With two
+    animals among the options the kind tells them not apart."""
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.retrieval.guess_match import SAME_KIND, DescriberVocabulary
+
+    memories = [ShortTermMemory(id="yard-cam@0", stream_id="yard-cam", t_start=0.0, t_end=8.0, vector=np.zeros(4),
+                                frames=[FrameObservation(t=0.0, description="a scene", guesses=[("a dog", 0.58)])],
+                                metadata={"models": {"describer": OfflineVisualDescriber.model_id}})]
+    units = [u for u in units_of(memories[0]) if u.modality == "visual"]
+    vocabulary = DescriberVocabulary(ListingStore(memories), scorer)
+    options = ["galaxies in space", "a clock", "an astronaut", "a horse"]
+    kinds = vocabulary.kinds(options, ["yard-cam"], Scope())
+    assert kinds is not None and kinds[0] == [None, None, None, "an animal"]
+    plain = guess_support(options, units, scorer)
+    assert plain[3, 0] < 0.12  # by the words alone, too weak to count as seen
+    kind = guess_support(options, units, scorer, kinds)
+    assert kind[3, 0] == pytest.approx(0.58 * SAME_KIND) and kind[:3, 0].max() == plain[:3, 0].max()
+    two = ["a cat", "a horse", "a clock"]
+    assert guess_support(two, units, scorer, vocabulary.kinds(two, ["yard-cam"], Scope()))[1, 0] == plain_horse(scorer, two, units)
+    # an open-vocabulary describer: no kinds
+    memories[0].metadata = {"models": {"describer": "vlm:qwen2.5-vl"}}
+    assert DescriberVocabulary(ListingStore(memories), scorer).kinds(options, ["yard-cam"], Scope()) is None
+
+
+def plain_horse(scorer: TextScorer, options: list[str], units: list[Unit]) -> float:
+    return float(guess_support(options, units, scorer)[1, 0])
