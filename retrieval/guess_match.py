@@ -48,6 +48,7 @@ LO, HI = 0.45, 0.75  # cosine between an option and a guess name: none … full 
 # this much, when no other option is of that kind: the classifier saw an animal, and one
 # option is an animal
 SAME_KIND = 0.5
+KIND_MIN = 0.3  # …from a guess at least this sure (a texture's stray "a bird" 0.09 says nothing)
 MARGIN = 0.08  # the nearest option must lead the runner-up by this much to take a guess
 GUESS_CAP = 0.45  # the most confidence an answer resting on guesses alone may carry
 MAX_MEMORIES = 5000  # a scan of key frames looks at this many memories at most
@@ -67,8 +68,8 @@ def guess_support(
     phrases: Sequence[str], units: Sequence[Unit], scorer: TextScorer, kinds: Kinds | None = None
 ) -> np.ndarray:
     """(len(phrases), len(units)) support of each phrase by each unit's guesses, in [0, 1];
-    with ``kinds`` (:meth:`DescriberVocabulary.kinds`), a guess of the same broad kind as the
-    only phrase of that kind supports it at least ``SAME_KIND``."""
+    with ``kinds`` (:meth:`DescriberVocabulary.kinds`), a guess of ``KIND_MIN`` or more of the
+    same broad kind as the only phrase of that kind supports it at ``SAME_KIND`` of itself."""
     out = np.zeros((len(phrases), len(units)), dtype=np.float32)
     names = sorted({g for u in units for g, _ in (*u.guesses, *u.part_guesses)})
     if not phrases or not names:
@@ -83,18 +84,20 @@ def guess_support(
         keep = np.zeros_like(near, dtype=bool)
         keep[nearest, np.arange(len(names))] = lead >= MARGIN
         near = np.where(keep, near, 0.0)
+    by_kind = np.zeros_like(near)
     if kinds is not None:
         own, of_name = kinds
         for i, kind in enumerate(own):
             if kind is None or own.count(kind) > 1:
                 continue  # no kind, or two options of it: the kind tells them not apart
-            same = np.array([of_name.get(n) == kind for n in names])
-            near[i] = np.where(same, np.maximum(near[i], SAME_KIND), near[i])
+            by_kind[i] = np.array([SAME_KIND if of_name.get(n) == kind else 0.0 for n in names])
     column = {n: j for j, n in enumerate(names)}
     for k, u in enumerate(units):
         for g, p in (*u.guesses, *u.part_guesses):  # the whole frames' and their parts'
             j = column[g]
             out[:, k] = np.maximum(out[:, k], float(p) * near[:, j])
+            if p >= KIND_MIN:  # only a fairly sure guess says what kind of thing was shown
+                out[:, k] = np.maximum(out[:, k], float(p) * by_kind[:, j])
     return out
 
 

@@ -417,6 +417,8 @@ def test_a_guess_of_the_same_kind_supports_the_only_option_of_that_kind(scorer: 
     both are animals to the describer, and of "galaxies in space", "a clock", "an astronaut"
     and "a horse" only the horse is: the guess supports it at half its probability. With two
     animals among the options the kind tells them not apart."""
+    from dataclasses import replace
+
     from episodic.memory.vision import OfflineVisualDescriber
     from episodic.retrieval.guess_match import SAME_KIND, DescriberVocabulary
 
@@ -432,6 +434,9 @@ def test_a_guess_of_the_same_kind_supports_the_only_option_of_that_kind(scorer: 
     assert plain[3, 0] < 0.12  # by the words alone, too weak to count as seen
     kind = guess_support(options, units, scorer, kinds)
     assert kind[3, 0] == pytest.approx(0.58 * SAME_KIND) and kind[:3, 0].max() == plain[:3, 0].max()
+    # a texture's stray guess of an animal says nothing of the kind of thing shown
+    stray = [replace(units[0], guesses=(("a bird", 0.09),))]
+    assert guess_support(options, stray, scorer, kinds)[3, 0] == guess_support(options, stray, scorer)[3, 0]
     two = ["a cat", "a horse", "a clock"]
     assert guess_support(two, units, scorer, vocabulary.kinds(two, ["yard-cam"], Scope()))[1, 0] == plain_horse(scorer, two, units)
     # an open-vocabulary describer: no kinds
