@@ -48,6 +48,7 @@ from episodic.reasoning.time_answers import (
     PLACED_WELL,
     TimeAnswers,
     dark_spans,
+    join_spans,
     one_per_memory,
     sound_spans,
 )
@@ -156,14 +157,8 @@ def shown_stretches(units: Sequence[Unit], seen: np.ndarray, floor: float) -> li
     span can be a sliver: a picture on screen from 118.8 s to 125.9 s leaves a key frame at
     124.9–125.9 s that shows it as surely as the one at 118.8–124.9 s, and what was said while
     it was shown is in the first."""
-    spans = sorted((u.stream_id, u.t_start, u.t_end) for u, s in zip(units, seen, strict=True) if s >= floor)
-    out: list[tuple[str, float, float]] = []
-    for sid, a, b in spans:
-        if out and out[-1][0] == sid and a <= out[-1][2] + STRETCH_GAP_S:
-            out[-1] = (sid, out[-1][1], max(out[-1][2], b))
-        else:
-            out.append((sid, a, b))
-    return out
+    return join_spans(((u.stream_id, u.t_start, u.t_end) for u, s in zip(units, seen, strict=True) if s >= floor),
+                      STRETCH_GAP_S)
 
 
 def surely_something(units: Sequence[Unit], stream_id: str, t_start: float, t_end: float) -> bool:

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,18 +144,23 @@ def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
     return out
 
 
-def sound_spans(memories: Sequence, wanted: Callable[[SoundObservation], bool]) -> list[tuple[str, float, float]]:
-    """(stream id, start, end) of each stretch of the ``wanted`` sound; windows that touch
-    (within half a second) make one stretch."""
-    heard = sorted(((m.stream_id, o.t_start, o.t_end) for m in memories for o in m.sounds if wanted(o)),
-                   key=lambda x: (x[0], x[1]))
+def join_spans(spans: Iterable[tuple[str, float, float]], gap_s: float) -> list[tuple[str, float, float]]:
+    """(stream id, start, end) spans, sorted, with those of one stream that overlap or come
+    within ``gap_s`` of each other joined into one."""
     joined: list[tuple[str, float, float]] = []
-    for sid, a, b in heard:
-        if joined and joined[-1][0] == sid and a <= joined[-1][2] + SOUND_JOIN_S:
+    for sid, a, b in sorted(spans, key=lambda x: (x[0], x[1])):
+        if joined and joined[-1][0] == sid and a <= joined[-1][2] + gap_s:
             joined[-1] = (sid, joined[-1][1], max(joined[-1][2], b))
         else:
             joined.append((sid, a, b))
     return joined
+
+
+def sound_spans(memories: Sequence, wanted: Callable[[SoundObservation], bool]) -> list[tuple[str, float, float]]:
+    """(stream id, start, end) of each stretch of the ``wanted`` sound; windows that touch
+    (within half a second) make one stretch."""
+    return join_spans(((m.stream_id, o.t_start, o.t_end) for m in memories for o in m.sounds if wanted(o)),
+                      SOUND_JOIN_S)
 
 
 def _compared(analysis: QueryAnalysis, options: Sequence[str]) -> tuple[list[str], bool]:
