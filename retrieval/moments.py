@@ -289,7 +289,9 @@ class MomentSearch:
         units = self.key_frames.units(streams, scope)
         if not units:
             return []
-        support = guess_support([phrase], units, self.scorer)[0]
+        # a guess of the thing's broad kind counts too: "a horse" is found where a silhouette was
+        # guessed "a dog" (both animals to the describer)
+        support = guess_support([phrase], units, self.scorer, self.vocabulary.kinds([phrase], streams, scope))[0]
         top = max((m.score for m in found), default=1.0) or 1.0
         if float(support.max()) < GUESS_MIN:
             return self._unnamed(phrase, streams, scope, top, top_k)

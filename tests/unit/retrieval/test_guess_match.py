@@ -446,3 +446,21 @@ def test_a_guess_of_the_same_kind_supports_the_only_option_of_that_kind(scorer: 
 
 def plain_horse(scorer: TextScorer, options: list[str], units: list[Unit]) -> float:
     return float(guess_support(options, units, scorer)[1, 0])
+
+
+def test_search_for_a_picture_finds_a_guess_of_its_kind(scorer: TextScorer) -> None:
+    """"a picture of a horse" where the horse's silhouette was guessed "a dog" 0.76: the key
+    frame is offered (an animal, not a sure sighting) before the walls."""
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.retrieval.moments import MomentSearch
+
+    memories = [_memory("yard-cam", 0.0, [("a shower curtain", 0.4)]),
+                _memory("yard-cam", 30.0, [("a dog", 0.76), ("Great Dane", 0.12)]),
+                *[_memory("yard-cam", t, []) for t in (60.0, 90.0, 120.0, 150.0)]]
+    for m in memories:
+        m.metadata = {"models": {"describer": OfflineVisualDescriber.model_id}}
+    store = ListingStore(memories)
+    search = MomentSearch(store, scorer, Settings().retrieval)
+    found = search._guessed("horse", Scope(), MemoryReader(store), [], 5)
+    assert found and (found[0].stream_id, found[0].t_start) == ("yard-cam", 30.0), found
+    assert "not a sure sighting" in found[0].why
