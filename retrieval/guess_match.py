@@ -124,7 +124,9 @@ class DescriberVocabulary:
     def vectors(self, streams: Sequence[str], scope: Scope) -> np.ndarray | None:
         """The vocabulary's vectors for the describer of the first memory found in
         ``streams`` (its ``models["describer"]``); None for an open or unknown one."""
-        describer = self._describer(streams, scope)
+        return self._vectors_of(self._describer(streams, scope))
+
+    def _vectors_of(self, describer: str) -> np.ndarray | None:
         # the describer's module is imported only when asked (the query side never loads it)
         from episodic.memory.vision import closed_vocabulary
 
@@ -144,7 +146,7 @@ class DescriberVocabulary:
 
         words = closed_vocabulary(describer) if describer else None
         categories = closed_categories(describer) if describer else None
-        vectors = self.vectors(streams, scope)
+        vectors = self._vectors_of(describer)  # the describer found once, not again
         if not words or not categories or vectors is None or not phrases:
             return None
         cos = np.asarray(self.scorer.embed(list(phrases)), dtype=np.float32) @ vectors.T
