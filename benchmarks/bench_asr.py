@@ -93,6 +93,9 @@ HELD_OUT_SENTENCES = [
 ]
 DEV_VOICES = ["en-us+f3", "en-gb+m3", "en-gb-scotland+f2", "en-us-nyc+m1"]
 HELD_OUT_VOICES = ["en-029+m2", "en-gb-x-rp+f4", "en-gb-x-gbcwmd+m7", "en-gb-x-gbclan+f1"]
+# A second synthesiser (Debian's flite: US female/male, Scottish male, a diphone voice) saying the
+# dev sentences: does what was measured on espeak-ng's voices hold for speech made another way?
+OTHER_ENGINE_VOICES = ["flite:slt", "flite:rms", "flite:awb", "flite:kal16"]
 # (label, kind, snr_db): kind None = clean
 CONDITIONS = [
     ("clean", None, None),
@@ -256,12 +259,15 @@ def make_clip(sentences: list[str], voice: str, wpm: int, kind: str | None, snr_
     return np.clip(speech + gain * bg, -1.0, 1.0).astype(np.float32)
 
 
+_VOICES = {"dev": DEV_VOICES, "held-out": HELD_OUT_VOICES, "other-engine": OTHER_ENGINE_VOICES}
+
+
 def build_set(split: str, per_clip: int = 2) -> list[Clip]:
     """Every voice × every condition once; sentences rotate so each is heard twice."""
-    sentences = DEV_SENTENCES if split == "dev" else HELD_OUT_SENTENCES
-    voices = DEV_VOICES if split == "dev" else HELD_OUT_VOICES
+    sentences = HELD_OUT_SENTENCES if split == "held-out" else DEV_SENTENCES
+    voices = _VOICES[split]
     clips, k = [], 0
-    base_seed = 0 if split == "dev" else 1000
+    base_seed = 1000 if split == "held-out" else 0
     for vi, voice in enumerate(voices):
         for ci, (label, kind, snr) in enumerate(CONDITIONS):
             chosen = [sentences[(k + j) % len(sentences)] for j in range(per_clip)]
@@ -341,7 +347,9 @@ def _table(title: str, key: str, results: dict[str, dict], order: list[str]) -> 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--split", choices=["dev", "held-out", "both"], default="both")
+    ap.add_argument("--split", choices=["dev", "held-out", "both", "other-engine"], default="both",
+                    help="other-engine: the dev sentences, noise and music spoken by flite's voices "
+                         "(apt-get install flite) instead of espeak-ng's")
     ap.add_argument("--configs", nargs="+", default=DEFAULT_CONFIGS)
     ap.add_argument("--json", type=Path, help="write every transcript and figure here")
     ap.add_argument("--show-errors", action="store_true", help="print reference/hypothesis pairs with errors")
@@ -361,7 +369,7 @@ def main() -> None:
               f"{r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU s, load {r['load_s']:.1f} s)", flush=True)
     for split in splits:
         part = {k: {**v, "rows": [r for r in v["rows"] if r["split"] == split]} for k, v in results.items()}
-        voices = DEV_VOICES if split == "dev" else HELD_OUT_VOICES
+        voices = _VOICES[split]
         print(_table(f"WER % by voice ({split})", "voice", part, voices))
         print(_table(f"WER % by condition ({split})", "condition", part, [c[0] for c in CONDITIONS]))
         langs = {k: sum(1 for r in v["rows"] if r["language"] not in ("", "en")) for k, v in part.items()}

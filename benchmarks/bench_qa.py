@@ -72,10 +72,11 @@ def _commit() -> str:
 
 def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, console: Console,
                harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False,
-               other_pictures: bool = False) -> Path:
+               other_pictures: bool = False, other_voices: bool = False) -> Path:
     """The split's qa.json, generated unless a set with the same parameters is already there."""
     harsh = f"-h{harsher_db:g}" if harsher_db else ""
     other = ("-o" if other_sentences else "") + ("-p" if other_people else "") + ("-i" if other_pictures else "")
+    other += "-v" if other_voices else ""
     folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}{other}{harsh}" / split
     qa_json = folder / "qa.json"
     if qa_json.is_file():
@@ -83,7 +84,7 @@ def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, 
     started = time.perf_counter()
     build_qa_set(folder, split, seed, streams, minutes, on_note=lambda m: console.print(m, highlight=False),
                  harsher_db=harsher_db, other_sentences=other_sentences, other_people=other_people,
-                 other_pictures=other_pictures)
+                 other_pictures=other_pictures, other_voices=other_voices)
     console.print(f"built {qa_json} in {time.perf_counter() - started:.0f} s", highlight=False)
     return qa_json
 
@@ -123,6 +124,9 @@ def main() -> None:
     ap.add_argument("--other-pictures", action="store_true",
                     help="dev only: pictures in neither split are shown (the moon, galaxies, a horse's silhouette, "
                          "an eye: mostly things the offline describer has no name for; a folder of its own, ...-i)")
+    ap.add_argument("--other-voices", action="store_true",
+                    help="dev only: everything said by another synthesiser's voices (flite's; apt-get install "
+                         "flite) instead of espeak-ng's, at dev's speeds over dev's noise (a folder of its own, ...-v)")
     ap.add_argument("--reingest", action="store_true",
                     help="ingest again even when the store holds the recordings; needed to compare commits, "
                          "since a kept store holds what an earlier run's re-listening wrote back into it")
@@ -137,10 +141,11 @@ def main() -> None:
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
     out: dict[str, object] = {"commit": _commit()}
     for split in splits:
-        if (args.other_sentences or args.other_people or args.other_pictures) and split != "dev":
-            ap.error("--other-sentences, --other-people and --other-pictures build the dev split only (use --split dev)")
+        if (args.other_sentences or args.other_people or args.other_pictures or args.other_voices) and split != "dev":
+            ap.error("--other-sentences, --other-people, --other-pictures and --other-voices build the dev split "
+                     "only (use --split dev)")
         qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console, args.harsher,
-                             args.other_sentences, args.other_people, args.other_pictures)
+                             args.other_sentences, args.other_people, args.other_pictures, args.other_voices)
         qa_set = load_qa_set(qa_json)
         if args.reworded:
             from qa_rewordings import reworded

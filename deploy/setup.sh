@@ -10,6 +10,7 @@ TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 
 need_apt=()
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)   # speech for demo + tests
+command -v flite >/dev/null 2>&1 || need_apt+=(flite)           # a second synthesiser's voices (evaluation)
 command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)         # the example producer and its test
 # the console's tests drive Debian's browser and its matching driver (no browser download)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)

@@ -17,6 +17,10 @@ VOICES = {
     "dev": ("en-us+f3", "en-gb+m3", "en-gb-scotland+f2", "en-029+m1", "en-us+m2"),
     "heldout": ("en-us-nyc+f4", "en-gb-x-rp+m4", "en-gb-x-gbclan+f1", "en-gb-x-gbcwmd+m7", "en-us+f5"),
 }
+# Voices of a second synthesiser (Debian's flite), in neither split (``build_qa_set(other_voices=True)``,
+# dev only): every split's speech is espeak-ng's, so a figure on these tells whether hearing and
+# answering hold for speech made another way (US female and male, Scottish male, a diphone voice).
+VOICES_OTHER = ("flite:slt", "flite:rms", "flite:awb", "flite:kal16")
 WPM = {"dev": (130, 165), "heldout": (120, 175)}
 NOISE = {"dev": (("pink", 25.0), ("white", 18.0), ("pink", 12.0)),
          "heldout": (("brown", 22.0), ("babble", 15.0), ("white", 10.0))}

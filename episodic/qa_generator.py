@@ -43,6 +43,7 @@ from episodic.qa_content import (
     TEMPLATES,
     THEMES,
     THEMES_OTHER,
+    VOICES_OTHER,
     Theme,
     random_time,
 )
@@ -337,7 +338,7 @@ class _Questions:
 def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, streams: int = 3,
                  minutes: float = 2.5, on_note: Callable[[str], None] | None = None,
                  harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False,
-                 other_pictures: bool = False) -> QASet:
+                 other_pictures: bool = False, other_voices: bool = False) -> QASet:
     """Script, render and label ``streams`` recordings of ≈ ``minutes`` each under ``out_dir``.
 
     ``harsher_db`` lowers the split's own signal-to-noise ratios (background noise and music
@@ -357,6 +358,10 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
     ``other_pictures`` (dev only) shows pictures in neither split (``PHOTOS_OTHER``), most of
     them things the offline describer has no name for, so that several options of one question
     can be such pictures at once.
+
+    ``other_voices`` (dev only) has everything said by another synthesiser's voices
+    (``VOICES_OTHER``, flite's), at dev's speeds and over dev's noise: every split's speech is
+    espeak-ng's, and a recording the service meets is not.
     """
     if not 0 <= harsher_db <= 30:
         raise ValueError("harsher_db must be 0..30 dB")
@@ -372,6 +377,8 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         raise ValueError("other_people is for the dev split only (held-out keeps its own people)")
     if other_pictures and split != "dev":
         raise ValueError("other_pictures is for the dev split only (held-out keeps its own pictures)")
+    if other_voices and split != "dev":
+        raise ValueError("other_voices is for the dev split only (held-out keeps its own voices)")
     out_dir = Path(out_dir)
     base = seed + SPLIT_SEED_OFFSET[split]
     rng = np.random.default_rng(base)
@@ -400,7 +407,8 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         sounds = [sound_kinds[i % 3]] + (["music"] if i % 3 != 0 and rng.random() < 0.4 else [])
         script = script_stream(theme, split, rng, minutes, stream_names, stream_photos, sounds,
                                dark=bool(rng.random() < 0.7), noise=noise_choices[i % len(noise_choices)], used=used,
-                               sentences="dev-other" if other_sentences else None)
+                               sentences="dev-other" if other_sentences else None,
+                               voices=VOICES_OTHER if other_voices else ())
         if any(b.visual == "dark" and not b.sound and b.fact is None for b in script.beats):
             for b in script.beats:  # a dark beat with nothing in it asks nothing: give it a sound
                 if b.visual == "dark" and not b.sound and b.fact is None:
@@ -422,6 +430,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         + (", other sentences" if other_sentences else "")
         + (", other people and places" if other_people else "")
         + (", other pictures" if other_pictures else "")
+        + (", other voices" if other_voices else "")
         + (f", {harsher_db:g} dB harsher)" if harsher_db else ")"), root=out_dir,
     )
     qa.save(out_dir / "qa.json")

@@ -208,11 +208,12 @@ def _signs(theme: Theme, rng: np.random.Generator, used: dict[str, set[str]]) ->
 
 def script_stream(theme: Theme, split: str, rng: np.random.Generator, minutes: float, names: list[str],
                   photos: list[Photo], sounds: list[str], dark: bool, noise: tuple[str, float],
-                  used: dict[str, set[str]], sentences: str | None = None) -> StreamScript:
+                  used: dict[str, set[str]], sentences: str | None = None,
+                  voices: Sequence[str] = ()) -> StreamScript:
     """Lay out one stream: facts, signs, photos, sounds, a dark stretch, fillers, ≈ ``minutes`` long.
 
     ``sentences`` picks the facts' sentence templates (``TEMPLATES[kind]`` key; the split's own
-    by default); everything else is the split's."""
+    by default), ``voices`` who says them (the split's by default); everything else is the split's."""
     kinds = list(TEMPLATES)
     rng.shuffle(kinds)
     n_facts = max(3, round(minutes * 2.3))
@@ -224,7 +225,7 @@ def script_stream(theme: Theme, split: str, rng: np.random.Generator, minutes: f
         if fact is not None:
             fact.stream_id = theme.stream_id
             facts.append(fact)
-    voices = VOICES[split]
+    voices = tuple(voices) or VOICES[split]
     lo, hi = WPM[split]
 
     def spoken(text: str, fact: Fact | None = None, recurring: bool = False) -> Beat:

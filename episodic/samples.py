@@ -245,31 +245,53 @@ class _SceneRenderer:
 # sound
 
 
-def _espeak_binary() -> str:
-    exe = shutil.which("espeak-ng")
+FLITE_PREFIX = "flite:"  # a voice named "flite:slt" is spoken by flite's slt voice, not espeak-ng
+# flite speaks at about this rate (words per minute) with duration_stretch 1 (measured on its
+# built-in voices: ten words in 3.4–3.8 s); a slower rate stretches durations in proportion.
+FLITE_WPM = 170.0
+
+
+def _binary(name: str, package: str) -> str:
+    exe = shutil.which(name)
     if exe is None:
         raise EpisodicError(
-            "espeak-ng is not installed; it synthesises the speech in generated recordings "
-            "(Debian/Ubuntu: apt-get install espeak-ng)"
+            f"{name} is not installed; it synthesises the speech in generated recordings "
+            f"(Debian/Ubuntu: apt-get install {package})"
         )
     return exe
 
 
+@lru_cache(maxsize=1)
+def _flite_voices() -> tuple[str, ...]:
+    listing = subprocess.run([_binary("flite", "flite"), "-lv"], capture_output=True, text=True, check=False)
+    return tuple(listing.stdout.split(":", 1)[-1].split())
+
+
+def _tts_command(text: str, voice: str, wpm: int, wav_path: Path) -> list[str]:
+    """The command that speaks ``text`` into ``wav_path``: espeak-ng by default, flite for a
+    ``flite:<voice>`` (a second engine, so evaluation speech is not all one synthesiser's)."""
+    if voice.startswith(FLITE_PREFIX):
+        name = voice[len(FLITE_PREFIX):]
+        if name not in _flite_voices():  # flite itself speaks an unknown voice as "kal", silently
+            raise EpisodicError(f"flite has no voice {name!r} (it has: {', '.join(_flite_voices())})")
+        stretch = FLITE_WPM / max(40, int(wpm))
+        return [_binary("flite", "flite"), "-voice", name,
+                "--setf", f"duration_stretch={stretch:.3f}", "-t", text, "-o", str(wav_path)]
+    return [_binary("espeak-ng", "espeak-ng"), "-w", str(wav_path), "-s", str(int(wpm)), "-v", voice, text]
+
+
 def synthesize(text: str, voice: str = "en-us+f3", wpm: int = 140, rate_hz: int = 16000) -> np.ndarray:
-    """Speak ``text`` with espeak-ng: float32 mono at ``rate_hz``, edge silence trimmed."""
-    exe = _espeak_binary()
+    """Speak ``text`` with espeak-ng (or flite, for ``flite:<voice>``): float32 mono at
+    ``rate_hz``, edge silence trimmed."""
     with tempfile.TemporaryDirectory(prefix="episodic-tts-") as tmp:
         wav_path = Path(tmp) / "speech.wav"
-        proc = subprocess.run(
-            [exe, "-w", str(wav_path), "-s", str(int(wpm)), "-v", voice, text],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0 or not wav_path.is_file():
+        command = _tts_command(text, voice, wpm, wav_path)
+        proc = subprocess.run(command, capture_output=True, text=True, check=False)
+        engine = Path(command[0]).name
+        if proc.returncode != 0 or not wav_path.is_file() or wav_path.stat().st_size <= 44:
             detail = (proc.stderr or proc.stdout).strip().splitlines()
             raise EpisodicError(
-                f"espeak-ng failed for voice {voice!r}: {detail[-1] if detail else 'no output'}"
+                f"{engine} failed for voice {voice!r}: {detail[-1] if detail else 'no output'}"
             )
         with wave.open(str(wav_path), "rb") as w:
             src_rate = w.getframerate()
@@ -277,7 +299,7 @@ def synthesize(text: str, voice: str = "en-us+f3", wpm: int = 140, rate_hz: int 
             width = w.getsampwidth()
             raw = w.readframes(w.getnframes())
     if width != 2:
-        raise EpisodicError(f"espeak-ng wrote {8 * width}-bit audio; expected 16-bit")
+        raise EpisodicError(f"{engine} wrote {8 * width}-bit audio; expected 16-bit")
     x = np.frombuffer(raw, dtype="<i2").astype(np.float32) / 32768.0
     if channels > 1:
         x = x.reshape(-1, channels).mean(axis=1)

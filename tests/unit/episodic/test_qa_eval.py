@@ -530,3 +530,35 @@ def test_a_set_with_other_pictures_asks_about_them(tmp_path: Path) -> None:
     shown = [i for i in qa.items if i.category == "V" and i.options]
     assert shown and all(i.options[i.answer_index] in labels for i in shown)
     assert any(len(labels & set(i.options)) >= 2 for i in shown)  # several unnameable options at once
+
+
+def test_other_voices_come_from_another_synthesiser_at_the_asked_speed() -> None:
+    """``other_voices`` (dev only) are flite's, in no split; each speaks, a slower rate takes
+    longer, and a voice flite lacks is an error (flite itself would say it as "kal", silently)."""
+    from episodic.core.errors import EpisodicError
+    from episodic.qa_content import VOICES, VOICES_OTHER
+    from episodic.qa_generator import build_qa_set
+    from episodic.samples import synthesize
+
+    assert not set(VOICES_OTHER) & {v for split in VOICES.values() for v in split}
+    text = "The ferry to the island leaves at seven forty five."
+    for voice in VOICES_OTHER:
+        slow, fast = synthesize(text, voice, 120), synthesize(text, voice, 180)
+        assert fast.size > 16000 and slow.size > 1.3 * fast.size, (voice, slow.size, fast.size)
+    assert synthesize(text, "flite:rms", 150).size != synthesize(text, "flite:slt", 150).size
+    with pytest.raises(EpisodicError, match="no voice 'nobody'"):
+        synthesize(text, "flite:nobody", 150)
+    with pytest.raises(ValueError, match="dev split only"):
+        build_qa_set("/nonexistent", "heldout", other_voices=True)
+
+
+@pytest.mark.slow
+def test_a_set_with_other_voices_is_all_said_by_them(tmp_path: Path) -> None:
+    import json
+
+    from episodic.qa_content import VOICES_OTHER
+    from episodic.qa_generator import build_qa_set
+
+    qa = build_qa_set(tmp_path, "dev", seed=3, streams=1, minutes=0.4, other_voices=True)
+    beats = [b for s in json.loads((tmp_path / "script.json").read_text()) for b in s["beats"] if b["said"]]
+    assert beats and {b["voice"] for b in beats} <= set(VOICES_OTHER) and "other voices" in qa.name
