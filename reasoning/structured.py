@@ -117,6 +117,10 @@ STRETCH_GAP_S = 1.0  # key frames this close (or overlapping) show one stretch o
 PICTURE_DISTINCT = 0.3
 OFF_PICTURE_WEIGHT = 0.5
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
+# "Which camera showed coins?", a thing the describer has no name for: the stream whose
+# stand-out picture is most distinct and least surely named as anything (a guess); a stand-out
+# showing no one counts this share of itself when the thing asked about is a person
+NO_ONE_SHOWN_WEIGHT = 0.5
 # "In which recording was X mentioned?" asked without options is answered as if every stream
 # in scope were offered, when that choice reaches this raw confidence; below it the evidence
 # extract answers (or refuses) as before. On the ten dev QA sets' multiple-choice
@@ -222,10 +226,11 @@ class StructuredAnswerer(TimeAnswers):
             evidence.append(ranked[:3])
         caps = {"route": 0.0, "streams_named": float(sum(s is not None for s in named))}
         if max(support, default=0.0) < GUESS_FALLBACK and about_pictures(analysis):
-            guessed = self._stream_guesses(analysis, named, scope)
+            unnamed = self._stream_unnamed_picture(analysis, named, scope)
+            guessed = unnamed or self._stream_guesses(analysis, named, scope)
             if guessed is not None:
                 scores, support, evidence, best = guessed
-                caps["guess"] = round(best, 3)
+                caps["unnamed_picture" if unnamed else "guess"] = round(best, 3)
         draft = self._choice(options, scores, support, evidence, caps)
         draft.caps["key_terms"] = key_coverage(analysis, [u for e in evidence for u in e])
         draft.confidence = min(draft.confidence, max(draft.caps["key_terms"], NO_OPTION_SUPPORT))
@@ -263,6 +268,10 @@ class StructuredAnswerer(TimeAnswers):
             draft.confidence = OPEN_STREAM_MIN
         top = next((u for u in draft.support if u.stream_id == stream), None)
         answer = cited(stream, top) if top is not None else stream
+        if "unnamed_picture" in draft.caps and top is not None:
+            # what the key frame is described as is not what was asked about: say it is a guess
+            answer = (f"probably {stream} (a picture unlike the rest of it, which nothing here "
+                      f"could name, at {top.t_start:.1f}–{top.t_end:.1f} s)")
         # calibrated as the multiple-choice question it was answered as (source "choice")
         return Draft(answer=answer, confidence=draft.confidence, support=list(draft.support),
                      source="choice", caps={**draft.caps, "open_streams": float(len(streams))})
@@ -436,6 +445,45 @@ class StructuredAnswerer(TimeAnswers):
         streams = sorted({u.stream_id for u in units})
         kinds = self.vocabulary.kinds(phrases, streams, Scope()) if streams else None
         return guess_support(phrases, units, self.scorer, kinds) * self._picture_weights(units)[None, :]
+
+    def _stream_unnamed_picture(self, analysis: QueryAnalysis, named: Sequence[str | None], scope: Scope
+                                ) -> tuple[list[float], list[float], list[list[Unit]], float] | None:
+        """Per option (a stream), how likely its stand-out picture is the one asked about when
+        the describer has no name for that ("Which camera showed coins?"): its most distinct
+        stretch (``PICTURE_DISTINCT`` or more, not surely named) times one less the surest
+        guess on it, whole frame or part. A cup guessed "a cup" 0.9 and a rocket "a rocket"
+        0.9 in its crop are not coins; coins guessed "a remote control" 0.18 are the likeliest
+        (on fifteen dev sets with one such picture, the stream showing it came first in 14;
+        the guesses of "coins" itself, "a wallet" 0.02, had chosen at chance). A thing that
+        names a person prefers a stand-out where the detectors found someone. None unless the
+        describer has no name for it, or when no stream has such a stretch. The support is a
+        guess's (``UNANCHORED_SUPPORT``): several unnamed pictures look alike to this."""
+        streams = [s for s in named if s]
+        phrase = subject_phrase(analysis.question, streams)
+        if not phrase or self.vocabulary.unnameable([phrase], streams, scope) != [True]:
+            return None
+        person = names_a_person(phrase)
+        scores: list[float] = []
+        evidence: list[list[Unit]] = []
+        for sid in named:
+            best, shown = 0.0, []
+            units = self._visual_units([sid], scope) if sid else []
+            for d in self.distinct.of([sid], scope, named=True) if sid else ():
+                if d.named or d.distinctness < PICTURE_DISTINCT:
+                    continue
+                inside = [u for u in units if u.t_start < d.t_end and d.t_start < u.t_end]
+                surest = max([p for u in inside for _, p in (*u.guesses, *u.part_guesses)]
+                             + [p for _, p in d.guesses[:1]] + [0.0])
+                likely = d.distinctness * (1.0 - min(1.0, surest))
+                if person and not shows_people(inside):
+                    likely *= NO_ONE_SHOWN_WEIGHT
+                if likely > best:
+                    best, shown = likely, inside[:1]
+            scores.append(best)
+            evidence.append(shown)
+        if max(scores, default=0.0) <= 0.0:
+            return None
+        return scores, [UNANCHORED_SUPPORT] * len(scores), evidence, max(scores)
 
     def _stream_guesses(self, analysis: QueryAnalysis, named: Sequence[str | None], scope: Scope
                         ) -> tuple[list[float], list[float], list[list[Unit]], float] | None:
