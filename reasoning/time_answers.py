@@ -40,6 +40,7 @@ from episodic.retrieval.text_match import (
     sound_nearness,
     words_and_pairs,
 )
+from episodic.retrieval.value_kinds import CLOCK, PRICE, asked_kinds, carried_kinds
 
 ANCHOR_MIN = 0.35  # an anchor matched worse than this is not trusted to place the answer
 ANCHOR_TIE = 0.02  # anchors matched within this of the best are as good (each is tried in turn)
@@ -57,6 +58,12 @@ LISTEN_PER_COUNT = 4  # … and for a thing counted (its mentions may be mishear
 LISTEN_SENTENCES_READ = 240  # a stream with more sentences than this is not read whole for them
 ELIMINATION_CONFIDENCE = 0.3  # an option left when the others were found elsewhere: a guess
 UNPLACED_FLOOR = 0.01  # an option found nowhere outranks one said clearly elsewhere
+# of options found nowhere, one describing a kind of value ("the colour of Daniel's apron") is
+# this much likelier where the misheard sentence still holds a value of that kind, and this
+# much less likely where it holds none (a misheard sentence keeps its value more often than its
+# words: retrieval/value_kinds.py)
+KIND_FIT = 0.2
+_NUMBER_KINDS = frozenset({PRICE, CLOCK})  # kinds whose value a bare number may be
 COUNT_GAP_S = 3.0  # appearances closer than this are one moment
 DARK_SLACK_S = 1.0  # sentences are read this far around a dark stretch …
 DARK_OVERLAP_S = 0.5  # … and count when this much of them (or half) falls inside it
@@ -620,9 +627,25 @@ class TimeAnswers(StructuredBase):
         """How near the sentences ``said`` (where the answer must be, matching no option:
         misheard) come to sounding like each option, by all its content words (options differ
         in everyday words too: "Chen and the eggs" in "Can ordered high necks", 0.72, over
-        "Chen's appointment with the baker", 0.66). Only ranks options already left by
-        elimination, never matches one."""
-        return [float(TimeAnswers._sounding_whole(o, said).max(initial=0.0)) for o in options]
+        "Chen's appointment with the baker", 0.66), give or take ``KIND_FIT`` for an option
+        that describes a kind of value the sentences do or do not hold ("Bruce got 16 notes
+        this morning" sounds a little nearer "the colour of Daniel's apron" than "Ruth and the
+        eggs", but holds no colour). Only ranks options already left by elimination, never
+        matches one."""
+        carried = frozenset().union(*(carried_kinds(u.text) for u in said))
+        # a price or a time heard without its unit is a bare number ("54 times that of a cone
+        # top" for "fifty-four pounds at the counter"): neither for nor against
+        numbers = any(t[:1].isdigit() for u in said for t in canonical_tokens(u.text))
+        out = []
+        for o in options:
+            near = float(TimeAnswers._sounding_whole(o, said).max(initial=0.0))
+            asked = asked_kinds(o)
+            if asked & carried:
+                near += KIND_FIT
+            elif asked and not (numbers and asked <= _NUMBER_KINDS):
+                near -= KIND_FIT
+            out.append(min(1.0, max(0.0, near)))
+        return out
 
     @staticmethod
     def _sounding_whole(thing: str, units: Sequence[Unit]) -> np.ndarray:

@@ -1439,6 +1439,51 @@ def test_of_two_options_found_nowhere_the_one_the_next_sentence_sounds_like_is_c
         assert draft.support[0].text.startswith("Can ordered"), draft
 
 
+def test_of_two_options_found_nowhere_one_asking_a_value_the_sentence_lacks_is_less_likely():
+    """Right after the soup tasting, "Ruth bought sixteen eggs" was heard as "Bruce got 16 notes
+    this morning", which sounds a little nearer "the colour of Daniel's apron" (never heard)
+    than "Ruth and the eggs"; but it holds no colour, and a misheard sentence keeps its value
+    more often than its words: the eggs."""
+    from episodic.core.query import Scope
+    from episodic.retrieval.detailed import MemoryReader
+
+    answerer, store = _reading_all_speech([
+        _memory("kitchen-cam", 0.0, ["Priya will clean the cutting board after lunch."]),
+        _memory("kitchen-cam", 10.0, ["The soup tasting begins at 9.45.", "Bruce got 16 notes this morning."]),
+        _memory("kitchen-cam", 30.0, ["The dinner service is in room 119."]),
+    ])
+    options = ["Ruth and the eggs", "the colour of Daniel's apron", "who takes care of the cutting board",
+               "the room for the dinner service"]
+    draft = answerer.next_to(_shaped("What came up next after the time of the soup tasting?"), options, [],
+                             Scope(), MemoryReader(store))
+    assert draft is not None and draft.caps.get("eliminated") == 2.0, draft
+    assert draft.choice_index == 0, draft
+    # where the sentence does hold a colour, the option asking for one is the likelier
+    answerer, store = _reading_all_speech([
+        _memory("kitchen-cam", 0.0, ["Priya will clean the cutting board after lunch."]),
+        _memory("kitchen-cam", 10.0, ["The soup tasting begins at 9.45.", "Then we'll paint it late from orange."]),
+        _memory("kitchen-cam", 30.0, ["The dinner service is in room 119."]),
+    ])
+    draft = answerer.next_to(_shaped("What came up next after the time of the soup tasting?"), options, [],
+                             Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 1, draft
+    # a price heard without its unit is a bare number: neither for nor against the price
+    from episodic.reasoning.time_answers import KIND_FIT, TimeAnswers
+    from episodic.retrieval.detailed import Unit
+
+    def near(option: str, text: str) -> float:
+        return TimeAnswers._option_sounding([option], [Unit("k", "k@0", 0.0, 3.0, "speech", text)])[0]
+
+    def sounds(option: str, text: str) -> float:
+        return float(TimeAnswers._sounding_whole(option, [Unit("k", "k@0", 0.0, 3.0, "speech", text)]).max())
+
+    bare, priced, wordless = ("That may have been 54 times that of a cone top.",
+                              "That may have been 54 pounds at the cone top.", "That may have been the cone top.")
+    assert near("the price of the egg", bare) == pytest.approx(sounds("the price of the egg", bare))
+    assert near("the price of the egg", priced) == pytest.approx(min(1.0, sounds("the price of the egg", priced) + KIND_FIT))
+    assert near("the price of the egg", wordless) == pytest.approx(max(0.0, sounds("the price of the egg", wordless) - KIND_FIT))
+
+
 def test_what_a_stream_is_about_names_the_place_its_words_point_to():
     """A few characteristic words ("ladle, apron, oven") leave the listener to guess; the
     answer leads with the setting they point to, with the two they point to about equally,
