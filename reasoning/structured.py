@@ -453,7 +453,7 @@ class StructuredAnswerer(TimeAnswers):
         stretch (``PICTURE_DISTINCT`` or more, not surely named) times one less the surest
         guess on it, whole frame or part. A cup guessed "a cup" 0.9 and a rocket "a rocket"
         0.9 in its crop are not coins; coins guessed "a remote control" 0.18 are the likeliest
-        (on fifteen dev sets with one such picture, the stream showing it came first in 14;
+        (on thirteen dev sets with one such picture, the stream showing it came first in 12;
         the guesses of "coins" itself, "a wallet" 0.02, had chosen at chance). A thing that
         names a person prefers a stand-out where the detectors found someone. None unless the
         describer has no name for it, or when no stream has such a stretch. The support is a
