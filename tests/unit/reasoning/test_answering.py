@@ -1115,6 +1115,22 @@ def test_counting_mentions_in_a_named_stream():
     assert draft.answer.startswith("3 times"), draft.answer  # not the harbour's mention
 
 
+def test_a_count_chosen_among_options_is_not_claimed_as_sure():
+    """One mention misheard past recognition makes a count wrong: a count chosen among options
+    is offered below 0.75 once calibrated (on the dev sets such answers were right about four
+    times in five, short of the nine in ten that 0.75 and above promise)."""
+    from episodic.core.query import Scope
+    from episodic.reasoning.confidence import calibrate
+
+    answerer, reader = _structured(STREAMS)
+    options = ("once", "twice", "three times", "four times")
+    draft = answerer.count(_shaped("How many times was the lawn mower mentioned in garden-cam?"), options, [],
+                           Scope(), reader)
+    assert draft is not None and draft.choice_index == 2, draft
+    signals = {**draft.caps, "options": len(options), "source": draft.source}
+    assert 0.5 < calibrate(draft.confidence, signals) < 0.75, (draft.confidence, signals)
+
+
 def test_counting_mentions_of_a_thing_that_is_also_a_word_of_hearing():
     """"siren" tells the analysis what to listen for, so it is no content word of "How many
     times was the siren mentioned in fire-cam?"; it is still what is counted."""
