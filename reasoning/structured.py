@@ -165,6 +165,24 @@ def shown_stretches(units: Sequence[Unit], seen: np.ndarray, floor: float) -> li
                       STRETCH_GAP_S)
 
 
+_SHOWN_VERBS = {"show": re.compile(r"\bshow\b", re.I), "appear": None, "display": None}
+
+
+def shown_terms_off(analysis: QueryAnalysis) -> list[str]:
+    """The question's terms without the verb that says a picture was shown ("Which camera
+    showed a rocket?" is about the rocket: its "show" is no word to find, and found in "The
+    flower show is in room 116" it had made that stream the answer); "show" the noun, written
+    as such ("the flower show"), stays."""
+    out = []
+    for t in analysis.terms:
+        if t in _SHOWN_VERBS:
+            noun = _SHOWN_VERBS[t]
+            if noun is None or not noun.search(analysis.question):
+                continue
+        out.append(t)
+    return out
+
+
 def surely_something(units: Sequence[Unit], stream_id: str, t_start: float, t_end: float) -> bool:
     """Whether a key frame of ``stream_id`` between ``t_start`` and ``t_end`` carries a guess
     (of its whole or of a part, background guesses already taken off) of ``SURE_GUESS`` or more."""
@@ -215,14 +233,15 @@ class StructuredAnswerer(TimeAnswers):
             units = reader.units(list(dict.fromkeys(ids)), self.scorer.reuse_visual_vectors, sub)
             best_units[sid] = self.scorer.rank(analysis, q_vec, units) if units else []
         scores, support, evidence = [], [], []
+        terms = shown_terms_off(analysis) if about_pictures(analysis) else analysis.terms
         for sid in named:
             ranked = best_units.get(sid or "", [])
             top = ranked[0] if ranked else None
             scores.append(top.score if top else 0.0)
-            cover = overlap(analysis.terms, top.support_terms) if top is not None else 0.0
+            cover = overlap(terms, top.support_terms) if top is not None else 0.0
             support.append(min(1.0, cover, cosine_ramp(top.cos, self.settings.support_cos_min,
                                                  self.settings.support_cos_full) if top else 0.0)
-                           if analysis.terms else (cosine_ramp(top.cos) if top else 0.0))
+                           if terms else (cosine_ramp(top.cos) if top else 0.0))
             evidence.append(ranked[:3])
         caps = {"route": 0.0, "streams_named": float(sum(s is not None for s in named))}
         if max(support, default=0.0) < GUESS_FALLBACK and about_pictures(analysis):

@@ -388,3 +388,47 @@ def test_which_camera_showed_a_thing_nothing_can_name_is_the_stream_whose_stand_
     assert draft is None or "unnamed_picture" not in draft.caps, draft
     open_answer = ask("In which recording were coins shown?", [])
     assert open_answer is not None and open_answer.answer.startswith("probably desk-cam"), open_answer
+
+
+def test_which_camera_showed_a_thing_is_not_answered_by_a_show_said_elsewhere():
+    """"Which camera showed a rocket?": its "showed" is no word to find. Found in "The flower
+    show is in room 116" it had made that stream the answer, with the rocket guessed on the
+    other stream's picture; the noun stays a word to find ("the flower show")."""
+    from episodic.config import Settings
+    from episodic.core.query import QueryType
+    from episodic.core.records import StreamInfo, ThetaEvent, TranscriptPiece
+    from episodic.memory.in_memory_store import InMemoryStore
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.memory.vision import OfflineVisualDescriber
+    from episodic.reasoning.structured import StructuredAnswerer, shown_terms_off
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+    from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of
+    from episodic.retrieval.question_shape import question_shape
+
+    def analysed(question):
+        terms = content_terms(question)
+        return QueryAnalysis(question, QueryType.VIDEO, {}, "", terms, "any", shape=question_shape(question),
+                             key_terms=key_terms_of(question, terms))
+
+    garden = _stream({}, stream="garden-cam")
+    garden[4].transcript = [TranscriptPiece(41.0, 43.0, "The flower show is in room 116.")]
+    library = _stream({30.0: (_look(5), {"guesses": [("a rocket", 0.3), ("a lamp", 0.1)]})}, stream="library-cam")
+    memories = garden + library
+    for m in memories:
+        m.metadata = {"models": {"describer": OfflineVisualDescriber.model_id}}
+        m.vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    store = InMemoryStore()  # searched with the text embedder's 384-d vectors
+    store.ensure_schema(384, DIM)
+    store.upsert_memories(memories)
+    for sid in ("garden-cam", "library-cam"):
+        store.upsert_stream(StreamInfo(sid, t_end=120.0, memories=12))
+    said = garden[4]  # its event's summary, as the composer writes it
+    store.upsert_events([ThetaEvent(f"{said.id}:e", "garden-cam", said.id, said.t_start, said.t_end,
+                                    'Someone says "The flower show is in room 116". Seen: a picture in grey, still.',
+                                    garden[4].vector, garden[4].vector)])
+    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
+    question = analysed("Which camera showed a rocket?")
+    draft = answerer.answer(question, garden[4].vector, ["garden-cam", "library-cam"], [], Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 1, draft
+    assert shown_terms_off(question) == ["rocket"]
+    assert "show" in shown_terms_off(analysed("Which camera showed the flower show?"))
