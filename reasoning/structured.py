@@ -165,29 +165,17 @@ def shown_stretches(units: Sequence[Unit], seen: np.ndarray, floor: float) -> li
                       STRETCH_GAP_S)
 
 
-_SHOWN_VERBS = {"show": re.compile(r"\bshow\b", re.I), "appear": None, "display": None}
-
-
-def shown_terms_off(analysis: QueryAnalysis) -> list[str]:
-    """The question's terms without the verb that says a picture was shown ("Which camera
-    showed a rocket?" is about the rocket: its "show" is no word to find, and found in "The
-    flower show is in room 116" it had made that stream the answer); "show" the noun, written
-    as such ("the flower show"), stays."""
-    out = []
-    for t in analysis.terms:
-        if t in _SHOWN_VERBS:
-            noun = _SHOWN_VERBS[t]
-            if noun is None or not noun.search(analysis.question):
-                continue
-        out.append(t)
-    return out
+def surest_guess(units: Sequence[Unit], stream_id: str, t_start: float, t_end: float) -> float:
+    """The surest guess (of a whole key frame or of a part, background guesses already taken
+    off) on the key frames of ``stream_id`` between ``t_start`` and ``t_end``; 0 when none."""
+    return max((p for u in units if u.stream_id == stream_id and u.t_start < t_end and t_start < u.t_end
+                for _, p in (*u.guesses, *u.part_guesses)), default=0.0)
 
 
 def surely_something(units: Sequence[Unit], stream_id: str, t_start: float, t_end: float) -> bool:
     """Whether a key frame of ``stream_id`` between ``t_start`` and ``t_end`` carries a guess
-    (of its whole or of a part, background guesses already taken off) of ``SURE_GUESS`` or more."""
-    return any(u.stream_id == stream_id and u.t_start < t_end and t_start < u.t_end
-               and any(p >= SURE_GUESS for _, p in (*u.guesses, *u.part_guesses)) for u in units)
+    of ``SURE_GUESS`` or more."""
+    return surest_guess(units, stream_id, t_start, t_end) >= SURE_GUESS
 
 
 def sure_part_guesses(frames: Sequence[Unit], whole_best: float) -> list[tuple[str, float]]:
@@ -233,15 +221,14 @@ class StructuredAnswerer(TimeAnswers):
             units = reader.units(list(dict.fromkeys(ids)), self.scorer.reuse_visual_vectors, sub)
             best_units[sid] = self.scorer.rank(analysis, q_vec, units) if units else []
         scores, support, evidence = [], [], []
-        terms = shown_terms_off(analysis) if about_pictures(analysis) else analysis.terms
         for sid in named:
             ranked = best_units.get(sid or "", [])
             top = ranked[0] if ranked else None
             scores.append(top.score if top else 0.0)
-            cover = overlap(terms, top.support_terms) if top is not None else 0.0
+            cover = overlap(analysis.terms, top.support_terms) if top is not None else 0.0
             support.append(min(1.0, cover, cosine_ramp(top.cos, self.settings.support_cos_min,
                                                  self.settings.support_cos_full) if top else 0.0)
-                           if terms else (cosine_ramp(top.cos) if top else 0.0))
+                           if analysis.terms else (cosine_ramp(top.cos) if top else 0.0))
             evidence.append(ranked[:3])
         caps = {"route": 0.0, "streams_named": float(sum(s is not None for s in named))}
         if max(support, default=0.0) < GUESS_FALLBACK and about_pictures(analysis):
@@ -491,8 +478,7 @@ class StructuredAnswerer(TimeAnswers):
                 if d.named or d.distinctness < PICTURE_DISTINCT:
                     continue
                 inside = [u for u in units if u.t_start < d.t_end and d.t_start < u.t_end]
-                surest = max([p for u in inside for _, p in (*u.guesses, *u.part_guesses)]
-                             + [p for _, p in d.guesses[:1]] + [0.0])
+                surest = max(surest_guess(inside, sid, d.t_start, d.t_end), d.guesses[0][1] if d.guesses else 0.0)
                 likely = d.distinctness * (1.0 - min(1.0, surest))
                 if person and not shows_people(inside):
                     likely *= NO_ONE_SHOWN_WEIGHT

@@ -112,7 +112,7 @@ SOUND_CUES = _wordset(
 
 VISUAL_CUES = _wordset(
     """
-    see sees saw seen look looks looked looking show shows shown showing display displays
+    see sees saw seen look looks looked looking show shows showed shown showing display displays
     displayed appear appears appeared visible colour color colours colors coloured colored
     wear wears wearing wore worn dressed hold holds holding held carry carries carrying
     carried screen onscreen sign signs written printed caption captions subtitle subtitles
