@@ -255,11 +255,13 @@ class Worker:
         if st.runner.checkpoint.seq != checkpoint_before and not st.runner.ended:
             # this chunk began a new run: everything before it is stored
             st.run_offset, st.run_seq = record.offset, st.runner.checkpoint.seq
+            # the lag is observed before the checkpoint is announced: whoever reads the log line
+            # and then scrapes the metrics finds that checkpoint counted
+            self._record_lag(chunk)
             log.info(
                 "%s: checkpoint at chunk %d (t=%.2f s): everything before it is stored",
                 chunk.stream_id, st.run_seq, st.runner.checkpoint.t_s,
             )
-            self._record_lag(chunk)
         if st.runner.ended:
             self._end(st, chunk)
         if self.on_chunk is not None:
