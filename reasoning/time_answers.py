@@ -26,6 +26,7 @@ from episodic.reasoning.answer import Draft
 from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.structured_base import StructuredBase, stream_words
 from episodic.retrieval.detailed import MemoryReader, Unit, fuzzy_found
+from episodic.retrieval.mention_audio import thing_phrase
 from episodic.retrieval.query_analysis import (
     GENERIC_QUESTION_WORDS,
     QueryAnalysis,
@@ -55,6 +56,8 @@ PLACED_MIN = 0.5  # … and one matched this well is placed (for ruling an optio
 PLACED_WELL = 0.75  # … and one matched this well needs no second hearing
 LISTEN_PER_THING = 2  # sentences heard again for a thing placed less well
 LISTEN_PER_COUNT = 4  # … and for a thing counted (its mentions may be misheard anywhere)
+# … and whose audio is asked whether it names the thing (a fraction of a re-hearing's cost)
+MENTION_CHECKS_PER_COUNT = 8
 LISTEN_SENTENCES_READ = 240  # a stream with more sentences than this is not read whole for them
 ELIMINATION_CONFIDENCE = 0.3  # an option left when the others were found elsewhere: a guess
 UNPLACED_FLOOR = 0.01  # an option found nowhere outranks one said clearly elsewhere
@@ -605,8 +608,24 @@ class TimeAnswers(StructuredBase):
     def _count_targets(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader) -> list[Unit] | None:
         """"How many times was the printer mentioned in library-cam?": the sentences of the
         named stream that do not mention it, nearest to it first ("Look, that minter in
-        here."), up to ``LISTEN_PER_THING``: a mention misheard there is not counted unless it
+        here."), up to ``LISTEN_PER_COUNT``: a mention misheard there is not counted unless it
         is heard again. Without a named stream (or in a long one) there is no opinion."""
+        missing = self._count_missing(analysis, scope, reader)
+        return None if missing is None else one_per_memory(missing[:LISTEN_PER_COUNT])
+
+    def mention_targets(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader) -> list[Unit]:
+        """The sentences whose audio a count asks whether they name the thing after all
+        (retrieval/mention_audio.py): the ``MENTION_CHECKS_PER_COUNT`` nearest to it that do
+        not (those heard again first), more than are heard again, as asking costs a fraction of
+        hearing ("There is the lobby again." was fifth nearest to "robin" of nine)."""
+        if not analysis.shape.counts:
+            return []
+        return (self._count_missing(analysis, scope, reader) or [])[:MENTION_CHECKS_PER_COUNT]
+
+    def _count_missing(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader) -> list[Unit] | None:
+        """The named stream's sentences that do not mention the counted thing, nearest to it
+        in words and sound first; None without a named stream, in a long one, or when the
+        question names no thing."""
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
         wanted = self._counted_terms(analysis, streams)
@@ -619,8 +638,9 @@ class TimeAnswers(StructuredBase):
         missing = [u for u in said if not self._mentions(analysis, wanted, u)]
         if not missing:
             return []
-        m = self._nearness(" ".join(wanted), missing)
-        return one_per_memory([missing[j] for j in np.argsort(-m)[:LISTEN_PER_COUNT]])
+        # near all of the thing's words: "lawn mower" misheard as "the long way", not its head alone
+        m = self._nearness(" ".join(self._count_terms(analysis, streams)), missing)
+        return [missing[j] for j in np.argsort(-m)]
 
     def _nearness(self, thing: str, units: Sequence[Unit]) -> np.ndarray:
         """How likely each unit is to hold ``thing`` misheard: its match (words, cosine) plus
@@ -674,6 +694,16 @@ class TimeAnswers(StructuredBase):
         of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
         terms = [t for t in analysis.terms if t not in _COUNT_WORDS and t not in of_streams]
         return terms or list(dict.fromkeys(stem(t) for t in tokens(analysis.question) if t in _HEARD_THINGS))
+
+    def counted_thing(self, analysis: QueryAnalysis, streams: Sequence[str]) -> tuple[str, Callable[[Unit], bool]]:
+        """What a count question counts, as the question words it ("book trolley"), and
+        whether a unit mentions it (as :meth:`count` decides); ("", …) for another question."""
+        if not analysis.shape.counts:
+            return "", lambda u: False
+        wanted = self._counted_terms(analysis, streams)
+        # all its words ("dump truck"): its head alone ("truck") fits a misheard "troll" too well
+        return thing_phrase(analysis.question, self._count_terms(analysis, streams)), \
+            lambda u: self._mentions(analysis, wanted, u)
 
     def _counted_terms(self, analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:
         """The words of the thing a count question counts: its object, else all its words."""

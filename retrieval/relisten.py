@@ -113,6 +113,7 @@ from episodic.retrieval.listen_targets import (
     without_closing_phrase,
     without_cut_off_sentence,
 )
+from episodic.retrieval.mention_audio import MentionCheck, check_mention
 from episodic.retrieval.option_audio import OptionHearing, Slots, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.snippet_audio import (
@@ -149,6 +150,8 @@ OPTION_HEARING_S = 1.5  # scoring the options against one sentence's audio needs
 # scoring an old and a new transcript against one clip's audio, encoded at its own length: 0.3 s
 # on a 2-core 2.45 GHz EPYC (1.5 s with the audio padded to Whisper's 30 s window, as before)
 SCORING_S = 0.3
+# asking one sentence's audio whether it names a counted thing: an encoding and four alignments
+MENTION_CHECK_S = 0.5
 MIN_CLIP_S = 2.0  # a window with less room left than this takes no further clip
 # a clip the joint pass stopped before (relisten_pass_max_s): not heard, so not recorded either
 UNREACHED: list[TranscriptPiece] = []
@@ -456,29 +459,52 @@ class Relistener:
         carries the reason when nothing could be scored. Never raises for what it meets in the
         data. ``slots``: the sentence's windows to try them in (option_audio.slot_windows unless
         given)."""
-        s = self.settings
         out = out or OptionHearing()
+
+        def score(scorer, encoded, language, before, after) -> OptionHearing:
+            return hear_options(scorer.loglik, encoded, sentence.text, question, options, language,
+                                before=before, after=after, slots=slots)
+
+        result = self._scored_against_audio(memory, sentence, score)
+        if isinstance(result, str):
+            out.reason = result
+            return out
+        return result
+
+    def hear_mention(self, memory: ShortTermMemory, sentence: Unit, thing: str) -> MentionCheck | None:
+        """Whether the audio of ``sentence`` names ``thing`` where the transcript has words
+        that sound like it (retrieval/mention_audio.py); None when it could not be asked.
+        Never raises for what it meets in the data."""
+
+        def score(scorer, encoded, language, before, after) -> MentionCheck | None:
+            return check_mention(scorer.loglik, encoded, sentence.text, thing, language, before=before, after=after,
+                                 length=lambda text: len(scorer.token_ids(text)))
+
+        result = self._scored_against_audio(memory, sentence, score)
+        return None if isinstance(result, str) else result
+
+    def _scored_against_audio(self, memory: ShortTermMemory, sentence: Unit, score: Callable[..., Any]) -> Any:
+        """``score(scorer, encoded, language, before, after)`` over the audio of ``sentence``
+        and what is said around it in ``memory``, with the re-listening model; a reason (str)
+        when there is no audio or it cannot be read."""
+        s = self.settings
         before, after, t0, t1 = speech_around(memory, sentence)
         try:
             audio = memory_audio(memory, t0, t1, self.c.snippets.path_for)
             if not audio.size or not np.any(audio):
-                out.reason = "no audio"
-                return out
+                return "no audio"
             scorer = TranscriptScorer(self._whisper())
             language = s.asr_language or next(
                 (p.language for p in memory.transcript if getattr(p, "language", "")), ""
             ) or s.asr_fallback_language or "en"
-            return hear_options(scorer.loglik, scorer.encode(audio, whole_window=False), sentence.text, question, options,
-                                language, before=before, after=after, slots=slots)
+            return score(scorer, scorer.encode(audio, whole_window=False), language, before, after)
         except (EpisodicError, OSError, RuntimeError, ValueError) as exc:  # CTranslate2: plain errors
-            log.info("scoring options against the audio of %s failed: %s", memory.id, exc)
-            out.reason = f"failed: {exc}"
-            return out
+            log.info("scoring against the audio of %s failed: %s", memory.id, exc)
+            return f"failed: {exc}"
         except Exception as exc:  # PyAV raises its own error types for damaged files
             if type(exc).__module__.split(".")[0] != "av":
                 raise
-            out.reason = f"cannot decode: {exc}"
-            return out
+            return f"cannot decode: {exc}"
 
     @staticmethod
     def _rehearing_about(
@@ -718,9 +744,52 @@ class Relistener:
         old_text = " ".join(p.text.strip() for p in memory.transcript if _inside(p.t_start, p.t_end, (t0, t1)))
         if value_lost(old_text, text, said_value_focus(analysis)):
             return  # recorded before that rule: its number was lost (see _judge)
-        pieces = [TranscriptPiece(t0, t1, text)]
-        self._apply(memory, (t0, t1), pieces, self._speech_entries(memory, pieces))
-        self._replace_units(memory, (t0, t1), analysis, q_vec, recall, reader, scope, scorer, hinted=True)
+        self._take_for_request(memory, (t0, t1), text, analysis, q_vec, recall, reader, scope, scorer)
+
+    def _take_for_request(self, memory, span, text, analysis, q_vec, recall, reader, scope, scorer) -> None:
+        """``text`` as the one piece of ``memory`` inside ``span``, in this request's copy and
+        evidence only (its units marked hinted); the store is not touched."""
+        pieces = [TranscriptPiece(span[0], span[1], text)]
+        self._apply(memory, span, pieces, self._speech_entries(memory, pieces))
+        self._replace_units(memory, span, analysis, q_vec, recall, reader, scope, scorer, hinted=True)
+
+    def hear_mentions(self, thing: str, targets: Sequence[Unit], mentions: Callable[[Unit], bool],
+                      analysis: QueryAnalysis, q_vec: np.ndarray, recall: Recall, reader: MemoryReader,
+                      scope: Scope, scorer: Any, remaining: Callable[[], float | None]) -> list[dict[str, Any]]:
+        """A count question's sentences nearest the thing (``TimeAnswers.mention_targets``), as
+        they are after re-listening: each that does not mention ``thing`` (``mentions``) is asked of its
+        audio (:meth:`hear_mention`), and one whose audio carries it is taken, with the thing
+        in it, for this request (hinted; the store keeps what was heard). Returns what was
+        asked, for the trace. Stops when the request's time runs short."""
+        asked: list[dict[str, Any]] = []
+        if not thing or self.settings.relisten_max_memories <= 0:
+            return asked
+        done: set[tuple[str, float]] = set()
+        for u in targets:
+            memory = reader.memory(u.memory_id)
+            if memory is None:
+                continue
+            span = (u.t_start, u.t_end)
+            for p in [p for p in memory.transcript
+                      if _inside(p.t_start, p.t_end, span) or _inside(*span, (p.t_start, p.t_end))]:
+                if (memory.id, p.t_start) in done:
+                    continue
+                done.add((memory.id, p.t_start))
+                now = Unit(memory.stream_id, memory.id, p.t_start, p.t_end, "speech", p.text.strip())
+                if not now.text or mentions(now):
+                    continue
+                budget = self._budget(remaining)
+                if budget is not None and budget < MENTION_CHECK_S:
+                    return asked
+                check = self.hear_mention(memory, now, thing)
+                if check is None:
+                    continue
+                asked.append({"memory_id": memory.id, "t_start": round(p.t_start, 3), "heard": now.text,
+                              "with_thing": check.text, "gain": check.gain, "taken": check.heard})
+                if check.heard:
+                    self._take_for_request(memory, (p.t_start, p.t_end), check.text, analysis, q_vec, recall,
+                                           reader, scope, scorer)
+        return asked
 
     def _speech_entries(self, memory: ShortTermMemory, pieces: list[TranscriptPiece]) -> list[EmbeddingEntry]:
         """E_i entries for the new pieces: text embeddings, as the encoder makes them. A memory

@@ -347,6 +347,13 @@ class MemoryQA:
             trace.notes["relisten"] = heard
             if heard.memories:
                 clock.timings["relisten"] = round(heard.seconds * 1000.0, 2)
+            if shape.counts:
+                # a mention still misheard after that: asked of the audio (retrieval/mention_audio.py)
+                thing, mentions = self.structured.counted_thing(analysis, reader.streams_in(req.scope))
+                with clock.stage("mention_audio"):
+                    trace.notes["mentions_heard"] = self.relisten.hear_mentions(
+                        thing, self.structured.mention_targets(analysis, req.scope, reader), mentions, analysis,
+                        q_vec, recall, reader, req.scope, self.scorer, clock.remaining)
             hearing = None
             if req.options and not structured:
                 # each short option put into the recalled sentence and scored against its audio

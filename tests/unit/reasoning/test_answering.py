@@ -14,7 +14,11 @@ from episodic.reasoning.evidence import split_sentences as sentences
 from episodic.reasoning.evidence_fit import homophone_stems
 from episodic.reasoning.short_answer import best_span, only_a_bare_hour, span_in
 from episodic.reasoning.structured import option_streams
-from episodic.reasoning.time_answers import LISTEN_PER_COUNT, LISTEN_PER_THING
+from episodic.reasoning.time_answers import (
+    LISTEN_PER_COUNT,
+    LISTEN_PER_THING,
+    MENTION_CHECKS_PER_COUNT,
+)
 from episodic.retrieval.detailed import Unit, fuzzy_found
 from episodic.retrieval.query_analysis import (
     QueryAnalysis,
@@ -2362,6 +2366,18 @@ def test_a_count_question_hears_again_more_sentences_than_an_order_question():
     assert targets is not None and len(targets) == min(LISTEN_PER_COUNT, len(said) - 1), targets
     assert "Look, that minter in here." in [u.text for u in targets]
     assert all("printer" not in u.text for u in targets)
+    # more are asked of their audio whether they name it (retrieval/mention_audio.py) than are
+    # heard again, those heard again first; the same sentences, none that already names it
+    asked = answerer.mention_targets(_shaped("How many times was the printer mentioned in library-cam?"), Scope(), reader)
+    assert MENTION_CHECKS_PER_COUNT > LISTEN_PER_COUNT
+    assert [u.text for u in asked[: len(targets)]] == [u.text for u in targets]
+    assert len(asked) == min(MENTION_CHECKS_PER_COUNT, len(said) - 1)
+    assert answerer.mention_targets(_shaped("When is the story hour?"), Scope(), reader) == []
+    thing, mentions = answerer.counted_thing(_shaped("How many times was the printer mentioned in library-cam?"),
+                                             ["library-cam"])
+    assert thing == "printer"
+    assert mentions(asked[0].__class__("library-cam", "m", 0.0, 1.0, "speech", "The printer is here."))
+    assert not mentions(asked[0])
 
 
 def test_a_count_takes_a_mention_heard_as_two_words():

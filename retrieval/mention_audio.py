@@ -1,0 +1,146 @@
+"""Whether a counted thing was said in a sentence the recogniser heard otherwise (issue 12:
+"how many times" by counting distinct moments, with options and things "scored against the
+audio itself").
+
+"How many times was the robin mentioned in garden-cam?" counts the sentences that name the
+robin. One said in noise may be written "There is the lobby again." and stay so when heard
+again with "robin" as a hot word, so the count comes out one short. The audio still says
+"robin": the thing is put into the sentence in place of the few windows of words that sound
+most like it (:func:`thing_windows`), and the re-listening model scores each resulting sentence
+and the sentence as heard against the same audio by forced alignment
+(:meth:`retrieval.transcript_scorer.TranscriptScorer.loglik`, as retrieval/option_audio.py does
+for options). The recogniser's own sentence is about the likeliest the model can find, so the
+thing always costs some log-probability; a sentence that said it loses little ("lobby" →
+"robin": −1.6), one that did not loses much ("the team" → "the robin": −10.6).
+
+The bar, ``MIN_GAIN`` (the substituted sentence at most e^7 ≈ 1,100 times less likely than the
+heard one), was chosen on dev (session 70): over the count questions of seven dev sets, every
+sentence of the counted stream lacking the thing's words was scored this way; of the 17 that
+said it, 14 gained −7 or more (−6.7 … +2.2), of the 209 that did not, none (the likeliest
+−8.5, "The swimming lesson" as "The swimming whistle"). Only the sentences nearest to the
+thing in words and sound are asked (``TimeAnswers.mention_targets``), which narrows it further.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import jellyfish
+
+from episodic.retrieval.option_audio import words_of
+from episodic.retrieval.query_analysis import stem, tokens
+from episodic.retrieval.text_match import sound_key
+
+MIN_GAIN = -7.0  # log-probability of the sentence with the thing, less that as heard, to count it
+WINDOWS_TRIED = 3  # windows of the sentence the thing is put into (the best one is kept)
+MIN_WINDOW_LETTERS = 3  # shorter windows ("a", "is") say too little about a sound
+MIN_WORDS_KEPT = 2  # words of the sentence left around the thing: a fragment ("We should") is no mention
+
+
+@dataclass(frozen=True)
+class MentionCheck:
+    """The audio's verdict on one sentence: ``gain`` is the best substituted sentence's
+    log-probability less the heard one's; ``text`` that sentence (without its neighbours)."""
+
+    gain: float
+    text: str
+
+    @property
+    def heard(self) -> bool:
+        return self.gain >= MIN_GAIN
+
+
+def thing_phrase(question: str, wanted: Sequence[str]) -> str:
+    """The words of ``question`` that name the counted thing (``wanted``: their stems), as
+    written there: "book trolley" of "How many times was the book trolley mentioned?". The
+    longest run of question words whose stems are wanted; "" when none is."""
+    wanted_set = set(wanted)
+    words = re.findall(r"[\w'’-]+", question)
+    best: list[str] = []
+    run: list[str] = []
+    for w in [*words, ""]:
+        toks = tokens(w) if w else []
+        if toks and all(stem(t) in wanted_set or t in wanted_set for t in toks):
+            run.append(w)
+            continue
+        if len(run) > len(best):
+            best = run
+        run = []
+    return " ".join(best)
+
+
+def _key_likeness(a: str, b: str) -> tuple[float, float]:
+    """How alike two sound keys are: 1 − edits / the longer key (a window much shorter or
+    longer than the thing is not it), then Jaro–Winkler to break ties."""
+    if not a or not b:
+        return 0.0, 0.0
+    return 1.0 - jellyfish.levenshtein_distance(a, b) / max(len(a), len(b)), jellyfish.jaro_winkler_similarity(a, b)
+
+
+def thing_windows(words: Sequence[str], thing: str, limit: int = WINDOWS_TRIED) -> list[tuple[int, int]]:
+    """(start, length) of the windows of ``words`` that sound most like ``thing``, best first:
+    as many words as the thing has, one fewer or one more ("book trolling" for "book
+    trolley", "lobby" for "robin"); never a window that already holds every word of it, nor
+    a longer one at the sentence's end: the thing there would end the sentence a word early,
+    and the scorer charges a text nothing for stopping before the audio does ("There is the
+    ladder again." as "There is the robin": only −5.7)."""
+    own = [w.lower() for w in re.findall(r"\w+", thing)]
+    if not own:
+        return []
+    key = sound_key("".join(own))
+    plain = [re.sub(r"[^\w]", "", w).lower() for w in words]
+    ranked: list[tuple[float, float, int, int]] = []
+    for n in sorted({max(1, len(own) - 1), len(own), len(own) + 1}):
+        for i in range(len(words) - n + 1):
+            window = plain[i : i + n]
+            letters = "".join(window)
+            if len(letters) < MIN_WINDOW_LETTERS or set(window) >= set(own):
+                continue
+            if len(words) - n < MIN_WORDS_KEPT:
+                continue  # the thing in place of all but a word of it is no sentence heard ("The")
+            if n > len(own) and i + n == len(words):
+                continue  # it would end the sentence early, which forced alignment never charges
+            sim, jw = _key_likeness(key, sound_key(letters))
+            ranked.append((sim, jw, i, n))
+    ranked.sort(key=lambda r: (-r[0], -r[1], r[3], r[2]))
+    return [(i, n) for _, _, i, n in ranked[:limit]]
+
+
+def check_mention(score: Callable[..., list[float | None]], encoded: object, sentence: str, thing: str,
+                  language: str = "en", before: str = "", after: str = "",
+                  length: Callable[[str], int] | None = None) -> MentionCheck | None:
+    """Score ``sentence`` as heard and with ``thing`` in each of its likeliest windows against
+    the audio (``score(encoded, texts, language)``: TranscriptScorer.loglik; ``before``/``after``:
+    what the audio says around it, so the whole audio aligns to a whole text). None when the
+    sentence has no window for the thing or nothing could be scored.
+
+    A total log-probability favours a shorter text (each token costs some), and a window of
+    two words replaced by a one-word thing drops a word the audio does say ("There is the
+    ladder again." → "There is the robin", −5.7, over the bar): with ``length`` (a text's
+    token count) each token a text has fewer than the heard one is charged, and each it has
+    more credited, at the heard text's mean log-probability per token."""
+    words = words_of(sentence)
+    windows = thing_windows(words, thing)
+    if not windows:
+        return None
+    alone = []
+    for i, n in windows:
+        # keep what closed the last replaced word ("lobby," → "robin,")
+        closing = re.sub(r"^[\w'’-]+", "", words[i + n - 1]) if n else ""
+        alone.append(" ".join([*words[:i], thing + closing, *words[i + n :]]))
+    # the sentence as heard, written from the same words (a comma dropped from both sides)
+    texts = [" ".join(filter(None, [before, t, after])) for t in [" ".join(words), *alone]]
+    scores = score(encoded, texts, language)
+    heard = scores[0]
+    if heard is None:
+        return None
+    sizes = [length(t) for t in texts] if length is not None else [0] * len(texts)
+    per_token = float(heard) / sizes[0] if sizes[0] else 0.0
+    gains = [(float(s) - float(heard) + (sizes[0] - n) * per_token, t)
+             for s, n, t in zip(scores[1:], sizes[1:], alone, strict=True) if s is not None]
+    if not gains:
+        return None
+    gain, text = max(gains, key=lambda g: g[0])
+    return MentionCheck(round(gain, 4), text)

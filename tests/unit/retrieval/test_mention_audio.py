@@ -1,0 +1,76 @@
+"""Whether a counted thing was said in a sentence heard otherwise (retrieval/mention_audio.py):
+the thing's words in the question, the windows of a sentence that sound like it, and the rule
+on the scores (with a stand-in scorer; Whisper itself in tests/unit/retrieval/test_relisten.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from episodic.retrieval.mention_audio import (
+    MIN_GAIN,
+    MentionCheck,
+    check_mention,
+    thing_phrase,
+    thing_windows,
+)
+from episodic.retrieval.option_audio import words_of
+
+
+@pytest.mark.parametrize("question, wanted, phrase", [
+    ("How many times was the book trolley mentioned in library-cam?", ["book", "trolley"], "book trolley"),
+    ("How many times was the robin mentioned in garden-cam?", ["robin"], "robin"),
+    ("How often did someone mention the seed packets?", ["seed", "packet"], "seed packets"),
+    ("How many times was it mentioned?", [], ""),
+])
+def test_the_thing_is_named_as_the_question_names_it(question, wanted, phrase):
+    assert thing_phrase(question, wanted) == phrase
+
+
+def _windows(text: str, thing: str) -> list[str]:
+    words = words_of(text)
+    return [" ".join(words[i : i + n]) for i, n in thing_windows(words, thing)]
+
+
+def test_the_windows_tried_are_those_that_sound_like_the_thing():
+    assert "lobby" in _windows("There is the lobby again.", "robin")
+    assert _windows("I can't hear the book trolling outside.", "book trolley")[0] == "book trolling"
+    # a window that already says the thing is no misheard mention of it
+    assert "book trolley" not in _windows("Look, the book trolley is here.", "book trolley")
+    assert _windows("", "robin") == [] and _windows("There is the lobby again.", "") == []
+    # a fragment is no sentence to put the thing into; nor may it end a sentence a word early
+    assert _windows("We should", "cleaning cart") == [] and _windows("The", "robin") == []
+    assert "ladder again." not in _windows("There is the ladder again.", "robin")
+
+
+def test_a_sentence_whose_audio_carries_the_thing_counts_and_one_that_does_not_stays_out():
+    def score(_encoded, texts, _language):
+        # the audio fits "robin" in place of "lobby" nearly as well as what was heard
+        return [-20.0 if t == "There is the lobby again." else -21.5 if "the robin again" in t else -40.0
+                for t in texts]
+
+    check = check_mention(score, None, "There is the lobby again.", "robin")
+    assert check is not None and check.heard and check.text == "There is the robin again."
+    assert check.gain == pytest.approx(-1.5)
+
+    def far(_encoded, texts, _language):  # every substitution costs much more than the bar
+        return [-20.0 if t == "There is the lobby again." else -20.0 + MIN_GAIN - 1.0 for t in texts]
+
+    check = check_mention(far, None, "There is the lobby again.", "robin")
+    assert check is not None and not check.heard
+    assert check_mention(score, None, "", "robin") is None
+    assert check_mention(lambda *_: [None, None, None, None], None, "There is the lobby again.", "robin") is None
+
+
+def test_the_neighbouring_speech_is_scored_with_the_sentence_and_a_comma_is_dropped_on_both_sides():
+    seen: list[list[str]] = []
+
+    def score(_encoded, texts, _language):
+        seen.append(list(texts))
+        return [-10.0] * len(texts)
+
+    check_mention(score, None, "Look, the roman is here.", "robin", before="Good morning.", after="Bye.")
+    heard, *alternatives = seen[0]
+    assert heard == "Good morning. Look the roman is here. Bye."
+    assert "Good morning. Look the robin is here. Bye." in alternatives
+    assert MentionCheck(MIN_GAIN, "x").heard and not MentionCheck(MIN_GAIN - 0.01, "x").heard
