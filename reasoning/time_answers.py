@@ -20,13 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from episodic.core.query import Scope
+from episodic.core.query import QueryType, Scope
 from episodic.core.records import SoundObservation
 from episodic.reasoning.answer import Draft
 from episodic.reasoning.evidence_fit import holds_loosely, key_coverage
 from episodic.reasoning.structured_base import StructuredBase, stream_words
 from episodic.retrieval.detailed import MemoryReader, Unit, fuzzy_found
-from episodic.retrieval.mention_audio import thing_phrase
+from episodic.retrieval.mention_audio import telling_phrase, thing_phrase
 from episodic.retrieval.query_analysis import (
     GENERIC_QUESTION_WORDS,
     QueryAnalysis,
@@ -58,6 +58,7 @@ LISTEN_PER_THING = 2  # sentences heard again for a thing placed less well
 LISTEN_PER_COUNT = 4  # … and for a thing counted (its mentions may be misheard anywhere)
 # … and whose audio is asked whether it names the thing (a fraction of a re-hearing's cost)
 MENTION_CHECKS_PER_COUNT = 8
+PLACE_CHECKS_PER_THING = 4  # … and for a thing an order question cannot place
 LISTEN_SENTENCES_READ = 240  # a stream with more sentences than this is not read whole for them
 ELIMINATION_CONFIDENCE = 0.3  # an option left when the others were found elsewhere: a guess
 UNPLACED_FLOOR = 0.01  # an option found nowhere outranks one said clearly elsewhere
@@ -580,6 +581,52 @@ class TimeAnswers(StructuredBase):
         weak = sorted((q, k) for k, (_, q, _) in enumerate(found.placed) if q < PLACED_WELL)
         ranked = [[said[j] for j in np.argsort(-self._nearness(compared[k], said))[:LISTEN_PER_THING]] for _, k in weak]
         return one_per_memory([r[i] for i in range(LISTEN_PER_THING) for r in ranked if i < len(r)])
+
+    def placement_checks(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                         scope: Scope, reader: MemoryReader) -> list[tuple[str, list[Unit]]]:
+        """For an order question about speech, each thing it compares or starts from that is
+        still placed weakly (after re-listening), as the words that name it ("laptop" of "where
+        Priya left the laptop": :func:`retrieval.mention_audio.telling_phrase`) with the
+        ``PLACE_CHECKS_PER_THING`` sentences nearest to it that do not hold them: where the
+        audio carries the thing in one of them, it was said there ("Bring your left, the left,
+        top, next to the map, Shell." for "Priya left the laptop next to the map shelf")."""
+        shape = analysis.shape
+        if shape.order not in ("first", "last", "after", "before") or getattr(analysis, "asks_sound", False):
+            return []
+        if analysis.query_type is not QueryType.AUDIO:
+            return []
+        if shape.order in ("after", "before"):
+            if not shape.anchor:
+                return []
+            found = self._around_anchor(analysis, options, recall, scope, reader)
+            if found is not None and found[1] >= PLACED_WELL:
+                return []
+            named = self.named_stream(analysis.question, reader.streams_in(scope))
+            streams = [named] if named is not None else list(reader.streams_in(scope))
+            weak = [shape.anchor]
+        else:
+            compared, _ = _compared(analysis, options)
+            if len(compared) < 2:
+                return []
+            placement = self._placed_in_one_stream(compared, scope, reader, recall)
+            if not placement.stream:
+                return []
+            streams = [placement.stream]
+            weak = [compared[k] for k, (_, q, _) in enumerate(placement.placed) if q < PLACED_WELL]
+        said = [u for sid in streams for u in self._stream_units(sid, scope.t_min, scope.t_max, reader)
+                if u.modality == "speech" and u.text.strip()]
+        if not said or len(said) > LISTEN_SENTENCES_READ:
+            return []
+        out = []
+        for thing in weak:
+            phrase = telling_phrase(thing)
+            own = phrase.lower().split()
+            lacking = [u for u in said if not all(w in u.text.lower() for w in own)]
+            if not phrase or not lacking:
+                continue
+            near = np.argsort(-self._nearness(thing, lacking))[:PLACE_CHECKS_PER_THING]
+            out.append((phrase, [lacking[j] for j in near]))
+        return out
 
     def _neighbour_targets(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
                            scope: Scope, reader: MemoryReader) -> list[Unit] | None:

@@ -1,6 +1,9 @@
-"""Whether a counted thing was said in a sentence the recogniser heard otherwise (issue 12:
-"how many times" by counting distinct moments, with options and things "scored against the
-audio itself").
+"""Whether a thing was said in a sentence the recogniser heard otherwise (issue 12: "how many
+times" by counting distinct moments, order questions from the time order of the evidence, with
+things "scored against the audio itself"). A count asks it of the sentences that may hold a
+misheard mention; an order question of those that may hold a thing it cannot place ("Bring
+your left, the left, top, next to the map, Shell." said "Priya left the laptop …"), and takes
+the one that carries it best (:func:`telling_phrase` names the thing there).
 
 "How many times was the robin mentioned in garden-cam?" counts the sentences that name the
 robin. One said in noise may be written "There is the lobby again." and stay so when heard
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 import jellyfish
 
 from episodic.retrieval.option_audio import words_of
-from episodic.retrieval.query_analysis import stem, tokens
+from episodic.retrieval.query_analysis import STOPWORDS, stem, tokens
 from episodic.retrieval.text_match import sound_key
 
 MIN_GAIN = -7.0  # log-probability of the sentence with the thing, less that as heard, to count it
@@ -69,6 +72,21 @@ def thing_phrase(question: str, wanted: Sequence[str]) -> str:
             best = run
         run = []
     return " ".join(best)
+
+
+def telling_phrase(thing: str) -> str:
+    """The words that name what an order question's thing is about, as written: the content
+    words that end it ("where Priya left the laptop" → "laptop", "the room for the harvest
+    festival" → "harvest festival", "the colour of Maria's reading lamp" → "reading lamp");
+    "" when it ends in none. The person is left out: a name says who, the thing says which."""
+    words = re.findall(r"[\w'’-]+", thing)
+    out: list[str] = []
+    for w in reversed(words):
+        low = w.lower()
+        if low in STOPWORDS or low.endswith(("'s", "’s")) or not low.isalpha():
+            break
+        out.append(w)
+    return " ".join(reversed(out))
 
 
 def _key_likeness(a: str, b: str) -> tuple[float, float]:

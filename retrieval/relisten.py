@@ -755,16 +755,20 @@ class Relistener:
 
     def hear_mentions(self, thing: str, targets: Sequence[Unit], mentions: Callable[[Unit], bool],
                       analysis: QueryAnalysis, q_vec: np.ndarray, recall: Recall, reader: MemoryReader,
-                      scope: Scope, scorer: Any, remaining: Callable[[], float | None]) -> list[dict[str, Any]]:
+                      scope: Scope, scorer: Any, remaining: Callable[[], float | None],
+                      best_only: bool = False) -> list[dict[str, Any]]:
         """A count question's sentences nearest the thing (``TimeAnswers.mention_targets``), as
         they are after re-listening: each that does not mention ``thing`` (``mentions``) is asked of its
         audio (:meth:`hear_mention`), and one whose audio carries it is taken, with the thing
-        in it, for this request (hinted; the store keeps what was heard). Returns what was
-        asked, for the trace. Stops when the request's time runs short."""
+        in it, for this request (hinted; the store keeps what was heard). ``best_only`` (a
+        thing an order question places, ``TimeAnswers.placement_checks``: said once) takes only
+        the one that carries it best. Returns what was asked, for the trace. Stops when the
+        request's time runs short."""
         asked: list[dict[str, Any]] = []
         if not thing or self.settings.relisten_max_memories <= 0:
             return asked
         done: set[tuple[str, float]] = set()
+        heard: list[tuple[float, ShortTermMemory, tuple[float, float], str, dict[str, Any]]] = []
         for u in targets:
             memory = reader.memory(u.memory_id)
             if memory is None:
@@ -780,15 +784,21 @@ class Relistener:
                     continue
                 budget = self._budget(remaining)
                 if budget is not None and budget < MENTION_CHECK_S:
-                    return asked
+                    break
                 check = self.hear_mention(memory, now, thing)
                 if check is None:
                     continue
                 asked.append({"memory_id": memory.id, "t_start": round(p.t_start, 3), "heard": now.text,
-                              "with_thing": check.text, "gain": check.gain, "taken": check.heard})
-                if check.heard:
+                              "with_thing": check.text, "gain": check.gain, "taken": check.heard and not best_only})
+                if check.heard and not best_only:
                     self._take_for_request(memory, (p.t_start, p.t_end), check.text, analysis, q_vec, recall,
                                            reader, scope, scorer)
+                elif check.heard:
+                    heard.append((check.gain, memory, (p.t_start, p.t_end), check.text, asked[-1]))
+        if heard:
+            _, memory, span, text, note = max(heard, key=lambda h: h[0])
+            note["taken"] = True
+            self._take_for_request(memory, span, text, analysis, q_vec, recall, reader, scope, scorer)
         return asked
 
     def _speech_entries(self, memory: ShortTermMemory, pieces: list[TranscriptPiece]) -> list[EmbeddingEntry]:

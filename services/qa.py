@@ -354,6 +354,17 @@ class MemoryQA:
                     trace.notes["mentions_heard"] = self.relisten.hear_mentions(
                         thing, self.structured.mention_targets(analysis, req.scope, reader), mentions, analysis,
                         q_vec, recall, reader, req.scope, self.scorer, clock.remaining)
+            elif shape.order:
+                # a thing an order question still cannot place: where does the audio say it?
+                with clock.stage("mention_audio"):
+                    placed: list[dict[str, Any]] = []
+                    for phrase, targets in self.structured.placement_checks(analysis, req.options, recall.units,
+                                                                            req.scope, reader):
+                        words = phrase.lower().split()
+                        placed += self.relisten.hear_mentions(
+                            phrase, targets, lambda u, w=words: all(x in u.text.lower() for x in w), analysis,
+                            q_vec, recall, reader, req.scope, self.scorer, clock.remaining, best_only=True)
+                    trace.notes["mentions_heard"] = placed
             hearing = None
             if req.options and not structured:
                 # each short option put into the recalled sentence and scored against its audio

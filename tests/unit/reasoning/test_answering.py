@@ -2380,6 +2380,34 @@ def test_a_count_question_hears_again_more_sentences_than_an_order_question():
     assert not mentions(asked[0])
 
 
+def test_an_order_question_asks_the_audio_where_a_thing_it_cannot_place_was_said():
+    """"What came up next after where Priya left the laptop?" with that sentence heard as
+    "Bring your left, the left, top, next to the map, Shell.": the laptop is placed nowhere,
+    so the sentences nearest to it that lack "laptop" are offered to be asked of the audio
+    (retrieval/mention_audio.py); the same for the thing a "which came first" question cannot
+    place, and nothing for a thing placed by its words or a question about sounds."""
+    from episodic.core.query import Scope
+    from episodic.reasoning.time_answers import PLACE_CHECKS_PER_THING
+
+    said = ["The weather looks fine today.", "Bring your left, the left, top, next to the map, Shell.",
+            "At six o'clock, Ruth has an appointment with the archivist.", "Maria painted the reading lamp yellow.",
+            "Everyone seems to be in a good mood.", "Let me check the list once more."]
+    answerer, reader = _speech_answerer([_memory("library-cam", 10.0 * i, [t]) for i, t in enumerate(said)])
+    options = ["Ruth's appointment with the archivist", "the colour of Maria's reading lamp"]
+    checks = answerer.placement_checks(_shaped("What came up next after where Priya left the laptop?"), options, [],
+                                       Scope(), reader)
+    assert [phrase for phrase, _ in checks] == ["laptop"]
+    offered = [u.text for u in checks[0][1]]
+    assert len(offered) == PLACE_CHECKS_PER_THING and said[1] in offered, offered
+    first = _shaped("Which was mentioned first: where Priya left the laptop or Ruth's appointment with the archivist?")
+    checks = answerer.placement_checks(first, ["where Priya left the laptop", "Ruth's appointment with the archivist"],
+                                       [], Scope(), reader)
+    assert [phrase for phrase, _ in checks] == ["laptop"] and said[1] in [u.text for u in checks[0][1]]
+    placed = _shaped("What came up next after Maria painted the reading lamp?")
+    assert answerer.placement_checks(placed, ["the weather", "the list"], [], Scope(), reader) == []
+    assert answerer.placement_checks(_shaped("When is the story hour?"), [], [], Scope(), reader) == []
+
+
 def test_a_count_takes_a_mention_heard_as_two_words():
     """"seagull" written as "sea call" (the same sounds, split in two) is a mention; a
     sentence with neither is not."""

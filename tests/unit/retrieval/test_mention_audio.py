@@ -11,6 +11,7 @@ from episodic.retrieval.mention_audio import (
     MIN_GAIN,
     MentionCheck,
     check_mention,
+    telling_phrase,
     thing_phrase,
     thing_windows,
 )
@@ -74,3 +75,12 @@ def test_the_neighbouring_speech_is_scored_with_the_sentence_and_a_comma_is_drop
     assert heard == "Good morning. Look the roman is here. Bye."
     assert "Good morning. Look the robin is here. Bye." in alternatives
     assert MentionCheck(MIN_GAIN, "x").heard and not MentionCheck(MIN_GAIN - 0.01, "x").heard
+
+
+@pytest.mark.parametrize("thing, phrase", [
+    ("where Priya left the laptop", "laptop"), ("Amara and the seed packets", "seed packets"),
+    ("the room for the harvest festival", "harvest festival"), ("the colour of Maria's reading lamp", "reading lamp"),
+    ("Ruth's appointment with the archivist", "archivist"), ("the time of the", ""),
+])
+def test_an_order_question_s_thing_is_named_by_the_words_that_end_it(thing, phrase):
+    assert telling_phrase(thing) == phrase
