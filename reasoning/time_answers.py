@@ -628,6 +628,33 @@ class TimeAnswers(StructuredBase):
             out.append((phrase, [lacking[j] for j in near]))
         return out
 
+    def object_checks(self, analysis: QueryAnalysis, recall: Sequence[Unit], scope: Scope,
+                      reader: MemoryReader) -> list[tuple[str, list[Unit]]]:
+        """For a question about speech whose thing no recalled sentence holds, even misheard
+        ("How much is an egg?" with "That may have been 54 times that of a cone top."): the
+        thing as the question words it ("egg") with the ``PLACE_CHECKS_PER_THING`` sentences
+        of the streams in scope nearest to the question in words and sound, to be asked of the
+        audio whether one says it there after all. Nothing when anything recalled holds it
+        (a sentence, a sign, a picture's words: "How much is an egg?" may be about a price tag),
+        for a question about a sound or about writing, or for a recording too long to read
+        whole. A stream's name is no thing ("… in the station-cam recording")."""
+        if getattr(analysis, "asks_sound", False) or getattr(analysis, "asks_text", False):
+            return []
+        streams = reader.streams_in(scope)
+        of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
+        wanted = [t for t in getattr(analysis, "object_terms", None) or [] if t not in of_streams]
+        phrase = thing_phrase(analysis.question, wanted)
+        if not wanted or not phrase:
+            return []
+        if any(all(holds_loosely(t, u.support_terms) for t in wanted) for u in recall):
+            return []
+        said = [u for sid in streams for u in self._stream_units(sid, scope.t_min, scope.t_max, reader)
+                if u.modality == "speech" and u.text.strip()]
+        if not said or len(said) > LISTEN_SENTENCES_READ:
+            return []
+        near = np.argsort(-self._nearness(analysis.question, said))[:PLACE_CHECKS_PER_THING]
+        return [(phrase, [said[j] for j in near])]
+
     def _neighbour_targets(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
                            scope: Scope, reader: MemoryReader) -> list[Unit] | None:
         """"What came up right after X: A, B or C?": the sentence next to X is where the

@@ -3,7 +3,9 @@ times" by counting distinct moments, order questions from the time order of the 
 things "scored against the audio itself"). A count asks it of the sentences that may hold a
 misheard mention; an order question of those that may hold a thing it cannot place ("Bring
 your left, the left, top, next to the map, Shell." said "Priya left the laptop …"), and takes
-the one that carries it best (:func:`telling_phrase` names the thing there).
+the one that carries it best (:func:`telling_phrase` names the thing there); any other question
+about what was said whose thing nothing recalled holds ("How much is an egg?" with "That may
+have been 54 times that of a cone top."), the same, at the stricter ``OBJECT_MIN_GAIN``.
 
 "How many times was the robin mentioned in garden-cam?" counts the sentences that name the
 robin. One said in noise may be written "There is the lobby again." and stay so when heard
@@ -37,6 +39,10 @@ from episodic.retrieval.query_analysis import STOPWORDS, stem, tokens
 from episodic.retrieval.text_match import sound_key
 
 MIN_GAIN = -7.0  # log-probability of the sentence with the thing, less that as heard, to count it
+# … to take a thing nothing recalled holds: such a finding turns a refusal into an answer, and
+# a question about something never said often has a sentence of the same shape ("Where did Mei
+# leave the saddle?" put "saddle" into "And you left the troll next to the side part." at −6.2)
+OBJECT_MIN_GAIN = -5.0
 WINDOWS_TRIED = 3  # windows of the sentence the thing is put into (the best one is kept)
 MIN_WINDOW_LETTERS = 3  # shorter windows ("a", "is") say too little about a sound
 MIN_WORDS_KEPT = 2  # words of the sentence left around the thing: a fragment ("We should") is no mention
@@ -53,6 +59,9 @@ class MentionCheck:
     @property
     def heard(self) -> bool:
         return self.gain >= MIN_GAIN
+
+    def heard_at(self, min_gain: float) -> bool:
+        return self.gain >= min_gain
 
 
 def thing_phrase(question: str, wanted: Sequence[str]) -> str:

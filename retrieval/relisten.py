@@ -113,7 +113,7 @@ from episodic.retrieval.listen_targets import (
     without_closing_phrase,
     without_cut_off_sentence,
 )
-from episodic.retrieval.mention_audio import MentionCheck, check_mention
+from episodic.retrieval.mention_audio import MIN_GAIN, MentionCheck, check_mention
 from episodic.retrieval.option_audio import OptionHearing, Slots, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.snippet_audio import (
@@ -756,14 +756,14 @@ class Relistener:
     def hear_mentions(self, thing: str, targets: Sequence[Unit], mentions: Callable[[Unit], bool],
                       analysis: QueryAnalysis, q_vec: np.ndarray, recall: Recall, reader: MemoryReader,
                       scope: Scope, scorer: Any, remaining: Callable[[], float | None],
-                      best_only: bool = False) -> list[dict[str, Any]]:
+                      best_only: bool = False, min_gain: float = MIN_GAIN) -> list[dict[str, Any]]:
         """A count question's sentences nearest the thing (``TimeAnswers.mention_targets``), as
         they are after re-listening: each that does not mention ``thing`` (``mentions``) is asked of its
         audio (:meth:`hear_mention`), and one whose audio carries it is taken, with the thing
         in it, for this request (hinted; the store keeps what was heard). ``best_only`` (a
         thing an order question places, ``TimeAnswers.placement_checks``: said once) takes only
-        the one that carries it best. Returns what was asked, for the trace. Stops when the
-        request's time runs short."""
+        the one that carries it best; ``min_gain`` is the bar (retrieval/mention_audio.py).
+        Returns what was asked, for the trace. Stops when the request's time runs short."""
         asked: list[dict[str, Any]] = []
         if not thing or self.settings.relisten_max_memories <= 0:
             return asked
@@ -788,12 +788,13 @@ class Relistener:
                 check = self.hear_mention(memory, now, thing)
                 if check is None:
                     continue
+                carries = check.heard_at(min_gain)
                 asked.append({"memory_id": memory.id, "t_start": round(p.t_start, 3), "heard": now.text,
-                              "with_thing": check.text, "gain": check.gain, "taken": check.heard and not best_only})
-                if check.heard and not best_only:
+                              "with_thing": check.text, "gain": check.gain, "taken": carries and not best_only})
+                if carries and not best_only:
                     self._take_for_request(memory, (p.t_start, p.t_end), check.text, analysis, q_vec, recall,
                                            reader, scope, scorer)
-                elif check.heard:
+                elif carries:
                     heard.append((check.gain, memory, (p.t_start, p.t_end), check.text, asked[-1]))
         if heard:
             _, memory, span, text, note = max(heard, key=lambda h: h[0])

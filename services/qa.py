@@ -82,6 +82,7 @@ from episodic.retrieval.detailed import (
 )
 from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.listen_targets import about_speech, about_the_question
+from episodic.retrieval.mention_audio import MIN_GAIN, OBJECT_MIN_GAIN
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
 from episodic.retrieval.moments import MomentSearch, says_all
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
@@ -354,17 +355,24 @@ class MemoryQA:
                     trace.notes["mentions_heard"] = self.relisten.hear_mentions(
                         thing, self.structured.mention_targets(analysis, req.scope, reader), mentions, analysis,
                         q_vec, recall, reader, req.scope, self.scorer, clock.remaining)
-            elif shape.order:
-                # a thing an order question still cannot place: where does the audio say it?
-                with clock.stage("mention_audio"):
-                    placed: list[dict[str, Any]] = []
-                    for phrase, targets in self.structured.placement_checks(analysis, req.options, recall.units,
-                                                                            req.scope, reader):
-                        words = phrase.lower().split()
-                        placed += self.relisten.hear_mentions(
-                            phrase, targets, lambda u, w=words: all(x in u.text.lower() for x in w), analysis,
-                            q_vec, recall, reader, req.scope, self.scorer, clock.remaining, best_only=True)
-                    trace.notes["mentions_heard"] = placed
+            else:
+                # a thing an order question still cannot place, or the thing a question about
+                # speech asks of that nothing recalled holds: where does the audio say it?
+                checks = (self.structured.placement_checks(analysis, req.options, recall.units, req.scope, reader)
+                          if shape.order else
+                          self.structured.object_checks(analysis, recall.units, req.scope, reader)
+                          if not (structured or open_streams) else [])
+                bar = MIN_GAIN if shape.order else OBJECT_MIN_GAIN
+                if checks:
+                    with clock.stage("mention_audio"):
+                        placed: list[dict[str, Any]] = []
+                        for phrase, targets in checks:
+                            words = phrase.lower().split()
+                            placed += self.relisten.hear_mentions(
+                                phrase, targets, lambda u, w=words: all(x in u.text.lower() for x in w), analysis,
+                                q_vec, recall, reader, req.scope, self.scorer, clock.remaining, best_only=True,
+                                min_gain=bar)
+                        trace.notes["mentions_heard"] = placed
             hearing = None
             if req.options and not structured:
                 # each short option put into the recalled sentence and scored against its audio

@@ -2408,6 +2408,31 @@ def test_an_order_question_asks_the_audio_where_a_thing_it_cannot_place_was_said
     assert answerer.placement_checks(_shaped("When is the story hour?"), [], [], Scope(), reader) == []
 
 
+def test_a_question_about_speech_asks_the_audio_for_a_thing_nothing_recalled_holds():
+    """"How much is an egg?" with the price heard as "That may have been 54 times that of a
+    cone top.": no sentence holds the egg, so the sentences nearest to the question are
+    offered to be asked of the audio whether one says "egg"; nothing when a recalled sentence
+    holds it (or a sign that does), or for a question about a sound."""
+    from episodic.core.query import Scope
+    from episodic.reasoning.time_answers import PLACE_CHECKS_PER_THING
+
+    said = ["The weather looks fine today.", "That may have been 54 times that of a cone top.",
+            "Maria painted the reading lamp yellow.", "Everyone seems to be in a good mood.",
+            "Let me check the list once more.", "The soup tasting is in room 119."]
+    answerer, reader = _speech_answerer([_memory("kitchen-cam", 10.0 * i, [t]) for i, t in enumerate(said)])
+    question = _shaped("How much is an egg?")
+    checks = answerer.object_checks(question, [], Scope(), reader)
+    assert [phrase for phrase, _ in checks] == ["egg"]
+    assert len(checks[0][1]) == PLACE_CHECKS_PER_THING and said[1] in [u.text for u in checks[0][1]]
+    held = _unit("An egg is fifty-four pounds at the counter.")
+    assert answerer.object_checks(question, [held], Scope(), reader) == []
+    sign = _unit('EGGS £2', 'ocr')
+    assert answerer.object_checks(question, [sign], Scope(), reader) == []  # a price tag may answer it
+    heard = _shaped("What could be heard while the engine ran?")
+    heard.asks_sound = True
+    assert answerer.object_checks(heard, [], Scope(), reader) == []
+
+
 def test_a_count_takes_a_mention_heard_as_two_words():
     """"seagull" written as "sea call" (the same sounds, split in two) is a mention; a
     sentence with neither is not."""

@@ -773,6 +773,30 @@ def test_an_order_question_places_a_thing_where_the_audio_says_it(tmp_path, monk
 
 
 @pytest.mark.slow
+def test_a_question_whose_thing_was_misheard_finds_it_in_the_audio(tmp_path, monkeypatch):
+    """"How much is a novel?" with that sentence stored as "A number is twelve pounds at the
+    counter." and re-hearing left out: no recalled sentence holds the novel, so the sentences
+    nearest to the question are asked of the audio; the one that says "novel" takes it for
+    this request and answers. Without that it is refused."""
+    said = ["The weather looks fine today.", "A novel is twelve pounds at the counter.",
+            "Maria painted the reading lamp yellow."]
+    components, service, novel = _misheard_recording(tmp_path, "library-cam", said, "novel",
+                                                      "A number is twelve pounds at the counter.")
+    try:
+        monkeypatch.setattr(service.relisten, "run", lambda *a, **k: RelistenReport(reason="off"))
+        result, trace = service.ask_traced(AskRequest("How much is a novel?"))
+        taken = [m for m in trace.notes["mentions_heard"] if m["taken"]]
+        assert [m["memory_id"] for m in taken] == [novel.id], trace.notes["mentions_heard"]
+        assert "12" in result.answer or "twelve" in result.answer.lower(), result.answer
+        assert "number" in components.store.get_memory(novel.id).transcript_text  # the store keeps it
+        monkeypatch.setattr(service.structured, "object_checks", lambda *a, **k: [])
+        result, _ = service.ask_traced(AskRequest("How much is a novel?"))
+        assert "12" not in result.answer and "twelve" not in result.answer.lower(), result.answer
+    finally:
+        components.close()
+
+
+@pytest.mark.slow
 def test_a_which_stream_question_hears_again_the_talk_it_cannot_find(tmp_path):
     """"Which camera recorded the talk about Chen's appointment with the baker?" with that
     sentence misheard in kitchen-cam ("Chad is leaving the maker at 305."): no stream holds
