@@ -189,6 +189,12 @@ def _compared(analysis: QueryAnalysis, options: Sequence[str]) -> tuple[list[str
     return (list(shape.compared) if relative else list(options) or list(shape.compared)), relative
 
 
+def _stream_terms(streams: Sequence[str]) -> set[str]:
+    """The words of the streams' names and their stems ("station", "cam"): what a question
+    says to name a recording, never the thing it asks about."""
+    return {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
+
+
 def holders_first(thing: str, units: Sequence[Unit], match: np.ndarray, *, by_name_alone: bool = True) -> np.ndarray:
     """``match`` (how well ``thing`` matches each unit) with the units that do not hold its
     head noun (:func:`object_terms_of`, exactly or misheard) discounted, where some unit does:
@@ -641,7 +647,7 @@ class TimeAnswers(StructuredBase):
         if getattr(analysis, "asks_sound", False) or getattr(analysis, "asks_text", False):
             return []
         streams = reader.streams_in(scope)
-        of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
+        of_streams = _stream_terms(streams)
         wanted = [t for t in getattr(analysis, "object_terms", None) or [] if t not in of_streams]
         phrase = thing_phrase(analysis.question, wanted)
         if not wanted or not phrase:
@@ -765,7 +771,7 @@ class TimeAnswers(StructuredBase):
         """The question's words that say what is counted (not "times", not a stream's name);
         a thing that is also a word of hearing ("How many times was the siren mentioned?":
         "siren" tells what to listen for, so it is no content word) when nothing else is."""
-        of_streams = {w for sid in streams for w in stream_words(sid)} | {stem(w) for sid in streams for w in stream_words(sid)}
+        of_streams = _stream_terms(streams)
         terms = [t for t in analysis.terms if t not in _COUNT_WORDS and t not in of_streams]
         return terms or list(dict.fromkeys(stem(t) for t in tokens(analysis.question) if t in _HEARD_THINGS))
 
