@@ -58,9 +58,10 @@ class MentionCheck:
 
     @property
     def heard(self) -> bool:
-        return self.gain >= MIN_GAIN
+        return self.heard_at(MIN_GAIN)
 
     def heard_at(self, min_gain: float) -> bool:
+        """Whether the thing costs the sentence no more than ``-min_gain`` log-probability."""
         return self.gain >= min_gain
 
 
@@ -143,11 +144,11 @@ def check_mention(score: Callable[..., list[float | None]], encoded: object, sen
     what the audio says around it, so the whole audio aligns to a whole text). None when the
     sentence has no window for the thing or nothing could be scored.
 
-    A total log-probability favours a shorter text (each token costs some), and a window of
-    two words replaced by a one-word thing drops a word the audio does say ("There is the
-    ladder again." → "There is the robin", −5.7, over the bar): with ``length`` (a text's
-    token count) each token a text has fewer than the heard one is charged, and each it has
-    more credited, at the heard text's mean log-probability per token."""
+    A total log-probability favours a text of fewer tokens (each token costs some), and the
+    thing may be written in fewer or more tokens than the words it replaces: with ``length``
+    (a text's token count) each token a text has fewer than the heard one is charged, and each
+    it has more credited, at the heard text's mean log-probability per token. (A text that
+    stops before the audio does is not charged at all: :func:`thing_windows` never offers one.)"""
     words = words_of(sentence)
     windows = thing_windows(words, thing)
     if not windows:
@@ -155,7 +156,7 @@ def check_mention(score: Callable[..., list[float | None]], encoded: object, sen
     alone = []
     for i, n in windows:
         # keep what closed the last replaced word ("lobby," → "robin,")
-        closing = re.sub(r"^[\w'’-]+", "", words[i + n - 1]) if n else ""
+        closing = re.sub(r"^[\w'’-]+", "", words[i + n - 1])
         alone.append(" ".join([*words[:i], thing + closing, *words[i + n :]]))
     # the sentence as heard, written from the same words (a comma dropped from both sides)
     texts = [" ".join(filter(None, [before, t, after])) for t in [" ".join(words), *alone]]
