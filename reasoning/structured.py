@@ -46,6 +46,7 @@ from episodic.reasoning.time_answers import (
     LISTEN_PER_THING,
     LISTEN_SENTENCES_READ,
     PLACED_WELL,
+    SOUND_CHECKS_PER_THING,
     TimeAnswers,
     dark_spans,
     join_spans,
@@ -75,6 +76,7 @@ from episodic.retrieval.guess_match import (
     guess_support,
     subject_phrase,
 )
+from episodic.retrieval.mention_audio import talked_about, telling_phrase
 from episodic.retrieval.people_words import names_a_person, shows_people
 from episodic.retrieval.query_analysis import (
     SOUND_CUES,
@@ -362,6 +364,38 @@ class StructuredAnswerer(TimeAnswers):
             return []
         return one_per_memory([said[j] for j in np.argsort(-near)[:LISTEN_PER_THING]])
 
+    def talk_checks(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                    reader: MemoryReader) -> list[tuple[str, list[Unit]]]:
+        """For "which camera recorded the talk about the room for the poetry reading?" (options
+        that are streams) and "what picture was on screen while someone talked about X?", when
+        X is still placed nowhere after re-listening: the words that name X ("poetry reading")
+        with the ``SOUND_CHECKS_PER_THING`` sentences nearest to it, to be asked of the audio
+        whether one says it after all ("The only three reason is in room 104."). Nothing when a
+        sentence matches X well or names it, or for questions about pictures, writing or sounds."""
+        q = analysis.question
+        about = getattr(analysis.shape, "pictured_while", "")
+        if about and options:
+            streams = reader.streams_in(scope)
+        elif options and not (about_pictures(analysis) or analysis.asks_text or PICTURED.search(q) or sound_words(q)):
+            about = talked_about(q)
+            streams = list(dict.fromkeys(s for s in option_streams(options, reader.streams_in(scope)) if s))
+            if len(streams) < 2:
+                return []
+        else:
+            return []
+        phrase = telling_phrase(about)
+        said = self._said_in(streams, scope, reader) if phrase else None
+        if not said:
+            return []
+        if float(np.max(self._match(about, said))) >= PLACED_WELL:
+            return []
+        own = phrase.lower().split()
+        lacking = [u for u in said if not all(w in u.text.lower() for w in own)]
+        if len(lacking) < len(said):
+            return []  # a sentence names it ("Hannah will clean the backpack …"): it is placed
+        targets = [lacking[j] for j in self._sounding_nearest(about, lacking, SOUND_CHECKS_PER_THING)]
+        return [(phrase, targets)] if targets else []
+
     def _stream_targets(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                         reader: MemoryReader) -> list[Unit] | None:
         """"Which camera recorded the talk about Chen's appointment with the baker?": when no
@@ -555,7 +589,7 @@ class StructuredAnswerer(TimeAnswers):
                         scope: Scope, caps: dict[str, float]) -> Draft | None:
         """Options against key frames: an option's words in a frame description (a label the
         describer was sure of) count fully, the classifier's guesses as guesses; with nothing
-        clearly seen, the one option the describer has no name for (:meth:`_only_unnameable`)."""
+        clearly seen, an option the describer has no name for (:meth:`_unnameable_left`)."""
         if not units:
             return None
         guessed, seen = self._seen_on(options, units)
@@ -568,12 +602,16 @@ class StructuredAnswerer(TimeAnswers):
             said.append(float(lex[j]))
             evidence.append([units[j]] if both[j] > 0 else [])
         if max(scores) < SEEN_MIN:
-            # nothing was clearly seen: the one option the describer could not have named
-            # (coins, to an ImageNet classifier) is what its unsure guesses were about
-            left = self._only_unnameable(options, streams, scope, units)
-            if left is not None:
-                return self._eliminated(options, left, ELIMINATION_SUPPORT, [],
+            # nothing was clearly seen: an option the describer could not have named (coins,
+            # to an ImageNet classifier) is what its unsure guesses were about, not one it
+            # could have named and did not (a clock guessed 0.05 on a texture)
+            left = self._unnameable_left(options, streams, scope, units)
+            if len(left) == 1:
+                return self._eliminated(options, left[0], ELIMINATION_SUPPORT, [],
                                         {**caps, "frames": float(len(units))})
+            if left:
+                return self._among_unnameable(options, left, scores, evidence,
+                                              {**caps, "frames": float(len(units))})
         if max(scores) <= 0.0:
             return None
         best = int(np.argmax(scores))
@@ -626,14 +664,13 @@ class StructuredAnswerer(TimeAnswers):
         caps = {"route": 10.0, "anchor": 0.0, "shown": float(len(shown)), "unnamed": float(len(maybe))}
         return self._eliminated(options, left, UNANCHORED_SUPPORT, evidence, caps)
 
-    def _only_unnameable(self, options: Sequence[str], streams: Sequence[str], scope: Scope,
-                         units: Sequence[Unit] = ()) -> int | None:
-        """The one option the describer that made these streams' memories has no name for
-        (every other option it could have named); None with an open vocabulary, or unless
-        exactly one option is left. Of several (an astronaut, coins), the people detectors
-        keep those naming someone when ``units`` (the key frames in question; of them, those
-        where a picture unlike the rest of its stream was shown) show a person or a face, the
-        others when they show no one."""
+    def _unnameable_left(self, options: Sequence[str], streams: Sequence[str], scope: Scope,
+                         units: Sequence[Unit] = ()) -> list[int]:
+        """The options the describer that made these streams' memories has no name for (none
+        with an open vocabulary). Of several (an astronaut, coins), the people detectors keep
+        those naming someone when ``units`` (the key frames in question; of them, those where
+        a picture unlike the rest of its stream was shown) show a person or a face, the others
+        when they show no one (all of them when that would keep none)."""
         unnamed = self.vocabulary.unnameable(options, streams, scope)
         left = [k for k, u in enumerate(unnamed or []) if u]
         if len(left) > 1 and units:
@@ -641,8 +678,20 @@ class StructuredAnswerer(TimeAnswers):
             pictures = [u for u in units if any(d.stream_id == u.stream_id and d.t_start <= u.t_end
                                                 and u.t_start <= d.t_end for d in shown)]
             someone = shows_people(pictures or units)
-            left = [k for k in left if names_a_person(options[k]) == someone]
-        return left[0] if len(left) == 1 else None
+            left = [k for k in left if names_a_person(options[k]) == someone] or left
+        return left
+
+    def _among_unnameable(self, options: Sequence[str], left: Sequence[int], scores: Sequence[float],
+                          evidence: Sequence[Sequence[Unit]], caps: dict[str, float]) -> Draft:
+        """Several options the describer has no name for (the moon, an eye) and nothing clearly
+        seen: the others, which it could have named, were not shown, so the answer is one of
+        these, the likeliest by the unsure guesses (the first when none leans), at a guess's
+        support shared between them."""
+        best = max(left, key=lambda k: scores[k])
+        kept = [scores[k] if k in left else 0.0 for k in range(len(options))]
+        kept[best] = max(kept[best], 1e-3)
+        support = [ELIMINATION_SUPPORT / len(left) if k in left else 0.0 for k in range(len(options))]
+        return self._choice(options, kept, support, evidence, {**caps, "eliminated": float(len(options) - len(left))})
 
     def said_while_pictured(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                             reader: MemoryReader) -> Draft | None:

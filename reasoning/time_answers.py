@@ -38,6 +38,7 @@ from episodic.retrieval.query_analysis import (
 from episodic.retrieval.text_match import (
     canonical_tokens,
     not_everyday,
+    number_keys,
     sound_nearness,
     words_and_pairs,
 )
@@ -58,7 +59,11 @@ LISTEN_PER_THING = 2  # sentences heard again for a thing placed less well
 LISTEN_PER_COUNT = 4  # … and for a thing counted (its mentions may be misheard anywhere)
 # … and whose audio is asked whether it names the thing (a fraction of a re-hearing's cost)
 MENTION_CHECKS_PER_COUNT = 8
-PLACE_CHECKS_PER_THING = 4  # … and for a thing an order question cannot place
+PLACE_CHECKS_PER_THING = 4  # … and for the thing a question about speech finds nowhere
+# … and for a thing an order, which-stream or while-question cannot place, taken in turn from
+# two rankings (retrieval by its telling words' sound and by all its words' sound)
+SOUND_CHECKS_PER_THING = 6
+OPTION_CHECKS = 2  # sentences saying an option asked besides the nearest (object checks)
 LISTEN_SENTENCES_READ = 240  # a stream with more sentences than this is not read whole for them
 ELIMINATION_CONFIDENCE = 0.3  # an option left when the others were found elsewhere: a guess
 UNPLACED_FLOOR = 0.01  # an option found nowhere outranks one said clearly elsewhere
@@ -630,12 +635,11 @@ class TimeAnswers(StructuredBase):
             lacking = [u for u in said if not all(w in u.text.lower() for w in own)]
             if not phrase or not lacking:
                 continue
-            near = np.argsort(-self._nearness(thing, lacking))[:PLACE_CHECKS_PER_THING]
-            out.append((phrase, [lacking[j] for j in near]))
+            out.append((phrase, [lacking[j] for j in self._sounding_nearest(thing, lacking, SOUND_CHECKS_PER_THING)]))
         return out
 
     def object_checks(self, analysis: QueryAnalysis, recall: Sequence[Unit], scope: Scope,
-                      reader: MemoryReader) -> list[tuple[str, list[Unit]]]:
+                      reader: MemoryReader, options: Sequence[str] = ()) -> list[tuple[str, list[Unit]]]:
         """For a question about speech whose thing no recalled sentence holds, even misheard
         ("How much is an egg?" with "That may have been 54 times that of a cone top."): the
         thing as the question words it ("egg") with the ``PLACE_CHECKS_PER_THING`` sentences
@@ -643,7 +647,11 @@ class TimeAnswers(StructuredBase):
         audio whether one says it there after all. Nothing when anything recalled holds it
         (a sentence, a sign, a picture's words: "How much is an egg?" may be about a price tag),
         for a question about a sound or about writing, or for a recording too long to read
-        whole. A stream's name is no thing ("… in the station-cam recording")."""
+        whole. A stream's name is no thing ("… in the station-cam recording"). The
+        ``OPTION_CHECKS`` nearest of the others that say an option (its value, or all its
+        words) are asked too: "How much is a magazine?" (34, 52, 31 or 45 dollars) is answered
+        where "Amaghaninen 52 northern at the counter." was heard, which shares no word with
+        the question."""
         if getattr(analysis, "asks_sound", False) or getattr(analysis, "asks_text", False):
             return []
         streams = reader.streams_in(scope)
@@ -658,7 +666,9 @@ class TimeAnswers(StructuredBase):
                 if u.modality == "speech" and u.text.strip()]
         if not said or len(said) > LISTEN_SENTENCES_READ:
             return []
-        near = np.argsort(-self._nearness(analysis.question, said))[:PLACE_CHECKS_PER_THING]
+        ranked = [int(j) for j in np.argsort(-self._nearness(analysis.question, said), kind="stable")]
+        near = ranked[:PLACE_CHECKS_PER_THING]
+        near += [j for j in ranked[PLACE_CHECKS_PER_THING:] if says_an_option(said[j], options)][:OPTION_CHECKS]
         return [(phrase, [said[j] for j in near])]
 
     def _neighbour_targets(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
@@ -751,6 +761,21 @@ class TimeAnswers(StructuredBase):
                 near -= KIND_FIT
             out.append(min(1.0, max(0.0, near)))
         return out
+
+    def _sounding_nearest(self, thing: str, units: Sequence[Unit], limit: int) -> list[int]:
+        """Indexes of the ``limit`` units likeliest to hold ``thing`` misheard, taken in turn
+        from two rankings by its words plus how near each sounds: to its telling words ("the
+        price of the novel" in "The number in 57 you're long at the counter.") and to all its
+        words ("the poetry reading" in "The only three reason is in room 104.", where "poetry"
+        alone sounds nearest to "Luke has put the laptop")."""
+        match = self._match(thing, units)
+        rankings = [np.argsort(-(match + self._sounding(thing, units)), kind="stable"),
+                    np.argsort(-(match + self._sounding_whole(thing, units)), kind="stable")]
+        out: list[int] = []
+        for j in (int(j) for pair in zip(*rankings, strict=True) for j in pair):
+            if j not in out:
+                out.append(j)
+        return out[:limit]
 
     @staticmethod
     def _sounding_whole(thing: str, units: Sequence[Unit]) -> np.ndarray:
@@ -966,3 +991,17 @@ def _nothing_said(memories: Sequence, spans: Sequence[tuple[str, float, float]],
     answer = f"No words were heard while {what}{also} ({where})"
     return Draft(answer=answer, confidence=NOTHING_SAID_CONFIDENCE, support=[unit], source="sound",
                  caps={"route": 8.0, "dark_spans": float(len(spans)), "sentences": 0.0, "span": 1.0})
+
+
+def says_an_option(unit: Unit, options: Sequence[str]) -> bool:
+    """Whether ``unit`` says one of ``options``: a number or time it gives ("52 dollars" in
+    "Amaghaninen 52 northern"), or every content word of one ("tool shed")."""
+    said = unit.terms
+    for option in options:
+        values = number_keys(option)
+        if values and values & number_keys(unit.text):
+            return True
+        words = content_terms(option)
+        if not values and words and all(w in said for w in words):
+            return True
+    return False

@@ -67,10 +67,16 @@ def about_speech(analysis: QueryAnalysis, units: Sequence[Unit], settings: Retri
     time or a number asked for, a summary first does not decide: it says what was heard, read
     and seen together, and the best relevant unit of another kind tells which answers ("At
     what time are the baker and Priya getting together?" recalls first the summary quoting the
-    misheard sentence, then the sentence itself). Other questions keep the summary's say:
+    misheard sentence, then the sentence itself). A question naming someone is about speech.
+    Other questions keep the summary's say:
     "Which camera showed a rocket?" is about a picture even where a sentence names a rocket."""
     if analysis.asks_text and analysis.query_type is not QueryType.AUDIO:
         return False
+    if analysis.names_someone and not analysis.asks_sound and not analysis.shape.pictured_while:
+        # no describer knows who Lucas is: "where did Lucas leave the wheelbarrow?" (typed a
+        # summary question) and "what time does Diego see the gardener?" (typed visual for
+        # "see") are answered by what was said, however the recall ranks
+        return True
     if analysis.query_type in (QueryType.AUDIO, QueryType.VIDEO_AUDIO):
         top = next((u for u in units if relevant(u, settings, analysis)), None)
         return not (analysis.asks_sound and top is not None and top.modality == "sound")

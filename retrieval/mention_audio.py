@@ -99,6 +99,21 @@ def telling_phrase(thing: str) -> str:
     return " ".join(reversed(out))
 
 
+# words that end a question about what was said without naming it ("… was X mentioned?")
+_TALK_WORDS = frozenset({"mentioned", "said", "discussed", "talked", "spoken", "heard", "recorded", "about", "of"})
+
+
+def talked_about(question: str) -> str:
+    """What a question about talk asks after, as its words end it: "Which camera recorded the
+    talk about the room for the poetry reading?" → "… the poetry reading", "In which recording
+    was Chen's appointment with the archivist mentioned?" → "… the archivist" (the question
+    without its closing cue words, for :func:`telling_phrase`)."""
+    words = re.findall(r"[\w'’-]+", question)
+    while words and words[-1].lower() in _TALK_WORDS:
+        words.pop()
+    return " ".join(words)
+
+
 def _key_likeness(a: str, b: str) -> tuple[float, float]:
     """How alike two sound keys are: 1 − edits / the longer key (a window much shorter or
     longer than the thing is not it), then Jaro–Winkler to break ties."""

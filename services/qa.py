@@ -358,11 +358,14 @@ class MemoryQA:
             else:
                 # a thing an order question still cannot place, or the thing a question about
                 # speech asks of that nothing recalled holds: where does the audio say it?
+                # a thing a which-stream or while-question still places nowhere likewise
                 checks = (self.structured.placement_checks(analysis, req.options, recall.units, req.scope, reader)
                           if shape.order else
-                          self.structured.object_checks(analysis, recall.units, req.scope, reader)
-                          if not (structured or open_streams) else [])
-                bar = MIN_GAIN if shape.order else OBJECT_MIN_GAIN
+                          self.structured.object_checks(analysis, recall.units, req.scope, reader, req.options)
+                          if not (structured or open_streams) else
+                          self.structured.talk_checks(analysis, req.options, req.scope, reader)
+                          if req.options else [])
+                bar = MIN_GAIN if shape.order or structured else OBJECT_MIN_GAIN
                 if checks:
                     with clock.stage("mention_audio"):
                         placed: list[dict[str, Any]] = []

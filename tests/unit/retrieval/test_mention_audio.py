@@ -11,6 +11,7 @@ from episodic.retrieval.mention_audio import (
     MIN_GAIN,
     MentionCheck,
     check_mention,
+    talked_about,
     telling_phrase,
     thing_phrase,
     thing_windows,
@@ -84,3 +85,14 @@ def test_the_neighbouring_speech_is_scored_with_the_sentence_and_a_comma_is_drop
 ])
 def test_an_order_question_s_thing_is_named_by_the_words_that_end_it(thing, phrase):
     assert telling_phrase(thing) == phrase
+
+
+@pytest.mark.parametrize("question, phrase", [
+    ("Which camera recorded the talk about the room for the poetry reading?", "poetry reading"),
+    ("In which recording was Chen's appointment with the archivist mentioned?", "archivist"),
+    ("Where was the price of the egg talked about?", "egg"),
+    ("Which camera showed it?", ""),
+])
+def test_a_question_about_talk_is_named_by_the_words_before_its_cue(question, phrase):
+    """What a which-stream question about talk asks after ends before its closing cue words."""
+    assert telling_phrase(talked_about(question)) == phrase

@@ -106,21 +106,23 @@ def test_options_are_heard_only_in_a_sentence_about_the_question():
     assert not about_the_question(lemon, unit("A charge 14 pounds for one mask."))
     assert about_the_question(lemon, unit("They charge 56 pounds for one lemon."))
     # what is known of Omar was said, though "colour" made the question a visual one: its
-    # options may be heard, without transcribing it all again
+    # options may be heard, and its sentences heard again
     assert said_of_someone(a) and not said_of_someone(_analysis("Which colour is the car?", QueryType.VIDEO))
-    assert not about_speech(a, [], load_settings().retrieval)
+    assert about_speech(a, [], load_settings().retrieval)
+    assert not about_speech(_analysis("Which colour is the car?", QueryType.VIDEO), [], load_settings().retrieval)
 
 
 def test_a_summary_first_does_not_hide_the_sentence_behind_it():
     """A summary quotes what was said beside what was seen, so for a time or number asked for
     it does not tell which answers: "At what time are the baker and Priya getting together?"
     recalls first the summary quoting the misheard sentence, then the sentence: a question about
-    speech. With a frame behind the summary instead, it is not; nor is a question about a
-    picture, whatever is behind the summary."""
+    speech. With a frame behind the summary instead, it is not, unless the question names
+    someone (no describer knows Priya); nor is a question about a picture, whatever is behind
+    the summary."""
     from episodic.retrieval.question_shape import question_shape
 
     settings = load_settings().retrieval
-    a = _analysis("At what time are the baker and Priya getting together?", QueryType.SUMMARY)
+    a = _analysis("At what time are the baker and the chef getting together?", QueryType.SUMMARY)
     a.shape = question_shape(a.question, 4)
     summary = Unit("k", "k@47", 47.0, 56.0, "summary",
                    'Someone says "The maker and three are getting together at the border to salmon".')
@@ -130,6 +132,9 @@ def test_a_summary_first_does_not_hide_the_sentence_behind_it():
         u.score = u.cos = cos
     assert about_speech(a, [summary, said, frame], settings)
     assert not about_speech(a, [summary, frame, said], settings)
+    priya = _analysis("At what time are the baker and Priya getting together?", QueryType.SUMMARY)
+    priya.shape = question_shape(priya.question, 4)
+    assert priya.names_someone and about_speech(priya, [summary, frame, said], settings)
     # a picture asked about keeps the summary's say, though a sentence behind it names the thing
     rocket = _analysis("Which camera showed a rocket?", QueryType.VIDEO)
     rocket.shape = question_shape(rocket.question, 3)
@@ -145,7 +150,10 @@ def test_sentences_an_answerer_chose_are_heard_again_whatever_the_question_s_typ
     from episodic.retrieval.relisten import Relistener
 
     settings = load_settings()
+    from episodic.retrieval.question_shape import question_shape
+
     a = _analysis("What picture was on screen while someone talked about Chen and the eggs?", QueryType.VIDEO)
+    a.shape = question_shape(a.question)
     frame = Unit("k", "k@0", 0.0, 4.0, "visual", "a scene; colours: orange")
     frame.score = frame.cos = 0.4
     said = Unit("k", "k@0", 1.0, 3.0, "speech", "Can ordered high necks for the team.")
@@ -792,6 +800,35 @@ def test_a_question_whose_thing_was_misheard_finds_it_in_the_audio(tmp_path, mon
         monkeypatch.setattr(service.structured, "object_checks", lambda *a, **k: [])
         result, _ = service.ask_traced(AskRequest("How much is a novel?"))
         assert "12" not in result.answer and "twelve" not in result.answer.lower(), result.answer
+    finally:
+        components.close()
+
+
+@pytest.mark.slow
+def test_a_which_stream_question_finds_the_talk_it_cannot_find_in_the_audio(tmp_path, monkeypatch):
+    """"Which camera recorded the talk about the room for the poetry reading?" with that
+    sentence stored as "The only three reason is in room 104." and re-hearing left out: no
+    stream's words hold it, so the sentences nearest to it by all its words and their sound
+    are asked of the audio whether they say "poetry reading"; the one that does takes it for
+    this request, and its camera is chosen. Without that, the other camera's room is."""
+    library = ["Amara will clean the reading lamp after lunch.", "The poetry reading is in room one oh four.",
+               "Lucas put the laptop by the front desk."]
+    station = ["The night train is in room three two five.", "Tom painted the umbrella purple.",
+               "The safety announcement starts at noon."]
+    components, service, reading = _misheard_recording(tmp_path, "library-cam", library, "poetry",
+                                                        "The only three reason is in room 104.",
+                                                        others={"station-cam": station})
+    try:
+        monkeypatch.setattr(service.relisten, "run", lambda *a, **k: RelistenReport(reason="off"))
+        options = ("station-cam", "library-cam")
+        question = "Which camera recorded the talk about the room for the poetry reading?"
+        result, trace = service.ask_traced(AskRequest(question, options=options))
+        taken = [m for m in trace.notes["mentions_heard"] if m["taken"]]
+        assert [m["memory_id"] for m in taken] == [reading.id], trace.notes["mentions_heard"]
+        assert result.choice_index == 1, result
+        monkeypatch.setattr(service.structured, "talk_checks", lambda *a, **k: [])
+        result, _ = service.ask_traced(AskRequest(question, options=options))
+        assert result.choice_index == 0, result
     finally:
         components.close()
 
