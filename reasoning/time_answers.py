@@ -598,7 +598,8 @@ class TimeAnswers(StructuredBase):
         """For an order question about speech, each thing it compares or starts from that is
         still placed weakly (after re-listening), as the words that name it ("laptop" of "where
         Priya left the laptop": :func:`retrieval.mention_audio.telling_phrase`) with the
-        ``PLACE_CHECKS_PER_THING`` sentences nearest to it that do not hold them: where the
+        ``SOUND_CHECKS_PER_THING`` sentences nearest to it that do not hold them (in turn by
+        two sound rankings, :meth:`_sounding_nearest`): where the
         audio carries the thing in one of them, it was said there ("Bring your left, the left,
         top, next to the map, Shell." for "Priya left the laptop next to the map shelf")."""
         shape = analysis.shape
