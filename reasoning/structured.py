@@ -50,6 +50,7 @@ from episodic.reasoning.time_answers import (
     TimeAnswers,
     dark_spans,
     join_spans,
+    not_naming,
     one_per_memory,
     sound_spans,
 )
@@ -372,25 +373,18 @@ class StructuredAnswerer(TimeAnswers):
         with the ``SOUND_CHECKS_PER_THING`` sentences nearest to it, to be asked of the audio
         whether one says it after all ("The only three reason is in room 104."). Nothing when a
         sentence matches X well or names it, or for questions about pictures, writing or sounds."""
-        q = analysis.question
         about = getattr(analysis.shape, "pictured_while", "")
         if about and options:
             streams = reader.streams_in(scope)
-        elif options and not (about_pictures(analysis) or analysis.asks_text or PICTURED.search(q) or sound_words(q)):
-            about = talked_about(q)
-            streams = list(dict.fromkeys(s for s in option_streams(options, reader.streams_in(scope)) if s))
-            if len(streams) < 2:
-                return []
         else:
-            return []
+            about, streams = talked_about(analysis.question), self._talk_streams(analysis, options, scope, reader)
         phrase = telling_phrase(about)
-        said = self._said_in(streams, scope, reader) if phrase else None
+        said = self._said_in(streams, scope, reader) if phrase and streams else None
         if not said:
             return []
         if float(np.max(self._match(about, said))) >= PLACED_WELL:
             return []
-        own = phrase.lower().split()
-        lacking = [u for u in said if not all(w in u.text.lower() for w in own)]
+        lacking = not_naming(phrase, said)
         if len(lacking) < len(said):
             return []  # a sentence names it ("Hannah will clean the backpack …"): it is placed
         targets = [lacking[j] for j in self._sounding_nearest(about, lacking, SOUND_CHECKS_PER_THING)]
@@ -404,13 +398,9 @@ class StructuredAnswerer(TimeAnswers):
         it by words and sound across the options' streams: up to ``LISTEN_PER_THING`` of those,
         heard again with the question's words, may place it. None for questions about pictures,
         writing or sounds (their evidence is not speech) and for streams too long to read whole."""
-        q = analysis.question
-        if not options or about_pictures(analysis) or analysis.asks_text or PICTURED.search(q) or sound_words(q):
-            return None
-        streams = reader.streams_in(scope)
-        named = list(dict.fromkeys(s for s in option_streams(options, streams) if s is not None))
+        named = self._talk_streams(analysis, options, scope, reader)
         thing = subject_phrase(analysis.question, named)
-        if len(named) < 2 or not thing:
+        if not named or not thing:
             return None
         said = self._said_in(named, scope, reader)
         if not said:
@@ -418,6 +408,16 @@ class StructuredAnswerer(TimeAnswers):
         # the question's cosine and the thing's words, matched once
         match = self._match(analysis.question, said, content_terms(thing))
         return self._misheard_first(said, match, match + self._sounding(thing, said))
+
+    @staticmethod
+    def _talk_streams(analysis: QueryAnalysis, options: Sequence[str], scope: Scope, reader: MemoryReader) -> list[str]:
+        """The streams a which-stream question about talk offers (at least two); none for
+        a question about pictures, writing or sounds, whose evidence is not speech."""
+        q = analysis.question
+        if not options or about_pictures(analysis) or analysis.asks_text or PICTURED.search(q) or sound_words(q):
+            return []
+        named = list(dict.fromkeys(s for s in option_streams(options, reader.streams_in(scope)) if s is not None))
+        return named if len(named) >= 2 else []
 
     def _stream_by_sound(self, analysis: QueryAnalysis, options: Sequence[str], named: Sequence[str | None],
                          scope: Scope) -> Draft | None:

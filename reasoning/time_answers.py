@@ -632,8 +632,7 @@ class TimeAnswers(StructuredBase):
         out = []
         for thing in weak:
             phrase = telling_phrase(thing)
-            own = phrase.lower().split()
-            lacking = [u for u in said if not all(w in u.text.lower() for w in own)]
+            lacking = not_naming(phrase, said)
             if not phrase or not lacking:
                 continue
             out.append((phrase, [lacking[j] for j in self._sounding_nearest(thing, lacking, SOUND_CHECKS_PER_THING)]))
@@ -1006,3 +1005,9 @@ def says_an_option(unit: Unit, options: Sequence[str]) -> bool:
         if not values and words and all(w in said for w in words):
             return True
     return False
+
+
+def not_naming(phrase: str, units: Sequence[Unit]) -> list[Unit]:
+    """The units whose text lacks some word of ``phrase`` (as written, any case)."""
+    own = phrase.lower().split()
+    return [u for u in units if not all(w in u.text.lower() for w in own)]

@@ -356,16 +356,17 @@ class MemoryQA:
                         thing, self.structured.mention_targets(analysis, req.scope, reader), mentions, analysis,
                         q_vec, recall, reader, req.scope, self.scorer, clock.remaining)
             else:
-                # a thing an order question still cannot place, or the thing a question about
-                # speech asks of that nothing recalled holds: where does the audio say it?
-                # a thing a which-stream or while-question still places nowhere likewise
-                checks = (self.structured.placement_checks(analysis, req.options, recall.units, req.scope, reader)
-                          if shape.order else
-                          self.structured.object_checks(analysis, recall.units, req.scope, reader, req.options)
-                          if not (structured or open_streams) else
-                          self.structured.talk_checks(analysis, req.options, req.scope, reader)
-                          if req.options else [])
-                bar = MIN_GAIN if shape.order or structured else OBJECT_MIN_GAIN
+                # a thing an order, which-stream or while-question still cannot place, or the
+                # thing a question about speech asks of that nothing recalled holds: where does
+                # the audio say it? (the last at a stricter bar: it turns refusals into answers)
+                if shape.order:
+                    checks = self.structured.placement_checks(analysis, req.options, recall.units, req.scope, reader)
+                    bar = MIN_GAIN
+                elif structured or open_streams:
+                    checks, bar = self.structured.talk_checks(analysis, req.options, req.scope, reader), MIN_GAIN
+                else:
+                    checks = self.structured.object_checks(analysis, recall.units, req.scope, reader, req.options)
+                    bar = OBJECT_MIN_GAIN
                 if checks:
                     with clock.stage("mention_audio"):
                         placed: list[dict[str, Any]] = []
