@@ -54,12 +54,16 @@ SETTINGS = (
 # capitalised, yet no one: a currency ("You can get a madman in 442 Euro here."), a day, a month
 NOT_A_NAME = CURRENCY_WORDS | _WEEKDAYS | _MONTHS
 # a number just before a capitalised word makes it a unit or a thing counted ("442 Euro", "3 Tickets")
-_AFTER_NUMBER = re.compile(r"\d[\d.,:]*\s*$")
+# a capitalised word right after a number is a unit ("3 Quid"); not after one a comma or stop
+# ends ("At 2.40, Omar has an appointment")
+_AFTER_NUMBER = re.compile(r"\d(?:[\d.,:]*\d)?\s*$")
 TOPIC_CONFIDENCE = 0.5
 PEOPLE_CONFIDENCE = 0.6
 GIVEN_NAME_WEIGHT = 2.0  # a known given name (retrieval/given_names.py) against a rare word
 NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
-_CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b(?![-'’])")
+# a capitalised word that is not part of a hyphenated one: "O-Mark hinted the map" is "Omar
+# painted the map" misheard, its "Mark" a fragment, not someone named Mark
+_CAPITALISED = re.compile(r"(?<![-'’])\b([A-Z][a-z]+)\b(?![-'’])")
 # "Maria painted": a capitalised word followed by its verb; not by a preposition, article or
 # conjunction ("Restaint at the Regan Lump", a misheard sentence, is no one doing anything)
 _SUBJECT = re.compile(

@@ -1581,6 +1581,12 @@ def test_a_streams_gist_and_people_come_from_its_own_words():
     t_answerer, t_reader = _structured(tied)
     draft = t_answerer.gist(_shaped("Name one person who was mentioned in the garden-cam recording."), (), Scope(), t_reader)
     assert draft is not None and draft.answer.startswith("Maria"), draft
+    # a name after a hyphen is a fragment of a misheard word ("O-Mark" for "Omar painted")
+    fragment = [_memory("station-cam", 0.0, ["At 2.40, Omar has an appointment with the driver."]),
+                _memory("station-cam", 10.0, ["O-Mark hinted the map up green."])]
+    f_answerer, f_reader = _structured(fragment)
+    draft = f_answerer.gist(_shaped("Name one person who was mentioned in the station-cam recording."), (), Scope(), f_reader)
+    assert draft is not None and draft.answer.startswith("Omar"), draft
     # a currency, a day or a month is no one, nor a capitalised word after a number: with no
     # name heard right ("Felix" misheard), none of them is offered as one
     money = [_memory("library-cam", 0.0, ["You can get a magazine for 442 Euro here."]),
