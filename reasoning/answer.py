@@ -56,7 +56,7 @@ from episodic.config import RetrievalSettings
 from episodic.core.errors import ModelError
 from episodic.core.llm import ChatMessage, LanguageModel
 from episodic.core.query import AnswerSource, QueryType
-from episodic.reasoning.audio_lean import LEAN_SUPPORT, audio_lean
+from episodic.reasoning.audio_lean import LEAN_SUPPORT, audio_lean, written_over_heard
 from episodic.reasoning.evidence_fit import (
     KEY_NAME_MISHEARD,
     KEY_NAME_MISSING,
@@ -573,6 +573,8 @@ class Answerer:
         another thing's value (reasoning/audio_lean.py)."""
         scores, detail = self.option_scores(analysis, options, units, parsed.letter)
         heard = hearing.heard if hearing is not None else None
+        if written_over_heard(options, hearing):
+            heard = None  # the sentence says another option as written: the words decide
         if heard is not None and 0 <= heard < len(options):
             scores[heard] += AUDIO_VOTE
             detail["support"][heard] = max(detail["support"][heard], AUDIO_SUPPORT)

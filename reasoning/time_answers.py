@@ -605,8 +605,8 @@ class TimeAnswers(StructuredBase):
         shape = analysis.shape
         if shape.order not in ("first", "last", "after", "before") or getattr(analysis, "asks_sound", False):
             return []
-        if analysis.query_type is not QueryType.AUDIO:
-            return []
+        if analysis.query_type not in (QueryType.AUDIO, QueryType.VIDEO_AUDIO):
+            return []  # "which was shown first?" is about pictures; "the colour of X" said is speech
         if shape.order in ("after", "before"):
             if not shape.anchor:
                 return []
