@@ -84,19 +84,33 @@ def thing_phrase(question: str, wanted: Sequence[str]) -> str:
     return " ".join(best)
 
 
+# stop words (modal verbs) that are nouns at the end of a noun phrase: a watering can, a will
+_MODAL_NOUNS = frozenset({"can", "will", "may", "must"})
+
+
 def telling_phrase(thing: str) -> str:
     """The words that name what an order question's thing is about, as written: the content
     words that end it ("where Priya left the laptop" → "laptop", "the room for the harvest
     festival" → "harvest festival", "the colour of Maria's reading lamp" → "reading lamp");
-    "" when it ends in none. The person is left out: a name says who, the thing says which."""
+    "" when it ends in none ("who takes care of it"); "where Ruth left the watering can" →
+    "watering can". The person is left out: a name says who, the thing says which."""
     words = re.findall(r"[\w'’-]+", thing)
     out: list[str] = []
-    for w in reversed(words):
+    for i, w in enumerate(reversed(words)):
         low = w.lower()
-        if low in STOPWORDS or low.endswith(("'s", "’s")) or not low.isalpha():
+        # a modal verb ending a phrase after a content word is a noun there: the "can" of
+        # "where Ruth left the watering can"
+        noun_end = i == 0 and low in _MODAL_NOUNS and len(words) > 1 and _content(words[-2])
+        if (low in STOPWORDS and not noun_end) or low.endswith(("'s", "’s")) or not low.isalpha():
             break
         out.append(w)
     return " ".join(reversed(out))
+
+
+def _content(word: str) -> bool:
+    """A plain word that is not a stop word or a possessive."""
+    low = word.lower()
+    return low.isalpha() and low not in STOPWORDS
 
 
 # words that end a question about what was said without naming it ("… was X mentioned?")
