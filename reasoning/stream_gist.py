@@ -61,8 +61,8 @@ TOPIC_CONFIDENCE = 0.5
 PEOPLE_CONFIDENCE = 0.6
 GIVEN_NAME_WEIGHT = 2.0  # a known given name (retrieval/given_names.py) against a rare word
 NAME_MIN_VOTES = 0.5  # below this the best "name" is an everyday word at a sentence's start
-# a capitalised word that is not part of a hyphenated one: "O-Mark hinted the map" is "Omar
-# painted the map" misheard, its "Mark" a fragment, not someone named Mark
+# a capitalised word that is not part of a hyphenated one: "O-Mark hinted the map up green." is
+# "Omar painted the backpack green." misheard, its "Mark" a fragment, not someone named Mark
 _CAPITALISED = re.compile(r"(?<![-'’])\b([A-Z][a-z]+)\b(?![-'’])")
 # "Maria painted": a capitalised word followed by its verb; not by a preposition, article or
 # conjunction ("Restaint at the Regan Lump", a misheard sentence, is no one doing anything)
