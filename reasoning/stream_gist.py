@@ -53,9 +53,8 @@ SETTINGS = (
 )
 # capitalised, yet no one: a currency ("You can get a madman in 442 Euro here."), a day, a month
 NOT_A_NAME = CURRENCY_WORDS | _WEEKDAYS | _MONTHS
-# a number just before a capitalised word makes it a unit or a thing counted ("442 Euro", "3 Tickets")
-# a capitalised word right after a number is a unit ("3 Quid"); not after one a comma or stop
-# ends ("At 2.40, Omar has an appointment")
+# a number just before a capitalised word makes it a unit or a thing counted ("442 Euro", "3 Tickets");
+# not a number a comma or stop ends ("At 2.40, Omar has an appointment")
 _AFTER_NUMBER = re.compile(r"\d(?:[\d.,:]*\d)?\s*$")
 TOPIC_CONFIDENCE = 0.5
 PEOPLE_CONFIDENCE = 0.6
