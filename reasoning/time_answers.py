@@ -632,8 +632,8 @@ class TimeAnswers(StructuredBase):
         out = []
         for thing in weak:
             phrase = telling_phrase(thing)
-            lacking = not_naming(phrase, said)
-            if not phrase or not lacking:
+            lacking = not_naming(phrase, said) if phrase else []
+            if not lacking:
                 continue
             out.append((phrase, [lacking[j] for j in self._sounding_nearest(thing, lacking, SOUND_CHECKS_PER_THING)]))
         return out

@@ -96,21 +96,17 @@ def telling_phrase(thing: str) -> str:
     "watering can". The person is left out: a name says who, the thing says which."""
     words = re.findall(r"[\w'’-]+", thing)
     out: list[str] = []
-    for i, w in enumerate(reversed(words)):
+    # a modal verb ending a phrase after a plain content word is a noun there: the "can" of
+    # "where Ruth left the watering can"
+    if len(words) > 1 and words[-1].lower() in _MODAL_NOUNS and words[-2].isalpha() \
+            and words[-2].lower() not in STOPWORDS:
+        out.append(words.pop())
+    for w in reversed(words):
         low = w.lower()
-        # a modal verb ending a phrase after a content word is a noun there: the "can" of
-        # "where Ruth left the watering can"
-        noun_end = i == 0 and low in _MODAL_NOUNS and len(words) > 1 and _content(words[-2])
-        if (low in STOPWORDS and not noun_end) or low.endswith(("'s", "’s")) or not low.isalpha():
+        if low in STOPWORDS or low.endswith(("'s", "’s")) or not low.isalpha():
             break
         out.append(w)
     return " ".join(reversed(out))
-
-
-def _content(word: str) -> bool:
-    """A plain word that is not a stop word or a possessive."""
-    low = word.lower()
-    return low.isalpha() and low not in STOPWORDS
 
 
 # words that end a question about what was said without naming it ("… was X mentioned?")
