@@ -56,7 +56,8 @@ class Scene:
 
     ``motion`` scales the speed of the moving shape (1.0 ≈ 60 px/s at 640 wide: a gentle
     drift); ``pan_px_s`` slides the whole picture sideways like a panning camera (the
-    caption stays put, as a subtitle would); ``static`` freezes the picture completely.
+    caption stays put, as a subtitle would); ``static`` freezes the picture completely;
+    ``brightness`` scales the picture (0.03 with ``static``: a dark shot, a lens cap).
     """
 
     duration_s: float
@@ -66,6 +67,7 @@ class Scene:
     static: bool = False
     motion: float = 1.0
     pan_px_s: float = 0.0
+    brightness: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,8 @@ class _SceneRenderer:
         self.pan = 0.0 if scene.static else abs(scene.pan_px_s)
         extra = min(int(np.ceil(self.pan * scene.duration_s)) + 1, 8 * width) if self.pan else 0
         self.texture = _texture(scene.seed, scene.tint, width + extra, height, view_width=width)
+        if scene.brightness != 1.0:
+            self.texture = np.clip(self.texture * scene.brightness, 0, 255).astype(np.uint8)
         self.caption = (
             _caption_overlay(scene.text, width, height, scene.seed) if scene.text else None
         )

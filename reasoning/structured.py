@@ -53,6 +53,7 @@ from episodic.reasoning.time_answers import (
     not_naming,
     one_per_memory,
     sound_spans,
+    tells,
 )
 from episodic.retrieval.detailed import (
     MemoryReader,
@@ -109,6 +110,7 @@ ELIMINATION_SUPPORT = 0.25  # the option left when the describer could have name
 # picture that was on screen at some time, chosen without knowing when X was said (a guess)
 UNANCHORED_SUPPORT = 0.2
 SAID_WHILE_SEEN = 0.6  # what was said while a picture was seen: the words may be misheard
+SAID_THEN_SENTENCES = 3  # a moment with more sentences than this is not asked of the audio option by option
 # key frames showing a picture about as surely as the best one (this share of its support) are
 # the same picture: together they say how long it was on screen
 SEEN_ALIKE = 0.6
@@ -389,6 +391,39 @@ class StructuredAnswerer(TimeAnswers):
             return []  # a sentence names it ("Hannah will clean the backpack …"): it is placed
         targets = [lacking[j] for j in self._sounding_nearest(about, lacking, SOUND_CHECKS_PER_THING)]
         return [(phrase, targets)] if targets else []
+
+    def said_then(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader) -> list[Unit]:
+        """The sentences spoken at the moment a "what was said while …?" question names (a
+        sound heard, the screen dark, a picture on screen: the moments :meth:`answer` tries in
+        that order); [] for other questions."""
+        sound = self._sound_moment(analysis, scope, reader)
+        if sound is not None:
+            return self._spoken_during(sound[0], reader)
+        dark = self._dark_moment(analysis, scope, reader)
+        if dark is not None:
+            return self._spoken_during(dark[0], reader)
+        pictured = self._pictured_moment(analysis, scope, reader)
+        return self._spoken_in(pictured[0], reader) if pictured is not None else []
+
+    def said_then_checks(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                         reader: MemoryReader) -> tuple[list[str], list[int], list[Unit]] | None:
+        """For "what was talked about while the screen was dark (the engine ran, a picture of
+        X was shown)?" with options, when what was heard then tells no option by more than a
+        person's name ("Ruth will clean the stain after lunch." beside "who takes care of the
+        spade" and "where Ruth left the watering can"): each option's telling phrase, the
+        options said nowhere else (the candidates: one of them was said then, misheard) and
+        the sentences of the moment (at most ``SAID_THEN_SENTENCES``), for the audio to choose
+        between (``Relistener.hear_which``). None otherwise."""
+        if not options:
+            return None
+        said = self.said_then(analysis, scope, reader)
+        if not said or len(said) > SAID_THEN_SENTENCES:
+            return None
+        phrases = [telling_phrase(o) for o in options]
+        if any(tells(o, phrase, u) for o, phrase in zip(options, phrases, strict=True) for u in said):
+            return None
+        left = [k for k in self._unplaced(options, "speech", scope, reader, (), here=said) if phrases[k]]
+        return (phrases, left, said) if left else None
 
     def _stream_targets(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                         reader: MemoryReader) -> list[Unit] | None:
@@ -700,6 +735,28 @@ class StructuredAnswerer(TimeAnswers):
         description naming it, else the guesses); a thing the describer has no name for
         (coins) among the pictures that stand out in one stretch with no sure guess
         (retrieval/distinct_picture.py): then the answer is a guess."""
+        moment = self._pictured_moment(analysis, scope, reader)
+        if moment is None:
+            return None
+        stretches, trust, seen = moment
+        spoken = self._spoken_in(stretches, reader)
+        if not spoken:
+            return None
+        caps = {"route": 11.0, "stretches": float(len(stretches)), "seen": round(seen, 3)}
+        if options:
+            # what was said then matching no option (misheard?): the options found nowhere
+            # else, or the ordinary path
+            return self._choice_said_then(options, spoken, trust, caps, scope, reader, ELIMINATION_SUPPORT)
+        top = spoken[0]
+        return Draft(answer=f'"{top.text.strip()}" (said while the picture was on screen, {top.cite()})',
+                     confidence=round(trust, 4), support=spoken, source="order", caps={**caps, "span": 1.0})
+
+    def _pictured_moment(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader
+                         ) -> tuple[list[tuple[str, float, float]], float, float] | None:
+        """Where the picture a "while a picture of X was on screen" question names was shown:
+        the stretches (stream, start, end), how far they are trusted, and how surely X was
+        seen there (0 when found as a picture nothing can name); None for other questions, or
+        when X could have been named and was not seen."""
         thing = getattr(analysis.shape, "said_while_pictured", "")
         if not thing:
             return None
@@ -730,21 +787,15 @@ class StructuredAnswerer(TimeAnswers):
                     frames = self._picture_units(sid, scope)
                     stretches += [(sid, o.t_start, o.t_end) for o in stand_outs(frames) if o.p < SURE_GUESS]
             trust = ELIMINATION_SUPPORT
+        return stretches, trust, float(seen[best])
+
+    def _spoken_in(self, stretches: Sequence[tuple[str, float, float]], reader: MemoryReader) -> list[Unit]:
+        """The sentences overlapping the picture's stretches (read a second around each), each once."""
         spoken: list[Unit] = []
         for sid, a, b in dict.fromkeys(stretches):
             spoken += [u for u in self._stream_units(sid, a - 1.0, b + 1.0, reader)
                        if u.modality == "speech" and min(u.t_end, b) - max(u.t_start, a) > 0]
-        spoken = list({(u.stream_id, round(u.t_start, 2), u.text): u for u in spoken}.values())
-        if not spoken:
-            return None
-        caps = {"route": 11.0, "stretches": float(len(stretches)), "seen": round(float(seen[best]), 3)}
-        if options:
-            # what was said then matching no option (misheard?): the options found nowhere
-            # else, or the ordinary path
-            return self._choice_said_then(options, spoken, trust, caps, scope, reader, ELIMINATION_SUPPORT)
-        top = spoken[0]
-        return Draft(answer=f'"{top.text.strip()}" (said while the picture was on screen, {top.cite()})',
-                     confidence=round(trust, 4), support=spoken, source="order", caps={**caps, "span": 1.0})
+        return list({(u.stream_id, round(u.t_start, 2), u.text): u for u in spoken}.values())
 
     def pictured_open(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
                       reader: MemoryReader) -> Draft | None:
@@ -844,8 +895,18 @@ class StructuredAnswerer(TimeAnswers):
         stretches of the sound the moment clause names (in the named stream, else in every
         stream in scope); with none, that no words were heard then. None when that sound was
         never heard (the ordinary search answers or refuses)."""
-        moment = getattr(analysis.shape, "said_while_sound", "")
-        asked = sound_words(moment)
+        moment = self._sound_moment(analysis, scope, reader)
+        if moment is None:
+            return None
+        spans, what, memories = moment
+        return self._said_during(spans, f'"{what}" could be heard', what, "sound", memories, options, scope, reader)
+
+    def _sound_moment(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader
+                      ) -> tuple[list[tuple[str, float, float]], str, list] | None:
+        """The stretches (stream, start, end) of the sound a "while the engine was running"
+        question names, its description and the streams' memories; None for other questions
+        or when that sound was never heard."""
+        asked = sound_words(getattr(analysis.shape, "said_while_sound", ""))
         if not asked:
             return None
         streams = reader.streams_in(scope)
@@ -857,7 +918,7 @@ class StructuredAnswerer(TimeAnswers):
             return None
         what = next(o.description for m in memories for o in m.sounds
                     if o.kind != "speech" and o.description and sound_words(o.description) & asked)
-        return self._said_during(spans, f'"{what}" could be heard', what, "sound", memories, options, scope, reader)
+        return spans, what, memories
 
     def gist(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
              reader: MemoryReader) -> Draft | None:

@@ -147,15 +147,17 @@ class StructuredBase:
         return ("speech", "ocr", "sound") if getattr(analysis, "asks_sound", False) else ("speech", "ocr")
 
     def _choice_by_match(self, options: Sequence[str], units: Sequence[Unit], confidence: float,
-                         caps: dict[str, float], weights: np.ndarray | None = None) -> Draft:
-        """Each option scored by its best-matching unit (times ``weights``), its support that
-        match times ``confidence`` (how far the units themselves are to be trusted)."""
+                         caps: dict[str, float], weights: np.ndarray | None = None,
+                         bonus: Sequence[float] = ()) -> Draft:
+        """Each option scored by its best-matching unit (times ``weights``, plus the option's
+        ``bonus``), its support that match times ``confidence`` (how far the units themselves
+        are to be trusted)."""
         scores, support, evidence = [], [], []
-        for o in options:
+        for k, o in enumerate(options):
             mm = self._match(o, units)
             w = mm * weights if weights is not None else mm
             j = int(np.argmax(w))
-            scores.append(float(w[j]))
+            scores.append(float(w[j]) + (bonus[k] if k < len(bonus) else 0.0))
             support.append(float(mm[j]) * confidence)
             evidence.append([units[j]])
         return self._choice(options, scores, support, evidence, caps)

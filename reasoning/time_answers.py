@@ -67,6 +67,7 @@ OPTION_CHECKS = 2  # sentences saying an option asked besides the nearest (objec
 LISTEN_SENTENCES_READ = 240  # a stream with more sentences than this is not read whole for them
 ELIMINATION_CONFIDENCE = 0.3  # an option left when the others were found elsewhere: a guess
 UNPLACED_FLOOR = 0.01  # an option found nowhere outranks one said clearly elsewhere
+TOLD_ALONE_BONUS = 0.3  # said-then: the one option whose thing a sentence of the moment names
 # of options found nowhere, one describing a kind of value ("the colour of Daniel's apron") is
 # this much likelier where the misheard sentence still holds a value of that kind, and this
 # much less likely where it holds none (a misheard sentence keeps its value more often than its
@@ -440,7 +441,7 @@ class TimeAnswers(StructuredBase):
                      caps={**caps, "span": 1.0, "key_terms": key_coverage(analysis, [nxt, anchor] + list(recall))})
 
     def _unplaced(self, options: Sequence[str], modality: str, scope: Scope, reader: MemoryReader,
-                  recall: Sequence[Unit]) -> list[int]:
+                  recall: Sequence[Unit], here: Sequence[Unit] = ()) -> list[int]:
         """The options found nowhere, for when the sentence where the answer must be (next to
         an anchor, or said while a picture was shown) matches none: one of them was probably
         that sentence, misheard. "Right after where Daniel left the ladle: Sofia's
@@ -449,14 +450,15 @@ class TimeAnswers(StructuredBase):
         clearly elsewhere, so the eggs are left. A sentence places only the option it matches
         best: "Omar put the reading lamp by the front desk" is where Omar left the lamp, and
         does not also place "Omar and the novels" by the name they share. The indices of the
-        options found nowhere."""
+        options found nowhere but in ``here`` (the sentences of the moment asked about)."""
         pool: dict[tuple[str, float, str], int] = {}  # each candidate sentence once
         found: list[list[int]] = []  # per option, where its own search found sentences
         units: list[Unit] = []
+        at_moment = {(u.memory_id, round(u.t_start, 2)) for u in here}
         for o in options:
             mine = []
             for u in self._candidates(o, scope, reader, recall):
-                if u.modality == modality:
+                if u.modality == modality and (u.memory_id, round(u.t_start, 2)) not in at_moment:
                     key = (u.memory_id, round(u.t_start, 2), u.text)
                     if key not in pool:
                         pool[key] = len(units)
@@ -480,7 +482,12 @@ class TimeAnswers(StructuredBase):
         none, or all."""
         heard = [float(self._match(o, said).max()) for o in options]
         if max(heard) >= PLACED_MIN:
-            return self._choice_by_match(options, said, confidence, caps)
+            # a sentence of the moment that names one option's thing ("… clean the spade …",
+            # perhaps as the audio carried it) is about that option, whatever name it shares
+            # with another ("where Ruth left the watering can")
+            told = [k for k, o in enumerate(options) if (phrase := telling_phrase(o)) and len(not_naming(phrase, said)) < len(said)]
+            bonus = [TOLD_ALONE_BONUS if told == [k] else 0.0 for k in range(len(options))]
+            return self._choice_by_match(options, said, confidence, caps, bonus=bonus)
         left = self._unplaced(options, "speech", scope, reader, ())
         if len(left) == 1:
             return self._eliminated(options, left[0], guess, said[:1], caps)
@@ -940,26 +947,42 @@ class TimeAnswers(StructuredBase):
         """"What was talked about while the screen was dark?": the sentences spoken during the
         dark key frames of the named stream (else of every stream in scope). The memory keeps
         each key frame's quality, so the moment is known even though nothing was seen."""
+        moment = self._dark_moment(analysis, scope, reader)
+        if moment is None:
+            return None
+        spans, memories = moment
+        return self._said_during(spans, "the picture was dark", "a dark picture", "visual",
+                                 memories, options, scope, reader)
+
+    def _dark_moment(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader
+                     ) -> tuple[list[tuple[str, float, float]], list] | None:
+        """The dark stretches (stream, start, end) a "while the screen was dark" question asks
+        about, in the named stream (else every stream in scope), with those streams' memories;
+        None for other questions."""
         if not getattr(analysis.shape, "said_while_dark", False):
             return None
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
         memories = self._memories([named] if named else streams, scope)
-        return self._said_during(dark_spans(memories), "the picture was dark", "a dark picture", "visual",
-                                 memories, options, scope, reader)
+        return dark_spans(memories), memories
 
-    def _said_during(self, spans: Sequence[tuple[str, float, float]], what: str, unit_text: str, modality: str,
-                     memories: Sequence, options: Sequence[str], scope: Scope, reader: MemoryReader) -> Draft | None:
-        """The sentences spoken during ``spans`` (stream, start, end) of a moment (``what``:
-        "the picture was dark"); with none, that no words were heard then (and what was) —
-        rather than let text search quote a sentence from elsewhere."""
+    def _spoken_during(self, spans: Sequence[tuple[str, float, float]], reader: MemoryReader) -> list[Unit]:
+        """The sentences spoken during ``spans`` (stream, start, end): read ``DARK_SLACK_S``
+        around each, kept when ``DARK_OVERLAP_S`` of them (or half) falls inside; each once."""
         said: list[Unit] = []
         for sid, a, b in spans:
             for u in self._stream_units(sid, a - DARK_SLACK_S, b + DARK_SLACK_S, reader):
                 inside = min(u.t_end, b) - max(u.t_start, a)
                 if u.modality == "speech" and inside >= min(DARK_OVERLAP_S, (u.t_end - u.t_start) / 2):
                     said.append(u)
-        said = list({(u.stream_id, round(u.t_start, 2), u.text): u for u in said}.values())
+        return list({(u.stream_id, round(u.t_start, 2), u.text): u for u in said}.values())
+
+    def _said_during(self, spans: Sequence[tuple[str, float, float]], what: str, unit_text: str, modality: str,
+                     memories: Sequence, options: Sequence[str], scope: Scope, reader: MemoryReader) -> Draft | None:
+        """The sentences spoken during ``spans`` (stream, start, end) of a moment (``what``:
+        "the picture was dark"); with none, that no words were heard then (and what was) —
+        rather than let text search quote a sentence from elsewhere."""
+        said = self._spoken_during(spans, reader)
         if not said:
             return None if options or not spans else _nothing_said(memories, spans, what, unit_text, modality)
         caps = {"route": 8.0, "dark_spans": float(len(spans)), "sentences": float(len(said))}
@@ -1005,6 +1028,16 @@ def says_an_option(unit: Unit, options: Sequence[str]) -> bool:
         if not values and words and all(w in said for w in words):
             return True
     return False
+
+
+def tells(option: str, phrase: str, unit: Unit) -> bool:
+    """Whether ``unit`` says something of ``option`` besides a person's name: all the words of
+    its telling ``phrase``, or any other of its content words ("Ruth will clean the stain
+    after lunch." tells nothing of "where Ruth left the watering can": Ruth is a name)."""
+    if phrase and all(w in unit.text.lower() for w in phrase.lower().split()):
+        return True
+    unnamed = " ".join(w for w in option.split() if not w[:1].isupper())
+    return bool(set(content_terms(unnamed)) & unit.terms)
 
 
 def not_naming(phrase: str, units: Sequence[Unit]) -> list[Unit]:

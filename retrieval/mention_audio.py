@@ -43,6 +43,14 @@ MIN_GAIN = -7.0  # log-probability of the sentence with the thing, less that as 
 # a question about something never said often has a sentence of the same shape ("Where did Mei
 # leave the saddle?" put "saddle" into "And you left the troll next to the side part." at −6.2)
 OBJECT_MIN_GAIN = -5.0
+# … to choose between options by which one a moment's sentence carries ("what was talked about
+# while the screen was dark?", ``Relistener.hear_which``): the best candidate's gain, and its
+# lead over every other option. On the dev sets' 11 such moments that no option's words told
+# (session 73), the options said there gained −0.3 … −8.0 when heard and led the next option by
+# 6.7 … 18; wrong options reached −6.1 and −6.7 (four-syllable "volunteer", "conductor" for
+# "in context"), each said clearly elsewhere and so no candidate, or 4.9 ahead of the right one.
+SAID_THEN_MIN_GAIN = -10.0
+SAID_THEN_LEAD = 5.0
 WINDOWS_TRIED = 3  # windows of the sentence the thing is put into (the best one is kept)
 MIN_WINDOW_LETTERS = 3  # shorter windows ("a", "is") say too little about a sound
 MIN_WORDS_KEPT = 2  # words of the sentence left around the thing: a fragment ("We should") is no mention
@@ -63,6 +71,19 @@ class MentionCheck:
     def heard_at(self, min_gain: float) -> bool:
         """Whether the thing costs the sentence no more than ``-min_gain`` log-probability."""
         return self.gain >= min_gain
+
+
+def carried_option(gains: dict[int, float], candidates: Sequence[int]) -> int | None:
+    """The option a moment's audio carries, from each option's best ``gains`` (its thing put
+    into the moment's sentences): the best of all, when it is one of ``candidates`` (the
+    options said nowhere else), gains ``SAID_THEN_MIN_GAIN`` or more and leads every other
+    option by ``SAID_THEN_LEAD``; None otherwise."""
+    ranked = sorted(gains, key=lambda k: -gains[k])
+    if not ranked or ranked[0] not in candidates or gains[ranked[0]] < SAID_THEN_MIN_GAIN:
+        return None
+    if len(ranked) > 1 and gains[ranked[0]] - gains[ranked[1]] < SAID_THEN_LEAD:
+        return None
+    return ranked[0]
 
 
 def thing_phrase(question: str, wanted: Sequence[str]) -> str:

@@ -113,7 +113,7 @@ from episodic.retrieval.listen_targets import (
     without_closing_phrase,
     without_cut_off_sentence,
 )
-from episodic.retrieval.mention_audio import MIN_GAIN, MentionCheck, check_mention
+from episodic.retrieval.mention_audio import MIN_GAIN, MentionCheck, carried_option, check_mention
 from episodic.retrieval.option_audio import OptionHearing, Slots, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.snippet_audio import (
@@ -800,6 +800,47 @@ class Relistener:
             _, memory, span, text, note = max(heard, key=lambda h: h[0])
             note["taken"] = True
             self._take_for_request(memory, span, text, analysis, q_vec, recall, reader, scope, scorer)
+        return asked
+
+    def hear_which(self, phrases: Sequence[str], candidates: Sequence[int], said: Sequence[Unit],
+                   analysis: QueryAnalysis, q_vec: np.ndarray, recall: Recall, reader: MemoryReader,
+                   scope: Scope, scorer: Any, remaining: Callable[[], float | None]) -> list[dict[str, Any]]:
+        """Which option a moment's sentences carry ("what was talked about while the screen
+        was dark?" when nothing heard then tells any option: ``StructuredAnswerer.said_then_checks``):
+        each option's telling phrase (``phrases``, "" for none) put into each sentence of
+        ``said`` and scored against its audio (:meth:`hear_mention`). The best of the
+        ``candidates`` (the options said nowhere else) is taken for this request, its phrase in
+        its sentence (hinted; the store keeps what was heard), when the audio carries it
+        clearly (:func:`retrieval.mention_audio.carried_option`). Returns what was asked, for the trace. Stops when the request's
+        time runs short (then nothing is taken)."""
+        asked: list[dict[str, Any]] = []
+        if self.settings.relisten_max_memories <= 0:
+            return asked
+        best: dict[int, tuple[float, ShortTermMemory, Unit, str]] = {}
+        for u in said:
+            memory = reader.memory(u.memory_id)
+            if memory is None or not u.text.strip():
+                continue
+            for k, phrase in enumerate(phrases):
+                if not phrase:
+                    continue
+                budget = self._budget(remaining)
+                if budget is not None and budget < MENTION_CHECK_S:
+                    return asked
+                check = self.hear_mention(memory, u, phrase)
+                if check is None:
+                    continue
+                asked.append({"memory_id": memory.id, "t_start": round(u.t_start, 3), "heard": u.text,
+                              "option": k, "with_thing": check.text, "gain": check.gain, "taken": False})
+                if k not in best or check.gain > best[k][0]:
+                    best[k] = (check.gain, memory, u, check.text)
+        top = carried_option({k: b[0] for k, b in best.items()}, candidates)
+        if top is not None:
+            _, memory, unit, text = best[top]
+            for note in asked:
+                note["taken"] = note["option"] == top and note["t_start"] == round(unit.t_start, 3)
+            self._take_for_request(memory, (unit.t_start, unit.t_end), text, analysis, q_vec, recall, reader,
+                                   scope, scorer)
         return asked
 
     def _speech_entries(self, memory: ShortTermMemory, pieces: list[TranscriptPiece]) -> list[EmbeddingEntry]:

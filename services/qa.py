@@ -359,7 +359,14 @@ class MemoryQA:
                 # a thing an order, which-stream or while-question still cannot place, or the
                 # thing a question about speech asks of that nothing recalled holds: where does
                 # the audio say it? (the last at a stricter bar: it turns refusals into answers)
-                if shape.order:
+                said_then = self.structured.said_then_checks(analysis, req.options, req.scope, reader) if structured else None
+                if said_then is not None:
+                    # what was said while the screen was dark (…) tells no option: which does its audio carry?
+                    checks = []
+                    with clock.stage("mention_audio"):
+                        trace.notes["mentions_heard"] = self.relisten.hear_which(
+                            *said_then, analysis, q_vec, recall, reader, req.scope, self.scorer, clock.remaining)
+                elif shape.order:
                     checks = self.structured.placement_checks(analysis, req.options, recall.units, req.scope, reader)
                     bar = MIN_GAIN
                 elif structured or open_streams:

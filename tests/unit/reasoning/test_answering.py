@@ -1418,6 +1418,41 @@ def test_said_while_dark_misheard_rules_out_the_options_said_clearly_elsewhere()
         assert draft is not None and draft.choice_index == right, (given, draft)
 
 
+def test_a_moment_whose_words_tell_no_option_is_asked_of_the_audio_and_a_named_thing_outweighs_a_shared_name():
+    """"What was talked about while the screen was dark?" with "Ruth will clean the stain after
+    lunch." heard then: the sentence tells no option by more than the name Ruth, so the options
+    said nowhere else (the spade, not the gardener or the wheelbarrow, said clearly) are
+    offered to the audio with each option's thing. Once the sentence names one option's thing
+    (as the audio may have carried it), that option is chosen over one sharing its name, which
+    MiniLM puts a little nearer ("Ruth's appointment with the gardener": 0.773 against 0.764)."""
+    from episodic.core.query import Scope
+
+    memories = [_memory("garden-cam", 0.0, ["Ruth is meeting the gardener at noon."]),
+                _memory("garden-cam", 10.0, ["Ruth will clean the stain after lunch."], dark=True),
+                _memory("garden-cam", 20.0, ["Tom painted the wheelbarrow blue."])]
+    answerer, reader = _speech_answerer(memories)
+    question = _shaped("What was talked about while the screen was dark in garden-cam?")
+    options = ("Ruth's appointment with the gardener", "who takes care of the spade", "the colour of Tom's wheelbarrow")
+    checks = answerer.said_then_checks(question, options, Scope(), reader)
+    assert checks is not None, checks
+    phrases, candidates, said = checks
+    assert phrases == ["gardener", "spade", "wheelbarrow"] and candidates == [1], checks
+    assert [u.text for u in said] == ["Ruth will clean the stain after lunch."]
+    # no check without options, for another kind of question, or when a word of an option is heard then
+    assert answerer.said_then_checks(question, (), Scope(), reader) is None
+    assert answerer.said_then_checks(_shaped("What did Ruth say about the spade?"), options, Scope(), reader) is None
+    memories[1].transcript[0].text = "Ruth will clean the spade after lunch."
+    answerer, reader = _speech_answerer(memories)
+    assert answerer.said_then_checks(question, options, Scope(), reader) is None
+    draft = answerer.said_while_dark(question, options, Scope(), reader)
+    assert draft is not None and draft.choice_index == 1, draft
+    # a name alone: the option sharing it, as before
+    memories[1].transcript[0].text = "Ruth will clean the stain after lunch."
+    answerer, reader = _speech_answerer(memories)
+    draft = answerer.said_while_dark(question, options, Scope(), reader)
+    assert draft is not None and draft.choice_index == 0, draft
+
+
 def _reading_all_speech(memories):
     """A structured answerer over ``memories`` whose every sentence is a candidate for every
     option (the search that narrows them is not under test), and its store."""

@@ -10,6 +10,7 @@ import pytest
 from episodic.retrieval.mention_audio import (
     MIN_GAIN,
     MentionCheck,
+    carried_option,
     check_mention,
     talked_about,
     telling_phrase,
@@ -99,3 +100,21 @@ def test_an_order_question_s_thing_is_named_by_the_words_that_end_it(thing, phra
 def test_a_question_about_talk_is_named_by_the_words_before_its_cue(question, phrase):
     """What a which-stream question about talk asks after ends before its closing cue words."""
     assert telling_phrase(talked_about(question)) == phrase
+
+
+@pytest.mark.parametrize(
+    ("gains", "candidates", "carried"),
+    [
+        ({0: -24.5, 1: -8.0, 2: -26.2, 3: -32.1}, [1], 1),  # "stain" → "spade": far ahead
+        ({0: -0.3, 1: -16.9}, [0, 1], 0),
+        ({0: -6.1, 1: -34.0, 2: -15.3}, [1], None),  # "volunteer" leads but was said elsewhere
+        ({0: -6.7, 1: -11.6}, [0], None),  # ahead by 4.9: not clearly
+        ({0: -11.3, 1: -19.4}, [0, 1], None),  # far ahead, but costs the sentence too much
+        ({0: -2.0}, [0], 0),  # no other option to compare
+        ({}, [0], None),
+    ],
+)
+def test_the_option_a_moment_s_audio_carries_is_the_clear_best_of_those_said_nowhere_else(gains, candidates, carried):
+    """Figures from the dev sets' dark and picture moments (session 73): each option's thing
+    put into the sentence heard then, its log-probability against the audio less the heard one's."""
+    assert carried_option(gains, candidates) == carried

@@ -657,10 +657,10 @@ COUNT_SAID = ["There is the printer again.", "The weather looks fine today.", "L
 
 
 def _misheard_recording(root: Path, stream_id: str, said: list[str], word: str, garbled: str,
-                        others: dict[str, list[str]] | None = None):
+                        others: dict[str, list[str]] | None = None, dark: int | None = None):
     """A recording of one sentence per shot, ingested (after ``others``: more streams, said
-    clearly); the sentence holding ``word`` is then stored as ``garbled``. Returns
-    (components, service, that memory)."""
+    clearly); the sentence holding ``word`` is then stored as ``garbled``; shot ``dark`` (an
+    index) is black. Returns (components, service, that memory)."""
     from episodic.components import Components
     from episodic.pipeline import ingest_file
     from episodic.services.qa import MemoryQA
@@ -669,6 +669,7 @@ def _misheard_recording(root: Path, stream_id: str, said: list[str], word: str, 
     for sid, lines in [*(others or {}).items(), (stream_id, said)]:
         path = root / f"{sid}.mp4"
         scenes = [samples.Scene(duration_s=7, seed=20 + i, tint=(60 + 35 * i, 90, 200 - 30 * i))
+                  if i != dark or sid != stream_id else samples.Scene(duration_s=7, seed=20 + i, static=True, brightness=0.03)
                   for i in range(len(lines))]
         samples.make_recording(path, scenes, [samples.Speech(t=7.0 * i + 1.5, text=x) for i, x in enumerate(lines)])
         ingest_file(path, sid, components)
@@ -827,6 +828,36 @@ def test_a_which_stream_question_finds_the_talk_it_cannot_find_in_the_audio(tmp_
         assert [m["memory_id"] for m in taken] == [reading.id], trace.notes["mentions_heard"]
         assert result.choice_index == 1, result
         monkeypatch.setattr(service.structured, "talk_checks", lambda *a, **k: [])
+        result, _ = service.ask_traced(AskRequest(question, options=options))
+        assert result.choice_index == 0, result
+    finally:
+        components.close()
+
+
+@pytest.mark.slow
+def test_what_was_said_while_the_screen_was_dark_is_chosen_by_what_its_audio_carries(tmp_path, monkeypatch):
+    """"What was talked about while the screen was dark?" with the sentence said then stored
+    as "Ruth will clean the stain after lunch." and re-hearing left out: it tells no option by
+    more than the name Ruth, which it shares with "where Ruth left the watering can" (said
+    clearly elsewhere), so each option's thing is put into it and scored against its audio:
+    "spade" costs it far less than the others, is taken for this request, and that option is
+    chosen. Without the check the shared name wins."""
+    said = ["Ruth left the watering can next to the greenhouse.", "Ruth will clean the spade after lunch.",
+            "Tom painted the wheelbarrow blue.", "The harvest festival is in room two twenty four."]
+    components, service, spade = _misheard_recording(tmp_path, "garden-cam", said, "clean",
+                                                      "Ruth will clean the stain after lunch.", dark=1)
+    try:
+        monkeypatch.setattr(service.relisten, "run", lambda *a, **k: RelistenReport(reason="off"))
+        options = ("where Ruth left the watering can", "who takes care of the spade",
+                   "the colour of Tom's wheelbarrow", "the room for the harvest festival")
+        question = "What was talked about while the screen was dark in garden-cam?"
+        result, trace = service.ask_traced(AskRequest(question, options=options))
+        taken = [m for m in trace.notes["mentions_heard"] if m["taken"]]
+        assert [(m["memory_id"], m["option"]) for m in taken] == [(spade.id, 1)], trace.notes["mentions_heard"]
+        assert "spade" in taken[0]["with_thing"]
+        assert result.choice_index == 1, result
+        assert "stain" in components.store.get_memory(spade.id).transcript_text  # the store keeps what was heard
+        monkeypatch.setattr(service.structured, "said_then_checks", lambda *a, **k: None)
         result, _ = service.ask_traced(AskRequest(question, options=options))
         assert result.choice_index == 0, result
     finally:
