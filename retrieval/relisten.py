@@ -756,25 +756,19 @@ class Relistener:
     def hear_mentions(self, thing: str, targets: Sequence[Unit], mentions: Callable[[Unit], bool],
                       analysis: QueryAnalysis, q_vec: np.ndarray, recall: Recall, reader: MemoryReader,
                       scope: Scope, scorer: Any, remaining: Callable[[], float | None],
-                      best_only: bool = False, min_gain: float = MIN_GAIN,
-                      clear_lead: bool = False) -> list[dict[str, Any]]:
+                      best_only: bool = False, min_gain: float = MIN_GAIN) -> list[dict[str, Any]]:
         """A count question's sentences nearest the thing (``TimeAnswers.mention_targets``), as
         they are after re-listening: each that does not mention ``thing`` (``mentions``) is asked of its
         audio (:meth:`hear_mention`), and one whose audio carries it is taken, with the thing
         in it, for this request (hinted; the store keeps what was heard). ``best_only`` (a
         thing an order question places, ``TimeAnswers.placement_checks``: said once) takes only
         the one that carries it best; ``min_gain`` is the bar (retrieval/mention_audio.py).
-        ``clear_lead`` (with ``best_only``): when none reaches the bar, the one sentence the
-        audio carries it in far better than in every other asked
-        (:func:`retrieval.mention_audio.carried_option`: "Ruth will clean the stain after
-        lunch." with "spade" at −8.0, the next sentence −17.3) is taken too.
         Returns what was asked, for the trace. Stops when the request's time runs short."""
         asked: list[dict[str, Any]] = []
         if not thing or self.settings.relisten_max_memories <= 0:
             return asked
         done: set[tuple[str, float]] = set()
         heard: list[tuple[float, ShortTermMemory, tuple[float, float], str, dict[str, Any]]] = []
-        tried: list[tuple[float, ShortTermMemory, tuple[float, float], str, dict[str, Any]]] = []
         for u in targets:
             memory = reader.memory(u.memory_id)
             if memory is None:
@@ -800,13 +794,8 @@ class Relistener:
                 if carries and not best_only:
                     self._take_for_request(memory, (p.t_start, p.t_end), check.text, analysis, q_vec, recall,
                                            reader, scope, scorer)
-                elif best_only:
-                    tried.append((check.gain, memory, (p.t_start, p.t_end), check.text, asked[-1]))
-                    if carries:
-                        heard.append(tried[-1])
-        if not heard and clear_lead and len(tried) > 1:
-            clear = carried_option({i: t[0] for i, t in enumerate(tried)}, range(len(tried)))
-            heard = [tried[clear]] if clear is not None else []
+                elif carries:
+                    heard.append((check.gain, memory, (p.t_start, p.t_end), check.text, asked[-1]))
         if heard:
             _, memory, span, text, note = heard[self._most_on_the_question([h[3] for h in heard], [h[0] for h in heard], q_vec)]
             note["taken"] = True

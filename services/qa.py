@@ -382,7 +382,7 @@ class MemoryQA:
                             placed += self.relisten.hear_mentions(
                                 phrase, targets, lambda u, w=words: all(x in u.text.lower() for x in w), analysis,
                                 q_vec, recall, reader, req.scope, self.scorer, clock.remaining, best_only=True,
-                                min_gain=bar, clear_lead=bar == MIN_GAIN)
+                                min_gain=bar)
                         trace.notes["mentions_heard"] = placed
             hearing = None
             if req.options and not structured:

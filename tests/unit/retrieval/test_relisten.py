@@ -854,43 +854,6 @@ def test_of_sentences_whose_audio_carries_a_thing_the_one_about_the_question_is_
     assert listener._most_on_the_question(texts, [1.4, -1.4], np.zeros(3)) == 0  # no question vector
 
 
-@pytest.mark.parametrize(("gains", "clear_lead", "taken"), [
-    ((-8.0, -17.3, -25.9), True, 0),  # short of the bar, far ahead of every other: taken
-    ((-8.0, -17.3, -25.9), False, None),  # … only where a clear lead is asked for
-    ((-7.7, -9.9, -21.3), True, None),  # ahead by 2.2: "wheel pair of blue" may say "spade" as well
-    ((-11.0, -25.0, -30.0), True, None),  # far ahead, but costs the sentence too much
-    ((-1.4, -17.3, 1.4), True, 2),  # at the bar: the usual choice (the nearest to the question)
-])
-def test_a_thing_short_of_the_bar_is_placed_where_the_audio_carries_it_far_better_than_anywhere_else(
-        gains, clear_lead, taken):
-    """An order question's thing ("spade") asked of the sentences nearest to it: "Ruth will
-    clean the stain after lunch." with "spade" costs 8.0, every other sentence 17 or more; with
-    ``clear_lead`` that sentence is taken although short of ``MIN_GAIN``."""
-    from types import SimpleNamespace
-
-    from episodic.config import Settings
-    from episodic.retrieval.mention_audio import MentionCheck
-    from episodic.retrieval.relisten import Relistener
-
-    said = ["Ruth will clean the stain after lunch.", "Tom painted the wheel pair of blue.", "Everyone is in a good mood."]
-    memories = [ShortTermMemory(id=f"garden-cam@{i}", stream_id="garden-cam", t_start=10.0 * i, t_end=10.0 * i + 7,
-                                transcript=[TranscriptPiece(10.0 * i + 1, 10.0 * i + 4, x)], vector=np.zeros(4))
-                for i, x in enumerate(said)]
-    by_id = {m.id: m for m in memories}
-    listener = Relistener(SimpleNamespace(embedder=SimpleNamespace(embed_texts=lambda texts: np.ones((len(texts), 4)))),
-                          Settings())
-    listener.hear_mention = lambda memory, unit, thing: MentionCheck(gains[said.index(unit.text)], unit.text + " (spade)")
-    took: list[str] = []
-    listener._take_for_request = lambda memory, span, text, *rest: took.append(memory.id)
-    units = [Unit("garden-cam", m.id, m.transcript[0].t_start, m.transcript[0].t_end, "speech", m.transcript[0].text)
-             for m in memories]
-    asked = listener.hear_mentions("spade", units, lambda u: "spade" in u.text, SimpleNamespace(), np.ones(4), None,
-                                   SimpleNamespace(memory=by_id.get), Scope(), None, lambda: None, best_only=True,
-                                   clear_lead=clear_lead)
-    assert took == ([] if taken is None else [memories[taken].id]), asked
-    assert [a["taken"] for a in asked] == [k == taken for k in range(len(said))]
-
-
 @pytest.mark.slow
 def test_what_was_said_while_the_screen_was_dark_is_chosen_by_what_its_audio_carries(tmp_path, monkeypatch):
     """"What was talked about while the screen was dark?" with the sentence said then stored
