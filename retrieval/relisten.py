@@ -797,23 +797,10 @@ class Relistener:
                 elif carries:
                     heard.append((check.gain, memory, (p.t_start, p.t_end), check.text, asked[-1]))
         if heard:
-            _, memory, span, text, note = heard[self._most_on_the_question([h[3] for h in heard], [h[0] for h in heard], q_vec)]
+            _, memory, span, text, note = max(heard, key=lambda h: h[0])
             note["taken"] = True
             self._take_for_request(memory, span, text, analysis, q_vec, recall, reader, scope, scorer)
         return asked
-
-    def _most_on_the_question(self, texts: Sequence[str], gains: Sequence[float], q_vec: np.ndarray) -> int:
-        """Which of several sentences whose audio carries a thing to take: the one nearest to the
-        question (MiniLM cosine, to two places; then the larger gain). Gains of different
-        sentences come from different audio and say little against each other: "The price of
-        the rope" is "The rope costs 38 euros" (−1.4), not "Look, the rope is here." (+1.4, put
-        in place of "book trolley"). The index."""
-        vecs = np.asarray(self.c.embedder.embed_texts(list(texts)), dtype=np.float32)
-        q = np.asarray(q_vec, dtype=np.float32).ravel()
-        if vecs.ndim != 2 or vecs.shape[1] != q.size or not np.any(q):
-            return int(np.argmax(gains))
-        fit = vecs @ q / np.maximum(np.linalg.norm(vecs, axis=1) * np.linalg.norm(q), 1e-9)
-        return max(range(len(texts)), key=lambda i: (round(float(fit[i]), 2), gains[i]))
 
     def hear_which(self, phrases: Sequence[str], candidates: Sequence[int], said: Sequence[Unit],
                    analysis: QueryAnalysis, q_vec: np.ndarray, recall: Recall, reader: MemoryReader,

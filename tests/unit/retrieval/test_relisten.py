@@ -834,26 +834,6 @@ def test_a_which_stream_question_finds_the_talk_it_cannot_find_in_the_audio(tmp_
         components.close()
 
 
-def test_of_sentences_whose_audio_carries_a_thing_the_one_about_the_question_is_taken():
-    """"What came up next after the price of the rope?": the audio carried "rope" in "The road
-    costs 38 euros to me." (−1.4) and, put in place of "book trolley", in "Look, the book
-    trolley is here." (+1.4). Gains of different sentences come from different audio; the
-    sentence nearer to the question is the rope's price. Near-equal fits fall back to the gain."""
-    from types import SimpleNamespace
-
-    from episodic.config import Settings
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.retrieval.relisten import Relistener
-
-    embedder = MiniLMEmbedder(Settings())
-    listener = Relistener(SimpleNamespace(embedder=embedder), Settings())
-    q_vec = np.asarray(embedder.embed_texts(["What came up next after the price of the rope?"])[0])
-    texts = ["Look the rope is here.", "The rope costs 38 euros to me."]
-    assert listener._most_on_the_question(texts, [1.4, -1.4], q_vec) == 1
-    assert listener._most_on_the_question(texts[1:] * 2, [-3.0, -1.4], q_vec) == 1  # a tie: the gain
-    assert listener._most_on_the_question(texts, [1.4, -1.4], np.zeros(3)) == 0  # no question vector
-
-
 @pytest.mark.slow
 def test_what_was_said_while_the_screen_was_dark_is_chosen_by_what_its_audio_carries(tmp_path, monkeypatch):
     """"What was talked about while the screen was dark?" with the sentence said then stored
