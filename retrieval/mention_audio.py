@@ -29,7 +29,7 @@ thing in words and sound are asked (``TimeAnswers.mention_targets``), which narr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import jellyfish
@@ -153,16 +153,21 @@ def _key_likeness(a: str, b: str) -> tuple[float, float]:
     return 1.0 - jellyfish.levenshtein_distance(a, b) / max(len(a), len(b)), jellyfish.jaro_winkler_similarity(a, b)
 
 
-def thing_windows(words: Sequence[str], thing: str, limit: int = WINDOWS_TRIED) -> list[tuple[int, int]]:
+def thing_windows(words: Sequence[str], thing: str, limit: int = WINDOWS_TRIED,
+                  keep: Collection[str] = ()) -> list[tuple[int, int]]:
     """(start, length) of the windows of ``words`` that sound most like ``thing``, best first:
     as many words as the thing has, one fewer or one more ("book trolling" for "book
     trolley", "lobby" for "robin"); never a window that already holds every word of it, nor
     a longer one at the sentence's end: the thing there would end the sentence a word early,
     and the scorer charges a text nothing for stopping before the audio does ("There is the
-    ladder again." as "There is the robin": only −5.7)."""
+    ladder again." as "There is the robin": only −5.7); nor one holding a word whose stem is in
+    ``keep`` (the question's other words: "Where was the umbrella left by Amara?" is not
+    answered by "umbrella the fishing net next to the lighthouse" made of "Amara left the
+    fishing net …")."""
     own = [w.lower() for w in re.findall(r"\w+", thing)]
     if not own:
         return []
+    kept = set(keep) - {stem(w) for w in own}
     key = sound_key("".join(own))
     plain = [re.sub(r"[^\w]", "", w).lower() for w in words]
     ranked: list[tuple[float, float, int, int]] = []
@@ -172,6 +177,8 @@ def thing_windows(words: Sequence[str], thing: str, limit: int = WINDOWS_TRIED) 
             letters = "".join(window)
             if len(letters) < MIN_WINDOW_LETTERS or set(window) >= set(own):
                 continue
+            if kept and any(stem(w) in kept for w in window):
+                continue  # the question's own words stay as heard
             if len(words) - n < MIN_WORDS_KEPT:
                 continue  # the thing in place of all but a word of it is no sentence heard ("The")
             if n > len(own) and i + n == len(words):
@@ -184,7 +191,7 @@ def thing_windows(words: Sequence[str], thing: str, limit: int = WINDOWS_TRIED) 
 
 def check_mention(score: Callable[..., list[float | None]], encoded: object, sentence: str, thing: str,
                   language: str = "en", before: str = "", after: str = "",
-                  length: Callable[[str], int] | None = None) -> MentionCheck | None:
+                  length: Callable[[str], int] | None = None, keep: Collection[str] = ()) -> MentionCheck | None:
     """Score ``sentence`` as heard and with ``thing`` in each of its likeliest windows against
     the audio (``score(encoded, texts, language)``: TranscriptScorer.loglik; ``before``/``after``:
     what the audio says around it, so the whole audio aligns to a whole text). None when the
@@ -194,9 +201,10 @@ def check_mention(score: Callable[..., list[float | None]], encoded: object, sen
     thing may be written in fewer or more tokens than the words it replaces: with ``length``
     (a text's token count) each token a text has fewer than the heard one is charged, and each
     it has more credited, at the heard text's mean log-probability per token. (A text that
-    stops before the audio does is not charged at all: :func:`thing_windows` never offers one.)"""
+    stops before the audio does is not charged at all: :func:`thing_windows` never offers one.)
+    ``keep``: stems of words no window may take (:func:`thing_windows`)."""
     words = words_of(sentence)
-    windows = thing_windows(words, thing)
+    windows = thing_windows(words, thing, keep=keep)
     if not windows:
         return None
     alone = []

@@ -63,7 +63,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -471,14 +471,15 @@ class Relistener:
             return out
         return result
 
-    def hear_mention(self, memory: ShortTermMemory, sentence: Unit, thing: str) -> MentionCheck | None:
+    def hear_mention(self, memory: ShortTermMemory, sentence: Unit, thing: str,
+                     keep: Collection[str] = ()) -> MentionCheck | None:
         """Whether the audio of ``sentence`` names ``thing`` where the transcript has words
-        that sound like it (retrieval/mention_audio.py); None when it could not be asked.
-        Never raises for what it meets in the data."""
+        that sound like it (retrieval/mention_audio.py; never in place of a word whose stem is
+        in ``keep``); None when it could not be asked. Never raises for what it meets in the data."""
 
         def score(scorer, encoded, language, before, after) -> MentionCheck | None:
             return check_mention(scorer.loglik, encoded, sentence.text, thing, language, before=before, after=after,
-                                 length=lambda text: len(scorer.token_ids(text)))
+                                 length=lambda text: len(scorer.token_ids(text)), keep=keep)
 
         result = self._scored_against_audio(memory, sentence, score)
         return None if isinstance(result, str) else result
@@ -756,13 +757,15 @@ class Relistener:
     def hear_mentions(self, thing: str, targets: Sequence[Unit], mentions: Callable[[Unit], bool],
                       analysis: QueryAnalysis, q_vec: np.ndarray, recall: Recall, reader: MemoryReader,
                       scope: Scope, scorer: Any, remaining: Callable[[], float | None],
-                      best_only: bool = False, min_gain: float = MIN_GAIN) -> list[dict[str, Any]]:
+                      best_only: bool = False, min_gain: float = MIN_GAIN,
+                      keep: Collection[str] = ()) -> list[dict[str, Any]]:
         """A count question's sentences nearest the thing (``TimeAnswers.mention_targets``), as
         they are after re-listening: each that does not mention ``thing`` (``mentions``) is asked of its
         audio (:meth:`hear_mention`), and one whose audio carries it is taken, with the thing
         in it, for this request (hinted; the store keeps what was heard). ``best_only`` (a
         thing an order question places, ``TimeAnswers.placement_checks``: said once) takes only
-        the one that carries it best; ``min_gain`` is the bar (retrieval/mention_audio.py).
+        the one that carries it best; ``min_gain`` is the bar (retrieval/mention_audio.py);
+        ``keep``: stems of words the thing may not be put in place of.
         Returns what was asked, for the trace. Stops when the request's time runs short."""
         asked: list[dict[str, Any]] = []
         if not thing or self.settings.relisten_max_memories <= 0:
@@ -785,7 +788,7 @@ class Relistener:
                 budget = self._budget(remaining)
                 if budget is not None and budget < MENTION_CHECK_S:
                     break
-                check = self.hear_mention(memory, now, thing)
+                check = self.hear_mention(memory, now, thing, keep)
                 if check is None:
                     continue
                 carries = check.heard_at(min_gain)

@@ -359,6 +359,7 @@ class MemoryQA:
                 # a thing an order, which-stream or while-question still cannot place, or the
                 # thing a question about speech asks of that nothing recalled holds: where does
                 # the audio say it? (the last at a stricter bar: it turns refusals into answers)
+                keep: frozenset[str] = frozenset()
                 said_then = self.structured.said_then_checks(analysis, req.options, req.scope, reader) if structured else None
                 if said_then is not None:
                     # what was said while the screen was dark (…) tells no option: which does its audio carry?
@@ -374,6 +375,9 @@ class MemoryQA:
                 else:
                     checks = self.structured.object_checks(analysis, recall.units, req.scope, reader, req.options)
                     bar = OBJECT_MIN_GAIN
+                    # the thing goes where it sounds, never in place of the question's other
+                    # words: the sentence must still say whom and what else the question asks of
+                    keep = frozenset(analysis.terms)
                 if checks:
                     with clock.stage("mention_audio"):
                         placed: list[dict[str, Any]] = []
@@ -382,7 +386,7 @@ class MemoryQA:
                             placed += self.relisten.hear_mentions(
                                 phrase, targets, lambda u, w=words: all(x in u.text.lower() for x in w), analysis,
                                 q_vec, recall, reader, req.scope, self.scorer, clock.remaining, best_only=True,
-                                min_gain=bar)
+                                min_gain=bar, keep=keep)
                         trace.notes["mentions_heard"] = placed
             hearing = None
             if req.options and not structured:

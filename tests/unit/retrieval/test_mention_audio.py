@@ -46,6 +46,22 @@ def test_the_windows_tried_are_those_that_sound_like_the_thing():
     assert "ladder again." not in _windows("There is the ladder again.", "robin")
 
 
+def test_the_thing_never_takes_the_place_of_the_questions_other_words():
+    """"Where was the umbrella left by Amara?": put in place of "Amara left", the umbrella made
+    "umbrella the fishing net next to the lighthouse", which the audio carried at −5 and which
+    answered "the lighthouse" for a question about something never said. The question's other
+    words stay as heard; the thing's own words are no such word."""
+    from episodic.retrieval.query_analysis import stem
+
+    said = "Amara left the fishing net next to the lighthouse."
+    windows = [" ".join(words_of(said)[i:i + n]) for i, n in thing_windows(words_of(said), "umbrella", limit=50)]
+    assert "Amara left" in windows and "left" in windows
+    keep = {stem("amara"), stem("left"), stem("umbrella")}
+    kept = [" ".join(words_of(said)[i:i + n]) for i, n in thing_windows(words_of(said), "umbrella", limit=50, keep=keep)]
+    assert kept and not any("Amara" in w or "left" in w.split() for w in kept), kept
+    assert "fishing net" in kept
+
+
 def test_a_sentence_whose_audio_carries_the_thing_counts_and_one_that_does_not_stays_out():
     def score(_encoded, texts, _language):
         # the audio fits "robin" in place of "lobby" nearly as well as what was heard
