@@ -481,11 +481,12 @@ class TimeAnswers(StructuredBase):
         and the choice is among the rest (at a guess's confidence); None when that rules out
         none, or all."""
         heard = [float(self._match(o, said).max()) for o in options]
-        if max(heard) >= PLACED_MIN:
-            # a sentence of the moment that names one option's thing ("… clean the spade …",
-            # perhaps as the audio carried it) is about that option, whatever name it shares
-            # with another ("where Ruth left the watering can")
-            told = [k for k, o in enumerate(options) if (phrase := telling_phrase(o)) and len(not_naming(phrase, said)) < len(said)]
+        # a sentence of the moment that names one option's thing ("… clean the spade …",
+        # perhaps as the audio carried it) is about that option, whatever name it shares with
+        # another ("where Ruth left the watering can"), however little else of it was heard
+        # ("Ram it in the guide of it 13." for "Anya is meeting the guide at 8:15")
+        told = [k for k, o in enumerate(options) if (phrase := telling_phrase(o)) and len(not_naming(phrase, said)) < len(said)]
+        if max(heard) >= PLACED_MIN or len(told) == 1:
             bonus = [TOLD_ALONE_BONUS if told == [k] else 0.0 for k in range(len(options))]
             return self._choice_by_match(options, said, confidence, caps, bonus=bonus)
         left = self._unplaced(options, "speech", scope, reader, ())

@@ -1451,6 +1451,16 @@ def test_a_moment_whose_words_tell_no_option_is_asked_of_the_audio_and_a_named_t
     answerer, reader = _speech_answerer(memories)
     draft = answerer.said_while_dark(question, options, Scope(), reader)
     assert draft is not None and draft.choice_index == 0, draft
+    # the thing named in a sentence otherwise garbled, matching no option well (0.33 at best),
+    # and no option said clearly elsewhere to rule out: still that option
+    zoo = [_memory("zoo-cam", 0.0, ["The weather looks fine today."]),
+           _memory("zoo-cam", 10.0, ["Ram it in the guide of it 13."], dark=True)]
+    answerer, reader = _speech_answerer(zoo)
+    given = ("the price of the fish", "Anya's appointment with the guide", "Kofi and the melons",
+             "the colour of Ravi's camera")
+    draft = answerer.said_while_dark(_shaped("What was talked about while the screen was dark in zoo-cam?"), given,
+                                     Scope(), reader)
+    assert draft is not None and draft.choice_index == 1, draft
 
 
 def _reading_all_speech(memories):
