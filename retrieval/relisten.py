@@ -814,8 +814,8 @@ class Relistener:
         ``said`` and scored against its audio (:meth:`hear_mention`). The best of the
         ``candidates`` (the options said nowhere else) is taken for this request, its phrase in
         its sentence (hinted; the store keeps what was heard), when the audio carries it
-        clearly (:func:`retrieval.mention_audio.carried_option`). Returns what was asked, for the trace. Stops when the request's
-        time runs short (then nothing is taken)."""
+        clearly (:func:`retrieval.mention_audio.carried_option`). Returns what was asked, for
+        the trace. Stops when the request's time runs short (then nothing is taken)."""
         asked: list[dict[str, Any]] = []
         if self.settings.relisten_max_memories <= 0:
             return asked
