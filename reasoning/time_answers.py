@@ -218,7 +218,7 @@ def holders_first(thing: str, units: Sequence[Unit], match: np.ndarray, *, by_na
         return np.where(holds, match, match * THING_MISSING_DISCOUNT)
     if by_name_alone or not things:
         return match
-    words = [t for w in thing.split() if not w[:1].isupper() for t in content_terms(w)]
+    words = unnamed_terms(thing)
     names_only = np.array([not any(holds_loosely(t, u.terms) for t in words) for u in units], dtype=bool)
     return np.where(names_only, match * THING_MISSING_DISCOUNT, match)
 
@@ -1035,10 +1035,12 @@ def tells(option: str, phrase: str, unit: Unit) -> bool:
     """Whether ``unit`` says something of ``option`` besides a person's name: all the words of
     its telling ``phrase``, or any other of its content words ("Ruth will clean the stain
     after lunch." tells nothing of "where Ruth left the watering can": Ruth is a name)."""
-    if phrase and all(w in unit.text.lower() for w in phrase.lower().split()):
-        return True
-    unnamed = " ".join(w for w in option.split() if not w[:1].isupper())
-    return bool(set(content_terms(unnamed)) & unit.terms)
+    return bool(phrase and not not_naming(phrase, [unit])) or bool(set(unnamed_terms(option)) & unit.terms)
+
+
+def unnamed_terms(thing: str) -> list[str]:
+    """The content terms of ``thing`` other than a person's name (its capitalised words)."""
+    return [t for w in thing.split() if not w[:1].isupper() for t in content_terms(w)]
 
 
 def not_naming(phrase: str, units: Sequence[Unit]) -> list[Unit]:
