@@ -52,6 +52,9 @@ OPTION_SENTENCE_DISCOUNT = 0.5  # an anchor candidate that is as much some optio
 THING_MISSING_DISCOUNT = 0.5
 NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence is looked for
 ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
+# an option placed next to a sentence that fits an unplaced anchor this much better than the
+# stream's sentences do on the whole (and than any other option's neighbour) came right after it
+NEIGHBOUR_LEAD = 0.1
 MATCH_MIN = 0.3  # a candidate matched worse than this has no place in time
 PLACED_MIN = 0.5  # … and one matched this well is placed (for ruling an option out)
 PLACED_WELL = 0.75  # … and one matched this well needs no second hearing
@@ -401,7 +404,7 @@ class TimeAnswers(StructuredBase):
                 scope: Scope, reader: MemoryReader) -> Draft | None:
         found = self._around_anchor(analysis, options, recall, scope, reader)
         if found is None:
-            return None
+            return self._placed_by_neighbour(analysis, options, recall, scope, reader) if options else None
         anchor, anchor_q, seq = found
         shape = analysis.shape
         caps = {"anchor": round(anchor_q, 3), "route": 1.0}
@@ -439,6 +442,61 @@ class TimeAnswers(StructuredBase):
         conf = min(0.9, anchor_q)
         return Draft(answer=answer, confidence=round(conf, 4), support=[nxt, anchor], source="order",
                      caps={**caps, "span": 1.0, "key_terms": key_coverage(analysis, [nxt, anchor] + list(recall))})
+
+    def _placed_by_neighbour(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
+                             scope: Scope, reader: MemoryReader) -> Draft | None:
+        """"What came up right after X: A, B or C?" when no sentence places X (misheard past
+        matching: "If you need mercy son, nor keep sat at the mirror." for "where Noor left
+        the scissors") but the options are placed: the answer is the option said right after
+        (for "before": right before) a sentence that sounds like X. From each option placed
+        at least ``PLACED_MIN``, up to ``len(ORDER_WEIGHTS)`` sentences back (forward) are
+        read, stopping at another option's sentence; a sentence's fit to X (its words plus
+        how near it sounds, :meth:`_nearness`) counts only above the median fit of the
+        stream's sentences, since every sentence sounds a little like anything. The best
+        option is taken when its fit is ``NEIGHBOUR_LEAD`` above nothing and above the
+        runner-up's; a guess, at ``ELIMINATION_CONFIDENCE``. None otherwise."""
+        shape = analysis.shape
+        if shape.order not in ("after", "before") or not shape.anchor or len(options) < 2:
+            return None
+        named = self.named_stream(analysis.question, reader.streams_in(scope))
+        if named is not None:
+            scope = Scope(stream_ids=(named,), t_min=scope.t_min, t_max=scope.t_max)
+            recall = [u for u in recall if u.stream_id == named]
+        found = self._placed_in_one_stream(options, scope, reader, recall)
+        if not found.stream:
+            return None
+        said = {(u.memory_id, round(u.t_start, 2)): u
+                for u in self._stream_units(found.stream, scope.t_min, scope.t_max, reader)
+                if u.modality == "speech" and u.text.strip()}
+        if not 3 <= len(said) <= LISTEN_SENTENCES_READ:
+            return None
+        keys = sorted(said, key=lambda key: said[key].t_start)
+        units = [said[key] for key in keys]
+        index = {key: i for i, key in enumerate(keys)}
+        where = [index.get((u.memory_id, round(u.t_start, 2))) if u is not None and q >= PLACED_MIN else None
+                 for _, q, u in found.placed]
+        taken = {i for i in where if i is not None}
+        fit = self._nearness(shape.anchor, units)
+        above = fit - float(np.median(fit))
+        step = -1 if shape.order == "after" else 1
+        scores: list[float] = []
+        evidence: list[list[Unit]] = []
+        for i in where:
+            best, shown = 0.0, []
+            for n, weight in enumerate(ORDER_WEIGHTS if i is not None else ()):
+                j = i + step * (n + 1)
+                if not 0 <= j < len(units) or j in taken or abs(units[j].t_start - units[i].t_start) > NEIGHBOUR_WINDOW_S:
+                    break
+                if weight * float(above[j]) > best:
+                    best, shown = weight * float(above[j]), [units[i], units[j]]
+            scores.append(best)
+            evidence.append(shown)
+        ranked = sorted(scores, reverse=True)
+        if ranked[0] < NEIGHBOUR_LEAD or ranked[0] - ranked[1] < NEIGHBOUR_LEAD:
+            return None
+        support = [ELIMINATION_CONFIDENCE if s == ranked[0] else 0.0 for s in scores]
+        caps = {"route": 1.0, "anchor": 0.0, "by_neighbour": round(ranked[0], 3)}
+        return self._choice(options, scores, support, evidence, caps)
 
     def _unplaced(self, options: Sequence[str], modality: str, scope: Scope, reader: MemoryReader,
                   recall: Sequence[Unit], here: Sequence[Unit] = ()) -> list[int]:

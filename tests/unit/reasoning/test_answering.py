@@ -1804,6 +1804,37 @@ def _order_answerer(memories):
     return answerer, MemoryReader(store)
 
 
+def test_an_option_said_right_after_a_sentence_that_sounds_like_the_unplaced_anchor_came_next():
+    """"Right after where Noor left the scissors?" with that sentence misheard past matching
+    ("If you need mercy son, nor keep sat at the mirror.", a dev recording's words): every
+    option is placed, and the one said right after the sentence that sounds like the anchor
+    (more than the recording's sentences do on the whole) is chosen, as a guess; "just
+    before" reads the other way. With no sentence sounding like it, no guess is made."""
+    from episodic.core.query import Scope
+    from episodic.reasoning.time_answers import ELIMINATION_CONFIDENCE
+
+    said = ["The color appointment has room to room for row one.", "The hair clip is on sale for 15 pounds.",
+            "It is quite busy here this morning.", "Everyone sends the wedding styling open at 8 o'clock.",
+            "We shall be finished before they have to noon.", "If you need mercy son, nor keep sat at the mirror.",
+            "Not with a salmon bottle, not shampoo in the mag."]
+    memories = [_memory("salon-cam", 10.0 * i, [x]) for i, x in enumerate(said)]
+    options = ["the time of the wedding styling", "the price of the hair clip", "the room for the colour appointment",
+               "Zara and the bottles of shampoo"]
+    answerer, reader = _order_answerer(memories)
+    after = answerer.next_to(_shaped("What was mentioned right after where Noor left the scissors?"), options, [],
+                             Scope(), reader)
+    assert after is not None and after.choice_index == 3 and "by_neighbour" in after.caps, after
+    assert after.confidence <= ELIMINATION_CONFIDENCE
+    before = answerer.next_to(_shaped("What was mentioned just before where Noor left the scissors?"), options, [],
+                              Scope(), reader)
+    assert before is not None and before.choice_index == 0 and "by_neighbour" in before.caps, before
+    memories[5].transcript[0].text = "Let me check the list once more."
+    answerer, reader = _order_answerer(memories)
+    none = answerer.next_to(_shaped("What was mentioned right after where Noor left the scissors?"), options, [],
+                            Scope(), reader)
+    assert none is None or "by_neighbour" not in none.caps, none
+
+
 def test_the_anchor_of_an_order_question_is_not_an_options_sentence():
     """"Right after where Priya left the laptop?" with "Priya's appointment with the caretaker"
     among the options: "Priya is meeting the caretaker" shares Priya with the anchor but is
