@@ -476,13 +476,20 @@ class Relistener:
         """Whether the audio of ``sentence`` names ``thing`` where the transcript has words
         that sound like it (retrieval/mention_audio.py; never in place of a word whose stem is
         in ``keep``); None when it could not be asked. Never raises for what it meets in the data."""
+        return self.hear_phrases(memory, sentence, [thing], keep)[0]
 
-        def score(scorer, encoded, language, before, after) -> MentionCheck | None:
-            return check_mention(scorer.loglik, encoded, sentence.text, thing, language, before=before, after=after,
-                                 length=lambda text: len(scorer.token_ids(text)), keep=keep)
+    def hear_phrases(self, memory: ShortTermMemory, sentence: Unit, phrases: Sequence[str],
+                     keep: Collection[str] = ()) -> list[MentionCheck | None]:
+        """:meth:`hear_mention` for each of ``phrases`` ("" for none), the audio read and
+        encoded once for all of them; all None when it could not be asked."""
+
+        def score(scorer, encoded, language, before, after) -> list[MentionCheck | None]:
+            return [check_mention(scorer.loglik, encoded, sentence.text, phrase, language, before=before, after=after,
+                                  length=lambda text: len(scorer.token_ids(text)), keep=keep) if phrase else None
+                    for phrase in phrases]
 
         result = self._scored_against_audio(memory, sentence, score)
-        return None if isinstance(result, str) else result
+        return [None] * len(phrases) if isinstance(result, str) else result
 
     def _scored_against_audio(self, memory: ShortTermMemory, sentence: Unit, score: Callable[..., Any]) -> Any:
         """``score(scorer, encoded, language, before, after)`` over the audio of ``sentence``
@@ -811,7 +818,8 @@ class Relistener:
         """Which option a moment's sentences carry ("what was talked about while the screen
         was dark?" when nothing heard then tells any option: ``StructuredAnswerer.said_then_checks``):
         each option's telling phrase (``phrases``, "" for none) put into each sentence of
-        ``said`` and scored against its audio (:meth:`hear_mention`). The best of the
+        ``said`` and scored against its audio (:meth:`hear_phrases`: each sentence's audio
+        encoded once for all the phrases). The best of the
         ``candidates`` (the options said nowhere else) is taken for this request, its phrase in
         its sentence (hinted; the store keeps what was heard), when the audio carries it
         clearly (:func:`retrieval.mention_audio.carried_option`). Returns what was asked, for
@@ -824,13 +832,10 @@ class Relistener:
             memory = reader.memory(u.memory_id)
             if memory is None or not u.text.strip():
                 continue
-            for k, phrase in enumerate(phrases):
-                if not phrase:
-                    continue
-                budget = self._budget(remaining)
-                if budget is not None and budget < MENTION_CHECK_S:
-                    return asked
-                check = self.hear_mention(memory, u, phrase)
+            budget = self._budget(remaining)
+            if budget is not None and budget < MENTION_CHECK_S:
+                return asked
+            for k, check in enumerate(self.hear_phrases(memory, u, phrases)):
                 if check is None:
                     continue
                 asked.append({"memory_id": memory.id, "t_start": round(u.t_start, 3), "heard": u.text,
