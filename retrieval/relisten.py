@@ -113,7 +113,13 @@ from episodic.retrieval.listen_targets import (
     without_closing_phrase,
     without_cut_off_sentence,
 )
-from episodic.retrieval.mention_audio import MIN_GAIN, MentionCheck, carried_option, check_mention
+from episodic.retrieval.mention_audio import (
+    MIN_GAIN,
+    MentionCheck,
+    beats_decoys,
+    carried_option,
+    check_mention,
+)
 from episodic.retrieval.option_audio import OptionHearing, Slots, hear_options, scoreable
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.snippet_audio import (
@@ -243,6 +249,13 @@ class RelistenReport:
 
 
 # -- the stage --------------------------------------------------------------------------------
+def _check(scorer: TranscriptScorer, encoded: Any, language: str, before: str, after: str, sentence: str,
+           phrase: str, keep: Collection[str]) -> MentionCheck | None:
+    """``phrase`` put into ``sentence`` and scored against the encoded audio (:func:`check_mention`)."""
+    return check_mention(scorer.loglik, encoded, sentence, phrase, language, before=before, after=after,
+                         length=lambda text: len(scorer.token_ids(text)), keep=keep)
+
+
 class Relistener:
     """Re-transcribes the recalled memories of a speech question; one per :class:`MemoryQA`."""
 
@@ -484,12 +497,26 @@ class Relistener:
         encoded once for all of them; all None when it could not be asked."""
 
         def score(scorer, encoded, language, before, after) -> list[MentionCheck | None]:
-            return [check_mention(scorer.loglik, encoded, sentence.text, phrase, language, before=before, after=after,
-                                  length=lambda text: len(scorer.token_ids(text)), keep=keep) if phrase else None
+            return [_check(scorer, encoded, language, before, after, sentence.text, phrase, keep) if phrase else None
                     for phrase in phrases]
 
         result = self._scored_against_audio(memory, sentence, score)
         return [None] * len(phrases) if isinstance(result, str) else result
+
+    def hear_against(self, memory: ShortTermMemory, sentence: Unit, thing: str, decoys: Sequence[str],
+                     min_gain: float, keep: Collection[str] = ()) -> tuple[MentionCheck | None, list[MentionCheck | None]]:
+        """:meth:`hear_mention` of ``thing`` and, only where that passes ``min_gain``, of each
+        of ``decoys`` in the same sentence (retrieval/mention_audio.py, ``beats_decoys``), the
+        audio encoded once; (None, []) when it could not be asked."""
+
+        def score(scorer, encoded, language, before, after):
+            check = _check(scorer, encoded, language, before, after, sentence.text, thing, keep)
+            if check is None or not check.heard_at(min_gain):
+                return check, []
+            return check, [_check(scorer, encoded, language, before, after, sentence.text, d, keep) for d in decoys]
+
+        result = self._scored_against_audio(memory, sentence, score)
+        return (None, []) if isinstance(result, str) else result
 
     def _scored_against_audio(self, memory: ShortTermMemory, sentence: Unit, score: Callable[..., Any]) -> Any:
         """``score(scorer, encoded, language, before, after)`` over the audio of ``sentence``
@@ -765,14 +792,16 @@ class Relistener:
                       analysis: QueryAnalysis, q_vec: np.ndarray, recall: Recall, reader: MemoryReader,
                       scope: Scope, scorer: Any, remaining: Callable[[], float | None],
                       best_only: bool = False, min_gain: float = MIN_GAIN,
-                      keep: Collection[str] = ()) -> list[dict[str, Any]]:
+                      keep: Collection[str] = (), decoys: Sequence[str] = ()) -> list[dict[str, Any]]:
         """A count question's sentences nearest the thing (``TimeAnswers.mention_targets``), as
         they are after re-listening: each that does not mention ``thing`` (``mentions``) is asked of its
         audio (:meth:`hear_mention`), and one whose audio carries it is taken, with the thing
         in it, for this request (hinted; the store keeps what was heard). ``best_only`` (a
         thing an order question places, ``TimeAnswers.placement_checks``: said once) takes only
         the one that carries it best; ``min_gain`` is the bar (retrieval/mention_audio.py);
-        ``keep``: stems of words the thing may not be put in place of.
+        ``keep``: stems of words the thing may not be put in place of; ``decoys``: other things
+        the audio must carry the thing clearly better than, in the same sentence
+        (:func:`retrieval.mention_audio.beats_decoys`; a count's, :func:`~retrieval.mention_audio.decoys_for`).
         Returns what was asked, for the trace. Stops when the request's time runs short."""
         asked: list[dict[str, Any]] = []
         if not thing or self.settings.relisten_max_memories <= 0:
@@ -795,12 +824,14 @@ class Relistener:
                 budget = self._budget(remaining)
                 if budget is not None and budget < MENTION_CHECK_S:
                     break
-                check = self.hear_mention(memory, now, thing, keep)
+                check, rivals = self.hear_against(memory, now, thing, decoys, min_gain, keep)
                 if check is None:
                     continue
-                carries = check.heard_at(min_gain)
+                carries = check.heard_at(min_gain) and beats_decoys(check, rivals)
                 asked.append({"memory_id": memory.id, "t_start": round(p.t_start, 3), "heard": now.text,
                               "with_thing": check.text, "gain": check.gain, "taken": carries and not best_only})
+                if rivals:
+                    asked[-1]["decoy_gain"] = max((r.gain for r in rivals if r is not None), default=None)
                 if carries and not best_only:
                     self._take_for_request(memory, (p.t_start, p.t_end), check.text, analysis, q_vec, recall,
                                            reader, scope, scorer)

@@ -82,7 +82,7 @@ from episodic.retrieval.detailed import (
 )
 from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.listen_targets import about_speech, about_the_question
-from episodic.retrieval.mention_audio import MIN_GAIN, OBJECT_MIN_GAIN
+from episodic.retrieval.mention_audio import MIN_GAIN, OBJECT_MIN_GAIN, decoys_for
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
 from episodic.retrieval.moments import MomentSearch, says_all
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
@@ -354,7 +354,7 @@ class MemoryQA:
                 with clock.stage("mention_audio"):
                     trace.notes["mentions_heard"] = self.relisten.hear_mentions(
                         thing, self.structured.mention_targets(analysis, req.scope, reader), mentions, analysis,
-                        q_vec, recall, reader, req.scope, self.scorer, clock.remaining)
+                        q_vec, recall, reader, req.scope, self.scorer, clock.remaining, decoys=decoys_for(thing))
             else:
                 # a thing an order, which-stream or while-question still cannot place, or the
                 # thing a question about speech asks of that nothing recalled holds: where does

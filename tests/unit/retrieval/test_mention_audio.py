@@ -8,10 +8,13 @@ from __future__ import annotations
 import pytest
 
 from episodic.retrieval.mention_audio import (
+    DECOY_LEAD,
     MIN_GAIN,
     MentionCheck,
+    beats_decoys,
     carried_option,
     check_mention,
+    decoys_for,
     talked_about,
     telling_phrase,
     thing_phrase,
@@ -134,3 +137,24 @@ def test_the_option_a_moment_s_audio_carries_is_the_clear_best_of_those_said_now
     """Figures from the dev sets' dark and picture moments (session 73): each option's thing
     put into the sentence heard then, its log-probability against the audio less the heard one's."""
     assert carried_option(gains, candidates) == carried
+
+
+def test_a_counted_thing_is_compared_with_other_things_of_its_length_that_share_no_word_with_it():
+    assert decoys_for("curtain") and all(" " not in d for d in decoys_for("curtain"))
+    assert "paper" not in decoys_for("paper") and decoys_for("paper")
+    two = decoys_for("stage bell")
+    assert two and all(len(d.split()) == 2 for d in two)
+    assert "paper bag" not in decoys_for("paper cup") and "coffee cup" not in decoys_for("paper cup")
+    assert decoys_for("book trolley cart") and all(len(d.split()) == 2 for d in decoys_for("book trolley cart"))
+
+
+def test_a_mention_counts_only_where_the_audio_carries_the_thing_clearly_better_than_other_things():
+    """"Rooka painted the script green." took "curtain" for "green" at −7.0, and "basket" at
+    −6.7: any noun fits there, so the curtain was not said. "There is the lobby again." took
+    "robin" at +0.1 and the best other thing at −3.9: said there."""
+    curtain = MentionCheck(-7.0, "Rooka painted the script curtain.")
+    assert not beats_decoys(curtain, [MentionCheck(-6.7, "Rooka painted the script basket."), None])
+    robin = MentionCheck(0.1, "There is the robin again.")
+    assert beats_decoys(robin, [MentionCheck(-3.9, "There is the bottle again."), MentionCheck(-8.0, "…")])
+    assert not beats_decoys(robin, [MentionCheck(0.1 - DECOY_LEAD + 0.01, "…")])
+    assert beats_decoys(robin, []) and beats_decoys(robin, [None])  # nothing to compare: the bar alone
