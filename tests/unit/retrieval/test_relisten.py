@@ -775,8 +775,11 @@ def test_an_order_question_places_a_thing_where_the_audio_says_it(tmp_path, monk
         assert result.choice_index == 1, result
         assert "left, top" in components.store.get_memory(laptop.id).transcript_text  # the store keeps it
         monkeypatch.setattr(service.structured, "placement_checks", lambda *a, **k: [])
-        result, _ = service.ask_traced(AskRequest(question, options=options))
-        assert result.choice_index != 1 or result.confidence < 0.5, result  # a guess at best without it
+        unchecked, trace = service.ask_traced(AskRequest(question, options=options))
+        # a guess at best without it: since session 74 the option said right after the sentence
+        # that sounds like the anchor, at a guess's confidence (TimeAnswers._placed_by_neighbour)
+        assert unchecked.choice_index != 1 or (
+            "by_neighbour" in trace.detailed.caps and unchecked.confidence < result.confidence), unchecked
     finally:
         components.close()
 
