@@ -723,7 +723,7 @@ def test_a_count_counts_a_mention_the_audio_carries_where_the_words_still_miss_i
     the sentence with "robin" in place of "lobby" against the audio nearly as likely as heard,
     so it counts, for this request only; "There is the ladder again." said with the same words
     around it costs far more and stays out. Without that check the count is one short."""
-    from episodic.retrieval.mention_audio import MIN_GAIN
+    from episodic.retrieval.mention_audio import DECOY_LEAD, MIN_GAIN
 
     said = ["Look, the robin is here.", "There is the ladder again.", "There is the robin again.",
             "Let me check the list once more."]
@@ -744,9 +744,21 @@ def test_a_count_counts_a_mention_the_audio_carries_where_the_words_still_miss_i
         taken = [m for m in trace.notes["mentions_heard"] if m["taken"]]
         assert [m["memory_id"] for m in taken] == [robin.id], trace.notes["mentions_heard"]
         assert taken[0]["gain"] >= MIN_GAIN and "robin" in taken[0]["with_thing"]
+        # other things put into the same sentence fit it clearly worse (session 74)
+        assert taken[0]["decoy_gain"] is not None and taken[0]["decoy_gain"] <= taken[0]["gain"] - DECOY_LEAD
         assert result.answer.startswith("2 times"), result.answer
         # the store still holds what was heard
         assert "lobby" in components.store.get_memory(robin.id).transcript_text
+        # where some other thing fitted the sentence as well, the mention would not count
+        hear_against = service.relisten.hear_against
+
+        def as_well(memory, sentence, thing, decoys, min_gain, keep=()):
+            check, rivals = hear_against(memory, sentence, thing, decoys, min_gain, keep)
+            return check, ([check] if rivals else rivals)
+
+        monkeypatch.setattr(service.relisten, "hear_against", as_well)
+        result, _ = service.ask_traced(AskRequest(question))
+        assert result.answer.startswith("1 time "), result.answer
         monkeypatch.setattr(service.relisten, "hear_mentions", lambda *a, **k: [])
         result, _ = service.ask_traced(AskRequest(question))
         assert result.answer.startswith("1 time "), result.answer
