@@ -465,16 +465,15 @@ class TimeAnswers(StructuredBase):
         found = self._placed_in_one_stream(options, scope, reader, recall)
         if not found.stream:
             return None
-        said = {(u.memory_id, round(u.t_start, 2)): u
-                for u in self._stream_units(found.stream, scope.t_min, scope.t_max, reader)
-                if u.modality == "speech" and u.text.strip()}
-        if not 3 <= len(said) <= LISTEN_SENTENCES_READ:
+        def key(u: Unit) -> tuple[str, float]:
+            return u.memory_id, round(u.t_start, 2)
+
+        units = sorted({key(u): u for u in self._stream_units(found.stream, scope.t_min, scope.t_max, reader)
+                        if u.modality == "speech" and u.text.strip()}.values(), key=lambda u: u.t_start)
+        if not 3 <= len(units) <= LISTEN_SENTENCES_READ:
             return None
-        keys = sorted(said, key=lambda key: said[key].t_start)
-        units = [said[key] for key in keys]
-        index = {key: i for i, key in enumerate(keys)}
-        where = [index.get((u.memory_id, round(u.t_start, 2))) if u is not None and q >= PLACED_MIN else None
-                 for _, q, u in found.placed]
+        index = {key(u): i for i, u in enumerate(units)}
+        where = [index.get(key(u)) if u is not None and q >= PLACED_MIN else None for _, q, u in found.placed]
         taken = {i for i in where if i is not None}
         fit = self._nearness(shape.anchor, units)
         above = fit - float(np.median(fit))
