@@ -397,10 +397,13 @@ def _infinitive(text: str, at: int) -> bool:
     return text[at : at + 3].lower() == "to " and bool(before) and before[-1].lower().strip(",;:") in _BEFORE_INFINITIVE
 
 
-def _place(text: str, asked: set[str], preposition: str = "") -> str:
+def _place(text: str, asked: set[str], preposition: str = "", things: Sequence[str] = ()) -> str:
     """The place a sentence names after a preposition of place (words the question did not
     ask). ``preposition``: the one the question asked with ("beside" of "Beside what is the
-    ladder?"), looked for first: "the lamp in the hall is near the window" is near the window."""
+    ladder?"), looked for first: "the lamp in the hall is near the window" is near the window.
+    ``things``: the stems of what the question asks the place of; a phrase ending in one names
+    that thing, not where it is ("Where did Greta leave the axe?" / "Near in the whistle axe.":
+    no place; "… the door key at the stage door": the stage door)."""
     found = [m.group(1) for m in _PLACE.finditer(text) if not _infinitive(text, m.start())]
     if preposition:  # its own matches first (they may overlap a match before: "in the hall is near …")
         own = re.compile(r"\b" + r"\s+".join(map(re.escape, preposition.split())) + r"\s+" + _PLACE_PHRASE, re.I)
@@ -412,6 +415,8 @@ def _place(text: str, asked: set[str], preposition: str = "") -> str:
         words = [w for w in phrase.split() if w.lower() not in STOPWORDS]
         if all(w.lower() in COLOUR_WORDS for w in words):
             continue  # "a picture in green" says a colour, not where anything is
+        if words and stem(words[-1].lower()) in things:
+            continue
         if words and any(stem(w.lower()) not in asked for w in words):
             return phrase.split(",")[0].strip()
     return ""
@@ -447,7 +452,7 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
             if misheard:
                 return Span(misheard, unit, GUESSED_SPAN_QUALITY)
     elif focus == "place":
-        found = _place(text, asked, place_preposition(analysis.question))
+        found = _place(text, asked, place_preposition(analysis.question), analysis.object_terms)
     else:
         found = ""
     if found:

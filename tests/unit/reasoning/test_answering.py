@@ -25,6 +25,7 @@ from episodic.retrieval.query_analysis import (
     QueryAnalyzer,
     content_terms,
     key_terms_of,
+    object_terms_of,
     stem,
     term_set,
 )
@@ -266,6 +267,18 @@ def test_a_question_opening_with_a_preposition_of_place_asks_for_the_place_it_na
     assert analysis.shape.focus == "place"
     span = span_in(_unit(said), analysis)
     assert span is not None and span.text == place, span
+
+
+def test_a_phrase_ending_in_the_thing_asked_about_is_not_where_it_is():
+    """"Where did Greta leave the axe?" / "Near in the whistle axe." (a mention check heard
+    "again" as "axe"): the phrase after "in" names the axe itself, so the sentence holds no
+    place; a place that merely shares a word with the thing is still one ("the stage door" for
+    the door key)."""
+    assert span_in(_unit("Near in the whistle axe."), _analysis("Where did Greta leave the axe?")) is None
+    span = span_in(_unit("Kofi keeps the door key at the stage door."), _analysis("Where is the door key kept?"))
+    assert span is not None and span.text == "the stage door", span
+    span = span_in(_unit("Greta left the axe by the woodshed."), _analysis("Where did Greta leave the axe?"))
+    assert span is not None and span.text == "the woodshed", span
 
 
 def test_a_preposition_before_what_that_is_not_of_place_changes_nothing():
@@ -512,7 +525,8 @@ def test_options_naming_streams():
 def _analysis(question: str, qtype: QueryType = QueryType.AUDIO) -> QueryAnalysis:
     terms = content_terms(question)
     return QueryAnalysis(question, qtype, {}, "", terms, "any", shape=question_shape(question),
-                         key_terms=key_terms_of(question, terms))
+                         key_terms=key_terms_of(question, terms),
+                         object_terms=[t for t in object_terms_of(question) if t in terms])
 
 
 def _unit(text: str, modality: str = "speech", t: float = 0.0) -> Unit:
