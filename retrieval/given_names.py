@@ -2,16 +2,26 @@
 
 A transcript capitalises misheard words as readily as names ("Brace all the six tickets", for
 "Grace bought six tickets"), so a word that is a known given name is better evidence of a
-person than a rare word is. The lists are the US Census 1990 first names (5,163 after joining
-the male and female lists), which the ``names`` package ships; they are US-centred (no "Priya",
-no "Chen"), so a word missing from them is never taken for proof that it is no name."""
+person than a rare word is. Two lists are joined: the US Census 1990 first names (5,163 after
+joining the male and female lists, with how common each is), which the ``names`` package ships,
+and the first names Faker's person providers hold for some seventy locales (about 12,000 in
+Latin script that are no English word: "Kofi", "Tariq", "Priya", "Yusuf", "Noor", which the US
+lists lack; no shares).
+Neither holds every name ("Chen", "Mei" are in neither), so a word missing from them is never
+taken for proof that it is no name."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
 from functools import lru_cache
 from importlib import resources
 
 _LISTS = ("dist.male.first", "dist.female.first")
+# the attributes in which Faker's person providers keep first names (tuples, or dicts of name → weight)
+_FAKER_LISTS = ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary")
+_PLAIN_NAME = re.compile(r"[a-z]{2,}")  # Latin letters only: what a transcript can spell
 
 
 @lru_cache(maxsize=1)
@@ -38,9 +48,36 @@ def _name_shares() -> dict[str, float]:
 
 
 @lru_cache(maxsize=1)
+def _world_names() -> frozenset[str]:
+    """The Latin-script first names of Faker's person providers, every locale (lower case),
+    less every word of the English frequency list: those lists also hold "Floor", "Price",
+    "River", "Lemon", which a capital at a sentence's start must not turn into people (the US
+    lists keep the English-word names that are common names, "Grace", "Mark", with their
+    shares). Empty without Faker; a locale that fails to load is skipped, not fatal."""
+    try:
+        providers = importlib.import_module("faker.providers.person")
+    except ModuleNotFoundError:
+        return frozenset()
+    # imported here: text_match asks this module whether a word is a given name
+    from episodic.retrieval.text_match import common_words
+    out: set[str] = set()
+    for info in pkgutil.iter_modules(providers.__path__):
+        try:
+            module = importlib.import_module(f"{providers.__name__}.{info.name}")
+        except Exception:  # noqa: BLE001 - one broken locale costs its names only
+            continue
+        own = vars(getattr(module, "Provider", object))
+        for attr in _FAKER_LISTS:
+            names = own.get(attr)
+            if isinstance(names, (dict, tuple, list, set, frozenset)):
+                out.update(low for n in names if isinstance(n, str) and _PLAIN_NAME.fullmatch(low := n.lower()))
+    return frozenset(out - common_words())
+
+
+@lru_cache(maxsize=1)
 def given_names() -> frozenset[str]:
-    """The known given names, lower case; empty when the ``names`` package is not installed."""
-    return frozenset(_name_shares())
+    """The known given names, lower case (both lists); empty when neither package is installed."""
+    return frozenset(_name_shares()) | _world_names()
 
 
 def name_share(word: str) -> float:
