@@ -122,6 +122,9 @@ STRETCH_GAP_S = 1.0  # key frames this close (or overlapping) show one stretch o
 PICTURE_DISTINCT = 0.3
 OFF_PICTURE_WEIGHT = 0.5
 GUESS_FALLBACK = 0.3  # which stream: below this support the key-frame guesses are asked
+# …and a stream whose best evidence for a thing asked as shown, in so many words ("showed", "a
+# picture of"), is no key frame (it was said there) supports it no more than this
+SAID_NOT_SHOWN = 0.25
 # "Which camera showed coins?", a thing the describer has no name for: the stream whose
 # stand-out picture is most distinct and least surely named as anything (a guess); a stand-out
 # showing no one counts this share of itself when the thing asked about is a person
@@ -236,7 +239,13 @@ class StructuredAnswerer(TimeAnswers):
                            if analysis.terms else (cosine_ramp(top.cos) if top else 0.0))
             evidence.append(ranked[:3])
         caps = {"route": 0.0, "streams_named": float(sum(s is not None for s in named))}
-        if max(support, default=0.0) < GUESS_FALLBACK and about_pictures(analysis):
+        pictures = about_pictures(analysis)
+        if pictures and PICTURED.search(analysis.question):
+            # "Which camera showed a cup of coffee?": a stream where coffee was only *said*
+            # ("Ravi ordered 17 coffees") has not shown it; what the key frames guess comes first
+            support = [min(v, SAID_NOT_SHOWN) if e and e[0].modality != "visual" else v
+                       for v, e in zip(support, evidence, strict=True)]
+        if max(support, default=0.0) < GUESS_FALLBACK and pictures:
             unnamed = self._stream_unnamed_picture(analysis, named, scope)
             guessed = unnamed or self._stream_guesses(analysis, named, scope)
             if guessed is not None:

@@ -9,7 +9,8 @@ vision.py says a word only when nearly sure), while the transcript does: a spoke
 goes unfound. HippoMM's query analysis picks the pathway from the question alone; here a
 cheap probe over every modality (one more nearest-neighbour search, tens of milliseconds)
 checks where the things the question is about actually occur. When they occur in speech
-and in no frame description or on-screen text, the question is about something said.
+and in no frame description or on-screen text, the question is about something said, unless
+it asks in so many words what was shown ("picture", "photo", "shown", "appeared", "on screen").
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import replace
 
 from episodic.core.query import QueryType
 from episodic.retrieval.detailed import Recall, Unit
+from episodic.retrieval.guess_match import PICTURED
 from episodic.retrieval.query_analysis import QueryAnalysis, term_set
 
 
@@ -46,6 +48,10 @@ def retype_by_evidence(
     """``analysis`` typed AUDIO when it is a VIDEO question about things only said (see the
     module doc), else unchanged. ``probe`` recalls units for an analysis over all modalities."""
     if analysis.query_type is not QueryType.VIDEO or analysis.asks_text:
+        return analysis
+    if PICTURED.search(analysis.question):
+        # "Which camera showed a cup of coffee?" asks what was seen, in so many words: that
+        # coffee was said somewhere ("Ravi ordered 17 coffees") does not make it a sighting
         return analysis
     things = analysis.object_terms
     if not things:

@@ -3011,3 +3011,39 @@ def test_what_was_said_while_a_picture_was_on_screen_spans_every_key_frame_showi
     assert surely_something(frames, "airport-cam", 60.0, 71.0)
     assert not surely_something(frames, "airport-cam", 0.0, 10.0)
     assert not surely_something(frames, "desk-cam", 60.0, 71.0)
+
+
+def test_a_stream_where_the_thing_was_only_said_did_not_show_it():
+    """"Which camera showed a cup of coffee?": airport-cam only *said* coffee ("Ravi ordered 17
+    coffees for the team."), zoo-cam showed it, unnamed in its description but guessed an
+    espresso by the classifier. The guess is a sighting, the sentence is not; asked which
+    recording *mentioned* coffee, the sentence answers."""
+    from dataclasses import replace
+
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.core.records import FrameObservation
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+
+    said = _memory("airport-cam", 140.0, ["Ravi ordered 17 coffees for the team."])
+    shown = replace(_memory("zoo-cam", 54.6, ["Let's find today."]),
+                    frames=[FrameObservation(t=55.0, description="a scene; colours: orange",
+                                             guesses=[("espresso", 0.55), ("cup", 0.2)])])
+    store = _SearchingStore([said, shown, _memory("pool-cam", 7.0, ["The whistle is here."])])
+    embedder = MiniLMEmbedder(Settings())
+    answerer = StructuredAnswerer(store, scorer=TextScorer(embedder), settings=Settings().retrieval)
+    reader, analyzer = MemoryReader(store), QueryAnalyzer(embedder)
+    options = ("airport-cam", "pool-cam", "zoo-cam")
+
+    def answer(question: str):
+        vec = np.asarray(embedder.embed_texts([question])[0], dtype=np.float32)
+        analysis = analyzer.analyze(question, vec)
+        analysis.shape = question_shape(question)
+        return answerer.which_stream(analysis, vec, options, Scope(), reader)
+
+    draft = answer("Which camera showed a cup of coffee?")
+    assert draft is not None and options[draft.choice_index] == "zoo-cam", draft
+    draft = answer("In which recording were coffees mentioned?")
+    assert draft is not None and options[draft.choice_index] == "airport-cam", draft

@@ -219,6 +219,27 @@ def test_a_visual_question_about_something_only_said_becomes_a_speech_question()
     assert retype_by_evidence(analysis, lambda a: Recall(units=[said, labelled], route="x")).query_type is QueryType.VIDEO
 
 
+def test_a_question_asking_in_so_many_words_what_was_shown_stays_visual() -> None:
+    """"Which camera showed a cup of coffee?" while coffee was only said ("Ravi ordered 17
+    coffees") in one stream and shown, unnamed, in another: the question asks what was seen."""
+    from episodic.retrieval.detailed import Recall
+    from episodic.retrieval.modality_check import retype_by_evidence
+    from episodic.retrieval.query_analysis import QueryAnalysis, object_terms_of
+
+    said = Unit("airport-cam", "m1", 140.0, 147.0, "speech", "Ravi ordered 17 coffees for the team.")
+    frame = Unit("zoo-cam", "m2", 54.6, 60.6, "visual", "a scene; colours: orange")
+    probe = lambda a: Recall(units=[said, frame], route="x")  # noqa: E731
+    for q in ("Which camera showed a cup of coffee?", "In which recording did a cup of coffee appear on screen?",
+              "Which recording had a picture of a cup of coffee?"):
+        analysis = QueryAnalysis(question=q, query_type=QueryType.VIDEO, scores={}, why="video",
+                                 terms=["cup", "coffe"], expects="any", object_terms=object_terms_of(q))
+        assert analysis.object_terms
+        assert retype_by_evidence(analysis, probe).query_type is QueryType.VIDEO, q
+    asked = QueryAnalysis(question="Who ordered the coffees?", query_type=QueryType.VIDEO, scores={}, why="video",
+                          terms=["order", "coffe"], expects="any", object_terms=object_terms_of("Who ordered the coffees?"))
+    assert retype_by_evidence(asked, probe).query_type is QueryType.AUDIO
+
+
 def test_search_finds_a_picture_only_the_guesses_point_to(scorer: TextScorer) -> None:
     from episodic.retrieval.moments import MomentSearch
 
@@ -299,7 +320,7 @@ def test_the_named_stream_is_where_not_what_a_question_asks_about() -> None:
     from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
     from episodic.retrieval.query_analysis import QueryAnalysis, object_terms_of
 
-    q = "Which of these appeared in a picture in the library-cam recording?"
+    q = "Which of these was in view in the library-cam recording?"
     analysis = QueryAnalysis(question=q, query_type=QueryType.VIDEO, scores={}, why="video",
                              terms=["library", "cam"], expects="any", object_terms=object_terms_of(q))
     assert "library" in analysis.object_terms
