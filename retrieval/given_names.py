@@ -6,9 +6,8 @@ person than a rare word is. Two lists are joined: the US Census 1990 first names
 joining the male and female lists, with how common each is), which the ``names`` package ships,
 and the first names Faker's person providers hold for some seventy locales (about 12,000 in
 Latin script that are no English word: "Kofi", "Tariq", "Priya", "Yusuf", "Noor", which the US
-lists lack; no shares).
-Neither holds every name ("Chen", "Mei" are in neither), so a word missing from them is never
-taken for proof that it is no name."""
+lists lack; no shares). Neither holds every name ("Chen" is in neither), so a word missing
+from them is never taken for proof that it is no name."""
 
 from __future__ import annotations
 
