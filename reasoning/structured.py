@@ -75,6 +75,7 @@ from episodic.retrieval.guess_match import (
     PICTURED,
     KeyFrameUnits,
     about_pictures,
+    asks_what_was_shown,
     guess_support,
     subject_phrase,
 )
@@ -240,7 +241,7 @@ class StructuredAnswerer(TimeAnswers):
             evidence.append(ranked[:3])
         caps = {"route": 0.0, "streams_named": float(sum(s is not None for s in named))}
         pictures = about_pictures(analysis)
-        if pictures and PICTURED.search(analysis.question):
+        if pictures and asks_what_was_shown(analysis):
             # "Which camera showed a cup of coffee?": a stream where coffee was only *said*
             # ("Ravi ordered 17 coffees") has not shown it; what the key frames guess comes first
             support = [min(v, SAID_NOT_SHOWN) if e and e[0].modality != "visual" else v

@@ -200,6 +200,13 @@ PICTURED = re.compile(
 )
 
 
+def asks_what_was_shown(analysis: QueryAnalysis) -> bool:
+    """Whether the question asks in so many words what was seen ("Which camera showed a cup of
+    coffee?", "…a picture of…", "…appeared on screen?") and names no talk: "Which camera showed
+    someone talking about a cat?" asks where the cat was talked about."""
+    return bool(PICTURED.search(analysis.question)) and not getattr(analysis, "cues", {}).get("audio")
+
+
 def about_pictures(analysis: QueryAnalysis) -> bool:
     """Whether the question asks about what was seen (not what was written on screen).
     "Shown on screen" alone does not make a question about text; "read", "sign", "written"

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from episodic.core.query import QueryType
 from episodic.retrieval.detailed import Recall, Unit
-from episodic.retrieval.guess_match import PICTURED
+from episodic.retrieval.guess_match import asks_what_was_shown
 from episodic.retrieval.query_analysis import QueryAnalysis, term_set
 
 
@@ -49,7 +49,7 @@ def retype_by_evidence(
     module doc), else unchanged. ``probe`` recalls units for an analysis over all modalities."""
     if analysis.query_type is not QueryType.VIDEO or analysis.asks_text:
         return analysis
-    if PICTURED.search(analysis.question):
+    if asks_what_was_shown(analysis):
         # "Which camera showed a cup of coffee?" asks what was seen, in so many words: that
         # coffee was said somewhere ("Ravi ordered 17 coffees") does not make it a sighting
         return analysis

@@ -3045,5 +3045,6 @@ def test_a_stream_where_the_thing_was_only_said_did_not_show_it():
 
     draft = answer("Which camera showed a cup of coffee?")
     assert draft is not None and options[draft.choice_index] == "zoo-cam", draft
-    draft = answer("In which recording were coffees mentioned?")
-    assert draft is not None and options[draft.choice_index] == "airport-cam", draft
+    for question in ("In which recording were coffees mentioned?", "Which camera showed someone talking about coffee?"):
+        draft = answer(question)
+        assert draft is not None and options[draft.choice_index] == "airport-cam", (question, draft)

@@ -235,6 +235,10 @@ def test_a_question_asking_in_so_many_words_what_was_shown_stays_visual() -> Non
                                  terms=["cup", "coffe"], expects="any", object_terms=object_terms_of(q))
         assert analysis.object_terms
         assert retype_by_evidence(analysis, probe).query_type is QueryType.VIDEO, q
+    talk = "Which camera showed someone talking about coffee?"  # names talk: where it was said
+    talked = QueryAnalysis(question=talk, query_type=QueryType.VIDEO, scores={}, why="video", terms=["talk", "coffe"],
+                           expects="any", object_terms=object_terms_of(talk), cues={"audio": ["talking"]})
+    assert retype_by_evidence(talked, probe).query_type is QueryType.AUDIO
     asked = QueryAnalysis(question="Who ordered the coffees?", query_type=QueryType.VIDEO, scores={}, why="video",
                           terms=["order", "coffe"], expects="any", object_terms=object_terms_of("Who ordered the coffees?"))
     assert retype_by_evidence(asked, probe).query_type is QueryType.AUDIO
