@@ -81,6 +81,7 @@ from episodic.retrieval.detailed import (
     with_sentences_of,
 )
 from episodic.retrieval.fast import FastRetrieval
+from episodic.retrieval.given_names import given_names
 from episodic.retrieval.listen_targets import about_speech, about_the_question
 from episodic.retrieval.mention_audio import MIN_GAIN, OBJECT_MIN_GAIN, decoys_for
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
@@ -216,8 +217,10 @@ class MemoryQA:
     def prepare(self) -> None:
         """Load the embedder, the example questions, the language model (when Ask asks one)
         and the store's vector cache now (a server warm-up), so the first request does not pay
-        for them."""
+        for them; also the given-name lists (about 0.4 s: the Census lists, Faker's locales and
+        the English word list they are filtered by)."""
         self.analyzer.analyze("warm up", None)
+        given_names()
         if self.asks_model:  # a model Ask never calls is not loaded
             llm = self.c.llm
             if hasattr(llm, "prepare"):
