@@ -22,11 +22,12 @@ dev sentences said by and about people in places that are in neither split (its 
 ``…-p``): names the recogniser may never have met, settings never tuned on. ``--other-pictures``
 shows pictures in neither split (its own folder, ``…-i``): the moon, galaxies, a horse's
 silhouette and an eye, mostly things the offline describer has no name for, so that several
-options of one question can be such pictures at once.
+options of one question can be such pictures at once. ``--everyday-pictures`` (``…-e``) shows a
+temple, a flower, a brick wall and a colour wheel: things it names roughly, wrongly or not at all.
 
     .venv/bin/python benchmarks/bench_qa.py [--split heldout|dev|both] [--root DIR]
         [--seed 0] [--streams 3] [--minutes 2.5] [--harsher DB] [--other-sentences] [--other-people]
-        [--other-pictures] [--reingest] [--reworded]
+        [--other-pictures | --everyday-pictures] [--reingest] [--reworded]
         [--heard-as-script] [--json]
 """
 
@@ -72,10 +73,11 @@ def _commit() -> str:
 
 def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, console: Console,
                harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False,
-               other_pictures: bool = False, other_voices: bool = False) -> Path:
+               other_pictures: bool | str = False, other_voices: bool = False) -> Path:
     """The split's qa.json, generated unless a set with the same parameters is already there."""
     harsh = f"-h{harsher_db:g}" if harsher_db else ""
-    other = ("-o" if other_sentences else "") + ("-p" if other_people else "") + ("-i" if other_pictures else "")
+    pictures = {True: "-i", "other": "-i", "everyday": "-e"}.get(other_pictures, "")
+    other = ("-o" if other_sentences else "") + ("-p" if other_people else "") + pictures
     other += "-v" if other_voices else ""
     folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}{other}{harsh}" / split
     qa_json = folder / "qa.json"
@@ -124,6 +126,10 @@ def main() -> None:
     ap.add_argument("--other-pictures", action="store_true",
                     help="dev only: pictures in neither split are shown (the moon, galaxies, a horse's silhouette, "
                          "an eye: mostly things the offline describer has no name for; a folder of its own, ...-i)")
+    ap.add_argument("--everyday-pictures", action="store_true",
+                    help="dev only: everyday pictures in neither split are shown (a temple, a flower, a brick wall, "
+                         "a colour wheel: things the offline describer names roughly, wrongly or not at all; a "
+                         "folder of its own, ...-e)")
     ap.add_argument("--other-voices", action="store_true",
                     help="dev only: everything said by another synthesiser's voices (flite's; apt-get install "
                          "flite) instead of espeak-ng's, at dev's speeds over dev's noise (a folder of its own, ...-v)")
@@ -141,11 +147,15 @@ def main() -> None:
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
     out: dict[str, object] = {"commit": _commit()}
     for split in splits:
-        if (args.other_sentences or args.other_people or args.other_pictures or args.other_voices) and split != "dev":
-            ap.error("--other-sentences, --other-people, --other-pictures and --other-voices build the dev split "
-                     "only (use --split dev)")
+        if (args.other_sentences or args.other_people or args.other_pictures or args.everyday_pictures
+                or args.other_voices) and split != "dev":
+            ap.error("--other-sentences, --other-people, --other-pictures, --everyday-pictures and --other-voices "
+                     "build the dev split only (use --split dev)")
+        if args.other_pictures and args.everyday_pictures:
+            ap.error("--other-pictures and --everyday-pictures are two different sets of pictures: choose one")
+        pictures = "everyday" if args.everyday_pictures else ("other" if args.other_pictures else "")
         qa_json = ensure_set(args.root, split, args.seed, args.streams, args.minutes, console, args.harsher,
-                             args.other_sentences, args.other_people, args.other_pictures, args.other_voices)
+                             args.other_sentences, args.other_people, pictures, args.other_voices)
         qa_set = load_qa_set(qa_json)
         if args.reworded:
             from qa_rewordings import reworded

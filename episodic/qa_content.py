@@ -43,7 +43,7 @@ SOUND_DISTRACTORS = ("birdsong", "a dog barking", "rain", "a telephone ringing")
 
 @dataclass(frozen=True)
 class Photo:
-    name: str  # skimage.data function
+    name: str  # a skimage.data function, or "sklearn:<file>" for scikit-learn's sample photos
     label: str  # option text
     answers: tuple[str, ...]
 
@@ -66,6 +66,19 @@ PHOTOS_OTHER = (Photo("moon", "the moon", ("moon", "crater")),
                 Photo("hubble_deep_field", "galaxies in space", ("galaxy|galaxies", "space", "star|stars")),
                 Photo("horse", "a horse", ("horse", "pony")),
                 Photo("retina", "an eye", ("eye", "retina", "eyeball")))
+# Everyday pictures in neither split (``build_qa_set(other_pictures="everyday")``, dev only,
+# session 76): a temple and a flower (scikit-learn's two sample photos, installed with
+# sentence-transformers), a brick wall and a colour wheel (scikit-image). Things people photograph
+# that an ImageNet classifier names only roughly (the temple as "a building", "a tower"), wrongly
+# (the flower as "a mushroom", "vegetables") or not at all, in colour and in grey: somewhere to
+# study pictures that are neither the dev split's easy classes nor unnameable, without reading
+# the held-out set's pictures.
+PHOTOS_EVERYDAY = (Photo("sklearn:china.jpg", "a temple", ("temple", "pagoda", "palace", "tower", "building")),
+                   Photo("sklearn:flower.jpg", "a flower", ("flower", "dahlia", "blossom", "petal|petals")),
+                   Photo("brick", "a brick wall", ("brick|bricks", "wall")),
+                   Photo("colorwheel", "a colour wheel", ("colour wheel|color wheel", "rainbow", "colours|colors")))
+# dev-only picture pools by name (``other_pictures``)
+PICTURE_POOLS = {"other": PHOTOS_OTHER, "everyday": PHOTOS_EVERYDAY}
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from episodic.qa_content import (
     NAMES_OTHER,
     NOISE,
     PHOTOS,
-    PHOTOS_OTHER,
+    PICTURE_POOLS,
     QUESTIONS,
     SOUND_ANSWERS,
     SOUND_DISTRACTORS,
@@ -75,13 +75,13 @@ class _Questions:
 
     def __init__(self, scripts: list[StreamScript], split: str, rng: np.random.Generator,
                  unused_names: list[str], unused_themes: list[Theme],
-                 names: Sequence[str] = (), themes: Sequence[Theme] = (), other_pictures: bool = False) -> None:
+                 names: Sequence[str] = (), themes: Sequence[Theme] = (), other_pictures: str = "") -> None:
         self.scripts, self.split, self.rng = scripts, split, rng
         # the pictures this set shows, and every picture an option may name (both splits', and
         # the other pictures when those are shown)
-        self.split_photos = PHOTOS_OTHER if other_pictures else PHOTOS[split]
+        self.split_photos = PICTURE_POOLS[other_pictures] if other_pictures else PHOTOS[split]
         self.photos = [p for split_photos in PHOTOS.values() for p in split_photos] + (
-            list(PHOTOS_OTHER) if other_pictures else [])
+            list(PICTURE_POOLS[other_pictures]) if other_pictures else [])
         self.unused_names, self.unused_themes = unused_names, unused_themes
         self.names = tuple(names) or NAMES[split]  # the set's people and places (wrong options)
         self.themes = tuple(themes) or THEMES[split]
@@ -338,7 +338,7 @@ class _Questions:
 def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, streams: int = 3,
                  minutes: float = 2.5, on_note: Callable[[str], None] | None = None,
                  harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False,
-                 other_pictures: bool = False, other_voices: bool = False) -> QASet:
+                 other_pictures: bool | str = False, other_voices: bool = False) -> QASet:
     """Script, render and label ``streams`` recordings of ≈ ``minutes`` each under ``out_dir``.
 
     ``harsher_db`` lowers the split's own signal-to-noise ratios (background noise and music
@@ -355,9 +355,10 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
     places (``NAMES_OTHER``, ``THEMES_OTHER``: in neither split): names the recogniser may
     never have met, settings the answering was never tuned on.
 
-    ``other_pictures`` (dev only) shows pictures in neither split (``PHOTOS_OTHER``), most of
-    them things the offline describer has no name for, so that several options of one question
-    can be such pictures at once.
+    ``other_pictures`` (dev only) shows pictures in neither split: ``True`` or ``"other"``
+    (``PHOTOS_OTHER``), most of them things the offline describer has no name for, so that
+    several options of one question can be such pictures at once; ``"everyday"``
+    (``PHOTOS_EVERYDAY``), things it names roughly, wrongly or not at all.
 
     ``other_voices`` (dev only) has everything said by another synthesiser's voices
     (``VOICES_OTHER``, flite's), at dev's speeds and over dev's noise: every split's speech is
@@ -375,7 +376,10 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         raise ValueError("other_sentences is for the dev split only (held-out keeps its own sentences)")
     if other_people and split != "dev":
         raise ValueError("other_people is for the dev split only (held-out keeps its own people)")
-    if other_pictures and split != "dev":
+    pool = "other" if other_pictures is True else (other_pictures or "")
+    if pool and pool not in PICTURE_POOLS:
+        raise ValueError(f"other_pictures must be one of {sorted(PICTURE_POOLS)}, not {other_pictures!r}")
+    if pool and split != "dev":
         raise ValueError("other_pictures is for the dev split only (held-out keeps its own pictures)")
     if other_voices and split != "dev":
         raise ValueError("other_voices is for the dev split only (held-out keeps its own voices)")
@@ -390,7 +394,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
     names = list(all_names)
     rng.shuffle(names)
     per_stream = 3
-    photos = list(PHOTOS_OTHER if other_pictures else PHOTOS[split])
+    photos = list(PICTURE_POOLS[pool] if pool else PHOTOS[split])
     rng.shuffle(photos)
     # every stream shows its own picture(s); a picture is reused only when there are more streams
     photo_sets = [[photos[i % len(photos)]] for i in range(streams)]
@@ -421,7 +425,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         render_stream(script, out_dir / script.path, split, base * 10 + i, harsher_db)
     unused_names = [n for n in names[streams * per_stream :]]
     questions = _Questions(scripts, split, rng, unused_names, unused_themes or [t for t in THEMES["dev" if split == "heldout" else "heldout"]],
-                           all_names, all_themes, other_pictures)
+                           all_names, all_themes, pool)
     questions.build()
     qa = QASet(
         recordings=[Recording(s.path, s.stream_id, round(s.duration_s, 2)) for s in scripts],
@@ -429,7 +433,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         name=f"generated {split} (seed {seed}, {streams} streams × {minutes:g} min"
         + (", other sentences" if other_sentences else "")
         + (", other people and places" if other_people else "")
-        + (", other pictures" if other_pictures else "")
+        + ({"other": ", other pictures", "everyday": ", everyday pictures"}.get(pool, ""))
         + (", other voices" if other_voices else "")
         + (f", {harsher_db:g} dB harsher)" if harsher_db else ")"), root=out_dir,
     )

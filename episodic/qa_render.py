@@ -17,6 +17,10 @@ from episodic.qa_script import Beat, StreamScript, _speech
 
 # -- rendering -------------------------------------------------------------------------------------
 def _photo_array(photo: Photo) -> np.ndarray:
+    if photo.name.startswith("sklearn:"):  # scikit-learn's sample photos ("sklearn:china.jpg")
+        from sklearn.datasets import load_sample_image
+
+        return np.asarray(load_sample_image(photo.name.split(":", 1)[1]))[..., :3].astype(np.uint8)
     import skimage.data
 
     img = getattr(skimage.data, photo.name)()

@@ -520,6 +520,26 @@ def test_other_pictures_are_in_neither_split_and_only_dev_shows_them() -> None:
         build_qa_set("/nonexistent", "heldout", other_pictures=True)
 
 
+def test_everyday_pictures_are_in_no_other_pool_and_load_from_both_libraries() -> None:
+    """``other_pictures="everyday"`` (dev only) shows pictures no split and no other pool has;
+    scikit-learn's sample photos load as RGB like scikit-image's; an unknown pool is an error."""
+    from episodic.qa_content import PHOTOS, PHOTOS_EVERYDAY, PICTURE_POOLS
+    from episodic.qa_generator import build_qa_set
+    from episodic.qa_render import _photo_array
+
+    others = [p for split in PHOTOS.values() for p in split] + list(PICTURE_POOLS["other"])
+    assert len(PHOTOS_EVERYDAY) >= 4 and PICTURE_POOLS["everyday"] is PHOTOS_EVERYDAY
+    assert not ({p.name for p in others} | {p.label for p in others}) & (
+        {p.name for p in PHOTOS_EVERYDAY} | {p.label for p in PHOTOS_EVERYDAY})
+    for photo in PHOTOS_EVERYDAY:
+        img = _photo_array(photo)
+        assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3 and img.std() > 10, photo.name
+    with pytest.raises(ValueError, match="dev split only"):
+        build_qa_set("/nonexistent", "heldout", other_pictures="everyday")
+    with pytest.raises(ValueError, match="must be one of"):
+        build_qa_set("/nonexistent", "dev", other_pictures="holiday")
+
+
 @pytest.mark.slow
 def test_a_set_with_other_pictures_asks_about_them(tmp_path: Path) -> None:
     from episodic.qa_content import PHOTOS_OTHER
