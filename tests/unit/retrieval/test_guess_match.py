@@ -462,6 +462,16 @@ def test_a_guess_of_the_same_kind_supports_the_only_option_of_that_kind(scorer: 
     # a texture's stray guess of an animal says nothing of the kind of thing shown
     stray = [replace(units[0], guesses=(("a bird", 0.09),))]
     assert guess_support(options, stray, scorer, kinds)[3, 0] == guess_support(options, stray, scorer)[3, 0]
+    # nor does a part's: the best of nine crops of a flower was "vegetables" 0.64, the whole
+    # frame 0.17, and a cup of coffee is the only food offered; "a dog" in a crop only is no
+    # animal shown either
+    flower = [replace(units[0], guesses=(("vegetables", 0.17),), part_guesses=(("vegetables", 0.64),))]
+    offered = ["a flower", "a rocket", "a cup of coffee", "an astronaut"]
+    food = vocabulary.kinds(offered, ["yard-cam"], Scope())
+    assert food is not None and food[0][2] == "food"
+    assert guess_support(offered, flower, scorer, food)[2, 0] == guess_support(offered, flower, scorer)[2, 0] < 0.12
+    cropped = [replace(units[0], guesses=(), part_guesses=(("a dog", 0.58),))]
+    assert guess_support(options, cropped, scorer, kinds)[3, 0] == guess_support(options, cropped, scorer)[3, 0]
     two = ["a cat", "a horse", "a clock"]
     assert guess_support(two, units, scorer, vocabulary.kinds(two, ["yard-cam"], Scope()))[1, 0] == plain_horse(scorer, two, units)
     # an open-vocabulary describer: no kinds
