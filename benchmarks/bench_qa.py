@@ -60,6 +60,9 @@ SCRIPT_STORE_SUFFIX = "-script"
 SCRIPT_OVERRIDES = {"relisten_max_memories": 0, "relisten_score_options": False}
 
 
+PICTURE_SUFFIX = {"other": "-i", "everyday": "-e"}  # a picture pool's set folders: …-i, …-e
+
+
 def _commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -73,11 +76,11 @@ def _commit() -> str:
 
 def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, console: Console,
                harsher_db: float = 0.0, other_sentences: bool = False, other_people: bool = False,
-               other_pictures: bool | str = False, other_voices: bool = False) -> Path:
-    """The split's qa.json, generated unless a set with the same parameters is already there."""
+               pictures: str = "", other_voices: bool = False) -> Path:
+    """The split's qa.json, generated unless a set with the same parameters is already there;
+    ``pictures``: a dev-only picture pool ("other", "everyday"; ``qa_content.PICTURE_POOLS``)."""
     harsh = f"-h{harsher_db:g}" if harsher_db else ""
-    pictures = {True: "-i", "other": "-i", "everyday": "-e"}.get(other_pictures, "")
-    other = ("-o" if other_sentences else "") + ("-p" if other_people else "") + pictures
+    other = ("-o" if other_sentences else "") + ("-p" if other_people else "") + PICTURE_SUFFIX.get(pictures, "")
     other += "-v" if other_voices else ""
     folder = root / f"v{VERSION}-s{seed}-n{streams}-m{minutes:g}{other}{harsh}" / split
     qa_json = folder / "qa.json"
@@ -86,7 +89,7 @@ def ensure_set(root: Path, split: str, seed: int, streams: int, minutes: float, 
     started = time.perf_counter()
     build_qa_set(folder, split, seed, streams, minutes, on_note=lambda m: console.print(m, highlight=False),
                  harsher_db=harsher_db, other_sentences=other_sentences, other_people=other_people,
-                 other_pictures=other_pictures, other_voices=other_voices)
+                 other_pictures=pictures, other_voices=other_voices)
     console.print(f"built {qa_json} in {time.perf_counter() - started:.0f} s", highlight=False)
     return qa_json
 

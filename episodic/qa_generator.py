@@ -433,7 +433,7 @@ def build_qa_set(out_dir: str | Path, split: str = "heldout", seed: int = 0, str
         name=f"generated {split} (seed {seed}, {streams} streams × {minutes:g} min"
         + (", other sentences" if other_sentences else "")
         + (", other people and places" if other_people else "")
-        + ({"other": ", other pictures", "everyday": ", everyday pictures"}.get(pool, ""))
+        + (f", {pool} pictures" if pool else "")
         + (", other voices" if other_voices else "")
         + (f", {harsher_db:g} dB harsher)" if harsher_db else ")"), root=out_dir,
     )

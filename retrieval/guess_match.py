@@ -94,15 +94,15 @@ def guess_support(
             by_kind[i] = np.array([SAME_KIND if of_name.get(n) == kind else 0.0 for n in names])
     column = {n: j for j, n in enumerate(names)}
     for k, u in enumerate(units):
-        whole = len(u.guesses)
-        for at, (g, p) in enumerate((*u.guesses, *u.part_guesses)):  # the whole frames' and their parts'
-            j = column[g]
-            out[:, k] = np.maximum(out[:, k], float(p) * near[:, j])
-            # only a fairly sure guess about the whole frame says what kind of thing was shown:
-            # a part's guess is the best of nine crops, sure of something in one of them far
-            # more often (a flower's crops guessed "vegetables" 0.64, the frame 0.17)
-            if at < whole and p >= KIND_MIN:
-                out[:, k] = np.maximum(out[:, k], float(p) * by_kind[:, j])
+        # only a fairly sure guess about the whole frame says what kind of thing was shown: a
+        # part's guess is the best of nine crops, sure of something in one of them far more
+        # often (a flower's crops guessed "vegetables" 0.64, the frame 0.17)
+        for guesses, of_kind in ((u.guesses, True), (u.part_guesses, False)):
+            for g, p in guesses:
+                j = column[g]
+                out[:, k] = np.maximum(out[:, k], float(p) * near[:, j])
+                if of_kind and p >= KIND_MIN:
+                    out[:, k] = np.maximum(out[:, k], float(p) * by_kind[:, j])
     return out
 
 
