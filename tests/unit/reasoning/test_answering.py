@@ -3048,3 +3048,24 @@ def test_a_stream_where_the_thing_was_only_said_did_not_show_it():
     for question in ("In which recording were coffees mentioned?", "Which camera showed someone talking about coffee?"):
         draft = answer(question)
         assert draft is not None and options[draft.choice_index] == "airport-cam", (question, draft)
+
+
+def test_a_sentence_holding_one_of_the_things_asked_about_beats_one_that_only_means_something_near():
+    """"What picture was on screen while someone talked about the time of the story hour?":
+    the story hour was said in noise ("At seven forty the story hour gets going." heard "Act
+    740 the story of Agate's loading."), and a sentence about the afternoon means something
+    near "the time of the story hour" without holding any of its words. The word found and the
+    cosine together place the story hour's sentence first; the higher of the two alone chose
+    the afternoon (0.43 against 0.33), and the picture shown then."""
+    from episodic.retrieval.detailed import Unit
+
+    answerer, _ = _structured([], embed=True)
+    units = [Unit("library-cam", "l@0", 1.6, 4.4, "speech", "Act 740 the story of Agate's loading."),
+             Unit("harbour-cam", "h@47", 47.3, 49.4, "speech", "We should be finished before the afternoon.")]
+    m = answerer._match("the time of the story hour", units)
+    assert m[0] > m[1], m
+    assert m[0] >= 1 / 3  # never below the share of words found
+    # the cosine alone where no word is found, the words alone where the meaning is far
+    far = Unit("s", "s@0", 0.0, 1.0, "speech", "Zebra stripes.")
+    assert answerer._match("the story hour", [far])[0] == pytest.approx(0.0, abs=1e-6)
+    assert answerer._match("story", [Unit("s", "s@0", 0.0, 1.0, "speech", "A story.")])[0] == pytest.approx(1.0)
