@@ -298,14 +298,18 @@ def _clock(token: str) -> str:
 
 def only_a_bare_hour(text: str) -> bool:
     """Whether the clock time ``text`` gives is only a bare number ("The flower show started
-    at 22.") with no "a.m.", "p.m." or "o'clock" after it: what a recogniser leaves of "twenty
-    to two" or "eleven fifteen" as often as a real hour, so a guess rather than a time read."""
+    at 22.", "… at eleven", "And with one send the poet …") with no "a.m.", "p.m." or
+    "o'clock" after it: what a recogniser leaves of "twenty to two" or "eleven fifteen" as
+    often as a real hour, so a guess rather than a time read."""
     found = _number(text, "time")
     if re.fullmatch(r"\d{1,2}\.\d(?:\s*[ap]\.?\s?m\.?)?", found, re.IGNORECASE):
         # "at 1.0 a.m." for "one oh five", "8.8" for "eight forty": no clock writes one digit
         # of minutes
         return True
-    if not re.fullmatch(r"\d{1,2}", found):
+    # "at eleven", "with one": the same bare number in words ("with one" is also just a phrase)
+    spoken = not re.search(r"\d|[ap]\.?\s?m\b|o'?clock", found, re.IGNORECASE) and re.fullmatch(
+        r"\d{1,2}", "".join(canonical_tokens(found)) or "x")
+    if not (re.fullmatch(r"\d{1,2}", found) or spoken):
         return False
     return not re.search(rf"\b{re.escape(found)}\s*(?:[ap]\.?\s?m\b|o'?clock)", text, re.IGNORECASE)
 

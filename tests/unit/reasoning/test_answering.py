@@ -698,6 +698,13 @@ def test_a_colour_heard_as_other_words_is_a_guessed_span(heard, expected):
         ("the safety announcement begin at 8.8 .8.", True),  # "eight forty": one digit of minutes
         ("The dinner service gets going at 2.5.", True),  # "two oh five"
         ("15", True),
+        # the same bare number in words: "with one" is a phrase as often as an hour
+        ("And with one send the poet with reading open that I'm hurted I'm sharp.", True),
+        ("The show opens at eleven.", True),
+        ("The ferry crossing open at high twenty-nine shower.", True),
+        ("We open at eleven o'clock.", False),
+        ("It starts at one pm.", False),
+        ("at ten past eleven", False),
         ("The last train leaves at 9 p.m. today.", False),
         ("We open at 10 o'clock.", False),
         ("Priya is meeting the caretaker at 12.20.", False),
