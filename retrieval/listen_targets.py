@@ -115,20 +115,24 @@ def about_the_question(analysis: QueryAnalysis, unit: Unit) -> bool:
     return set(missing) <= fuzzy_found(analysis.question, missing, unit.text, unit.terms)
 
 
-def _span(memory: ShortTermMemory, units: Sequence[Unit], max_s: float) -> tuple[float, float]:
+def _span(memory: ShortTermMemory, units: Sequence[Unit], max_s: float, cut: bool = True
+          ) -> tuple[float, float] | None:
     """The stream time range of ``memory`` to re-transcribe: all of it when it is short enough,
     else the transcript pieces the question matched (``units``, best first) padded a little,
-    grown piece by piece while it stays within ``max_s``."""
+    grown piece by piece while it stays within ``max_s``. Where even the best piece is longer,
+    its start (``cut``) or None: a window with little room left must not hear half a sentence
+    ("… the ferry crossing" of "… the ferry crossing opens at nine thirty-five"), which would be
+    kept as this memory's hearing for the question's words and never heard whole again."""
     lo, hi = memory.t_start, memory.t_end
     if hi - lo <= max_s:
         return lo, hi
     chosen = [u for u in units if u.modality == "speech"] or list(units)
     if not chosen:
-        return lo, lo + max_s
+        return (lo, lo + max_s) if cut else None
     a = max(lo, chosen[0].t_start - PAD_S)
     b = min(hi, chosen[0].t_end + PAD_S)
     if b - a > max_s:  # one very long piece: its start, where the sentence begins
-        return a, a + max_s
+        return (a, a + max_s) if cut else None
     for u in chosen[1:]:
         na, nb = min(a, max(lo, u.t_start - PAD_S)), max(b, min(hi, u.t_end + PAD_S))
         if nb - na <= max_s:

@@ -371,8 +371,10 @@ class Relistener:
                 if cached.get("hinted"):  # heard for these words before, never stored: use it again
                     self._use_hinted(cached, memory, analysis, q_vec, recall, reader, scope, scorer)
                 continue
-            span = _span(memory, units, min(s.relisten_max_audio_s, room))
-            if span[1] - span[0] <= 0.0 or (clips and span[1] - span[0] > room):
+            span = _span(memory, units, s.relisten_max_audio_s)
+            if span is not None and span[1] - span[0] > room:
+                span = _span(memory, units, room, cut=False)  # the matched sentence alone, or none
+            if span is None or span[1] - span[0] <= 0.0:
                 continue
             # one pass decodes one language: a memory heard in another waits for its own question
             heard_in = _language_of(memory.transcript)

@@ -257,6 +257,21 @@ def test_span_is_whole_short_memory_or_the_matched_pieces():
     assert _span(long, [unit(30.0, 34.0), unit(5.0, 9.0)], 20.0) == pytest.approx((29.7, 34.3))
 
 
+def test_a_window_with_little_room_left_hears_a_sentence_whole_or_not_at_all():
+    """The fifth memory of a joint pass had 2.3 s of the window left: its sentence "Everyone
+    says the ferry crossing opens at nine thirty-five sharp." (92.1-96.0 s) was heard as its
+    first 2.3 s, "… the ferry crossing", and that half was kept as the memory's hearing for the
+    question's words. Without ``cut`` the matched sentence alone is taken where it fits, else
+    nothing."""
+    m = _memory(90.4, 97.4, [(92.1, 96.0, "Everyone sends the thermicross an oven at 9.30 a.m. sharp.")])
+    said = [Unit("s", m.id, 92.1, 96.0, "speech", m.transcript[0].text)]
+    assert _span(m, said, 12.0, cut=False) == (90.4, 97.4)  # room for all of it: the whole memory
+    assert _span(m, said, 5.0, cut=False) == pytest.approx((91.8, 96.3))  # the sentence alone
+    assert _span(m, said, 2.3, cut=False) is None  # not even the sentence: not heard
+    assert _span(m, said, 2.3) == pytest.approx((91.8, 94.1))  # cut (one very long sentence)
+    assert _span(m, [], 2.3, cut=False) is None
+
+
 def test_versions_and_cache():
     m = _memory(0.0, 8.0, [(1.0, 4.0, GARBLED)])
     ingest = {"source": "ingest", "model": "tiny", "hotwords": [], "text": GARBLED, "adopted": True}
