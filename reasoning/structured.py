@@ -616,7 +616,7 @@ class StructuredAnswerer(TimeAnswers):
         if option_streams(options, reader.streams_in(scope)).count(None) < len(options):
             return None
         cands = [u for u in self._candidates(about, scope, reader, recall) if u.modality == "speech"]
-        m = self._match(about, cands)
+        m = self._match(about, cands, raised=True)
         if not len(m) or float(m.max()) < ANCHOR_MIN:
             return self._shown_at_some_time(options, scope, reader)
         said = cands[int(np.argmax(m))]

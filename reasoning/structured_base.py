@@ -88,15 +88,21 @@ class StructuredBase:
         self.vocabulary = DescriberVocabulary(store, scorer)  # what the describer can name
 
     # -- shared ------------------------------------------------------------------------------
-    def _match(self, text: str, units: Sequence[Unit], terms: Sequence[str] | None = None) -> np.ndarray:
-        """How well ``text`` matches each unit: the share of its content words (or the given
-        ``terms``) found there (exactly or tolerantly), raised by the cosine as far as the words
-        leave room (1 - (1 - words)(1 - cosine), both in [0, 1]); the cosine alone where no word
-        is found. A sentence that holds one of the question's things and means something near
-        it comes before one that only means something near it: "the time of the story hour"
-        is "Act 740 the story of Agate's loading." (story, 0.33, and the cosine: 0.48), not
-        "We should be finished before the afternoon." (the cosine alone: 0.42), which the
-        higher of the two chose."""
+    def _match(self, text: str, units: Sequence[Unit], terms: Sequence[str] | None = None,
+               raised: bool = False) -> np.ndarray:
+        """How well ``text`` matches each unit: its content words (or the given ``terms``)
+        found there (exactly or tolerantly) or its cosine, whichever is higher; ``raised``: the
+        share of words found raised by the cosine as far as the words leave room (1 - (1 -
+        words)(1 - cosine)), so that a sentence holding one of the things asked about and
+        meaning something near it comes before one that only means something near it.
+
+        An anchor ("while someone talked about the time of the story hour") is found that way:
+        "Act 740 the story of Agate's loading." (story: 0.33, raised by its cosine to 0.48)
+        before "We should be finished before the afternoon." (the cosine alone: 0.42), which
+        the higher of the two chose. Where a match is compared with fixed bars after discounts
+        for a missing thing (:func:`reasoning.time_answers.holders_first`), the higher of the
+        two stays: raised, a name alone ("Omar keeps the reading lamp …" for "Omar and the
+        novels") would clear the bar its discount is meant to keep it under."""
         if not units:
             return np.zeros(0)
         vecs = self.scorer.embed([text] + [u.scored_text for u in units])
@@ -111,7 +117,8 @@ class StructuredBase:
                 if kinds:
                     found = found | (carried_kinds(u.text) & kinds)
                 lex = kind_overlap(terms, found)
-            out[i] = 1.0 - (1.0 - lex) * (1.0 - cosine_ramp(float(cos[i])))
+            r = cosine_ramp(float(cos[i]))
+            out[i] = 1.0 - (1.0 - lex) * (1.0 - r) if raised else max(lex, r)
         return out
 
     def _candidates(self, text: str, scope: Scope, reader: MemoryReader, extra: Sequence[Unit]) -> list[Unit]:

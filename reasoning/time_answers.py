@@ -307,7 +307,7 @@ class TimeAnswers(StructuredBase):
         cands = _not_the_sound_named(shape.anchor, self._candidates(shape.anchor, scope, reader, recall))
         if not cands:
             return None
-        m = self._match(shape.anchor, cands)
+        m = self._match(shape.anchor, cands, raised=True)
         # "who takes care of the suitcase" resembles "There is the luggage trolley again." more
         # (cosine 0.60) than "Hannah looks after the suitcase these days." (0.54): a sentence
         # holding the thing itself is the anchor before one that only resembles it

@@ -3069,10 +3069,13 @@ def test_a_sentence_holding_one_of_the_things_asked_about_beats_one_that_only_me
     answerer, _ = _structured([], embed=True)
     units = [Unit("library-cam", "l@0", 1.6, 4.4, "speech", "Act 740 the story of Agate's loading."),
              Unit("harbour-cam", "h@47", 47.3, 49.4, "speech", "We should be finished before the afternoon.")]
-    m = answerer._match("the time of the story hour", units)
+    m = answerer._match("the time of the story hour", units, raised=True)
     assert m[0] > m[1], m
+    plain = answerer._match("the time of the story hour", units)  # the higher of the two
+    assert plain[0] < plain[1] and m[1] == pytest.approx(plain[1])
     assert m[0] >= 1 / 3  # never below the share of words found
     # the cosine alone where no word is found, the words alone where the meaning is far
     far = Unit("s", "s@0", 0.0, 1.0, "speech", "Zebra stripes.")
-    assert answerer._match("the story hour", [far])[0] == pytest.approx(0.0, abs=1e-6)
-    assert answerer._match("story", [Unit("s", "s@0", 0.0, 1.0, "speech", "A story.")])[0] == pytest.approx(1.0)
+    assert answerer._match("the story hour", [far], raised=True)[0] == pytest.approx(0.0, abs=1e-6)
+    assert answerer._match("story", [Unit("s", "s@0", 0.0, 1.0, "speech", "A story.")], raised=True)[0] == \
+        pytest.approx(1.0)
