@@ -90,8 +90,8 @@ def _clock_forms(h: int, m: int) -> list[str]:
 def spoken_forms(option: str) -> list[str]:
     """How an option may sound or be written by the recogniser: as given, a time the ways
     people say it ("12:10" → "twelve ten", "ten past twelve"; "ten to eight" → "7:50"), a
-    number in words or digits ("312" → "three hundred twelve", "three twelve"; "thirteen" →
-    "13"). The audio carries one of them; the option is scored by its best."""
+    number in words or digits ("312" → "three hundred twelve", "three twelve"; "207" → "two
+    oh seven"; "thirteen" → "13"). The audio carries one of them; the option is scored by its best."""
     given = " ".join(option.split())  # as written: a name keeps its capital, which the model expects
     text = given.lower()
     forms = [given]
@@ -117,7 +117,9 @@ def spoken_forms(option: str) -> list[str]:
     for d in digits:  # "312" is said "three twelve" as often as "three hundred twelve"
         n = int(d)
         if 100 <= n < 10000 and n % 100:
-            forms.append(text.replace(d, f"{number_words(n // 100)} {number_words(n % 100)}", 1))
+            # …and "207" "two oh seven", never "two seven"
+            tail = number_words(n % 100) if n % 100 >= 10 else f"oh {number_words(n % 100)}"
+            forms.append(text.replace(d, f"{number_words(n // 100)} {tail}", 1))
     return list(dict.fromkeys(forms))
 
 
@@ -126,6 +128,11 @@ def words_of(text: str) -> list[str]:
     often joins it to the word before ("costs forty-five" written "cost-sported Ive"), and the
     slot is then the part after the hyphen, never the question's own word before it."""
     return [p for w in _WORD.findall(text) for p in (w.split("-") if re.search(r"[a-z]-[a-z]", w, re.I) else [w]) if p]
+
+
+def _digits_said(text: str) -> str:
+    """``text`` with each number under 10,000 in words: "2 for salmon" → "two for salmon"."""
+    return re.sub(r"\d+", lambda m: number_words(int(m.group())) if len(m.group()) <= 4 else m.group(), text)
 
 
 def slot_windows(words: Sequence[str], question: str, options: Sequence[str],
@@ -148,7 +155,10 @@ def slot_windows(words: Sequence[str], question: str, options: Sequence[str],
                 SequenceMatcher(None, letters, w).ratio() >= ANCHOR_LIKENESS for w in spelled
             ):
                 break  # a question word is an anchor, not the answer: longer windows hold it too
-            sim = max((SequenceMatcher(None, low, f).ratio() for f in forms), default=0.0)
+            # as written and with its digits said ("2 for salmon" is "two for salmon", near
+            # "two oh seven"; as written it looks like no option)
+            said = _digits_said(low)
+            sim = max((SequenceMatcher(None, w, f).ratio() for f in forms for w in {low, said}), default=0.0)
             ranked.append((sim, i, n))
     ranked.sort(key=lambda r: (-r[0], r[2], r[1]))
     out = [(i, n) for _, i, n in ranked[:limit]]

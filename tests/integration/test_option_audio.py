@@ -41,6 +41,9 @@ def test_number_words(n, said):
 
 def test_spoken_forms_of_numbers_and_times():
     assert spoken_forms("312") == ["312", "three hundred twelve", "three twelve"]
+    # a room with a zero in it is said with an "oh": "two oh seven", heard "2 for salmon"
+    assert spoken_forms("207") == ["207", "two hundred seven", "two oh seven"]
+    assert spoken_forms("1005") == ["1005", "one thousand five", "ten oh five"]
     assert spoken_forms("9:35") == ["9:35", "nine thirty five", "twenty five to ten"]
     assert spoken_forms("11:05") == ["11:05", "eleven oh five", "five past eleven"]
     assert spoken_forms("9.15") == ["9.15", "9:15", "nine fifteen", "quarter past nine"]
