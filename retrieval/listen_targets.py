@@ -164,9 +164,7 @@ def fit_clips(targets: Sequence[tuple[ShortTermMemory, Sequence[Unit]]], max_aud
     room = window_s
     for memory, units in targets:
         whole = _span(memory, units, max_audio_s)
-        tight = _sentence_span(memory, units)
-        if tight is None or length(tight) > max_audio_s:
-            tight = whole  # no sentence matched, or one longer than a clip may be: as _span takes it
+        tight = _sentence_span(memory, units) or whole
         if tight is None or length(tight) <= 0.0 or length(tight) + (gap_s if picked else 0.0) > room:
             continue
         picked.append((memory, units, tight))
