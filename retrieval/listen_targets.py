@@ -140,45 +140,6 @@ def _span(memory: ShortTermMemory, units: Sequence[Unit], max_s: float, cut: boo
     return a, b
 
 
-def _sentence_span(memory: ShortTermMemory, units: Sequence[Unit]) -> tuple[float, float] | None:
-    """The best matched sentence of ``memory`` (its first speech unit) padded a little; None
-    when no speech unit was matched."""
-    said = next((u for u in units if u.modality == "speech"), None)
-    if said is None:
-        return None
-    return max(memory.t_start, said.t_start - PAD_S), min(memory.t_end, said.t_end + PAD_S)
-
-
-def fit_clips(targets: Sequence[tuple[ShortTermMemory, Sequence[Unit]]], max_audio_s: float,
-              window_s: float, gap_s: float) -> list[tuple[ShortTermMemory, tuple[float, float]]]:
-    """The spans of ``targets`` (best first) to hear again in one window of ``window_s``
-    seconds, ``gap_s`` of silence between clips: first each one's matched sentence, as many as
-    fit, then, best first, each widened to what :func:`_span` takes (the whole memory when it
-    is short) while the window has room. Whole memories first left the fifth of five without
-    room for its sentence: "the ferry crossing opens at nine thirty-five" was never heard
-    again, though the sentences alone fill 26 s of the 28."""
-    def length(span: tuple[float, float]) -> float:
-        return span[1] - span[0]
-
-    picked: list[tuple[ShortTermMemory, Sequence[Unit], tuple[float, float]]] = []
-    room = window_s
-    for memory, units in targets:
-        whole = _span(memory, units, max_audio_s)
-        tight = _sentence_span(memory, units) or whole
-        if tight is None or length(tight) <= 0.0 or length(tight) + (gap_s if picked else 0.0) > room:
-            continue
-        picked.append((memory, units, tight))
-        room -= length(tight) + (gap_s if len(picked) > 1 else 0.0)
-    out: list[tuple[ShortTermMemory, tuple[float, float]]] = []
-    for memory, units, tight in picked:
-        wide = _span(memory, units, min(max_audio_s, length(tight) + room), cut=False)
-        if wide is not None and wide[0] <= tight[0] and wide[1] >= tight[1] and length(wide) > length(tight):
-            room -= length(wide) - length(tight)
-            tight = wide
-        out.append((memory, tight))
-    return out
-
-
 def _same_words(a: str, b: str) -> bool:
     """The same words, ignoring case and punctuation."""
     return re.findall(r"[a-z0-9']+", a.lower()) == re.findall(r"[a-z0-9']+", b.lower())

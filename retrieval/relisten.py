@@ -100,10 +100,10 @@ from episodic.retrieval.joint_hearing import (
 from episodic.retrieval.listen_targets import (
     _inside,
     _same_words,
+    _span,
     _words_added,
     about_speech,
     about_the_question,
-    fit_clips,
     hot_words,
     names_lost,
     said_of_someone,
@@ -158,6 +158,7 @@ OPTION_HEARING_S = 1.5  # scoring the options against one sentence's audio needs
 SCORING_S = 0.3
 # asking one sentence's audio whether it names a counted thing: an encoding and four alignments
 MENTION_CHECK_S = 0.5
+MIN_CLIP_S = 2.0  # a window with less room left than this takes no further clip
 # a clip the joint pass stopped before (relisten_pass_max_s): not heard, so not recorded either
 UNREACHED: list[TranscriptPiece] = []
 
@@ -361,7 +362,8 @@ class Relistener:
         report.hotwords = words
         rec = self.recognizer()
         model_id = str(getattr(rec, "model_id", type(rec).__name__))
-        fresh: list[tuple[ShortTermMemory, list[Unit]]] = []
+        clips: list[tuple[ShortTermMemory, tuple[float, float]]] = []
+        room = WINDOW_S
         for memory, units in targets:
             cached = cached_version(memory, model_id, words)
             if cached is not None:
@@ -369,12 +371,19 @@ class Relistener:
                 if cached.get("hinted"):  # heard for these words before, never stored: use it again
                     self._use_hinted(cached, memory, analysis, q_vec, recall, reader, scope, scorer)
                 continue
+            span = _span(memory, units, s.relisten_max_audio_s)
+            if span is not None and span[1] - span[0] > room:
+                span = _span(memory, units, room, cut=False)  # the matched sentence alone, or none
+            if span is None or span[1] - span[0] <= 0.0:
+                continue
             # one pass decodes one language: a memory heard in another waits for its own question
             heard_in = _language_of(memory.transcript)
-            if fresh and heard_in and heard_in != (_language_of(fresh[0][0].transcript) or heard_in):
+            if clips and heard_in and heard_in != (_language_of(clips[0][0].transcript) or heard_in):
                 continue
-            fresh.append((memory, units))
-        clips = fit_clips(fresh, s.relisten_max_audio_s, WINDOW_S, GAP_S)
+            clips.append((memory, span))
+            room -= (span[1] - span[0]) + GAP_S
+            if room < MIN_CLIP_S:
+                break
         if not clips:
             report.reason = report.reason or "done"
             return

@@ -272,36 +272,6 @@ def test_a_window_with_little_room_left_hears_a_sentence_whole_or_not_at_all():
     assert _span(m, [], 2.3, cut=False) is None
 
 
-def test_one_pass_hears_every_target_s_sentence_before_widening_any_to_its_memory():
-    """Five recalled memories of 7 s, each with a 3.9 s sentence: whole memories (7 s each,
-    0.8 s between) leave the fifth no room in the 28 s window, and it was the one about the
-    question. Sentences first (five fit), then the best widened to their whole memory while
-    the window has room."""
-    from episodic.retrieval.listen_targets import fit_clips
-
-    targets = []
-    for k in range(5):
-        t0 = 10.0 * k
-        m = ShortTermMemory(id=f"s@{k}", stream_id="s", t_start=t0, t_end=t0 + 7.0, vector=np.ones(4, np.float32),
-                            transcript=[TranscriptPiece(t0 + 1.7, t0 + 5.6, f"sentence {k}")])
-        targets.append((m, [Unit("s", m.id, t0 + 1.7, t0 + 5.6, "speech", f"sentence {k}")]))
-    clips = fit_clips(targets, max_audio_s=12.0, window_s=28.0, gap_s=0.8)
-    assert [m.id for m, _ in clips] == [m.id for m, _ in targets]  # every one, in rank order
-    lengths = [b - a for _, (a, b) in clips]
-    assert lengths == pytest.approx([4.5] * 5)  # 25.7 s with the gaps: no room to widen any
-    # a little more room: the best is widened to its whole memory, the rest stay sentences
-    lengths = [b - a for _, (a, b) in fit_clips(targets, max_audio_s=12.0, window_s=30.0, gap_s=0.8)]
-    assert lengths == pytest.approx([7.0, 4.5, 4.5, 4.5, 4.5])
-    assert all(a <= m.t_start + 1.7 and b >= m.t_start + 5.6 for m, (a, b) in clips)  # no sentence cut
-    # one target: its whole memory, as before
-    assert fit_clips(targets[:1], 12.0, 28.0, 0.8)[0][1] == (0.0, 7.0)
-    # a target whose sentence cannot fit is left for another request, the rest still heard
-    long = ShortTermMemory(id="s@L", stream_id="s", t_start=100.0, t_end=140.0, vector=np.ones(4, np.float32),
-                           transcript=[TranscriptPiece(101.0, 131.0, "a very long sentence")])
-    mixed = [*targets[:2], (long, [Unit("s", "s@L", 101.0, 131.0, "speech", "a very long sentence")]), targets[2]]
-    assert [m.id for m, _ in fit_clips(mixed, 12.0, 28.0, 0.8)] == ["s@0", "s@1", "s@2"]
-
-
 def test_versions_and_cache():
     m = _memory(0.0, 8.0, [(1.0, 4.0, GARBLED)])
     ingest = {"source": "ingest", "model": "tiny", "hotwords": [], "text": GARBLED, "adopted": True}
