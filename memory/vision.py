@@ -323,6 +323,22 @@ def fix_ocr_zeros(text: str) -> str:
     return _CAPS_WITH_ZERO.sub(lambda m: m.group(0).replace("0", "O"), text)
 
 
+# a number with capital O's in it: starts with a digit, then digits and O's, and ends where a
+# word would (or at "am"/"pm": "1Opm")
+_DIGITS_WITH_O = re.compile(r"(?<![A-Za-z0-9])\d[0-9O]*O[0-9O]*(?=(?:[AaPp][Mm])?(?![A-Za-z0-9]))")
+
+
+def fix_ocr_digit_zeros(text: str) -> str:
+    """'OPEN UNTIL 1O PM' → 'OPEN UNTIL 10 PM': an O inside a number is a 0 misread.
+
+    The other half of :func:`fix_ocr_zeros`: in a run that starts with a digit and holds only
+    digits and capital O's ("1O", "2O7", "1O:3O", "1Opm"), every O is a zero, else the sign's
+    closing hour reads as "1O" and matches neither "10" nor "ten". A run that starts with a
+    letter ("O2", "OK") or runs on into a word ("3Oth") stays as read.
+    """
+    return _DIGITS_WITH_O.sub(lambda m: m.group(0).replace("O", "0"), text)
+
+
 _CAPS_THEN_DIGIT = re.compile(r"\b([A-Z]{3,})(?=\d)")
 
 
@@ -590,7 +606,7 @@ class OfflineVisualDescriber:
             if text and score >= self.settings.ocr_min_confidence:
                 box = np.asarray(item[0], dtype=np.float32).reshape(-1, 2)
                 x, y = (float(v) for v in box.mean(axis=0))
-                lines.append((x, y, fix_ocr_joins(fix_ocr_zeros(text))))
+                lines.append((x, y, fix_ocr_digit_zeros(fix_ocr_joins(fix_ocr_zeros(text)))))
         return lines
 
     def describe(

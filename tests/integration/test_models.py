@@ -46,6 +46,7 @@ from episodic.memory.vision import (
     OfflineVisualDescriber,
     colour_names,
     describe_text,
+    fix_ocr_digit_zeros,
     fix_ocr_joins,
     fix_ocr_zeros,
     readable_label,
@@ -264,6 +265,9 @@ def test_colour_names_and_label_names() -> None:
     assert fix_ocr_zeros("RO0M 214, A10, 2014") == "ROOM 214, A10, 2014"
     # a word run into its number on a sign is split off; short codes stay
     assert fix_ocr_joins("OPEN UNTIL7PM, PLATFORM12, MP3, A10") == "OPEN UNTIL 7PM, PLATFORM 12, MP3, A10"
+    # an O inside a number is a zero; a code that starts with a letter or runs into a word stays
+    assert fix_ocr_digit_zeros("OPEN UNTIL 1O PM, 1O:3O, ROOM 2O7, 1Opm") == "OPEN UNTIL 10 PM, 10:30, ROOM 207, 10pm"
+    assert fix_ocr_digit_zeros("O2 ARENA, A1O, 3Oth, OK") == "O2 ARENA, A1O, 3Oth, OK"
     long_text = " ".join(["word"] * 500)
     d = describe_text([("street sign", 0.5)], ["blue"], long_text, max_tokens=40)
     assert d.startswith('on-screen text: "word') and d.endswith('"; street sign; colours: blue')
