@@ -39,7 +39,7 @@ from episodic.reasoning.stream_gist import (
 )
 from episodic.reasoning.structured_base import (
     cosine_ramp,
-    option_streams,
+    offered_streams,
 )
 from episodic.reasoning.time_answers import (
     ANCHOR_MIN,
@@ -215,7 +215,7 @@ class StructuredAnswerer(TimeAnswers):
         if not options:
             return None
         streams = reader.streams_in(scope)
-        named = option_streams(options, streams)
+        named = offered_streams(analysis, options, streams)
         if len({s for s in named if s is not None}) < 2:
             return None
         by_sound = self._stream_by_sound(analysis, options, named, scope)
@@ -461,7 +461,7 @@ class StructuredAnswerer(TimeAnswers):
         q = analysis.question
         if not options or about_pictures(analysis) or analysis.asks_text or PICTURED.search(q) or sound_words(q):
             return []
-        named = list(dict.fromkeys(s for s in option_streams(options, reader.streams_in(scope)) if s is not None))
+        named = list(dict.fromkeys(s for s in offered_streams(analysis, options, reader.streams_in(scope)) if s is not None))
         return named if len(named) >= 2 else []
 
     def _stream_by_sound(self, analysis: QueryAnalysis, options: Sequence[str], named: Sequence[str | None],
@@ -599,7 +599,7 @@ class StructuredAnswerer(TimeAnswers):
         if not options or not asks_pictured(analysis):
             return None
         streams = reader.streams_in(scope)
-        if option_streams(options, streams).count(None) < len(options):
+        if offered_streams(analysis, options, streams).count(None) < len(options):
             return None  # the options are streams: which_stream's
         named = self.named_stream(analysis.question, streams)
         looked = [named] if named else list(streams)
@@ -613,7 +613,7 @@ class StructuredAnswerer(TimeAnswers):
         about = getattr(analysis.shape, "pictured_while", "")
         if not options or not about:
             return None
-        if option_streams(options, reader.streams_in(scope)).count(None) < len(options):
+        if offered_streams(analysis, options, reader.streams_in(scope)).count(None) < len(options):
             return None
         cands = [u for u in self._candidates(about, scope, reader, recall) if u.modality == "speech"]
         m = self._match(about, cands, raised=True)

@@ -77,6 +77,19 @@ def option_streams(options: Sequence[str], streams: Sequence[str]) -> list[str |
     return out
 
 
+def offered_streams(analysis: QueryAnalysis, options: Sequence[str], streams: Sequence[str]) -> list[str | None]:
+    """:func:`option_streams`, unless the question names one of ``streams`` itself and does not
+    ask for a stream: "What is the main subject of station-cam: a train station, an office
+    meeting, boats in a harbour?" offers topics that share a word with the streams' names
+    ("station", "harbour"), not the streams. "Which camera …?", "In which recording …?" and
+    questions naming no stream, or two, keep the options' streams."""
+    if getattr(analysis.shape, "asks_stream", False) or len(streams) < 2:
+        return option_streams(options, streams)
+    if option_streams([analysis.question.replace("-", " ")], streams)[0] is not None:
+        return [None] * len(options)
+    return option_streams(options, streams)
+
+
 
 class StructuredBase:
     """The shared reads and scoring of the structured answerers."""

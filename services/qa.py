@@ -57,7 +57,7 @@ from episodic.reasoning.short_answer import clean_value
 from episodic.reasoning.structured import (
     StructuredAnswerer,
     asks_pictured,
-    option_streams,
+    offered_streams,
 )
 from episodic.retrieval.association import CrossModalAssociation
 from episodic.retrieval.by_example import (
@@ -287,7 +287,7 @@ class MemoryQA:
         in_scope = reader.streams_in(req.scope)
         named = stream_named_in(req.question, in_scope)
         analysis = without_place_words(analysis, named)
-        if (named is not None and not any(option_streams(req.options, in_scope))
+        if (named is not None and not any(offered_streams(analysis, req.options, in_scope))
                 and not (sh.order or sh.counts or sh.sound or sh.gist or sh.said_while_dark or sh.said_while_sound
                          or sh.asks_stream)):
             # "what was written on screen in garden-cam?": that stream's memory, not another's
@@ -306,7 +306,7 @@ class MemoryQA:
         structured = bool(shape.order or shape.counts or shape.sound or shape.gist or shape.said_while_dark
                           or shape.said_while_sound) or (
             bool(req.options)
-            and len({x for x in option_streams(req.options, reader.streams_in(req.scope)) if x}) >= 2
+            and len({x for x in offered_streams(analysis, req.options, reader.streams_in(req.scope)) if x}) >= 2
         ) or asks_pictured(analysis) or bool(req.options and shape.pictured_while) or bool(shape.said_while_pictured)
         with clock.stage("direct"):
             # whether-questions, moments of stream time, a recording's ends, its length and

@@ -13,7 +13,7 @@ from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence import split_sentences as sentences
 from episodic.reasoning.evidence_fit import homophone_stems
 from episodic.reasoning.short_answer import best_span, only_a_bare_hour, span_in
-from episodic.reasoning.structured import option_streams
+from episodic.reasoning.structured_base import option_streams
 from episodic.reasoning.time_answers import (
     LISTEN_PER_COUNT,
     LISTEN_PER_THING,
@@ -1736,6 +1736,43 @@ def test_a_streams_gist_chooses_between_given_settings():
     options = ["a community garden", "a medical clinic", "cooking in a kitchen", "a train station"]
     draft = answerer.gist(_shaped("What is the cam1 recording mostly about?"), options, Scope(), MemoryReader(store))
     assert draft is not None and draft.choice_index == 2, draft
+
+
+def test_topics_sharing_a_word_with_stream_names_are_not_streams_when_the_question_names_one():
+    """"What is the main subject of station-cam: a train station, an office meeting, boats in
+    a harbour, a community garden?" offers topics, two of which share a word with a stream's
+    name: answered as the stream's gist, not as "which camera?" (which took "boats in a
+    harbour" for harbour-cam and answered by which stream's evidence was nearest)."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.reasoning.structured_base import offered_streams
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+
+    memories = [
+        _memory("station-cam", 0.0, ["Amara is meeting the ticket inspector at noon.", "The train to Leeds is late."]),
+        _memory("station-cam", 10.0, ["Platform four, the luggage trolley is here.", "Tickets are sold at the counter."]),
+        _memory("station-cam", 20.0, ["The safety announcement starts at nine.", "The train is meeting the timetable."]),
+        _memory("harbour-cam", 0.0, ["The ferry leaves at noon.", "Felix moved the fishing net to the dock."]),
+        _memory("harbour-cam", 10.0, ["The boats are back in the harbour."]),
+        _memory("garden-cam", 0.0, ["The tomato plants need watering.", "Daniel fixed the lawn mower."]),
+    ]
+    store = ListingStore(memories)
+    embedder = MiniLMEmbedder(Settings())
+    answerer = StructuredAnswerer(store, scorer=TextScorer(embedder), settings=Settings().retrieval)
+    streams = ["station-cam", "harbour-cam", "garden-cam"]
+    options = ["a train station", "an office meeting", "boats in a harbour", "a community garden"]
+    q = "What is the main subject of station-cam?"
+    assert offered_streams(_shaped(q), options, streams) == [None] * 4
+    # asked for a stream, or naming none, the same options still name streams
+    asked = "Which camera recorded the talk about trains?"
+    assert offered_streams(_shaped(asked), options, streams) == ["station-cam", None, "harbour-cam", "garden-cam"]
+    reader = MemoryReader(store)
+    q_vec = embedder.embed_texts([q])[0]
+    assert answerer.which_stream(_shaped(q), q_vec, options, Scope(), reader) is None
+    draft = answerer.answer(_shaped(q), q_vec, options, [], Scope(), reader)
+    assert draft is not None and draft.choice_index == 0 and draft.caps.get("route") == 6.0, draft
 
 
 def test_the_one_option_found_nowhere_is_the_misheard_sentence_right_after():
