@@ -90,7 +90,6 @@ def offered_streams(analysis: QueryAnalysis, options: Sequence[str], streams: Se
     return option_streams(options, streams)
 
 
-
 class StructuredBase:
     """The shared reads and scoring of the structured answerers."""
 
