@@ -111,6 +111,8 @@ ELIMINATION_SUPPORT = 0.25  # the option left when the describer could have name
 # picture that was on screen at some time, chosen without knowing when X was said (a guess)
 UNANCHORED_SUPPORT = 0.2
 SAID_WHILE_SEEN = 0.6  # what was said while a picture was seen: the words may be misheard
+# … while any picture that stands out was on screen, the one asked about not found among them
+ANY_STAND_OUT_SHARE = 0.5
 SAID_THEN_SENTENCES = 3  # a moment with more sentences than this is not asked of the audio option by option
 # key frames showing a picture about as surely as the best one (this share of its support) are
 # the same picture: together they say how long it was on screen
@@ -756,10 +758,36 @@ class StructuredAnswerer(TimeAnswers):
         if options:
             # what was said then matching no option (misheard?): the options found nowhere
             # else, or the ordinary path
-            return self._choice_said_then(options, spoken, trust, caps, scope, reader, ELIMINATION_SUPPORT)
+            draft = self._choice_said_then(options, spoken, trust, caps, scope, reader, ELIMINATION_SUPPORT)
+            if draft is None and seen < SEEN_MIN:
+                draft = self._said_during_any_stand_out(analysis, options, stretches, scope, reader, caps)
+            return draft
         top = spoken[0]
         return Draft(answer=f'"{top.text.strip()}" (said while the picture was on screen, {top.cite()})',
                      confidence=round(trust, 4), support=spoken, source="order", caps={**caps, "span": 1.0})
+
+    def _said_during_any_stand_out(self, analysis: QueryAnalysis, options: Sequence[str],
+                                   tried: Sequence[tuple[str, float, float]], scope: Scope,
+                                   reader: MemoryReader, caps: dict[str, float]) -> Draft | None:
+        """"What was mentioned while a picture of X was on screen?" when X was not found among
+        the stand-out pictures no sure guess named (``tried``: what was said then told no
+        option): every stand-out picture of the streams looked at, those the describer named
+        surely included, at half a guess's confidence. An everyday picture is often named
+        surely and wrongly ("a ball" for a colour wheel), so it is not among those no sure guess
+        named; what was said while *some* picture was on screen still rules out what was said
+        while none was. None when that adds no stretch or tells no option either."""
+        streams = reader.streams_in(scope)
+        named = self.named_stream(analysis.question, streams)
+        looked = [named] if named else list(streams)
+        wider = [(d.stream_id, d.t_start, d.t_end) for d in self.distinct.of(looked, scope, named=True)]
+        if not wider or set(wider) <= set(tried):
+            return None
+        spoken = self._spoken_in(wider, reader)
+        if not spoken:
+            return None
+        guess = ELIMINATION_SUPPORT * ANY_STAND_OUT_SHARE
+        return self._choice_said_then(options, spoken, guess, {**caps, "stand_outs": float(len(wider))},
+                                      scope, reader, guess)
 
     def _pictured_moment(self, analysis: QueryAnalysis, scope: Scope, reader: MemoryReader
                          ) -> tuple[list[tuple[str, float, float]], float, float] | None:
