@@ -149,10 +149,9 @@ def test_search_for_a_picture_nothing_recognised_offers_the_distinct_stretch(thi
     assert (cat[0].t_start, cat[0].why.startswith("key frames guessed")) == (80.0, True), cat
 
 
-def test_what_was_said_while_a_picture_nothing_can_name_was_shown_comes_from_the_distinct_stretch():
-    """"What was mentioned while a picture of coins was on screen?": the coins are guessed
-    as "a keyboard", as the walls are all through the stream, so no guess stands out; how the
-    key frames look places the picture, and what was said then answers (as a guess)."""
+def _ask_said_while(memories, wall, pictured, said, question, topics):
+    """Ask ``question`` with ``topics`` of one stream whose key frames at ``pictured`` times keep
+    their own guesses (the others are the ``wall``'s), each memory saying ``said[t]``."""
     from episodic.config import Settings
     from episodic.core.query import QueryType
     from episodic.core.records import TranscriptPiece
@@ -163,26 +162,33 @@ def test_what_was_said_while_a_picture_nothing_can_name_was_shown_comes_from_the
     from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of
     from episodic.retrieval.question_shape import question_shape
 
-    wall = {"guesses": [("a keyboard", 0.12), ("Windsor tie", 0.08)]}
-    memories = _stream({30.0: (_look(5), {"guesses": [("a keyboard", 0.13), ("thimble", 0.05)]})})
     for m in memories:
         m.metadata = {"models": {"describer": OfflineVisualDescriber.model_id}}
-        if m.t_start != 30.0:
-            m.frames[0].guesses = list(wall["guesses"])
-        said = {30.0: "Priya is meeting the caretaker at twelve.", 60.0: "The price of the rope went up.",
-                90.0: "Chen bought three magazines."}.get(m.t_start)
-        if said:
-            m.transcript = [TranscriptPiece(m.t_start + 1.0, m.t_start + 4.0, said)]
+        if m.t_start not in pictured:
+            m.frames[0].guesses = list(wall)
+        if said.get(m.t_start):
+            m.transcript = [TranscriptPiece(m.t_start + 1.0, m.t_start + 4.0, said[m.t_start])]
     store = ListingStore(memories)
     answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
     everything = [u for m in memories for u in units_of(m, None, False)]
     answerer._candidates = lambda text, scope, reader, extra: list(everything)
-    question = "What was mentioned while a picture of coins was on screen?"
     terms = content_terms(question)
     analysis = QueryAnalysis(question, QueryType.VIDEO_AUDIO, {}, "", terms, "any", shape=question_shape(question),
                              key_terms=key_terms_of(question, terms))
+    return answerer.answer(analysis, np.zeros(384), topics, [], Scope(), MemoryReader(store))
+
+
+def test_what_was_said_while_a_picture_nothing_can_name_was_shown_comes_from_the_distinct_stretch():
+    """"What was mentioned while a picture of coins was on screen?": the coins are guessed
+    as "a keyboard", as the walls are all through the stream, so no guess stands out; how the
+    key frames look places the picture, and what was said then answers (as a guess)."""
+    wall = [("a keyboard", 0.12), ("Windsor tie", 0.08)]
+    memories = _stream({30.0: (_look(5), {"guesses": [("a keyboard", 0.13), ("thimble", 0.05)]})})
+    said = {30.0: "Priya is meeting the caretaker at twelve.", 60.0: "The price of the rope went up.",
+            90.0: "Chen bought three magazines."}
     topics = ["the price of the rope", "Priya's appointment with the caretaker", "Chen and the magazines"]
-    draft = answerer.answer(analysis, np.zeros(384), topics, [], Scope(), MemoryReader(store))
+    draft = _ask_said_while(memories, wall, (30.0,), said,
+                            "What was mentioned while a picture of coins was on screen?", topics)
     assert draft is not None and draft.choice_index == 1 and draft.caps["route"] == 11.0, draft
     assert draft.confidence <= 0.25
 
@@ -193,38 +199,16 @@ def test_what_was_said_while_an_everyday_picture_named_wrongly_was_shown_comes_f
     no sure guess named; there the one such picture's sentence was misheard and tells no
     option. Every stand-out picture is then looked at, the surely named ones too: the story
     hour was said while one of them was on screen, Chen's magazines while none was."""
-    from episodic.config import Settings
-    from episodic.core.query import QueryType
-    from episodic.core.records import TranscriptPiece
-    from episodic.memory.text_embedder import MiniLMEmbedder
-    from episodic.memory.vision import OfflineVisualDescriber
-    from episodic.reasoning.structured import ELIMINATION_SUPPORT, StructuredAnswerer
-    from episodic.retrieval.detailed import MemoryReader, TextScorer, units_of
-    from episodic.retrieval.query_analysis import QueryAnalysis, content_terms, key_terms_of
-    from episodic.retrieval.question_shape import question_shape
+    from episodic.reasoning.structured import ELIMINATION_SUPPORT
 
     wall = [("a keyboard", 0.12), ("Windsor tie", 0.08)]
     memories = _stream({30.0: (_look(5), {"guesses": [("a remote control", 0.14)]}),
                         80.0: (_look(6), {"guesses": [("a ball", 0.83), ("croquet ball", 0.4)]})})
-    for m in memories:
-        m.metadata = {"models": {"describer": OfflineVisualDescriber.model_id}}
-        if m.t_start not in (30.0, 80.0):
-            m.frames[0].guesses = list(wall)
-        said = {30.0: "The vlog is a thing you'll long have to account to.",
-                80.0: "The story of her has moved to room 210.",
-                100.0: "Chen bought three magazines.", 10.0: "The story hour is on Fridays."}.get(m.t_start)
-        if said:
-            m.transcript = [TranscriptPiece(m.t_start + 1.0, m.t_start + 4.0, said)]
-    store = ListingStore(memories)
-    answerer = StructuredAnswerer(store, scorer=TextScorer(MiniLMEmbedder(Settings())), settings=Settings().retrieval)
-    everything = [u for m in memories for u in units_of(m, None, False)]
-    answerer._candidates = lambda text, scope, reader, extra: list(everything)
-    question = "What was mentioned while a picture of a colour wheel was on screen?"
-    terms = content_terms(question)
-    analysis = QueryAnalysis(question, QueryType.VIDEO_AUDIO, {}, "", terms, "any", shape=question_shape(question),
-                             key_terms=key_terms_of(question, terms))
-    topics = ["Chen and the magazines", "the room for the story hour"]
-    draft = answerer.answer(analysis, np.zeros(384), topics, [], Scope(), MemoryReader(store))
+    said = {30.0: "The vlog is a thing you'll long have to account to.", 80.0: "The story of her has moved to room 210.",
+            100.0: "Chen bought three magazines.", 10.0: "The story hour is on Fridays."}
+    draft = _ask_said_while(memories, wall, (30.0, 80.0), said,
+                            "What was mentioned while a picture of a colour wheel was on screen?",
+                            ["Chen and the magazines", "the room for the story hour"])
     assert draft is not None and draft.choice_index == 1 and draft.caps["route"] == 11.0, draft
     assert "stand_outs" in draft.caps and draft.confidence <= ELIMINATION_SUPPORT / 2
 
