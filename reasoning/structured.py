@@ -603,8 +603,7 @@ class StructuredAnswerer(TimeAnswers):
         streams = reader.streams_in(scope)
         if offered_streams(analysis, options, streams).count(None) < len(options):
             return None  # the options are streams: which_stream's
-        named = self.named_stream(analysis.question, streams)
-        looked = [named] if named else list(streams)
+        looked = self.looked_at(analysis.question, streams)
         return self._picture_choice(options, self._visual_units(looked, scope), looked, scope, {"route": 7.0})
 
     def pictured_while(self, analysis: QueryAnalysis, options: Sequence[str], recall: Sequence[Unit],
@@ -777,8 +776,7 @@ class StructuredAnswerer(TimeAnswers):
         named; what was said while *some* picture was on screen still rules out what was said
         while none was. None when that adds no stretch or tells no option either."""
         streams = reader.streams_in(scope)
-        named = self.named_stream(analysis.question, streams)
-        looked = [named] if named else list(streams)
+        looked = self.looked_at(analysis.question, streams)
         wider = [(d.stream_id, d.t_start, d.t_end) for d in self.distinct.of(looked, scope, named=True)]
         if not wider or set(wider) <= set(tried):
             return None
@@ -799,8 +797,7 @@ class StructuredAnswerer(TimeAnswers):
         if not thing:
             return None
         streams = reader.streams_in(scope)
-        named = self.named_stream(analysis.question, streams)
-        looked = [named] if named else list(streams)
+        looked = self.looked_at(analysis.question, streams)
         units = self._visual_units(looked, scope)
         if not units:
             return None
@@ -847,8 +844,7 @@ class StructuredAnswerer(TimeAnswers):
         if options or not asks_pictured(analysis) or asks_yes_or_no(analysis.question):
             return None
         streams = reader.streams_in(scope)
-        named = self.named_stream(analysis.question, streams)
-        looked = [named] if named else streams
+        looked = self.looked_at(analysis.question, streams)
         shown = [d for d in self.distinct.of(looked, scope, named=True) if d.guesses and d.guesses[0][1] >= GUESS_MIN]
         if shown:
             # the stretch most unlike the rest of its stream is where the picture was shown,

@@ -85,7 +85,7 @@ def offered_streams(analysis: QueryAnalysis, options: Sequence[str], streams: Se
     questions naming no stream, or two, keep the options' streams."""
     if getattr(analysis.shape, "asks_stream", False) or len(streams) < 2:
         return option_streams(options, streams)
-    if option_streams([analysis.question.replace("-", " ")], streams)[0] is not None:
+    if StructuredBase.named_stream(analysis.question, streams) is not None:
         return [None] * len(options)
     return option_streams(options, streams)
 
@@ -206,6 +206,7 @@ class StructuredBase:
         caps = {**caps, "support": round(float(support[best]), 3), "margin": round(float(margin), 3)}
         return Draft(answer=f"{LETTERS[best]}. {options[best]}", confidence=round(float(min(conf, cap)), 4),
                      choice_index=best, support=list(evidence[best]), source="choice", caps=caps)
+
     @staticmethod
     def named_stream(question: str, streams: Sequence[str]) -> str | None:
         """The one stream the question names by its distinctive words ("in garden-cam")."""
@@ -215,6 +216,12 @@ class StructuredBase:
             said = set(canonical_tokens(question.replace("-", " ")))
             return streams[0] if said & set(stream_words(streams[0])) else None
         return option_streams([question.replace("-", " ")], streams)[0]
+
+    @classmethod
+    def looked_at(cls, question: str, streams: Sequence[str]) -> list[str]:
+        """The stream the question names, else all of ``streams``: where to look."""
+        named = cls.named_stream(question, streams)
+        return [named] if named else list(streams)
 
     def _memories(self, streams: Sequence[str], scope: Scope) -> list:
         out = []
