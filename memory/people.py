@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class PeopleSeen:
     body_boxes: tuple[tuple[int, int, int, int], ...] = ()
 
 
-def _inside(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
+def inside_box(inner: tuple[int, int, int, int], outer: tuple[int, int, int, int]) -> bool:
     """Whether the centre of ``inner`` lies in ``outer`` (a face within a body box)."""
     cx, cy = inner[0] + inner[2] / 2, inner[1] + inner[3] / 2
     return outer[0] <= cx <= outer[0] + outer[2] and outer[1] <= cy <= outer[1] + outer[3]
@@ -63,8 +63,29 @@ def people_phrase(people: int, faces: int) -> str:
     return ", ".join(parts)
 
 
+class PeopleFinder(Protocol):
+    """Counts the people and faces in an RGB uint8 frame."""
+
+    name: str  # which detectors ("blaze", "opencv")
+
+    def detect(self, frame_rgb: np.ndarray) -> PeopleSeen: ...
+
+
+def people_finder(settings: VisionSettings) -> PeopleFinder:
+    """The configured detector (``people_detector``): MediaPipe's BlazePose + BlazeFace when
+    chosen, or on ``auto`` when LiteRT and the models are installed; else OpenCV's pair."""
+    from episodic.memory import blaze_people  # it builds on this module's records
+
+    choice = settings.people_detector
+    if choice == "blaze" or (choice == "auto" and blaze_people.available()):
+        return blaze_people.BlazePeopleDetector(settings.people_pose_min_score, settings.people_face_min_score)
+    return PeopleDetector.from_settings(settings)
+
+
 class PeopleDetector:
     """Counts people (faces ∪ bodies) in RGB frames; thread-safe lazy loading."""
+
+    name = "opencv"
 
     def __init__(
         self,
@@ -144,7 +165,7 @@ class PeopleDetector:
                 if float(wgt) >= self.hog_min_score:
                     body_boxes.append(tuple(int(v / scale) for v in r))
             body_boxes = _suppress(body_boxes)
-        extra_faces = [f for f in face_boxes if not any(_inside(f, b) for b in body_boxes)]
+        extra_faces = [f for f in face_boxes if not any(inside_box(f, b) for b in body_boxes)]
         return PeopleSeen(
             people=len(body_boxes) + len(extra_faces),
             faces=len(face_boxes),
@@ -157,12 +178,12 @@ def _suppress(boxes: list[tuple[int, int, int, int]], overlap: float = 0.4) -> l
     """Greedy non-maximum suppression by area (HOG returns several boxes per person)."""
     kept: list[tuple[int, int, int, int]] = []
     for b in sorted(boxes, key=lambda r: -r[2] * r[3]):
-        if all(_iou(b, k) < overlap and not _inside(b, k) for k in kept):
+        if all(box_iou(b, k) < overlap and not inside_box(b, k) for k in kept):
             kept.append(b)
     return kept
 
 
-def _iou(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> float:
+def box_iou(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> float:
     x1, y1 = max(a[0], b[0]), max(a[1], b[1])
     x2, y2 = min(a[0] + a[2], b[0] + b[2]), min(a[1] + a[3], b[1] + b[3])
     inter = max(0, x2 - x1) * max(0, y2 - y1)

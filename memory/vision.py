@@ -52,7 +52,7 @@ from episodic.memory.frame_quality import frame_quality
 from episodic.memory.label_hypernyms import HypernymIndex, hypernym_of
 from episodic.memory.label_selection import select_guesses, select_labels
 from episodic.memory.onnx_image_classifier import OnnxImageClassifier
-from episodic.memory.people import PeopleDetector, people_phrase
+from episodic.memory.people import people_finder, people_phrase
 
 FEATURE_DIM = 1280
 INPUT_SIZE = 224
@@ -425,9 +425,14 @@ class OfflineVisualDescriber:
         self.engine = ""  # "onnx" or "torch" once loaded
         self._names: list[str] = []
         self._index: HypernymIndex | None = None
-        self._people = PeopleDetector.from_settings(settings.vision)
+        self._people = people_finder(settings.vision)
         self._ocr: Any = None
         self._lock = threading.Lock()
+
+    @property
+    def people_detector(self) -> str:
+        """Which detectors count people and faces ("blaze" or "opencv", ``people_detector``)."""
+        return self._people.name
 
     # loading ----------------------------------------------------------------------------
     def _classifier(self) -> Any:

@@ -221,8 +221,15 @@ class VisionSettings:
     frame_flat_std: float = 0.03  # flat: luminance standard deviation below this
     frame_flat_edge_fraction: float = 0.0005  # flat: share of pixels on an edge below this
     frame_blur_laplacian_var: float = 5.0  # blurred: variance of the Laplacian below this
-    people_detection: bool = True  # OpenCV Haar faces + HOG bodies on usable key frames
-    people_hog: bool = True  # the HOG body detector (the costlier of the two)
+    people_detection: bool = True  # people and faces counted on usable key frames
+    # blaze: MediaPipe's BlazePose person and BlazeFace full-range detectors run by LiteRT
+    # (memory/blaze_people.py; held-out bench_vision frames with a person: found in 20 of 27,
+    # the OpenCV pair 6) | opencv: OpenCV's Haar faces + HOG bodies | auto: blaze when LiteRT
+    # and MediaPipe's models are installed (deploy/setup.sh), else opencv
+    people_detector: str = "auto"
+    people_pose_min_score: float = 0.9  # BlazePose detection score (0-1) a person must reach
+    people_face_min_score: float = 0.75  # BlazeFace score (0-1) a face must reach
+    people_hog: bool = True  # the HOG body detector (the costlier of the two; opencv only)
     people_hog_min_score: float = 1.5  # HOG SVM score a standing person must reach
     face_min_neighbors: int = 12  # overlapping Haar detections that confirm a face
     face_min_size_frac: float = 0.08  # smallest face side, as a share of the frame's short side
@@ -242,6 +249,10 @@ class VisionSettings:
         problems: list[str] = []
         if s.describer not in ("offline", "openai"):
             problems.append("describer must be 'offline' or 'openai'")
+        if s.people_detector not in ("auto", "blaze", "opencv"):
+            problems.append("people_detector must be auto, blaze or opencv")
+        if not (0 < s.people_pose_min_score < 1 and 0 < s.people_face_min_score < 1):
+            problems.append("people_pose_min_score and people_face_min_score are scores in (0, 1)")
         if s.visual_classifier_engine not in ("auto", "onnx", "torch"):
             problems.append("visual_classifier_engine must be auto, onnx or torch")
         if s.keyframes_max_per_segment < 1:

@@ -91,4 +91,8 @@ def test_each_section_checks_its_own_values_and_validate_relates_them():
         validate(Settings(reconnect_first_delay_s=0))
     with pytest.raises(ConfigError, match="checkpoint_interval_s must be >= segment_max_s"):
         validate(Settings(checkpoint_interval_s=8.0))  # chunks against segmentation
+    with pytest.raises(ConfigError, match="people_detector must be auto, blaze or opencv"):
+        validate(Settings(people_detector="yolo"))
+    with pytest.raises(ConfigError, match="people_pose_min_score"):
+        validate(Settings(people_pose_min_score=1.5))
     assert validate(Settings()) == Settings()
