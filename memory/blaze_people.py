@@ -177,18 +177,20 @@ class BlazePeopleDetector:
         boxes = next(o for o in outs if o.shape[-1] > 1).reshape(len(spec.anchors), -1)
         logits = next(o for o in outs if o.shape[-1] == 1).reshape(-1).astype(np.float64)
         scores = 1.0 / (1.0 + np.exp(-np.clip(logits, -SCORE_CLIP, SCORE_CLIP)))
+        # regressions are in input pixels from the anchor's centre; a frame pixel is an input
+        # pixel times ``scale``, less the letterbox's padding
+        px = spec.size * scale
+        pad = np.array([left, top], dtype=np.float32)
         found = []
         for i in np.argsort(-scores)[:CANDIDATES]:
             if scores[i] < min_score:
                 break
-            cx, cy = boxes[i, 0] / spec.size + spec.anchors[i, 0], boxes[i, 1] / spec.size + spec.anchors[i, 1]
-            bw, bh = boxes[i, 2] / spec.size, boxes[i, 3] / spec.size
-            points = boxes[i, 4 : 4 + 2 * spec.keypoints].reshape(-1, 2) / spec.size + spec.anchors[i]
-            to_frame = lambda px, py: (px * spec.size * scale - left, py * spec.size * scale - top)  # noqa: E731
-            x0, y0 = to_frame(cx - bw / 2, cy - bh / 2)
-            box = (int(round(x0)), int(round(y0)), int(round(bw * spec.size * scale)), int(round(bh * spec.size * scale)))
-            kps = np.array([to_frame(px, py) for px, py in points], dtype=np.float32)
-            found.append((float(scores[i]), box, kps))
+            centre = boxes[i, :2] / spec.size + spec.anchors[i]
+            size = boxes[i, 2:4] / spec.size
+            x0, y0 = (centre - size / 2) * px - pad
+            box = (int(round(x0)), int(round(y0)), int(round(size[0] * px)), int(round(size[1] * px)))
+            points = (boxes[i, 4 : 4 + 2 * spec.keypoints].reshape(-1, 2) / spec.size + spec.anchors[i]) * px - pad
+            found.append((float(scores[i]), box, points.astype(np.float32)))
         kept: list[tuple[float, tuple[int, int, int, int], np.ndarray]] = []
         for f in found:  # best first: a box overlapping a better one is the same detection
             if all(box_iou(f[1], k[1]) < NMS_IOU for k in kept):
@@ -213,8 +215,7 @@ class BlazePeopleDetector:
                 x0, y0, bw, bh = int(centre[0] - r), int(centre[1] - r), int(2 * r), int(2 * r)
             x1, y1 = min(w, x0 + bw), min(h, y0 + bh)
             x0, y0 = max(0, x0), max(0, y0)
-            # the head box found counts too: the circle of a portrait cut at the chest lies
-            # mostly off the frame
+            # the circle clipped to the frame; the detection's own box when nothing of it is left
             bodies.append(box if x1 <= x0 or y1 <= y0 else (x0, y0, x1 - x0, y1 - y0))
         faces = [box for _, box, _ in self._run("face", FACE, frame, self.face_min_score)]
         alone = [f for f in faces if not any(inside_box(f, b) for b in bodies)]
