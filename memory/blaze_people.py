@@ -201,6 +201,8 @@ class BlazePeopleDetector:
         """People and faces in one RGB uint8 frame. A person's body box is the circle round
         the whole body that BlazePose gives (hip centre, radius to its second keypoint)."""
         self._load()
+        if frame_rgb.ndim == 2:  # grey: the same grey in each channel
+            frame_rgb = np.repeat(frame_rgb[..., None], 3, axis=2)
         if frame_rgb.ndim != 3 or min(frame_rgb.shape[:2]) < 8:
             return PeopleSeen(0, 0)
         frame = np.ascontiguousarray(frame_rgb[..., :3]).astype(np.uint8, copy=False)

@@ -225,6 +225,7 @@ def test_blaze_finds_the_people_the_classic_pair_misses() -> None:
     # too small to hold anyone, or not a colour frame: no one, never an error
     assert blaze.detect(np.zeros((4, 4, 3), np.uint8)).people == 0
     assert blaze.detect(np.zeros((4, 4), np.uint8)).people == 0
+    assert blaze.detect(skimage.data.camera()).people == 1  # grey, one channel
 
 
 # -- motion ------------------------------------------------------------------------------------
