@@ -19,6 +19,7 @@ from episodic.retrieval.detailed import (
     fuzzy_found,
     relevant,
 )
+from episodic.retrieval.given_names import is_given_name
 from episodic.retrieval.query_analysis import (
     CUE_WORDS,
     GENERIC_QUESTION_WORDS,
@@ -26,7 +27,12 @@ from episodic.retrieval.query_analysis import (
     QueryAnalysis,
 )
 from episodic.retrieval.snippet_audio import PAD_S
-from episodic.retrieval.text_match import canonical_tokens, name_like, sounds_alike
+from episodic.retrieval.text_match import (
+    canonical_tokens,
+    may_be_name_at_start,
+    name_like,
+    sounds_alike,
+)
 
 MAX_HOTWORDS = 30  # Whisper's prompt holds ~220 tokens; hot words beyond this add nothing
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]|\d+(?:[:.,]\d+)*")
@@ -171,6 +177,18 @@ def names_in(text: str) -> list[str]:
     return out
 
 
+def opening_names(text: str) -> list[str]:
+    """Known given names that open a sentence ("Amara put the laptop by the front desk." →
+    Amara): there every word has a capital, so only a given name that is no everyday word
+    (retrieval/given_names.py; not "Will", "Mark" opening a sentence) is taken for one."""
+    return [w for w in _opening_words(text) if may_be_name_at_start(w) and is_given_name(w)]
+
+
+def _opening_words(text: str) -> list[str]:
+    """The capitalised first word of each sentence of ``text``."""
+    return [m.group(1) for m in re.finditer(r"(?:^|[.!?]\s+)\W*([A-Za-z]+)", text or "") if m.group(1)[:1].isupper()]
+
+
 def names_lost(old_text: str, new_text: str, words: Sequence[str] = ()) -> list[str]:
     """Names of the old transcript that the new one no longer writes as a name: neither the
     same word nor a capitalised sound-alike or join ("North Wind" / "Northwind"), unless the
@@ -199,7 +217,16 @@ def names_lost(old_text: str, new_text: str, words: Sequence[str] = ()) -> list[
     heard_as_asked = _heard_as_asked(old_text, new_text, words)  # old word → the asked words in its place
     lost = [n for n in lost if n not in heard_as_asked]
     replaced -= {w for placed in heard_as_asked.values() for w in placed}  # each excuses once
-    return lost[len(replaced):]
+    # A known given name opening a sentence is lost to a hearing that opens with no name at
+    # all, even where the question's word now stands in its place ("Amara put the laptop…"
+    # heard again as "My umbrella put my laptop…" for a question about an umbrella: a name
+    # the recogniser knew, not its guess at an unknown word); one that opens with another
+    # given name ("Luke is moved the apron…" → "Lucas moved the apron…") or with a name the
+    # question asks about ("Chad is leaving the maker" → "Chen is meeting the baker") heard one.
+    asked_bare = {_bare(w) for w in words}  # "Chen's" asks about Chen
+    opens_with_name = bool(opening_names(new_text)) or any(_bare(w) in asked_bare for w in _opening_words(new_text))
+    opening = [n for n in opening_names(old_text) if _bare(n) not in asked_bare and not kept(n) and not opens_with_name]
+    return lost[len(replaced):] + [n for n in opening if n not in lost]
 
 
 PLACE_WORDS = 3  # at most this many words on each side of a changed place in the sentence
