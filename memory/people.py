@@ -1,4 +1,7 @@
-"""People and faces in a key frame, with the classic detectors that ship inside OpenCV 4.x.
+"""People and faces in a key frame: what a detector reports (:class:`PeopleSeen`), the
+detector configured (:func:`people_finder`: by default MediaPipe's BlazePose and BlazeFace,
+memory/blaze_people.py, which find far more of the people a camera shows), and the classic
+detectors that ship inside OpenCV 4.x, used where those are not installed.
 
 ImageNet has no "person" class, so the classifier can only hint at people through what they
 wear ("suit", "Windsor tie"). Two detectors that come with the ``opencv-python`` 4.x wheel
