@@ -162,20 +162,23 @@ class BlazePeopleDetector:
                         net.allocate_tensors()
                 except (RuntimeError, ValueError) as exc:
                     raise ModelError(f"cannot load {root / path}: {exc}") from exc
-                nets[name] = net
+                outs = net.get_output_details()
+                # (interpreter, input tensor, box regressions (n, 4 + 2k), scores (n, 1)), read once
+                nets[name] = (net, net.get_input_details()[0]["index"],
+                              next(d["index"] for d in outs if d["shape"][-1] > 1),
+                              next(d["index"] for d in outs if d["shape"][-1] == 1))
             self._nets = nets
 
     def _run(self, name: str, spec: _Net, frame_rgb: np.ndarray, min_score: float) -> list[tuple[float, tuple[int, int, int, int], np.ndarray]]:
         """(score, box (x, y, w, h) in frame pixels, keypoints (k, 2) in frame pixels) of each
         detection at ``min_score`` or more, overlapping ones suppressed, best first."""
         x, scale, left, top = letterbox(frame_rgb, spec.size)
-        net = self._nets[name]
+        net, given, box_out, score_out = self._nets[name]
         with self._lock:  # an interpreter runs one frame at a time
-            net.set_tensor(net.get_input_details()[0]["index"], x[None])
+            net.set_tensor(given, x[None])
             net.invoke()
-            outs = [net.get_tensor(d["index"]) for d in net.get_output_details()]
-        boxes = next(o for o in outs if o.shape[-1] > 1).reshape(len(spec.anchors), -1)
-        logits = next(o for o in outs if o.shape[-1] == 1).reshape(-1).astype(np.float64)
+            boxes = net.get_tensor(box_out).reshape(len(spec.anchors), -1)
+            logits = net.get_tensor(score_out).reshape(-1).astype(np.float64)
         scores = 1.0 / (1.0 + np.exp(-np.clip(logits, -SCORE_CLIP, SCORE_CLIP)))
         # regressions are in input pixels from the anchor's centre; a frame pixel is an input
         # pixel times ``scale``, less the letterbox's padding
