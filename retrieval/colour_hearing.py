@@ -28,25 +28,18 @@ deadline less ``relisten_reserve_s``.
 """
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from episodic.config import Settings
-from episodic.retrieval.detailed import MemoryReader, Recall, Unit
-from episodic.retrieval.option_audio import OptionHearing
-from episodic.retrieval.query_analysis import STOPWORDS, QueryAnalysis, term_set
-from episodic.retrieval.second_listen import SecondListen, take_heard
+from episodic.retrieval.query_analysis import STOPWORDS, term_set
 from episodic.retrieval.text_match import sound_nearness
+from episodic.retrieval.word_set_hearing import WordSetListener
 
 # the basic colour terms of English (Berlin and Kay, 1969): what a colour said is almost
 # always one of; shades ("teal", "maroon") are left to the transcript
 BASIC_COLOURS = ("black", "white", "red", "green", "yellow", "blue", "brown", "orange", "pink", "purple", "grey")
-HEARING_S = 1.2  # about what scoring them against one sentence's audio takes here
 SLOTS_TRIED = 3  # the sentence's likeliest slots tried (each with every colour)
 SLOT_WORDS = 2  # a colour misheard as two words at most ("yet low" for "yellow")
 SOURCE = "colours scored against the audio"
-
-ScoreIn = Callable[..., OptionHearing]  # (memory, sentence, question, options, slots=…)
 
 
 def colour_slots(words: Sequence[str], question: str, colours: Sequence[str]) -> list[tuple[int, int]]:
@@ -80,55 +73,12 @@ def colour_slots(words: Sequence[str], question: str, colours: Sequence[str]) ->
     return [(i, n) for _, i, n in ranked[:SLOTS_TRIED]]
 
 
-class ColourListener:
+class ColourListener(WordSetListener):
     """Hears which basic colour a recalled sentence's audio carries; one per :class:`MemoryQA`.
     ``score_in`` is :meth:`retrieval.relisten.Relistener.hear_in_sentence` (the re-listening
     model, loaded once)."""
 
-    def __init__(self, score_in: ScoreIn, settings: Settings, model_id: Callable[[], str]) -> None:
-        self.score_in = score_in
-        self.settings = settings
-        self.model_id = model_id
-
-    def hear(
-        self,
-        analysis: QueryAnalysis,
-        question: str,
-        unit: Unit,
-        recall: Recall,
-        reader: MemoryReader,
-        rescore: Callable[[Unit], Unit],
-        clean: Callable[[Unit], bool],
-        remaining: Callable[[], float | None],
-    ) -> SecondListen:
-        """When the audio of ``unit`` carries one basic colour clearly best, ``unit`` with that
-        colour in its slot (hinted, rescored by ``rescore``) takes its place in
-        ``recall.units``; ``clean`` must find a colour read in it, and it must still be about
-        the question's things. The record says what was done (``taken`` when it was)."""
-        out = SecondListen(memory_id=unit.memory_id, model=f"{self.model_id()} ({SOURCE})")
-        started = time.perf_counter()
-        try:
-            self._hear(out, analysis, question, unit, recall, reader, rescore, clean, remaining)
-        finally:
-            out.seconds = round(time.perf_counter() - started, 3)
-        return out
-
-    def _hear(self, out, analysis, question, unit, recall, reader, rescore, clean, remaining) -> None:
-        if not self.settings.relisten_score_options:
-            out.reason = "off"
-            return
-        left = remaining()
-        if left is not None and left - self.settings.relisten_reserve_s < HEARING_S:
-            out.reason = "no time left"
-            return
-        memory = reader.memory(unit.memory_id)
-        if memory is None or not memory.snippets:
-            out.reason = "no stored audio"
-            return
-        hearing = self.score_in(memory, unit, question, BASIC_COLOURS, slots=colour_slots)
-        if hearing.heard is None:
-            out.reason = f"no colour heard clearly ({hearing.reason})"
-            return
-        out.text = hearing.filled[hearing.heard]
-        take_heard(out, analysis, unit, out.text, recall, rescore, clean,
-                   taken=f"heard {BASIC_COLOURS[hearing.heard]}")
+    words = BASIC_COLOURS
+    slots = staticmethod(colour_slots)
+    kind = "colour"
+    source = SOURCE

@@ -67,6 +67,7 @@ from episodic.retrieval.by_example import (
     image_example,
     segment_example,
 )
+from episodic.retrieval.clock_hearing import ClockListener
 from episodic.retrieval.colour_hearing import ColourListener
 from episodic.retrieval.detailed import (
     SENTENCES_WITHIN,
@@ -204,8 +205,9 @@ class MemoryQA:
         # another model's opinion on a value the hearing garbled (retrieval/second_listen.py)
         self.second_listen = SecondListener(components, self.settings, self.relisten.record_attempt)
         # a colour misheard: the basic colours scored against the audio (retrieval/colour_hearing.py)
-        self.colours = ColourListener(self.relisten.hear_in_sentence, self.settings,
-                                      lambda: str(getattr(self.relisten.recognizer(), "model_id", "")))
+        self.colours = ColourListener(self.relisten.hear_in_sentence, self.settings, self._relisten_model)
+        # … and minutes told before "past" or "to" misheard (retrieval/clock_hearing.py)
+        self.clock = ClockListener(self.relisten.hear_in_sentence, self.settings, self._relisten_model)
         # looking again at the stored video: Locate, and Ask's inspect pathway
         self.look = LookAgain(components, lambda q, scope, k: self.search(q, scope, k))
         # SUMMARY questions about a window of time: the stored summary windows (issue 17)
@@ -213,6 +215,10 @@ class MemoryQA:
         # whether-questions, moments of stream time, the recordings themselves
         self.direct = DirectAnswers(store, self.moments, self.structured)
         self._store_warm = False
+
+    def _relisten_model(self) -> str:
+        """The re-listening recogniser's id, for the records of what scored against the audio."""
+        return str(getattr(self.relisten.recognizer(), "model_id", ""))
 
     def prepare(self) -> None:
         """Load the embedder, the example questions, the language model (when Ask asks one)
@@ -542,10 +548,11 @@ class MemoryQA:
                 return clean_value(u, analysis)
 
             heard = None
-            if analysis.shape.focus == "colour":  # one of a few words: each scored against the audio
-                heard = self.colours.hear(analysis, req.question, unit, recall, reader, rescore, clean,
-                                          clock.remaining)
-                trace.notes["colour_heard"] = heard.to_dict()
+            # one of a few words (a colour, the minutes before "past"): each scored against the audio
+            words = {"colour": self.colours, "time": self.clock}.get(analysis.shape.focus)
+            if words is not None:
+                heard = words.hear(analysis, req.question, unit, recall, reader, rescore, clean, clock.remaining)
+                trace.notes[f"{words.kind}_heard"] = heard.to_dict()
             if heard is None or not heard.taken:
                 heard = self.second_listen.hear(analysis, req.question, unit, recall, reader, rescore, clean,
                                                 clock.remaining)
