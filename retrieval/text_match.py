@@ -451,6 +451,23 @@ def sounds_alike(a: str, b: str) -> bool:
     return jw >= 0.9 and jellyfish.levenshtein_distance(a, b) <= 1
 
 
+@lru_cache(maxsize=65536)
+def clipped_name(a: str, b: str) -> bool:
+    """Two given names, one heard as the other cut short: "Henrik" written "Henry" (HNRK /
+    HNR), "Marcus" as "Mark". Both must be known given names (retrieval/given_names.py), start
+    with the same three letters, and one's Metaphone key (three sounds at least) must be the
+    other's less its last sound. "Dan"/"Daniel" (TN / TNL) say too little; "Chris"/"Christopher"
+    differ by more than a sound."""
+    a, b = a.lower(), b.lower()
+    if a == b:
+        return True
+    if a[:3] != b[:3] or not (is_given_name(a) and is_given_name(b)):
+        return False
+    short, long = sorted((sound_key(a), sound_key(b)), key=len)
+    return len(short) >= CLIPPED_MIN_KEY and len(long) == len(short) + 1 and long.startswith(short)
+
+
+CLIPPED_MIN_KEY = 3
 LOOSE_KEY_SIM = 0.5  # 1 − edits / longer Metaphone key, for a name heard as another name
 
 
@@ -533,7 +550,7 @@ def fuzzy_hits(query_text: str, evidence_text: str, wanted: Iterable[str] | None
     if not q:
         return set()
     ev = _name_like_words(evidence_text)
-    return {w for w in q if any(sounds_alike(w, e) for e in ev)}
+    return {w for w in q if any(sounds_alike(w, e) or clipped_name(w, e) for e in ev)}
 
 
 @lru_cache(maxsize=16384)

@@ -102,6 +102,25 @@ def test_names_loosely_alike_only_keep_a_misheard_name_from_counting_as_another(
         assert not loosely_alike(a, b), (a, b)
 
 
+@pytest.mark.parametrize("a, b", [("Henrik", "Henry"), ("Marcus", "Mark")])
+def test_a_given_name_heard_cut_short_is_that_name(a, b):
+    """"When does Henrik meet the pastry chef?" recalls "Henry is leaving the pastry chef at …":
+    a name written as another known name one sound shorter is found where the question's is."""
+    from episodic.retrieval.text_match import clipped_name, fuzzy_hits
+
+    assert clipped_name(a, b) and clipped_name(b, a)
+    assert not sounds_alike(a, b)  # what matched names before did not see it
+    assert a.lower() in fuzzy_hits(f"When does {a} meet the chef?", f"{b} is leaving the chef.")
+
+
+@pytest.mark.parametrize("a, b", [("Dan", "Daniel"), ("Chris", "Christopher"), ("Marta", "Mark"),
+                                  ("Henrik", "Hendrik"), ("Samuel", "Sam"), ("Ravi", "Ramen"), ("Print", "Printer")])
+def test_names_more_than_a_sound_apart_or_too_short_are_not_clipped(a, b):
+    from episodic.retrieval.text_match import clipped_name
+
+    assert not clipped_name(a, b) and not clipped_name(b, a)
+
+
 def test_sound_nearness_ranks_a_sentence_that_may_hold_a_word_misheard():
     """A sentence with "minter" comes nearer to "printer" than one with nothing like it; a
     pair of words can carry one word ("mark part" for "backpack"); nothing for nothing."""
