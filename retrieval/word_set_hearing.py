@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 from episodic.config import Settings
 from episodic.retrieval.detailed import MemoryReader, Recall, Unit
-from episodic.retrieval.option_audio import OptionHearing, words_of
+from episodic.retrieval.option_audio import MARGIN, OptionHearing, words_of
 from episodic.retrieval.query_analysis import QueryAnalysis
 from episodic.retrieval.second_listen import SecondListen, take_heard
 
@@ -47,6 +47,7 @@ class WordSetListener:
     slots: Slots
     kind = "word"  # what the set holds, for the record ("no colour heard clearly")
     source = "words scored against the audio"
+    margin = MARGIN  # lead in total log-probability over every other word to be taken
 
     def __init__(self, score_in: ScoreIn, settings: Settings, model_id: Callable[[], str]) -> None:
         self.score_in = score_in
@@ -63,25 +64,33 @@ class WordSetListener:
         rescore: Callable[[Unit], Unit],
         clean: Callable[[Unit], bool],
         remaining: Callable[[], float | None],
+        words: Sequence[str] | None = None,
+        slots: Slots | None = None,
+        as_heard: str = "",
     ) -> SecondListen:
         """When the audio of ``unit`` carries one word of the set clearly best, ``unit`` with
         that word in its slot (hinted, rescored by ``rescore``) takes its place in
         ``recall.units``; ``clean`` must find a value of the asked kind read in it, and it
         must still be about the question's things. The record says what was done (``taken``
-        when it was)."""
+        when it was). ``words`` and ``slots`` replace the class's set for this call (a set
+        drawn from the memory itself); ``as_heard``, the slot's words as transcribed, competes
+        too, and nothing changes when the audio carries them best."""
         out = SecondListen(memory_id=unit.memory_id, model=f"{self.model_id()} ({self.source})")
         started = time.perf_counter()
+        words = list(self.words if words is None else words) + ([as_heard] if as_heard else [])
         try:
-            self._hear(out, analysis, question, unit, recall, reader, rescore, clean, remaining)
+            self._hear(out, analysis, question, unit, recall, reader, rescore, clean, remaining,
+                       words, slots or self.slots, as_heard)
         finally:
             out.seconds = round(time.perf_counter() - started, 3)
         return out
 
-    def _hear(self, out, analysis, question, unit, recall, reader, rescore, clean, remaining) -> None:
+    def _hear(self, out, analysis, question, unit, recall, reader, rescore, clean, remaining,
+              words, slots, as_heard) -> None:
         if not self.settings.relisten_score_options:
             out.reason = "off"
             return
-        if not self.slots(words_of(unit.text), question, self.words):
+        if not slots(words_of(unit.text), question, words):
             out.reason = "no slot"  # nothing where the word could have been: the audio is not read
             return
         left = remaining()
@@ -92,9 +101,20 @@ class WordSetListener:
         if memory is None or not memory.snippets:
             out.reason = "no stored audio"
             return
-        hearing = self.score_in(memory, unit, question, self.words, slots=self.slots)
-        if hearing.heard is None:
+        hearing = self.score_in(memory, unit, question, words, slots=slots)
+        best = self._leader(hearing)
+        if best is None:
             out.reason = f"no {self.kind} heard clearly ({hearing.reason})"
             return
-        out.text = hearing.filled[hearing.heard]
-        take_heard(out, analysis, unit, out.text, recall, rescore, clean, taken=f"heard {self.words[hearing.heard]}")
+        if as_heard and best == len(words) - 1:
+            out.reason = "the audio carries the words as heard"
+            return
+        out.text = hearing.filled[best]
+        take_heard(out, analysis, unit, out.text, recall, rescore, clean, taken=f"heard {words[best]}")
+
+    def _leader(self, hearing: OptionHearing) -> int | None:
+        """The word whose sentence the audio carries best by at least ``margin``; None if none."""
+        scored = sorted((s, k) for k, s in enumerate(hearing.scores) if s is not None)
+        if len(scored) < 2 or scored[-1][0] - scored[-2][0] < self.margin:
+            return None
+        return scored[-1][1]

@@ -53,7 +53,7 @@ from episodic.reasoning.answer import (
 )
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE
-from episodic.reasoning.short_answer import clean_value
+from episodic.reasoning.short_answer import clean_value, span_in
 from episodic.reasoning.structured import (
     StructuredAnswerer,
     asks_pictured,
@@ -87,6 +87,7 @@ from episodic.retrieval.listen_targets import about_speech, about_the_question
 from episodic.retrieval.mention_audio import MIN_GAIN, OBJECT_MIN_GAIN, decoys_for
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
 from episodic.retrieval.moments import MomentSearch, says_all
+from episodic.retrieval.name_hearing import NameListener, names_said, no_known_name, slots_of
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
@@ -208,6 +209,8 @@ class MemoryQA:
         self.colours = ColourListener(self.relisten.hear_in_sentence, self.settings, self._relisten_model)
         # … and minutes told before "past" or "to" misheard (retrieval/clock_hearing.py)
         self.clock = ClockListener(self.relisten.hear_in_sentence, self.settings, self._relisten_model)
+        # … and a name heard as no name, among those its stream says elsewhere (retrieval/name_hearing.py)
+        self.names = NameListener(self.relisten.hear_in_sentence, self.settings, self._relisten_model)
         # looking again at the stored video: Locate, and Ask's inspect pathway
         self.look = LookAgain(components, lambda q, scope, k: self.search(q, scope, k))
         # SUMMARY questions about a window of time: the stored summary windows (issue 17)
@@ -536,6 +539,10 @@ class MemoryQA:
         answer only when the new answer rests on them with a clean value. Returns (final,
         detailed), changed or not."""
         unit = wants_second_opinion(analysis, final.caps, final.support)
+        name, others = "", []
+        if unit is None:
+            # a "who?" answered with a word that is no name: the names the stream says elsewhere
+            unit, name, others = self._misheard_name(analysis, final, req, reader)
         if unit is None or self.settings.relisten_max_memories <= 0 or final.confidence < NOTHING_BELOW:
             return final, detailed  # (an answer that will be refused rests on nothing worth hearing)
 
@@ -548,11 +555,18 @@ class MemoryQA:
                 return clean_value(u, analysis)
 
             heard = None
-            # one of a few words (a colour, the minutes before "past"): each scored against the audio
+            # one of a few words (a colour, the minutes before "past", a name said elsewhere in
+            # the stream): each scored against the audio
+            if others:
+                heard = self.names.hear(analysis, req.question, unit, recall, reader, rescore, clean,
+                                        clock.remaining, words=others, slots=slots_of(name), as_heard=name)
+                trace.notes["name_heard"] = heard.to_dict()
             words = {"colour": self.colours, "time": self.clock}.get(analysis.shape.focus)
             if words is not None:
                 heard = words.hear(analysis, req.question, unit, recall, reader, rescore, clean, clock.remaining)
                 trace.notes[f"{words.kind}_heard"] = heard.to_dict()
+            if others and not heard.taken:
+                return final, detailed  # its name was clean: no other model is asked of it
             if heard is None or not heard.taken:
                 heard = self.second_listen.hear(analysis, req.question, unit, recall, reader, rescore, clean,
                                                 clock.remaining)
@@ -568,6 +582,22 @@ class MemoryQA:
             trace.notes["second_listen"]["answered"] = True
             return settled, again
         return final, detailed
+
+    def _misheard_name(self, analysis, final, req, reader) -> tuple[Unit | None, str, list[str]]:
+        """(sentence, its name, the other names its stream says) when a question asking for a
+        name is answered from a transcript sentence whose name is no known given name and the
+        stream names someone else, not the question's own people (retrieval/name_hearing.py);
+        (None, "", []) otherwise."""
+        if analysis.shape.focus != "name" or not final.support or final.support[0].modality != "speech":
+            return None, "", []
+        unit = final.support[0]
+        span = span_in(unit, analysis)
+        if span is None or span.quality < 1.0 or not no_known_name(span.text):
+            return None, "", []
+        asked = [w for w in analysis.key_terms.values() if w[:1].isupper()]
+        said = self.structured.units_between(unit.stream_id, req.scope.t_min, req.scope.t_max, reader)
+        others = names_said(said, asked, like=span.text)
+        return (unit, span.text, others) if others else (None, "", [])
 
     # -- the inspect pathway: looking again at the stored video ---------------------------
     def _worth_inspecting(self, analysis: QueryAnalysis, final: Draft, structured: bool) -> bool:
