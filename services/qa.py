@@ -161,6 +161,8 @@ def about_another_thing(draft: Draft) -> bool:
 # in it because the question put them there, so it stays below 0.75, where answers are meant
 # to be right at least 9 times in 10.
 HINTED_CONFIDENCE_CAP = 0.7
+# a name heard as no name is looked for among the names said this far (seconds) around it
+NAMES_WINDOW_S = 600.0
 # sentences that hold a value question's words but no value, put first for re-listening when
 # nothing recalled is about the question (each is one more memory to hear again)
 VALUES_LOST = 2
@@ -595,7 +597,10 @@ class MemoryQA:
         if span is None or span.quality < 1.0 or not no_known_name(span.text):
             return None, "", []
         asked = [w for w in analysis.key_terms.values() if w[:1].isupper()]
-        said = self.structured.units_between(unit.stream_id, req.scope.t_min, req.scope.t_max, reader)
+        # the stream around it, not all of a long one: a name misheard is heard right nearby
+        t0 = unit.t_start - NAMES_WINDOW_S if req.scope.t_min is None else max(req.scope.t_min, unit.t_start - NAMES_WINDOW_S)
+        t1 = unit.t_end + NAMES_WINDOW_S if req.scope.t_max is None else min(req.scope.t_max, unit.t_end + NAMES_WINDOW_S)
+        said = self.structured.units_between(unit.stream_id, t0, t1, reader)
         others = names_said(said, asked, like=span.text)
         return (unit, span.text, others) if others else (None, "", [])
 
