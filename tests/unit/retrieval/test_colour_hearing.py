@@ -11,43 +11,22 @@ when the audio is gone or when option scoring is off.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-from episodic import samples
 from episodic.config import load_settings
-from episodic.core.query import QueryType
-from episodic.reasoning.short_answer import clean_value
 from episodic.retrieval.colour_hearing import (
     BASIC_COLOURS,
     SLOTS_TRIED,
     ColourListener,
     colour_slots,
 )
-from episodic.retrieval.detailed import Recall, Unit
+from episodic.retrieval.detailed import Unit
 from episodic.retrieval.option_audio import hear_options, words_of
-from episodic.retrieval.query_analysis import (
-    QueryAnalysis,
-    content_terms,
-    key_terms_of,
-    object_terms_of,
-)
-from episodic.retrieval.question_shape import question_shape
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-from bench_relisten import overwrite_transcript, speech_memory  # noqa: E402
+from tests.misheard_audio import hear_again, misheard_recording
 
 SENTENCE = "Omar wants the anchor to be white."
 GARBLED = "Omar wants the anchor to be right."
 QUESTION = "Which colour should Omar's anchor be?"
-
-
-def _analysis(question: str) -> QueryAnalysis:
-    terms = content_terms(question)
-    return QueryAnalysis(question, QueryType.AUDIO, {}, "", terms, "", key_terms=key_terms_of(question, terms),
-                         object_terms=object_terms_of(question), shape=question_shape(question))
 
 
 def test_each_option_keeps_the_sentence_it_was_heard_in_without_the_context():
@@ -80,54 +59,20 @@ def test_the_words_that_sound_like_a_colour_are_its_slots(question, heard, first
 
 
 # -- end to end ----------------------------------------------------------------------------
-def _recorded(components, root: Path, stream_id: str, said: str, garbled: str):
-    """A stream whose one sentence says ``said`` and whose stored words are ``garbled``."""
-    from episodic.pipeline import ingest_file
-
-    path = root / f"{stream_id}.mp4"
-    samples.make_recording(
-        path, [samples.Scene(duration_s=8, seed=5, tint=(90, 120, 150))], [samples.Speech(t=1.0, text=said)],
-    )
-    ingest_file(path, stream_id, components)
-    memory = speech_memory(components.store, stream_id)
-    overwrite_transcript(components, memory.id, garbled)
-    return components.store.get_memory(memory.id, with_vectors=True)
-
-
 @pytest.fixture(scope="module")
 def misheard(tmp_path_factory):
     from episodic.components import Components
 
     root = tmp_path_factory.mktemp("colour-hearing")
     components = Components(load_settings(data_dir=root / "data"))
-    yield components, _recorded(components, root, "harbour", SENTENCE, GARBLED)
+    yield components, misheard_recording(components, root, "harbour", SENTENCE, GARBLED)
     components.close()
 
 
-class _Reader:
-    """The one memory a test hands the listener, as MemoryReader would read it."""
-
-    def __init__(self, memory) -> None:
-        self.m = memory
-
-    def memory(self, memory_id: str):
-        return self.m if memory_id == self.m.id else None
-
-
 def _hear(components, memory, left_s=None, garbled=GARBLED, **settings):
-    from episodic.retrieval.relisten import Relistener
-
-    s = components.settings.replace(**settings)
-    relisten = Relistener(components, s)
-    listener = ColourListener(relisten.hear_in_sentence, s, lambda: "base")
     other = Unit(memory.stream_id, "elsewhere@0", 20.0, 22.0, "speech", "Something else entirely.")
-    unit = Unit(memory.stream_id, memory.id, memory.transcript[0].t_start, memory.transcript[0].t_end, "speech",
-                garbled)
-    recall = Recall(units=[other, unit], route="feature")
-    analysis = _analysis(QUESTION)
-    out = listener.hear(analysis, QUESTION, unit, recall, _Reader(memory), lambda u: u,
-                        lambda u: clean_value(u, analysis), lambda: left_s)
-    return out, recall, unit
+    return hear_again(ColourListener, components, memory, garbled, QUESTION,
+                      components.settings.replace(**settings), left_s, before=[other])
 
 
 @pytest.mark.slow
@@ -147,7 +92,7 @@ def test_no_colour_is_heard_where_none_was_said(misheard, tmp_path):
     # "repaired" misheard as "compared": red, green and blue fit it about equally badly
     components, _ = misheard
     garbled = "Omar wants the anchor to be compared."
-    memory = _recorded(components, tmp_path, "quay", "Omar wants the anchor to be repaired.", garbled)
+    memory = misheard_recording(components, tmp_path, "quay", "Omar wants the anchor to be repaired.", garbled)
     out, recall, unit = _hear(components, memory, garbled=garbled)
     assert not out.taken and out.reason.startswith("no colour heard clearly"), out
     assert recall.units[1] is unit

@@ -11,16 +11,10 @@ that really says "Priyot" keeps it.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-from episodic import samples
 from episodic.config import load_settings
-from episodic.core.query import QueryType
-from episodic.reasoning.short_answer import clean_value
-from episodic.retrieval.detailed import Recall, Unit
+from episodic.retrieval.detailed import Unit
 from episodic.retrieval.name_hearing import (
     NameListener,
     heard_as,
@@ -29,24 +23,9 @@ from episodic.retrieval.name_hearing import (
     slots_of,
 )
 from episodic.retrieval.option_audio import words_of
-from episodic.retrieval.query_analysis import (
-    QueryAnalysis,
-    content_terms,
-    key_terms_of,
-    object_terms_of,
-)
-from episodic.retrieval.question_shape import question_shape
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-from bench_relisten import overwrite_transcript, speech_memory  # noqa: E402
+from tests.misheard_audio import hear_again, misheard_recording
 
 QUESTION = "Whom should you ask about the backpack?"
-
-
-def _analysis(question: str) -> QueryAnalysis:
-    terms = content_terms(question)
-    return QueryAnalysis(question, QueryType.AUDIO, {}, "", terms, "", key_terms=key_terms_of(question, terms),
-                         object_terms=object_terms_of(question), shape=question_shape(question))
 
 
 def _said(*texts: str) -> list[Unit]:
@@ -76,27 +55,6 @@ def test_the_slot_is_where_the_word_heard_stands():
 
 
 # -- end to end ----------------------------------------------------------------------------
-def _recorded(components, root: Path, stream_id: str, said: str, garbled: str):
-    from episodic.pipeline import ingest_file
-
-    path = root / f"{stream_id}.mp4"
-    samples.make_recording(
-        path, [samples.Scene(duration_s=8, seed=7, tint=(120, 150, 90))], [samples.Speech(t=1.0, text=said)],
-    )
-    ingest_file(path, stream_id, components)
-    memory = speech_memory(components.store, stream_id)
-    overwrite_transcript(components, memory.id, garbled)
-    return components.store.get_memory(memory.id, with_vectors=True)
-
-
-class _Reader:
-    def __init__(self, memory) -> None:
-        self.m = memory
-
-    def memory(self, memory_id: str):
-        return self.m if memory_id == self.m.id else None
-
-
 @pytest.fixture(scope="module")
 def components(tmp_path_factory):
     from episodic.components import Components
@@ -106,25 +64,16 @@ def components(tmp_path_factory):
     c.close()
 
 
-def _hear(components, memory, heard_text: str, name: str):
-    from episodic.retrieval.relisten import Relistener
-
-    relisten = Relistener(components, components.settings)
-    listener = NameListener(relisten.hear_in_sentence, components.settings, lambda: "base")
-    unit = Unit(memory.stream_id, memory.id, memory.transcript[0].t_start, memory.transcript[0].t_end, "speech",
-                heard_text)
-    recall = Recall(units=[unit], route="feature")
-    analysis = _analysis(QUESTION)
-    out = listener.hear(analysis, QUESTION, unit, recall, _Reader(memory), lambda u: u,
-                        lambda u: clean_value(u, analysis), lambda: None,
-                        words=["Priya", "Priyanka"], slots=slots_of(name), as_heard=name)
-    return out, recall, unit
+def _hear(components, memory, heard: str, name: str):
+    return hear_again(NameListener, components, memory, heard, QUESTION,
+                      words=["Priya", "Priyanka"], slots=slots_of(name), as_heard=name)
 
 
 @pytest.mark.slow
 def test_the_name_said_is_heard_among_those_said_elsewhere(components, tmp_path):
     garbled = "Ask Priyot if you need the backpack."
-    memory = _recorded(components, tmp_path, "station", "Ask Priya if you need the backpack.", garbled)
+    memory = misheard_recording(components, tmp_path, "station", "Ask Priya if you need the backpack.", garbled,
+                                tint=(120, 150, 90))
     out, recall, _ = _hear(components, memory, garbled, "Priyot")
     assert out.taken and out.reason == "heard Priya", out
     assert recall.units[0].text == "Ask Priya if you need the backpack." and recall.units[0].hinted
@@ -134,7 +83,7 @@ def test_the_name_said_is_heard_among_those_said_elsewhere(components, tmp_path)
 @pytest.mark.slow
 def test_a_word_the_audio_carries_as_heard_stays(components, tmp_path):
     said = "Ask Pirelli if you need the backpack."
-    memory = _recorded(components, tmp_path, "station-2", said, said)
+    memory = misheard_recording(components, tmp_path, "station-2", said, said, tint=(120, 150, 90))
     out, recall, unit = _hear(components, memory, said, "Pirelli")
     assert not out.taken, out
     assert recall.units == [unit]
