@@ -25,7 +25,8 @@ from episodic.retrieval.query_analysis import STOPWORDS, term_set
 from episodic.retrieval.text_match import canonical_tokens
 from episodic.retrieval.word_set_hearing import WordSetListener
 
-# how minutes are said before "past" and "to" ("half" only before "past", where it is scored too)
+# how minutes are said before "past" and "to" ("half" only before "past"; before "to" it is
+# scored too, and simply loses)
 MINUTE_WORDS = ("quarter", "half", "five", "ten", "twenty", "twenty-five")
 SOURCE = "minutes scored against the audio"
 SLOTS_TRIED = 3

@@ -10,10 +10,11 @@ question as a prompt and another model's opinion often mishear it the same way a
 question brings its own options: each word of the set is put into the sentence's likely slots
 (words that may be it misheard, chosen per set) and scored against that sentence's audio by
 forced alignment, as a multiple-choice question's options are (retrieval/option_audio.py, the
-same ``MARGIN``). One that leads every other by that margin is taken as heard; the answer then
-rests on the sentence with it in place, marked as hinted (its confidence capped like any answer
-resting on words the audio was asked about rather than transcribed), for this question only:
-nothing is written to the store.
+same ``MARGIN`` unless a set has a reason for its own, see retrieval/name_hearing.py). One that
+leads every other by that margin is taken as heard; the answer then rests on the sentence with
+it in place, marked as hinted (its confidence capped like any answer resting on words the audio
+was asked about rather than transcribed), for this question only: nothing is written to the
+store.
 
 Cost: one encoder pass over the sentence's audio at its own length and up to three slots ×
 the set's words × their written forms in alignments (about 1 s on a fast 2-core machine),

@@ -568,7 +568,9 @@ class MemoryQA:
                 heard = words.hear(analysis, req.question, unit, recall, reader, rescore, clean, clock.remaining)
                 trace.notes[f"{words.kind}_heard"] = heard.to_dict()
             if others and not heard.taken:
-                return final, detailed  # its name was clean: no other model is asked of it
+                # the sentence's name was read cleanly, only not as anyone's: nothing for the
+                # second model to find there
+                return final, detailed
             if heard is None or not heard.taken:
                 heard = self.second_listen.hear(analysis, req.question, unit, recall, reader, rescore, clean,
                                                 clock.remaining)
@@ -598,8 +600,9 @@ class MemoryQA:
             return None, "", []
         asked = [w for w in analysis.key_terms.values() if w[:1].isupper()]
         # the stream around it, not all of a long one: a name misheard is heard right nearby
-        t0 = unit.t_start - NAMES_WINDOW_S if req.scope.t_min is None else max(req.scope.t_min, unit.t_start - NAMES_WINDOW_S)
-        t1 = unit.t_end + NAMES_WINDOW_S if req.scope.t_max is None else min(req.scope.t_max, unit.t_end + NAMES_WINDOW_S)
+        lo, hi = unit.t_start - NAMES_WINDOW_S, unit.t_end + NAMES_WINDOW_S
+        t0 = lo if req.scope.t_min is None else max(req.scope.t_min, lo)
+        t1 = hi if req.scope.t_max is None else min(req.scope.t_max, hi)
         said = self.structured.units_between(unit.stream_id, t0, t1, reader)
         others = names_said(said, asked, like=span.text)
         return (unit, span.text, others) if others else (None, "", [])
