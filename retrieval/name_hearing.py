@@ -4,19 +4,22 @@ says elsewhere (issue 12, items 2 and 6).
 People named in a recording are usually named more than once, and a recogniser that mishears
 a name in one sentence often hears it right in another. "Whom should you ask about the
 backpack?" recalled "Ask Priyot if you need the backpack." while the same recording says "The
-ticket inspector and Priya are getting together at ten to one."; "Which person is fixing the
-feeding bucket?" recalled "Ramen is repairing the feeding bucket." in a recording that also says
-"Ravi left the map next to the penguin pool". A word that is no known given name
-(retrieval/given_names.py) is a poor answer to "who?", and the names said elsewhere in the same
-stream are few: each is put in that word's place and scored against the sentence's audio
-(retrieval/word_set_hearing.py, the same lead of ≥ 3 in total log-probability as options),
-with the word as transcribed competing too. A name that leads answers, for this question only,
-as a hinted answer (confidence capped like any answer resting on words the audio was asked
-about); when the audio carries the word as heard, or no name leads, nothing changes.
+ticket inspector and Priya are getting together at ten to one.". A word that is no known given
+name (retrieval/given_names.py) is a poor answer to "who?", and the names said near it in the
+same stream that a recogniser may have written as that word (:func:`heard_as`: the same first
+sound and half the sounds or nearer, or one sound shorter) are few: each is put in that word's
+place and scored against the sentence's audio (retrieval/word_set_hearing.py), with the word as
+transcribed competing too. A name that leads both by ``NAME_MARGIN`` (1 in total
+log-probability, below the options' 3 because it must also sound like the word heard) answers,
+for this question only, as a hinted answer (confidence capped like any answer resting on words
+the audio was asked about); when the audio carries the word as heard, or no name leads, nothing
+changes. "Ramen" for "Ravi" ("Ramen is repairing the feeding bucket.") is left as heard: the two
+do not sound alike enough to be tried.
 
 When: a question asking for a name (``QuestionShape.focus`` "name"), answered from a transcript
-sentence whose name is no known given name, in a stream that names someone else who is not the
-question's own (at most ``MAX_NAMES``, most said first).
+sentence whose name is no known given name, in a stream that names, within ten minutes of it,
+someone who sounds like it and is not the question's own (at most ``MAX_NAMES``, most said
+first).
 """
 
 from __future__ import annotations
