@@ -282,6 +282,23 @@ def value_gained(old_text: str, new_text: str, focus: str) -> set[str]:
     return _values(new_text)
 
 
+def name_gained(old_text: str, new_text: str, focus: str) -> set[str]:
+    """The known given names a re-hearing writes where the old transcript named no one, when
+    the question asks for a person: "Name one person who was mentioned in library-cam." over
+    "Someone's the library card to the purple.", heard again as "Tom wants the library card to
+    be purple.", adds none of the question's words but the kind of word it asks for (as
+    :func:`value_gained` does for numbers). Empty when the old words named someone already: a
+    name heard differently is a disagreement, not a gain."""
+    if focus != "name" or _given_names(old_text):
+        return set()
+    return {w.lower() for w in _given_names(new_text)}
+
+
+def _given_names(text: str) -> list[str]:
+    """The known given names ``text`` writes as names (inside a sentence, or opening one)."""
+    return [w for w in names_in(text) if is_given_name(w)] + opening_names(text)
+
+
 def _values(text: str) -> set[str]:
     """The numbers ``text`` says, digits or number words ("two ahead" → "2")."""
     return {w for w in canonical_tokens(text or "") if w[:1].isdigit()}

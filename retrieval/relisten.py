@@ -105,6 +105,7 @@ from episodic.retrieval.listen_targets import (
     about_speech,
     about_the_question,
     hot_words,
+    name_gained,
     names_lost,
     said_of_someone,
     said_value_focus,
@@ -672,9 +673,11 @@ class Relistener:
         pieces = without_closing_phrase(without_cut_off_sentence(pieces, old_text), old_text)
         new_text = " ".join(p.text.strip() for p in pieces if p.text.strip())
         language = _language_of(pieces) or _language_of(old) or s.asr_fallback_language
-        # the question's words it adds, and a number where the old words had none when a
-        # number or a time is asked for
-        added = _words_added(old_text, new_text, words) | value_gained(old_text, new_text, said_value_focus(analysis))
+        # the question's words it adds, and a number (a given name) where the old words had
+        # none when a number or a time (a person) is asked for
+        focus = said_value_focus(analysis)
+        added = (_words_added(old_text, new_text, words) | value_gained(old_text, new_text, focus)
+                 | name_gained(old_text, new_text, focus))
         useful = bool(added) or not old_text.strip()
         old_score = new_score = None
         result.text = new_text

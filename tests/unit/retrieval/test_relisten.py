@@ -29,6 +29,7 @@ from episodic.retrieval.listen_targets import (
     about_speech,
     about_the_question,
     hot_words,
+    name_gained,
     said_of_someone,
     said_value_focus,
     value_gained,
@@ -569,6 +570,23 @@ def test_a_re_hearing_that_writes_the_number_asked_for_where_there_was_none_gain
     room = _analysis("Which room is the night train in?", QueryType.AUDIO)
     room.shape = question_shape(room.question)
     assert said_value_focus(room) == "number"
+
+
+def test_a_re_hearing_that_writes_a_name_where_there_was_none_gains_it():
+    """"Name one person who was mentioned in library-cam.": "Someone's the library card to the
+    purple." heard again as "Tom wants the library card to be purple." adds none of the
+    question's words, but a person, which is what the question asks for."""
+    old = "Someone's the library card to the purple."
+    assert name_gained(old, "Tom wants the library card to be purple.", "name") == {"tom"}
+    assert name_gained("Elix will clean the library card.", "Felix will clean the library card.", "name") == {"felix"}
+    assert name_gained(old, "Ask Priya about the library card.", "name") == {"priya"}  # inside a sentence
+    assert not name_gained(old, "Tom wants the library card to be purple.", "number")  # no person asked for
+    assert not name_gained(old, "Someone wants the library card to be purple.", "name")  # no name heard
+    # an everyday word opening a sentence is no name ("Will", "Look"), nor a rare word
+    assert not name_gained(old, "Will wants the library card to be purple.", "name")
+    assert not name_gained(old, "Look, the library card is purple.", "name")
+    # a name heard differently is a disagreement, not a gain (the audio decides it)
+    assert not name_gained("Sophie is repairing the suitcase.", "Sofia is repairing the suitcase.", "name")
 
 
 @pytest.mark.slow
