@@ -47,7 +47,8 @@ audio, so five memories cost little more than one, and the sentence that answers
 often not the first recalled when its words were misheard ("So more than 15 lots of the theme"
 for "How many ropes did Tom order?" ranked sixth). Only a hearing that adds the question's
 words (or speech where there was none, or a number where there was none when a number or a
-time is asked for) can be taken, so only those are scored against the audio, within
+time is asked for, or a known given name where no one was named when a person is asked for)
+can be taken, so only those are scored against the audio, within
 ``relisten_budget_s`` seconds after the pass. The first word or two of the next
 sentence, where a memory's audio ends ("… with the conductor. At"), and a number written
 "6 .25", are tidied before the comparison (ingest gave those words to the next memory).
