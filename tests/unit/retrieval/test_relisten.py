@@ -585,6 +585,7 @@ def test_a_re_hearing_that_writes_a_name_where_there_was_none_gains_it():
     # an everyday word opening a sentence is no name ("Will", "Look"), nor a rare word
     assert not name_gained(old, "Will wants the library card to be purple.", "name")
     assert not name_gained(old, "Look, the library card is purple.", "name")
+    assert not name_gained(old, "Ask Zorblax about the library card.", "name")
     # a name heard differently is a disagreement, not a gain (the audio decides it)
     assert not name_gained("Sophie is repairing the suitcase.", "Sofia is repairing the suitcase.", "name")
 
