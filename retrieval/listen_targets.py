@@ -287,8 +287,10 @@ def name_gained(old_text: str, new_text: str, focus: str) -> set[str]:
     the question asks for a person: "Name one person who was mentioned in library-cam." over
     "Someone's the library card to the purple.", heard again as "Tom wants the library card to
     be purple.", adds none of the question's words but the kind of word it asks for (as
-    :func:`value_gained` does for numbers). Empty when the old words named someone already: a
-    name heard differently is a disagreement, not a gain."""
+    :func:`value_gained` does for numbers). A word that is no known given name ("Elix will
+    clean the library card.") names no one here, so "Felix" there is a gain; empty when the old
+    words already wrote a known given name: a name heard differently is a disagreement, not a
+    gain."""
     if focus != "name" or _given_names(old_text):
         return set()
     return {w.lower() for w in _given_names(new_text)}
