@@ -353,7 +353,65 @@ def gist_of(question: str) -> str:
         return "people"
     if _TOPIC.search(question):
         return "topic"
-    return ""
+    return _gist_by_words(question)
+
+
+# A question about a whole recording, however worded: nothing in it but a stream's name, words
+# for the recording itself and words that ask for its gist ("Describe the setting of the
+# garden-cam recording.", "What's the lobby video about?", "Where was cam-2 made?", "Mention a
+# person whose name was said in cam-2."). The patterns above know a few wordings; people word
+# the same request many more ways. A single other word (a thing, a person, an action) makes it
+# a question about something in the recording, which the ordinary search answers.
+_GIST_TOPIC_WORDS = frozenset({
+    "about", "describe", "description", "setting", "settings", "theme", "themes", "topic", "topics",
+    "subject", "subjects", "summary", "summarise", "summarize", "sum", "gist", "overview", "place",
+    "location", "where", "happening", "happen", "happens", "happened", "going", "overall", "general",
+    "generally", "mainly", "mostly", "largely", "chiefly", "kind", "sort", "type", "scene", "venue",
+    "environment", "context", "situation", "content", "contents", "made", "recorded", "filmed", "shot",
+    "taken", "set"
+})
+_GIST_PEOPLE_WORDS = frozenset({
+    "person", "people", "persons", "someone", "somebody", "anyone", "anybody", "who", "whom", "whose",
+    "name", "names", "named", "individual", "individuals"
+})
+# allowed around those: asking words, function words, words for the recording and for being said
+_GIST_OTHER_WORDS = frozenset({
+    "what", "what's", "whats", "which", "is", "was", "were", "are", "does", "did", "do", "it", "its",
+    "it's", "this", "that", "the", "a", "an", "of", "in", "on", "at", "from", "to", "for", "by", "with",
+    "and", "or", "any", "some", "one", "all", "whole", "entire", "can", "could", "would", "you", "me", "us",
+    "tell", "give", "please", "i", "we", "they", "briefly", "brief", "short", "line", "sentence", "words",
+    "general", "there", "been", "be", "being", "have", "has", "had", "main", "primary", "central", "key",
+    "big", "mentioned", "mention", "mentions", "said", "say", "says", "talked", "talk", "talks", "spoken",
+    "speak", "speaks", "discussed", "discuss", "referred", "come", "came", "comes", "up", "brought",
+    "speaker", "speakers", "voice", "voices", "called", "spoke", "recording", "recordings", "video",
+    "videos", "stream", "streams", "clip", "clips", "feed", "feeds", "camera", "cameras", "cam", "footage"
+})
+# what a stream's name looks like when nothing else says so: "garden-cam", "cam_2", "cam2"
+_STREAM_LIKE = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)+$|^[a-z]+\d+$|^\d+[a-z]+$")
+_MEDIA_NOUN = frozenset({
+    "recording", "video", "stream", "clip", "feed", "camera", "cam", "footage"
+})
+_GIST_TOKEN = re.compile(r"[a-z0-9][a-z0-9_'’-]*")
+
+
+def _gist_by_words(question: str) -> str:
+    """"people"/"topic" for a question made only of a stream's name and gist words (see
+    above); "" for any other, and for one naming no stream."""
+    words = [w.replace("’", "'").strip("-_'") for w in _GIST_TOKEN.findall(question.lower())]
+    words = [w for w in words if w]
+    unknown = [i for i, w in enumerate(words)
+               if w not in _GIST_TOPIC_WORDS | _GIST_PEOPLE_WORDS | _GIST_OTHER_WORDS]
+    if len(unknown) != 1:
+        return ""
+    i = unknown[0]
+    beside = set(words[max(0, i - 1) : i]) | set(words[i + 1 : i + 2])
+    if not (_STREAM_LIKE.match(words[i]) or beside & _MEDIA_NOUN):
+        return ""  # "Who is the cat?": a thing, not a recording
+    people = _GIST_PEOPLE_WORDS.intersection(words)
+    # "What do people talk about in cam-2?" asks the topic; "Which people are mentioned?" people
+    if people and not (words[0] in ("what", "what's", "whats") and "about" in words and people <= {"people", "persons"}):
+        return "people"
+    return "topic" if _GIST_TOPIC_WORDS.intersection(words) else ""
 
 
 def _moment_parts(question: str) -> tuple[str, str] | None:

@@ -1084,6 +1084,20 @@ def test_summary_template_words_are_never_the_answer():
         ("What is happening in the lobby-cam recording, overall?", False, "topic"),
         ("Which setting does harbour-cam show?", False, "topic"),
         ("Which place does Tom mention?", False, ""),
+        # worded freely: only a stream's name and words asking for its gist (session 82)
+        ("Describe the setting of the garden-cam recording.", False, "topic"),
+        ("Where was the garden-cam recording made?", False, "topic"),
+        ("What's the lobby video about?", False, "topic"),
+        ("What theme does the kitchen feed have?", False, "topic"),
+        ("What do people talk about in cam-2?", False, "topic"),
+        ("Can you name anyone that the speaker in garden-cam talked about?", False, "people"),
+        ("Mention a person whose name was said in cam2.", False, "people"),
+        # …and not when another word names something in it, or nothing looks like a stream
+        ("What is garden-cam?", False, ""),
+        ("Where was the spade left in garden-cam?", False, ""),
+        ("What did Tom say in garden-cam?", False, ""),
+        ("Who is the cat?", False, ""),
+        ("What was shown in garden-cam?", False, ""),
     ],
 )
 def test_sound_and_gist_shapes(question, sound, gist):
@@ -1603,6 +1617,12 @@ def test_what_a_stream_is_about_names_the_place_its_words_point_to():
     assert draft is not None and draft.answer.startswith("probably a kitchen:"), draft
     draft = answerer.gist(_shaped("What is the cam-b recording mostly about?"), (), Scope(), reader)
     assert draft is not None and draft.answer.startswith("probably a harbour:"), draft
+    # the same asked in words no pattern lists
+    for question, setting in (("Describe the setting of the cam-a recording.", "a kitchen"),
+                              ("Where was the cam-b video made?", "a harbour"),
+                              ("What's the cam-a feed about?", "a kitchen")):
+        draft = answerer.gist(_shaped(question), (), Scope(), reader)
+        assert draft is not None and draft.answer.startswith(f"probably {setting}:"), (question, draft)
     # a stream between two settings (a farm's animals, a garden's plants) names both rather
     # than toss a coin between them, and names no third
     mixed = [_memory("cam-d", 10.0 * i, [t]) for i, t in enumerate((
