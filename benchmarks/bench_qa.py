@@ -143,8 +143,9 @@ def main() -> None:
     ap.add_argument("--heard-as-script", action="store_true",
                     help="a diagnostic: store what the script says was said instead of what Whisper hears, "
                          "re-listening off (benchmarks/script_hearing.py; its own store, data-<split>-script)")
-    ap.add_argument("--reworded", action="store_true",
-                    help="ask the questions in other words (benchmarks/qa_rewordings.py; no moment queries)")
+    ap.add_argument("--reworded", nargs="?", const="session19", choices=("session19", "session82"), default=None,
+                    help="ask the questions in other words (benchmarks/qa_rewordings.py; no moment queries): "
+                         "session 19's rewordings (the default) or session 82's, written later and tuned on less")
     args = ap.parse_args()
     console = Console(stderr=True)
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
@@ -163,7 +164,7 @@ def main() -> None:
         if args.reworded:
             from qa_rewordings import reworded
 
-            qa_set = reworded(qa_set)
+            qa_set = reworded(qa_set, args.reworded)
         def note(message: str) -> None:
             console.print(message, highlight=False)
 

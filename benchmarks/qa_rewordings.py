@@ -85,23 +85,126 @@ REWORDINGS: list[tuple[str, list[str]]] = [
     (r"^Where did (\w+) put the (.+)\?$", ["Near what did {0} put the {1}?", "By what did {0} put the {1} down?"]),
 ]
 
+# Session 82: a second set of rewordings, written from the dev split's question wordings (and
+# the dev-only other-sentence wordings) without reading the held-out ones again: casual forms,
+# contractions, requests ("Tell me …") and the asked thing put first.
+FRESH_REWORDINGS: list[tuple[str, list[str]]] = [
+    # what was said: times
+    (r"^(?:At what time is|When is) (\w+) meeting the (.+?)\?$",
+     ["What's the time of {0}'s meeting with the {1}?", "Tell me when {0} meets the {1}."]),
+    (r"^When does (\w+) meet the (.+)\?$", ["{0} meets the {1} at what time?", "When's {0} meeting the {1}?"]),
+    (r"^When is (\w+)'s appointment with the (.+)\?$",
+     ["What time is {0} booked in with the {1}?", "{0}'s appointment with the {1} is when?"]),
+    (r"^What time does (\w+) see the (.+)\?$", ["When will {0} be seeing the {1}?", "At what hour does {0} see the {1}?"]),
+    (r"^(?:When does|What time must) (\w+) (?:have to )?see the (.+)\?$",
+     ["By what time does {0} need to see the {1}?", "When's {0} supposed to see the {1}?"]),
+    (r"^(?:At what time are the (.+) and (\w+) getting together|When will (\w+) get together with the (.+))\?$",
+     ["When do {1}{2} and the {0}{3} meet up?", "What time are {1}{2} and the {0}{3} meeting?"]),
+    (r"^(?:When does|At what time does|What time does|When is) the (.+?) (?:start|begin|starting|get going|open)\?$",
+     ["What's the start time of the {0}?", "The {0} kicks off at what time?", "Tell me when the {0} starts."]),
+    (r"^What time is the (.+)\?$", ["When's the {0} happening?", "What's the time for the {0}?"]),
+    # places
+    (r"^Where (?:did (\w+) (?:leave|put|move) the (.+)|was the (.+) left by (\w+))\?$",
+     ["Where can I find the {1}{2} that {0}{3} left?", "What's the location of {0}{3}'s {1}{2}?"]),
+    (r"^Where is the (.+) that (\w+) put down\?$", ["Where's the {0} {1} put down?", "Where would I find {1}'s {0}?"]),
+    (r"^Where does (\w+) keep the (.+)\?$", ["Where's the {1} kept by {0}?", "Where can the {1} be found?"]),
+    (r"^At what place is the (.+) kept\?$", ["Where's the {0} kept?", "Where do they keep the {0}?"]),
+    (r"^Where is the (.+) now\?$", ["Where has the {0} ended up?", "What's the {0}'s current spot?"]),
+    # counts
+    (r"^How many (.+) did (\w+) buy\?$", ["What's the number of {0} {1} bought?", "{1} bought how many {0}?"]),
+    (r"^How many (.+) did (\w+) order\?$", ["What's the number of {0} {1} ordered?", "{1} ordered how many {0}?"]),
+    (r"^What number of (.+) did (\w+) buy this morning\?$", ["How many {0} were bought by {1} this morning?",
+                                                           "This morning {1} bought how many {0}?"]),
+    (r"^How many (.+) were ordered by (\w+)\?$", ["How many {0} did {1} put in an order for?", "{1}'s order had how many {0}?"]),
+    (r"^How many (.+) does (\w+) have\?$", ["What's the number of {0} {1} has?", "{1} has got how many {0}?"]),
+    (r"^How many (.+) are in (\w+)'s bag\?$", ["What's the count of {0} in {1}'s bag?", "In {1}'s bag, how many {0} are there?"]),
+    (r"^How many (.+) are left\?$", ["How many {0} remain?", "What's the number of {0} still left?"]),
+    # prices
+    (r"^(?:How much does|What does) (?:the|a) (.+?) cost(?: at the counter| here)?\?$",
+     ["What's the {0}'s price?", "How much do I pay for the {0}?", "The {0} costs how much?"]),
+    (r"^What is the (?:sale )?price of the (.+?)(?: today)?\?$", ["How much is the {0} going for?", "What does the {0} sell for?"]),
+    (r"^How much is (?:an?|the) (.+?)(?: on sale for)?\?$", ["What's the cost of a {0}?", "Tell me the price of a {0}."]),
+    (r"^For how much can you get a (.+)\?$", ["What's a {0} cost here?", "How much would a {0} set me back?"]),
+    # people
+    (r"^(?:Who is repairing|Which person is fixing) the (.+)\?$", ["Who's doing the repair on the {0}?", "Tell me who is repairing the {0}."]),
+    (r"^Who (?:will clean|is cleaning) the (.+?)(?: after lunch)?\?$", ["Who's going to clean the {0}?", "The {0} will be cleaned by whom?"]),
+    (r"^Who (?:looks after|takes care of) the (.+?)(?: these days)?\?$", ["Who's looking after the {0}?", "Who minds the {0}?"]),
+    (r"^(?:Whom should you ask about|Who do you ask if you need) the (.+)\?$",
+     ["If I need the {0}, who should I ask?", "Who's the person to ask for the {0}?"]),
+    # rooms and colours
+    (r"^(?:Which room is|In what room is|What room is) the (.+?) (?:in|in now)?\?$",
+     ["What's the room number for the {0}?", "The {0} is in which room?"]),
+    (r"^In what room is the (.+)\?$", ["Which room will the {0} be in?", "Where's the {0} held, which room?"]),
+    (r"^Which room has the (.+) moved to\?$", ["The {0} moved to which room?", "What's the new room for the {0}?"]),
+    (r"^What colour did (\w+) paint the (.+)\?$", ["{0} painted the {1} what colour?", "What's the colour of the {1} {0} painted?"]),
+    (r"^Which colour is the (.+) that (\w+) painted\?$", ["What colour has {1} made the {0}?", "The {0} {1} painted is which colour?"]),
+    (r"^(?:What colour does (\w+) want the (.+) to be|Which colour should (\w+)'s (.+) be)\?$",
+     ["What colour is {0}{2} after for the {1}{3}?", "{0}{2} would like the {1}{3} in which colour?"]),
+    # order
+    (r"^What (?:was mentioned right after|came up next after) (.+)\?$",
+     ["What did they talk about after {0}?", "Once {0} had been discussed, what was the next subject?"]),
+    (r"^What was mentioned just before (.+)\?$",
+     ["What topic came right before {0}?", "Before {0} came up, what was being discussed?"]),
+    (r"^Which was mentioned first: (.+) or (.+)\?$", ["Did {0} or {1} come up first?", "Between {0} and {1}, which was said earlier?"]),
+    # which stream
+    (r"^(?:In which recording was (.+) mentioned|Which camera recorded the talk about (.+))\?$",
+     ["Which camera's recording talks about {0}{1}?", "Where did someone talk about {0}{1}? Which stream?"]),
+    (r"^Which camera showed (.+)\?$", ["In which stream could you see {0}?", "{0} appeared on which camera?"]),
+    (r"^On which camera was the sign (\".+\") visible\?$", ["Which stream had a sign reading {0}?", "The sign {0} was on which camera?"]),
+    (r"^In which recording could (.+) be heard\?$", ["Which stream had {0} in it?", "Where could you hear {0}: which camera?"]),
+    # how many times
+    (r"^How many times was the (.+) mentioned in (.+)\?$",
+     ["How often does the {0} come up in {1}?", "Count the mentions of the {0} in {1}."]),
+    # sounds
+    (r"^(?:Besides people talking, what could you hear|Besides speech, what could be heard|Apart from people talking, which sound was) in (?:the )?(.+?)(?: recording)?\?$",
+     ["What non-voice sound was in {0}?", "Other than talking, was there any sound in {0}? Which?"]),
+    # pictures
+    (r"^In the (.+) recording a picture was shown that nobody talked about\. What did it show\?$",
+     ["What was in the photo shown in {0}?", "Describe the picture that appeared in {0}."]),
+    (r"^(?:Which of these appeared in a picture in the (.+) recording|What could be seen in a photo on screen in (.+))\?$",
+     ["Which one of these could you see in a photo in {0}{1}?", "A photo in {0}{1} showed which of these?"]),
+    (r"^What picture was on screen while someone talked about (.+)\?$",
+     ["When {0} was discussed, which image was on screen?", "What was pictured during the talk about {0}?"]),
+    (r"^What was mentioned while a picture of (.+) was on screen\?$",
+     ["What did people talk about as the picture of {0} was showing?", "With {0} pictured on screen, what was said?"]),
+    (r"^What could be heard while the picture was dark in (.+)\?$",
+     ["During the dark part of {0}, what did you hear?", "What sound played when {0} went black?"]),
+    (r"^What was talked about while the screen was dark in (.+)\?$",
+     ["What did someone say when {0} went black?", "While {0} showed nothing but darkness, what was discussed?"]),
+    # signs
+    (r"^(?:Which (\w+) number was shown on a sign in|What number did the (\w+) sign in) (.+?)(?: show)?\?$",
+     ["What {0}{1} number was on the sign in {2}?", "The sign in {2} gave which {0}{1} number?"]),
+    (r"^According to the sign in (.+), on which day is it closed\?$",
+     ["What day is it closed, per the sign in {0}?", "The sign in {0} says it's shut on which day?"]),
+    (r"^Until what time is it open, according to the sign in (.+)\?$",
+     ["When does it close according to the sign in {0}?", "The sign in {0} says it's open till when?"]),
+    # gist
+    (r"^(?:What is the (.+) recording mostly about|What is the main subject of (.+))\?$",
+     ["What goes on in {0}{1}?", "In a few words, what is {0}{1} about?"]),
+    (r"^Name one person who was mentioned in the (.+) recording\.$",
+     ["Who gets a mention in {0}?", "Give me one name that comes up in {0}."]),
+]
+TABLES = {"session19": REWORDINGS, "session82": FRESH_REWORDINGS}
 
-def reword(question: str, n: int) -> str | None:
+
+def reword(question: str, n: int, table: list[tuple[str, list[str]]] = REWORDINGS) -> str | None:
     """Rewording ``n`` (mod the template's count) of ``question``, or None for no template."""
-    for pattern, outs in REWORDINGS:
+    for pattern, outs in table:
         m = re.match(pattern, question)
         if m:
-            return outs[n % len(outs)].format(*m.groups())
+            # a pattern with alternatives leaves the other branch's groups empty
+            return outs[n % len(outs)].format(*(g or "" for g in m.groups()))
     return None
 
 
-def reworded(qa_set: QASet) -> QASet:
-    """The answerable questions of ``qa_set`` that a template rewords, reworded; no moments."""
+def reworded(qa_set: QASet, table: str = "session19") -> QASet:
+    """The answerable questions of ``qa_set`` that a template of ``table`` (:data:`TABLES`)
+    rewords, reworded; no moments."""
     items = []
     for item in qa_set.items:
         if not item.answerable:
             continue
-        question = reword(item.question, len(items))
+        question = reword(item.question, len(items), TABLES[table])
         if question is not None:
             items.append(replace(item, id="r" + item.id, question=question))
-    return replace(qa_set, items=items, moments=[], name=f"{qa_set.name} reworded")
+    return replace(qa_set, items=items, moments=[], name=f"{qa_set.name} reworded ({table})")

@@ -29,3 +29,21 @@ def test_dev_wordings_are_asked_otherwise_with_the_same_answers():
     assert out.items[2].question == "the time of the show was mentioned; what came next?"
     assert [(i.options, i.answer_index) for i in out.items] == [(["a", "b"], 1), (["x", "y"], 0), (["c", "d"], 0)]
     assert out.moments == [] and qa.items[0].question.startswith("What was mentioned")  # the original kept
+
+
+def test_session_82_rewordings_cover_the_dev_wordings_and_fill_every_slot():
+    """The second set rewords each dev wording, and a pattern with alternatives never writes
+    the other branch's empty group into the question."""
+    table = qa_rewordings.FRESH_REWORDINGS
+    asked = {
+        "Where was the spade left by Omar?": "Where can I find the spade that Omar left?",
+        "Where did Omar leave the spade?": "What's the location of Omar's spade?",
+        "When will Daniel get together with the captain?": "When do Daniel and the captain meet up?",
+        "Which colour should Sofia's library card be?": "Sofia would like the library card in which colour?",
+    }
+    for n, (question, expected) in enumerate(asked.items()):
+        assert qa_rewordings.reword(question, n % 2, table) == expected
+    items = [QAItem("d1", "A", "How many novels did Omar buy?", answers=["3"]),
+             QAItem("d2", "A", "A question no template knows?", answers=["42"])]
+    out = qa_rewordings.reworded(QASet([Recording("a.mp4", "a-cam")], items, [], split="dev", name="dev"), "session82")
+    assert [(i.id, i.question) for i in out.items] == [("rd1", "What's the number of novels Omar bought?")]
