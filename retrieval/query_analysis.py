@@ -31,6 +31,7 @@ import numpy as np
 
 from episodic.core.interfaces import TextEmbedder
 from episodic.core.query import QueryType
+from episodic.retrieval.contractions import spelled_out
 from episodic.retrieval.question_shape import QuestionShape, question_shape
 from episodic.retrieval.text_match import (
     alternative_keys,
@@ -511,7 +512,8 @@ GENERIC_QUESTION_WORDS = frozenset(stem(w) for w in _wordset(
     cameras video videos picture pictures photo photos image images screen screens sign signs
     frame frames scene clip stream footage mentioned said heard shown seen thing things stuff
     someone something somebody anyone everyone type kind sort way lot bit subject topic theme
-    main mostly mainly background nobody noone
+    main mostly mainly background nobody noone location locations spot whereabouts position count
+    total quantity start
     """
 ))
 # What a camera or a recording does to what it holds ("which camera picked up the engine?")
@@ -554,6 +556,7 @@ _PRESENT_VERBS = _wordset(
     remain remains cost costs need needs want wants stay stays belong belongs happen happens
     arrive arrives begin begins start starts open opens close closes end ends last lasts
     weigh weighs grow grows live lives sit sits stand stands lie lies hang hangs fit fits
+    sell sells kick kicks go goes take takes get gets
     """
 )
 # Words of time and place that end a noun phrase without being its head ("where is the
@@ -648,8 +651,10 @@ class QueryAnalyzer:
 
     def analyze(self, question: str, vector: np.ndarray | None = None) -> QueryAnalysis:
         """Type, per-type scores and the reasons. ``vector`` is the question's embedding when
-        the caller already has it (saves one embedder call)."""
+        the caller already has it (saves one embedder call). Every rule reads the question
+        with its contractions spelled out ("When's …" as "When is …", retrieval/contractions.py)."""
         q = vector if vector is not None else self.embedder.embed_texts([question])[0]
+        question = spelled_out(question)
         q = np.asarray(q, dtype=np.float32)
         example_scores: dict[QueryType, float] = {}
         for t, vecs in self._examples().items():

@@ -129,7 +129,9 @@ _NAME = re.compile(
 )
 _TIME = re.compile(
     r"^\s*(?:and\s+)?when\s+(?:is|was|are|were|does|do|did|will|should|would|can|could)\b(?!.*\b(?:while|during)\b)"
-    r"|\b(?:by|until|from|since) when\b|\b(?:at )?what hour\b|"
+    r"|^\s*(?:please\s+)?(?:tell|show|give)\s+(?:me|us)\s+when\b(?!.*\b(?:while|during)\b)"
+    r"|\b(?:by|until|till|til|from|since) when\b|\b(?:at )?what hour\b|\bis when\s*[?.!]?\s*$|"
+    r"\b(?:start|starting|opening|closing|finishing|end|departure|arrival|meeting) time\b|"
     r"\bwhat time\b|\bat what time\b|\bwhen (?:does|do|did|will|is|was|are|were)\b.*\b(?:"
     r"leav(?:e|es|ing)|left|start(?:s|ed|ing)?|open(?:s|ed|ing)?|clos(?:e|es|ed|ing)|"
     r"begin(?:s|ning)?|began|end(?:s|ed|ing)?|arriv(?:e|es|ed|ing)|depart(?:s|ed|ing)?|"
@@ -152,13 +154,13 @@ _BESIDES_SPEECH = re.compile(
     re.I,
 )
 _WHAT_SOUND = re.compile(
-    r"\b(?:what|which)\s+(?:kind of\s+|sort of\s+|type of\s+)?(?:(?:non-?speech|[a-z]+)\s+)?(?:sounds?|noises?|music)\b"
+    r"\b(?:what|which)\s+(?:kind of\s+|sort of\s+|type of\s+)?(?:[a-z]+(?:-[a-z]+)?\s+)?(?:sounds?|noises?|music)\b"
     r"|\b(?:is|was|were|are)\s+there\s+(?:any|some)\s+(?:sounds?|noises?|music)\b",
     re.I,
 )
 # "What was said while the screen was dark?": speech during dark frames (the memory keeps each
 # key frame's quality; a dark frame is described as nothing else)
-DARK_WORDS = (r"\b(?:dark|black|blank|unlit|nothing (?:was |could be |can be |is )?(?:visible|shown|seen|on screen)"
+DARK_WORDS = (r"\b(?:dark|darkness|black|blackness|blank|unlit|nothing (?:was |could be |can be |is )?(?:visible|shown|seen|on screen)"
               r"|(?:could not|couldn't|could n't|can't|cannot) see anything|no picture)\b")
 _WHILE_DARK = re.compile(
     r"\b(?:while|when|during|as)\b[^?]*" + DARK_WORDS
@@ -171,12 +173,13 @@ _WHILE_DARK = re.compile(
 # one clause asks (for a picture, or for what was said), another places the moment (by what was
 # said, or by what was shown), joined by while/when/as/during in either order.
 _CONNECTIVE = re.compile(r"\b(?:while|when|as|during|whilst)\b", re.I)
-_LEADING_CONNECTIVE = re.compile(r"^\s*(?:while|when|as|during|whilst)\s+(.+?),\s*(.+)$", re.I)
+# "With a cup of coffee pictured on screen, what was said?": a leading "with" places the moment too
+_LEADING_CONNECTIVE = re.compile(r"^\s*(?:while|when|as|during|whilst|with)\s+(.+?),\s*(.+)$", re.I)
 _SAID_VERB = (r"mentioned|mentioning|mention|said|saying|say|says|talked|talking|talk|spoke|spoken|speaking|discussed|discussing|"
               r"discussion|brought up|came up|come up|coming up|announced|topic|subject|conversation")
 _SAID_ASK = re.compile(rf"\b(?:what|which)\b.*\b(?:{_SAID_VERB})\b", re.I)
 _SAID_MOMENT = re.compile(rf"\b(?:{_SAID_VERB})\b", re.I)
-_SHOWN = (r"pictures?|photos?|photographs?|images?|shown|showing|show|showed|seen|visible|displayed|displaying|"
+_SHOWN = (r"pictures?|pictured|photos?|photographs?|images?|shown|showing|show|showed|seen|visible|displayed|displaying|"
           r"on(?:\s+the)?\s+screen|appeared|appear|in view")
 _PICTURE_ASK = re.compile(rf"\b(?:what|which)\b.*\b(?:{_SHOWN})\b", re.I)
 _PICTURE_MOMENT = re.compile(rf"\b(?:{_SHOWN})\b", re.I)
@@ -201,7 +204,7 @@ _MOMENT_LEAD = re.compile(
 _MOMENT_TAIL = re.compile(
     r"\s+(?:(?:was|were|is|are|had been|has been|got)\s+)?(?:being\s+|been\s+)?"
     r"(?:mentioned|said|talked about|discussed|brought up|announced|spoken about|spoken of|"
-    r"shown|seen|visible|displayed|on(?:\s+the)?\s+screen|in view)\s*$"
+    r"(?:shown|seen|visible|displayed|pictured)(?:\s+on(?:\s+the)?\s+screen)?|on(?:\s+the)?\s+screen|in view)\s*$"
     r"|\s+(?:came|comes|come)\s+up\s*$|\s+(?:appeared|appears)(?:\s+on(?:\s+the)?\s+screen)?\s*$"
     r"|\s+(?:picture|photo|photograph|image)\s*$",
     re.I,
@@ -231,6 +234,7 @@ _TOPIC = re.compile(
 _PEOPLE = re.compile(
     r"\bname\s+(?:one|a|any|some|the)\s+(?:person|people|name)\b"
     r"|\bwho\s+(?:is|was|were|are|gets|got)\s+(?:mentioned|named|talked about|spoken about|discussed)\b"
+    r"|\bwho\s+(?:gets|got|get|receives?|received)\s+(?:a\s+)?mention\b"
     r"|\bhow\s+many\s+(?:people|persons|names)\s+(?:is|are|was|were|got)\s+(?:mentioned|named|talked about|discussed)\b"
     r"|\bwhich\s+(?:person|people|names?)\s+(?:is|are|was|were)\s+(?:mentioned|named|talked about|discussed)\b"
     r"|\b(?:one|any|some)\s+of\s+the\s+(?:people|persons)\b"
@@ -365,7 +369,8 @@ def gist_of(question: str) -> str:
 _GIST_TOPIC_WORDS = frozenset({
     "about", "describe", "description", "setting", "settings", "theme", "themes", "topic", "topics",
     "subject", "subjects", "summary", "summarise", "summarize", "sum", "gist", "overview", "place",
-    "location", "where", "happening", "happen", "happens", "happened", "going", "overall", "general",
+    "location", "where", "happening", "happen", "happens", "happened", "going", "goes", "go", "went", "overall",
+    "general",
     "generally", "mainly", "mostly", "largely", "chiefly", "kind", "sort", "type", "scene", "venue",
     "environment", "context", "situation", "content", "contents", "made", "recorded", "filmed", "shot",
     "taken", "set"
@@ -382,7 +387,8 @@ _GIST_OTHER_WORDS = frozenset({
     "tell", "give", "please", "i", "we", "they", "briefly", "brief", "short", "line", "sentence", "words",
     "general", "there", "been", "be", "being", "have", "has", "had", "main", "primary", "central", "key",
     "big", "mentioned", "mention", "mentions", "said", "say", "says", "talked", "talk", "talks", "spoken",
-    "speak", "speaks", "discussed", "discuss", "referred", "come", "came", "comes", "up", "brought",
+    "speak", "speaks", "discussed", "discuss", "referred", "come", "came", "comes", "up", "brought", "get", "gets",
+    "got",
     "speaker", "speakers", "voice", "voices", "called", "spoke", "recording", "recordings", "video",
     "videos", "stream", "streams", "clip", "clips", "feed", "feeds", "camera", "cameras", "cam", "footage"
 })

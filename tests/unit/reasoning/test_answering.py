@@ -895,6 +895,12 @@ def test_end_to_end_unanswerable_is_refused(qa):
         ("How much is a bottle of shampoo?", ["shampoo"]),
         ("How many crates of fish does Sofia have?", ["fish"]),
         ("Where is the bottle now?", ["bottl"]),
+        # words that say what kind of fact is wanted, and verbs after the thing (session 82)
+        ("What is the location of Maria's spade?", ["spad"]),
+        ("What is the count of sandwiches in Amara's bag?", ["sandwich"]),
+        ("What is the start time of the story hour?", ["story"]),
+        ("The sailing race kicks off at what time?", ["rac"]),
+        ("What does the crate of fish sell for?", ["fish"]),
     ],
 )
 def test_object_terms_are_the_things_asked_about(question, objects):
@@ -1098,6 +1104,9 @@ def test_summary_template_words_are_never_the_answer():
         ("What did Tom say in garden-cam?", False, ""),
         ("Who is the cat?", False, ""),
         ("What was shown in garden-cam?", False, ""),
+        ("What goes on in harbour-cam?", False, "topic"),
+        ("Who gets a mention in museum-cam?", False, "people"),
+        ("What non-voice sound was in garden-cam?", True, ""),
     ],
 )
 def test_sound_and_gist_shapes(question, sound, gist):
@@ -3155,3 +3164,52 @@ def test_a_sentence_holding_one_of_the_things_asked_about_beats_one_that_only_me
     assert answerer._match("the story hour", [far], raised=True)[0] == pytest.approx(0.0, abs=1e-6)
     assert answerer._match("story", [Unit("s", "s@0", 0.0, 1.0, "speech", "A story.")], raised=True)[0] == \
         pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "question, field, value",
+    [
+        ("When's the flower show happening?", "focus", "time"),
+        ("What's the start time of the poetry reading?", "focus", "time"),
+        ("Zara's appointment with the vet is when?", "focus", "time"),
+        ("Tell me when the wedding styling starts.", "focus", "time"),
+        ("The sign in museum-cam says it's open till when?", "focus", "time"),
+        ("What closing time did the sign in harbour-cam give?", "focus", "time"),
+        ("While garden-cam showed nothing but darkness, what was discussed?", "said_while_dark", True),
+        ("With a cup of coffee pictured on screen, what was said?", "said_while_pictured", "a cup of coffee"),
+        ("What was pictured during the talk about the price of the magazine?", "pictured_while", "the price of the magazine"),
+        # …and what they must not become
+        ("Who's Tom's sister?", "focus", "name"),
+        ("With whom did Tom meet?", "said_while_pictured", ""),
+    ],
+)
+def test_questions_worded_freely_keep_their_shape(question, field, value):
+    """Session 82's rewordings (benchmarks/qa_rewordings.py): contractions, a sign open "till
+    when", "darkness", a moment placed by "with … pictured"; read as the analysis reads them."""
+    from episodic.retrieval.contractions import spelled_out
+    from episodic.retrieval.query_analysis import QueryAnalyzer
+
+    assert getattr(question_shape(spelled_out(question)), field) == value
+    # the analysis reads the question so, whatever else it does with it
+    assert getattr(QueryAnalyzer(HashEmbedder()).analyze(question).shape, field) == value
+
+
+@pytest.mark.parametrize(
+    "question, spelled",
+    [
+        ("When's the show?", "When is the show?"),
+        ("What's Tom's job?", "What is Tom's job?"),  # the possessive kept
+        ("Where'd Tom put the cat's bowl?", "Where did Tom put the cat's bowl?"),
+        ("Why doesn't it start? I can't tell, we won't know.", "Why does not it start? I cannot tell, we will not know."),
+        ("They're sure it's here, aren't they?", "They are sure it is here, are not they?"),
+        ("Who’ll fix it?", "Who will fix it?"),  # a typographic apostrophe
+        ("Where is the spade?", "Where is the spade?"),
+        ("Till when is it open? Open 'til 8?", "Until when is it open? Open until 8?"),
+        ("Where is the till?", "Where is the till?"),  # a shop's till
+    ],
+)
+def test_contractions_are_spelled_out(question, spelled):
+    from episodic.retrieval.contractions import spelled_out
+
+    assert spelled_out(question) == spelled
+
