@@ -513,7 +513,7 @@ GENERIC_QUESTION_WORDS = frozenset(stem(w) for w in _wordset(
     frame frames scene clip stream footage mentioned said heard shown seen thing things stuff
     someone something somebody anyone everyone type kind sort way lot bit subject topic theme
     main mostly mainly background nobody noone location locations spot whereabouts position count
-    total quantity start
+    total quantity start new old next last right correct exact current latest usual same final actual
     """
 ))
 # What a camera or a recording does to what it holds ("which camera picked up the engine?")

@@ -901,6 +901,8 @@ def test_end_to_end_unanswerable_is_refused(qa):
         ("What is the start time of the story hour?", ["story"]),
         ("The sailing race kicks off at what time?", ["rac"]),
         ("What does the crate of fish sell for?", ["fish"]),
+        ("What is the new room for the story hour?", ["story"]),  # "new" is no thing
+        ("What was talked about right before the colour of Grace's anchor?", ["anchor"]),
     ],
 )
 def test_object_terms_are_the_things_asked_about(question, objects):
