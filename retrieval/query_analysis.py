@@ -31,7 +31,7 @@ import numpy as np
 
 from episodic.core.interfaces import TextEmbedder
 from episodic.core.query import QueryType
-from episodic.retrieval.contractions import spelled_out
+from episodic.retrieval.plain_wording import asked_plainly
 from episodic.retrieval.question_shape import QuestionShape, question_shape
 from episodic.retrieval.text_match import (
     alternative_keys,
@@ -652,9 +652,10 @@ class QueryAnalyzer:
     def analyze(self, question: str, vector: np.ndarray | None = None) -> QueryAnalysis:
         """Type, per-type scores and the reasons. ``vector`` is the question's embedding when
         the caller already has it (saves one embedder call). Every rule reads the question
-        with its contractions spelled out ("When's …" as "When is …", retrieval/contractions.py)."""
+        with its contractions spelled out and a request around it dropped ("When's …" as "When
+        is …", "Tell me where …" as "Where …": retrieval/plain_wording.py)."""
         q = vector if vector is not None else self.embedder.embed_texts([question])[0]
-        question = spelled_out(question)
+        question = asked_plainly(question)
         q = np.asarray(q, dtype=np.float32)
         example_scores: dict[QueryType, float] = {}
         for t, vecs in self._examples().items():

@@ -130,6 +130,8 @@ _NAME = re.compile(
 _TIME = re.compile(
     r"^\s*(?:and\s+)?when\s+(?:is|was|are|were|does|do|did|will|should|would|can|could)\b(?!.*\b(?:while|during)\b)"
     r"|^\s*(?:please\s+)?(?:tell|show|give)\s+(?:me|us)\s+when\b(?!.*\b(?:while|during)\b)"
+    # "When the ferry leaves?" (a request's "tell me when …" read plainly): no clause after a comma
+    r"|^\s*when\s+(?!.*[,;])(?!.*\b(?:while|during)\b)"
     r"|\b(?:by|until|till|til|from|since) when\b|\b(?:at )?what hour\b|\bis when\s*[?.!]?\s*$|"
     r"\b(?:start|starting|opening|closing|finishing|end|departure|arrival|meeting) time\b|"
     r"\bwhat time\b|\bat what time\b|\bwhen (?:does|do|did|will|is|was|are|were)\b.*\b(?:"

@@ -3180,7 +3180,13 @@ def test_a_sentence_holding_one_of_the_things_asked_about_beats_one_that_only_me
         ("While garden-cam showed nothing but darkness, what was discussed?", "said_while_dark", True),
         ("With a cup of coffee pictured on screen, what was said?", "said_while_pictured", "a cup of coffee"),
         ("What was pictured during the talk about the price of the magazine?", "pictured_while", "the price of the magazine"),
+        # a request around the question
+        ("Tell me where Maria left the spade.", "focus", "place"),
+        ("I want to know when the ferry leaves.", "focus", "time"),
+        ("Could you tell me which room the flower show is in?", "focus", "number"),
+        ("I'd like to know how many tickets Tom bought.", "focus", "number"),
         # …and what they must not become
+        ("When Tom arrived, what did he say?", "focus", "any"),
         ("Who's Tom's sister?", "focus", "name"),
         ("With whom did Tom meet?", "said_while_pictured", ""),
     ],
@@ -3188,10 +3194,10 @@ def test_a_sentence_holding_one_of_the_things_asked_about_beats_one_that_only_me
 def test_questions_worded_freely_keep_their_shape(question, field, value):
     """Session 82's rewordings (benchmarks/qa_rewordings.py): contractions, a sign open "till
     when", "darkness", a moment placed by "with … pictured"; read as the analysis reads them."""
-    from episodic.retrieval.contractions import spelled_out
+    from episodic.retrieval.plain_wording import asked_plainly
     from episodic.retrieval.query_analysis import QueryAnalyzer
 
-    assert getattr(question_shape(spelled_out(question)), field) == value
+    assert getattr(question_shape(asked_plainly(question)), field) == value
     # the analysis reads the question so, whatever else it does with it
     assert getattr(QueryAnalyzer(HashEmbedder()).analyze(question).shape, field) == value
 
@@ -3211,7 +3217,25 @@ def test_questions_worded_freely_keep_their_shape(question, field, value):
     ],
 )
 def test_contractions_are_spelled_out(question, spelled):
-    from episodic.retrieval.contractions import spelled_out
+    from episodic.retrieval.plain_wording import spelled_out
 
     assert spelled_out(question) == spelled
+
+
+@pytest.mark.parametrize(
+    "question, plain",
+    [
+        ("Can you tell me where Tom left the bag?", "Where Tom left the bag?"),
+        ("Please, tell me what colour the lamp is.", "What colour the lamp is."),
+        ("Do you know who's fixing the ladle?", "Who is fixing the ladle?"),
+        ("Any idea how much the egg costs?", "How much the egg costs?"),
+        # no question word after it: a request for something else, kept
+        ("Tell me about the garden.", "Tell me about the garden."),
+        ("Do you know Tom?", "Do you know Tom?"),
+    ],
+)
+def test_a_request_around_a_question_is_dropped(question, plain):
+    from episodic.retrieval.plain_wording import asked_plainly
+
+    assert asked_plainly(question) == plain
 
