@@ -867,6 +867,28 @@ def test_end_to_end_answers(qa):
 
 
 @pytest.mark.slow
+def test_end_to_end_questions_worded_freely(qa):
+    """A contraction, a request around the question or the thing asked first (session 82's
+    rewordings) gets the answer the careful wording gets; a question about something never
+    said is still refused, however it is asked."""
+    for question in ("When's the train to London leaving?", "Tell me when the train to London leaves.",
+                     "Do you know when the train to London leaves?", "The train to London leaves at what time?"):
+        res = _ask(qa, question)
+        assert "11:20" in canonical_tokens(res.answer.split("(")[0]), (question, res)
+    # a word that says what kind of fact is wanted ("start time", "location") is no thing to find
+    for question in ("What's the start time of breakfast?", "Can you tell me the opening time of the swimming pool?"):
+        res = _ask(qa, question)
+        assert res.answer != NOTHING_FOUND, (question, res)
+    # a question about the whole recording, however worded, gets its gist
+    for question in ("What's the lobby-cam video about?", "Describe the setting of the lobby-cam recording."):
+        res = _ask(qa, question)
+        assert res.answer.startswith("probably a hotel"), (question, res)
+    for question in ("When's the train to Oxford leaving?", "Tell me when the train to Oxford leaves."):
+        res = _ask(qa, question)
+        assert res.answer == NOTHING_FOUND and res.confidence == 0.0, (question, res)
+
+
+@pytest.mark.slow
 def test_end_to_end_unanswerable_is_refused(qa):
     res = _ask(qa, "When does the train to Oxford leave?")
     assert res.answer == NOTHING_FOUND and res.confidence == 0.0, res
