@@ -88,6 +88,7 @@ from episodic.retrieval.mention_audio import MIN_GAIN, OBJECT_MIN_GAIN, decoys_f
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
 from episodic.retrieval.moments import MomentSearch, says_all
 from episodic.retrieval.name_hearing import NameListener, names_said, no_known_name, slots_of
+from episodic.retrieval.plain_wording import asked_plainly
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
@@ -253,7 +254,9 @@ class MemoryQA:
         self.c.store.enable_vector_cache(background=background)
 
     def _analyse(self, text: str) -> tuple[np.ndarray, QueryAnalysis]:
-        q_vec = np.asarray(self.c.embedder.embed_texts([text])[0], dtype=np.float32)
+        # embedded as the analysis reads it ("it's open till when" as "it is open until
+        # when"): the vector and the rules then see the same question
+        q_vec = np.asarray(self.c.embedder.embed_texts([asked_plainly(text)])[0], dtype=np.float32)
         return q_vec, self.analyzer.analyze(text, q_vec)
 
     def ask(self, req: AskRequest) -> AskResult:

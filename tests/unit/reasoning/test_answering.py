@@ -879,6 +879,12 @@ def test_end_to_end_questions_worded_freely(qa):
     for question in ("What's the start time of breakfast?", "Can you tell me the opening time of the swimming pool?"):
         res = _ask(qa, question)
         assert res.answer != NOTHING_FOUND, (question, res)
+    # the question is embedded as the analysis reads it
+    import numpy as np
+
+    vec, analysis = qa._analyse("When's the train to London leaving?")
+    assert analysis.question == "When is the train to London leaving?"
+    assert np.allclose(vec, qa.c.embedder.embed_texts(["When is the train to London leaving?"])[0])
     # a question about the whole recording, however worded, gets its gist
     for question in ("What's the lobby-cam video about?", "Describe the setting of the lobby-cam recording."):
         res = _ask(qa, question)
@@ -3260,4 +3266,18 @@ def test_a_request_around_a_question_is_dropped(question, plain):
     from episodic.retrieval.plain_wording import asked_plainly
 
     assert asked_plainly(question) == plain
+
+
+def test_a_when_that_closes_the_question_asks_a_time_and_joins_no_moments():
+    """"The sign says it's open till when?": the "when" asks for the time; read as a connector
+    with "says" it made the question cross-modal (speech while a sign was shown), and the sign
+    was never retrieved."""
+    from episodic.retrieval.query_analysis import QueryAnalyzer
+
+    analyzer = QueryAnalyzer(HashEmbedder())
+    for question in ("The sign in garden-cam says it's open till when?", "Zara's appointment with the vet is when?"):
+        analysis = analyzer.analyze(question)
+        assert "temporal" not in analysis.cues and analysis.query_type is not QueryType.VIDEO_AUDIO, (question, analysis.why)
+    assert "temporal" in analyzer.analyze("What was said when the screen went dark?").cues
+    assert "temporal" in analyzer.analyze("When Omar was discussed, which image was on screen?").cues
 
