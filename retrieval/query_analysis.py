@@ -153,15 +153,17 @@ def tokens(text: str) -> list[str]:
     return canonical_tokens(text)
 
 
+_UNTIL = _wordset("until till til by since from")
+
+
 def _asks_when(words: Sequence[str], i: int) -> bool:
     """Whether ``words[i]`` is a "when" that closes the question asking for a time ("open until
     when?", "The show starts when?"), not one joining two moments ("what was said when the
     screen went dark?"). (An opening "when" is left a connector: "When X was discussed, which
     image was on screen?" opens with one.)"""
-    return words[i] == "when" and (i == len(words) - 1 or words[i - 1] in _UNTIL)
+    return words[i] == "when" and (i == len(words) - 1 or (i > 0 and words[i - 1] in _UNTIL))
 
 
-_UNTIL = _wordset("until till til by since from")
 _DETERMINERS = _wordset("the a an this that each every their our his her its")
 _DO_VERBS = _wordset("do does did")
 # what an event does ("the flower show starts at two"), never what a picture shows

@@ -371,9 +371,9 @@ def gist_of(question: str) -> str:
 _GIST_TOPIC_WORDS = frozenset({
     "about", "describe", "description", "setting", "settings", "theme", "themes", "topic", "topics",
     "subject", "subjects", "summary", "summarise", "summarize", "sum", "gist", "overview", "place",
-    "location", "where", "happening", "happen", "happens", "happened", "going", "goes", "go", "went", "overall",
-    "general",
-    "generally", "mainly", "mostly", "largely", "chiefly", "kind", "sort", "type", "scene", "venue",
+    "location", "where", "happening", "happen", "happens", "happened", "going", "goes", "go", "went",
+    "overall", "general", "generally", "mainly", "mostly", "largely", "chiefly", "kind", "sort", "type",
+    "scene", "venue",
     "environment", "context", "situation", "content", "contents", "made", "recorded", "filmed", "shot",
     "taken", "set"
 })
@@ -389,9 +389,8 @@ _GIST_OTHER_WORDS = frozenset({
     "tell", "give", "please", "i", "we", "they", "briefly", "brief", "short", "line", "sentence", "words",
     "general", "there", "been", "be", "being", "have", "has", "had", "main", "primary", "central", "key",
     "big", "mentioned", "mention", "mentions", "said", "say", "says", "talked", "talk", "talks", "spoken",
-    "speak", "speaks", "discussed", "discuss", "referred", "come", "came", "comes", "up", "brought", "get", "gets",
-    "got",
-    "speaker", "speakers", "voice", "voices", "called", "spoke", "recording", "recordings", "video",
+    "speak", "speaks", "discussed", "discuss", "referred", "come", "came", "comes", "up", "brought", "get",
+    "gets", "got", "speaker", "speakers", "voice", "voices", "called", "spoke", "recording", "recordings", "video",
     "videos", "stream", "streams", "clip", "clips", "feed", "feeds", "camera", "cameras", "cam", "footage"
 })
 # what a stream's name looks like when nothing else says so: "garden-cam", "cam_2", "cam2"
