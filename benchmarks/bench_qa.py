@@ -143,9 +143,11 @@ def main() -> None:
     ap.add_argument("--heard-as-script", action="store_true",
                     help="a diagnostic: store what the script says was said instead of what Whisper hears, "
                          "re-listening off (benchmarks/script_hearing.py; its own store, data-<split>-script)")
-    ap.add_argument("--reworded", nargs="?", const="session19", choices=("session19", "session82"), default=None,
+    ap.add_argument("--reworded", nargs="?", const="session19", choices=("session19", "session82", "session82-check"),
+                    default=None,
                     help="ask the questions in other words (benchmarks/qa_rewordings.py; no moment queries): "
-                         "session 19's rewordings (the default) or session 82's, written later and tuned on less")
+                         "session 19's rewordings (the default), session 82's (written later, tuned on less), "
+                         "or session 82's check (written after its rules, never tuned on)")
     args = ap.parse_args()
     console = Console(stderr=True)
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)

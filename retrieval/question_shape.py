@@ -130,8 +130,9 @@ _NAME = re.compile(
 _TIME = re.compile(
     r"^\s*(?:and\s+)?when\s+(?:is|was|are|were|does|do|did|will|should|would|can|could)\b(?!.*\b(?:while|during)\b)"
     r"|^\s*(?:please\s+)?(?:tell|show|give)\s+(?:me|us)\s+when\b(?!.*\b(?:while|during)\b)"
-    # "When the ferry leaves?" (a request's "tell me when …" read plainly): no clause after a comma
-    r"|^\s*when\s+(?!.*[,;])(?!.*\b(?:while|during)\b)"
+    # "When the ferry leaves?" (a request's "tell me when …" read plainly): no clause after a
+    # comma and no other question word ("When the screen went dark what was said?" places a moment)
+    r"|^\s*when\s+(?!.*[,;])(?!.*\b(?:while|during|what|which|who|whom|whose|where|how|why)\b)"
     r"|\b(?:by|until|till|til|from|since) when\b|\b(?:at )?what hour\b|\bis when\s*[?.!]?\s*$|"
     r"\b(?:start|starting|opening|closing|finishing|end|departure|arrival|meeting) time\b|"
     r"\bwhat time\b|\bat what time\b|\bwhen (?:does|do|did|will|is|was|are|were)\b.*\b(?:"
@@ -211,12 +212,12 @@ _MOMENT_TAIL = re.compile(
     r"|\s+(?:picture|photo|photograph|image)\s*$",
     re.I,
 )
-_SAID = re.compile(r"\b(?:said|say|says|talked|talking|spoken|mentioned|discussed|announced|speech|words)\b", re.I)
+_SAID = re.compile(r"\b(?:said|say|says|saying|talked|talking|spoken|mentioned|discussed|announced|speech|words)\b", re.I)
 # "What is playing in the background?": asked with no word of speech in it (see asks_nonspeech_sound)
 _BACKGROUND = re.compile(r"\bin the background\b|\bbackground (?:noise|sound|music)\b", re.I)
 _COULD_HEAR = re.compile(r"\b(?:could|can|did|was|were)\s+(?:you\s+|one\s+|we\s+|i\s+)?(?:be\s+)?hear[d]?\b", re.I)
 _SPEECH_ASKED = re.compile(
-    r"\b(?:about|say|says|said|saying|mention\w*|announc\w*|name|number|price|cost|time|word|words|"
+    r"\b(?:about|say|says|said|saying|mention\w*|announc\w*|names?|number|price|cost|time|word|words|"
     r"talk(?:ed|ing)? about|someone|somebody|who)\b",
     re.I,
 )
@@ -390,7 +391,7 @@ _GIST_OTHER_WORDS = frozenset({
     "general", "there", "been", "be", "being", "have", "has", "had", "main", "primary", "central", "key",
     "big", "mentioned", "mention", "mentions", "said", "say", "says", "talked", "talk", "talks", "spoken",
     "speak", "speaks", "discussed", "discuss", "referred", "come", "came", "comes", "up", "brought", "get",
-    "gets", "got", "speaker", "speakers", "voice", "voices", "called", "spoke", "recording", "recordings", "video",
+    "gets", "got", "hear", "heard", "speaker", "speakers", "voice", "voices", "called", "spoke", "recording", "recordings", "video",
     "videos", "stream", "streams", "clip", "clips", "feed", "feeds", "camera", "cameras", "cam", "footage"
 })
 # what a stream's name looks like when nothing else says so: "garden-cam", "cam_2", "cam2"

@@ -47,3 +47,10 @@ def test_session_82_rewordings_cover_the_dev_wordings_and_fill_every_slot():
              QAItem("d2", "A", "A question no template knows?", answers=["42"])]
     out = qa_rewordings.reworded(QASet([Recording("a.mp4", "a-cam")], items, [], split="dev", name="dev"), "session82")
     assert [(i.id, i.question) for i in out.items] == [("rd1", "What's the number of novels Omar bought?")]
+
+
+def test_session_82_check_rewords_with_every_slot_filled():
+    table = qa_rewordings.TABLES["session82-check"]
+    assert qa_rewordings.reword("Where was the spade left by Omar?", 0, table) == "Any idea where Omar left the spade?"
+    assert qa_rewordings.reword("Which camera recorded the talk about the rope?", 0, table) == (
+        "the rope: which camera was that on?")

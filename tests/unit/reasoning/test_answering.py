@@ -1137,6 +1137,7 @@ def test_summary_template_words_are_never_the_answer():
         ("What goes on in harbour-cam?", False, "topic"),
         ("Who gets a mention in museum-cam?", False, "people"),
         ("What non-voice sound was in garden-cam?", True, ""),
+        ("Which names did you hear in garden-cam?", False, "people"),  # names heard are said
     ],
 )
 def test_sound_and_gist_shapes(question, sound, gist):
@@ -3206,6 +3207,7 @@ def test_a_sentence_holding_one_of_the_things_asked_about_beats_one_that_only_me
         ("The sign in museum-cam says it's open till when?", "focus", "time"),
         ("What closing time did the sign in harbour-cam give?", "focus", "time"),
         ("While garden-cam showed nothing but darkness, what was discussed?", "said_while_dark", True),
+        ("In garden-cam, when the image went black, what were they saying?", "said_while_dark", True),
         ("With a cup of coffee pictured on screen, what was said?", "said_while_pictured", "a cup of coffee"),
         ("What was pictured during the talk about the price of the magazine?", "pictured_while", "the price of the magazine"),
         # a request around the question
@@ -3215,6 +3217,7 @@ def test_a_sentence_holding_one_of_the_things_asked_about_beats_one_that_only_me
         ("I'd like to know how many tickets Tom bought.", "focus", "number"),
         # …and what they must not become
         ("When Tom arrived, what did he say?", "focus", "any"),
+        ("When the screen went dark what was said?", "focus", "any"),
         ("Who's Tom's sister?", "focus", "name"),
         ("With whom did Tom meet?", "said_while_pictured", ""),
     ],
