@@ -1134,6 +1134,7 @@ def test_summary_template_words_are_never_the_answer():
         ("What did Tom say in garden-cam?", False, ""),
         ("Who is the cat?", False, ""),
         ("What was shown in garden-cam?", False, ""),
+        # more wordings from session 82's rewordings and its check
         ("What goes on in harbour-cam?", False, "topic"),
         ("Who gets a mention in museum-cam?", False, "people"),
         ("What non-voice sound was in garden-cam?", True, ""),
