@@ -44,6 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from qa_rewordings import TABLES, reworded  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from episodic.config import load_settings  # noqa: E402
@@ -143,11 +144,12 @@ def main() -> None:
     ap.add_argument("--heard-as-script", action="store_true",
                     help="a diagnostic: store what the script says was said instead of what Whisper hears, "
                          "re-listening off (benchmarks/script_hearing.py; its own store, data-<split>-script)")
-    ap.add_argument("--reworded", nargs="?", const="session19", choices=("session19", "session82", "session82-check"),
+    ap.add_argument("--reworded", nargs="?", const="session19", choices=tuple(TABLES),
                     default=None,
                     help="ask the questions in other words (benchmarks/qa_rewordings.py; no moment queries): "
                          "session 19's rewordings (the default), session 82's (written later, tuned on less), "
-                         "or session 82's check (written after its rules, never tuned on)")
+                         "session 82's check (written after its rules, never tuned on), or session 83's check "
+                         "(written before that session's changes, never tuned on)")
     args = ap.parse_args()
     console = Console(stderr=True)
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
@@ -164,8 +166,6 @@ def main() -> None:
                              args.other_sentences, args.other_people, pictures, args.other_voices)
         qa_set = load_qa_set(qa_json)
         if args.reworded:
-            from qa_rewordings import reworded
-
             qa_set = reworded(qa_set, args.reworded)
         def note(message: str) -> None:
             console.print(message, highlight=False)

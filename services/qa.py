@@ -277,7 +277,8 @@ class MemoryQA:
             # without its time
             req, anchor = self.direct.scoped_to_moment(req)
             q_vec, analysis = self._analyse(req.question)
-            analysis.shape = question_shape(req.question, len(req.options))
+            # the shape reads the plain wording too ("When's …" asks a time, as "When is …" does)
+            analysis.shape = question_shape(analysis.question, len(req.options))
         with clock.stage("window_summaries"):
             # "what happened right after the screen went dark in cam2?" asks for one moment
             # placed against another, not for the stream's summary

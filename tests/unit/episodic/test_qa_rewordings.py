@@ -54,3 +54,11 @@ def test_session_82_check_rewords_with_every_slot_filled():
     assert qa_rewordings.reword("Where was the spade left by Omar?", 0, table) == "Any idea where Omar left the spade?"
     assert qa_rewordings.reword("Which camera recorded the talk about the rope?", 0, table) == (
         "the rope: which camera was that on?")
+
+
+def test_session_83_check_rewords_with_every_slot_filled():
+    table = qa_rewordings.TABLES["session83-check"]
+    assert qa_rewordings.reword("Where was the spade left by Omar?", 0, table) == "Omar left the spade where?"
+    assert qa_rewordings.reword("When will Daniel get together with the captain?", 0, table) == (
+        "When are Daniel and the captain supposed to meet?")
+    assert qa_rewordings.reword("What is the main subject of garden-cam?", 0, table) == "Sum up garden-cam for me."

@@ -885,6 +885,11 @@ def test_end_to_end_questions_worded_freely(qa):
     vec, analysis = qa._analyse("When's the train to London leaving?")
     assert analysis.question == "When is the train to London leaving?"
     assert np.allclose(vec, qa.c.embedder.embed_texts(["When is the train to London leaving?"])[0])
+    # ... and the answer stages read the shape of that plain wording: a time is asked
+    from episodic.core.query import AskRequest
+
+    _, trace = qa.ask_traced(AskRequest("When's the train to London leaving?"))
+    assert trace.analysis.shape.focus == "time", trace.analysis.shape
     # a question about the whole recording, however worded, gets its gist
     for question in ("What's the lobby-cam video about?", "Describe the setting of the lobby-cam recording."):
         res = _ask(qa, question)
