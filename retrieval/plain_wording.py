@@ -18,6 +18,21 @@ Requests: a leading "(can/could/would you) tell/show/give me", "I('d like/want/n
 "do you know/remember", "any idea", "I wonder", "remind me" is dropped when a question word
 follows it; the question word then opens the question ("where Tom left the bag", in the
 statement's word order, which the rules for a place, a time or a person read as well).
+
+Spoken questions are built more loosely than written ones, in ways that do not depend on what
+is asked about (session 83, after questions worded by someone else lost a fifth of their
+answers):
+- a leading "and", "so", "okay", "oh" or "right," and a trailing ", please" are dropped ("And
+  after the bell, what came next?" → "After the bell, what came next?");
+- a thing put first and asked about after a comma or colon goes back where the question
+  points at it ("The umbrella Priya painted, what colour is it?" → "What colour is the
+  umbrella Priya painted?"), or after the question when nothing points at it ("The bell or the
+  song: which came first?" → "Which came first, the bell or the song?");
+- a bare noun phrase asking for a kind of fact is a "what is" question ("Price of the novel?"
+  → "What is the price of the novel?", "Closing time on the sign?").
+A phrase that opens with a preposition, a connective or a question word ("In garden-cam, what
+…", "While the screen was dark, what …", "Ignoring the voices, what …") is a frame, not a thing
+put first, and stays where it is.
 """
 
 from __future__ import annotations
@@ -58,15 +73,93 @@ _REQUEST = re.compile(
 )
 
 
+_QUESTION_WORDS = r"what|which|who|whom|whose|where|when|how|why"
+_AUX = r"is|was|are|were|did|does|do|has|have|had|can|could|will|would|should|may|might|must|shall"
+# "And …", "So …", "Okay, …", "Right, …": said before a question, asking nothing
+_LEAD_IN = re.compile(r"^\s*(?:(?:(?:and|so|ok|okay|oh|um|uh|also|hmm|please)\b\s*,?|(?:right|well|now|alright)\s*,)\s*)+", re.I)
+_PLEASE_AT_END = re.compile(r"\s*,?\s*\bplease\s*([?.!]*)\s*$", re.I)
+# a frame, not a thing put first: a preposition, a connective, an adverb of time or order, a
+# participle that sets something aside, a pronoun subject or a question word opens it
+_FRAME_WORDS = frozenset((
+    f"{_QUESTION_WORDS}|{_AUX}|in|on|at|after|before|during|while|whilst|when|as|with|without|according|"
+    "besides|beside|apart|aside|other|except|excluding|ignoring|leaving|setting|not|between|among|of|from|"
+    "for|to|since|until|by|once|if|given|near|next|behind|under|over|inside|outside|around|through|"
+    "throughout|across|into|onto|upon|within|along|right|just|immediately|directly|straight|shortly|soon|"
+    "earlier|later|first|then|also|now|today|yesterday|this|that|there|here|i|you|we|they|he|she|it|"
+    "someone|somebody|people|yes|no|tell|give|show|name|list|count|describe|say"
+).split("|"))
+_FRONTED = re.compile(
+    rf"^(?P<front>[^,:;?!]+?)\s*(?P<sep>,|:|;|\s[-\u2013\u2014]\s)\s*"
+    rf"(?P<question>(?:{_QUESTION_WORDS}|{_AUX})\b[^,:;]*?)\s*(?P<end>[?.!]*)\s*$",
+    re.I,
+)
+_CLAUSE_VERBS = frozenset(_AUX.split("|")) | {"been", "being", "be", "am", "said", "says", "mentioned"}
+_POINTER = re.compile(r"\b(?:it|that|this|they|them)\b", re.I)
+# "Price of the novel?", "Room number for the flower show", "Closing time on the sign in X?"
+_KIND_NOUNS = (r"price|cost|time|name|number|colou?r|room|location|place|date|day|count|amount|age|address|"
+               r"platform|gate|spot")
+# "I need the time of Mei's appointment.": a request for a kind of fact, asked as a fragment
+_NOUN_REQUEST = re.compile(
+    r"^\s*(?:i\s+(?:need|want|would\s+like|'d\s+like|am\s+after)|(?:can|could|would)\s+(?:you\s+)?(?:give|tell)\s+(?:me|us)"
+    r"|(?:give|tell)\s+(?:me|us)|what\s+about)\s+(?=(?:the\s+)?(?:[a-z]+\s+){0,2}?(?:" + _KIND_NOUNS + r")\s+(?:of|for|on|in|at|to)\b)",
+    re.I,
+)
+_FRAGMENT = re.compile(
+    rf"^(?P<the>the\s+)?(?:[a-z]+\s+){{0,2}}?(?:{_KIND_NOUNS})\s+(?:of|for|on|in|at|to)\b", re.I
+)
+
+
 def asked_plainly(question: str) -> str:
-    """``question`` with its contractions spelled out and a request around it dropped (see
-    the module doc); a plain question is returned unchanged."""
-    question = spelled_out(question)
-    m = _REQUEST.match(question)
-    if not m:
+    """``question`` with its contractions spelled out, a request around it dropped and its
+    loose spoken build put in the order the rules read (see the module doc); a plain question
+    is returned unchanged."""
+    written = question = spelled_out(question)
+    asking = question.rstrip().endswith("?") or bool(_PLEASE_AT_END.search(question))
+    question = _PLEASE_AT_END.sub(lambda m: m.group(1) or "?", _LEAD_IN.sub("", question, count=1))
+    m = _REQUEST.match(question) or _NOUN_REQUEST.match(question)
+    if m:
+        question, asking = question[m.end():], True
+    if asking:  # a moment query ("the price of the novel") is a phrase to find, not a question
+        question = _fragment_asked(_fronted_put_back(question))
+    return written if question == written else question[:1].upper() + question[1:]
+
+
+def _first_word(phrase: str) -> str:
+    words = re.findall(r"[a-z']+", phrase.lower())
+    return words[0] if words else ""
+
+
+def _fronted_put_back(question: str) -> str:
+    """"The umbrella Tom painted, what colour is it?" → "what colour is the umbrella Tom
+    painted?"; "A or B: which came first?" → "which came first, A or B?" (module doc)."""
+    m = _FRONTED.match(question)
+    if not m or m.group("sep") == ";":
         return question
-    rest = question[m.end():]
-    return rest[:1].upper() + rest[1:]
+    front, asked, end = m.group("front").strip(), m.group("question").strip(), m.group("end") or "?"
+    words = re.findall(r"[a-z']+", front.lower())
+    # a frame ("In garden-cam, …", "Overall, …"), or a clause of its own ("the bell was rung, …")
+    if len(words) < 2 or words[0] in _FRAME_WORDS or _CLAUSE_VERBS.intersection(words):
+        return question
+    pointers = list(_POINTER.finditer(asked))
+    # "The sign named a room: which number?": a clause with a verb of its own, nothing points at it
+    if not pointers and any(w.endswith("ed") for w in words[1:]):
+        return question
+    if words[0] in ("the", "a", "an"):
+        front = front[:1].lower() + front[1:]
+    if pointers:
+        p = pointers[-1]
+        return f"{asked[: p.start()]}{front}{asked[p.end():]}{end}"
+    return f"{asked}, {front}{end}"
+
+
+def _fragment_asked(question: str) -> str:
+    """"Price of the novel?" → "What is the price of the novel?" (module doc)."""
+    m = _FRAGMENT.match(question)
+    words = re.findall(r"[a-z']+", question.lower())
+    # "the price of the rope was mentioned; what came next?" is a sentence, not a fragment
+    if not m or words[0] in _FRAME_WORDS or _CLAUSE_VERBS.intersection(words):
+        return question
+    return f"What is {question[:1].lower() + question[1:]}" if m.group("the") else f"What is the {question[:1].lower() + question[1:]}"
 
 
 def spelled_out(question: str) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -33,6 +33,12 @@ from episodic.core.interfaces import TextEmbedder
 from episodic.core.query import QueryType
 from episodic.retrieval.plain_wording import asked_plainly
 from episodic.retrieval.question_shape import QuestionShape, question_shape
+from episodic.retrieval.shape_examples import (
+    FOCUS_EXAMPLES,
+    FOCUS_KINDS,
+    FOCUS_MARGIN,
+    FOCUS_NEAREST,
+)
 from episodic.retrieval.text_match import (
     alternative_keys,
     canonical_tokens,
@@ -525,6 +531,7 @@ GENERIC_QUESTION_WORDS = frozenset(stem(w) for w in _wordset(
     someone something somebody anyone everyone type kind sort way lot bit subject topic theme
     main mostly mainly background nobody noone location locations spot whereabouts position count
     total quantity start new old next last right correct exact current latest usual same final actual
+    expensive cheap pricey costly dear
     """
 ))
 # What a camera or a recording does to what it holds ("which camera picked up the engine?")
@@ -644,6 +651,7 @@ class QueryAnalyzer:
     def __init__(self, embedder: TextEmbedder) -> None:
         self.embedder = embedder
         self._example_vectors: dict[QueryType, np.ndarray] | None = None
+        self._focus_vectors: dict[str, np.ndarray] | None = None
         self._lock = threading.Lock()
 
     def _examples(self) -> dict[QueryType, np.ndarray]:
@@ -656,6 +664,34 @@ class QueryAnalyzer:
                     grouped[t].append(v)
                 self._example_vectors = {t: np.stack(v) for t, v in grouped.items()}
             return self._example_vectors
+
+    def _focus_examples(self) -> dict[str, np.ndarray]:
+        with self._lock:
+            if self._focus_vectors is None:
+                order = [(k, q) for k, qs in FOCUS_EXAMPLES.items() for q in qs]
+                vecs = np.asarray(self.embedder.embed_texts([q for _, q in order]), dtype=np.float32)
+                self._focus_vectors = {k: vecs[[i for i, (kk, _) in enumerate(order) if kk == k]] for k in FOCUS_EXAMPLES}
+            return self._focus_vectors
+
+    def focus_by_examples(self, vector: np.ndarray) -> tuple[str, float]:
+        """The kind of fact whose example questions (retrieval/shape_examples.py) are nearest
+        to the question's embedding, and by how much nearer than the next kind."""
+        q = np.asarray(vector, dtype=np.float32)
+        near = {k: float(np.mean(np.sort(v @ q)[::-1][:FOCUS_NEAREST])) for k, v in self._focus_examples().items()}
+        ranked = sorted(near, key=near.__getitem__, reverse=True)
+        return ranked[0], near[ranked[0]] - near[ranked[1]]
+
+    def shape_of(self, question: str, vector: np.ndarray, n_options: int = 0) -> QuestionShape:
+        """The shape of ``question`` (in its plain wording) by the wording rules; where they
+        read no focus and the question asks for nothing else, the focus its nearest example
+        questions share (retrieval/shape_examples.py)."""
+        shape = question_shape(question, n_options)
+        if (shape.focus != "any" or shape.order or shape.counts or shape.asks_stream or shape.gist or shape.sound
+                or shape.said_while_dark or shape.pictured_while or shape.said_while_pictured
+                or shape.said_while_sound):
+            return shape
+        kind, margin = self.focus_by_examples(vector)
+        return replace(shape, focus=kind) if kind in FOCUS_KINDS and margin >= FOCUS_MARGIN else shape
 
     def classify(self, question: str, vector: np.ndarray | None = None) -> QueryType:
         return self.analyze(question, vector).query_type
@@ -679,7 +715,7 @@ class QueryAnalyzer:
         audio = [w for w in words if w in AUDIO_CUES]
         # "what came up next?", "which was brought up first?": raised in conversation
         audio += [f"{a} up" for a, b in zip(words, words[1:], strict=False) if b == "up" and a in RAISED_VERBS]
-        shape = question_shape(question)
+        shape = self.shape_of(question, q)
         if shape.order:
             # "which topic followed X?": a topic in a sequence is something talked about
             audio += [w for w in words if w in TALK_TOPIC_WORDS]

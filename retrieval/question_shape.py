@@ -91,6 +91,9 @@ _ANCHOR_LEAD = re.compile(
     r"^(?:(?:someone|somebody|they|he|she|the speaker|people|we|you)\s+(?:had\s+|has\s+)?"
     r"(?:mentioned|mentions|talked about|talks about|spoke about|speaks about|said|says|brought up|announced)\s+"
     r"|(?:talking|speaking|hearing)\s+about\s+|mentioning\s+"
+    # "before they got to X", "after they moved on to X"
+    r"|(?:someone|somebody|they|he|she|the speakers?|people|we|you|it|the talk|the conversation)\s+"
+    r"(?:got|get|came|come|moved on|move on|turned|turn|reached|reach)\s+(?:on\s+|round\s+|around\s+)?to\s+"
     r"|the\s+(?:talk|part|bit|mention|announcement|remark|sentence|comment)\s+(?:about|of|on)\s+)",
     re.I,
 )
@@ -134,6 +137,13 @@ _TIME = re.compile(
     # comma and no other question word ("When the screen went dark what was said?" places a moment)
     r"|^\s*when\s+(?!.*[,;])(?!.*\b(?:while|during|what|which|who|whom|whose|where|how|why)\b)"
     r"|\b(?:by|until|till|til|from|since) when\b|\b(?:at )?what hour\b|\bis when\s*[?.!]?\s*$|"
+    # "Diego sees the librarian when exactly?": a "when" that closes the question asks a time
+    r"\b\w+\s+when(?:\s+(?:exactly|precisely|again))?\s*[?.!]?\s*$|"
+    # "What is the time of Mei's appointment?" (not "at the time of …", which places a moment)
+    r"^\s*what\s+(?:is|was|will be)\s+the\s+(?:exact\s+|precise\s+)?time\s+(?:of|for)\b|"
+    # "What's the latest Maria can see the driver?"
+    r"\bwhat\s+(?:is|was)\s+the\s+(?:latest|earliest)\s+(?!(?:thing|topic|subject|one|item|news)\b)[\w'-]+(?:\s+[\w'-]+)?\s+"
+    r"(?:can|could|should|must|may|might|will|would|is|has|needs?|had)\b|"
     r"\b(?:start|starting|opening|closing|finishing|end|departure|arrival|meeting) time\b|"
     r"\bwhat time\b|\bat what time\b|\bwhen (?:does|do|did|will|is|was|are|were)\b.*\b(?:"
     r"leav(?:e|es|ing)|left|start(?:s|ed|ing)?|open(?:s|ed|ing)?|clos(?:e|es|ed|ing)|"
@@ -151,7 +161,8 @@ _COLOUR = re.compile(r"\b(?:what|which) (?:colou?rs?|shades?|hues?)\b", re.I)
 # Non-speech sounds: "besides people talking, what could you hear?", "what sound …",
 # "what could be heard while the picture was dark?" (no words of speech asked about)
 _BESIDES_SPEECH = re.compile(
-    r"\b(?:besides|apart from|aside from|other than|except(?: for)?|beyond)\s+(?:the\s+)?"
+    r"\b(?:besides|apart from|aside from|other than|except(?: for)?|beyond|ignoring|leaving aside|setting aside|"
+    r"excluding|not counting|disregarding)\s+(?:the\s+)?"
     r"(?:speech|talking|voices?|conversation|words|spoken words|(?:people|someone|somebody|anyone) "
     r"(?:talking|speaking|chatting)|what (?:was|is) said)\b",
     re.I,
@@ -179,7 +190,8 @@ _CONNECTIVE = re.compile(r"\b(?:while|when|as|during|whilst)\b", re.I)
 # "With a cup of coffee pictured on screen, what was said?": a leading "with" places the moment too
 _LEADING_CONNECTIVE = re.compile(r"^\s*(?:while|when|as|during|whilst|with)\s+(.+?),\s*(.+)$", re.I)
 _SAID_VERB = (r"mentioned|mentioning|mention|said|saying|say|says|talked|talking|talk|spoke|spoken|speaking|discussed|discussing|"
-              r"discussion|brought up|came up|come up|coming up|announced|topic|subject|conversation")
+              r"discussion|brought up|came up|come up|coming up|announced|topic|subject|conversation|"
+              r"moved on|move on|moving on")
 _SAID_ASK = re.compile(rf"\b(?:what|which)\b.*\b(?:{_SAID_VERB})\b", re.I)
 _SAID_MOMENT = re.compile(rf"\b(?:{_SAID_VERB})\b", re.I)
 _SHOWN = (r"pictures?|pictured|photos?|photographs?|images?|shown|showing|show|showed|seen|visible|displayed|displaying|"

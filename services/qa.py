@@ -90,7 +90,6 @@ from episodic.retrieval.moments import MomentSearch, says_all
 from episodic.retrieval.name_hearing import NameListener, names_said, no_known_name, slots_of
 from episodic.retrieval.plain_wording import asked_plainly
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
-from episodic.retrieval.question_shape import question_shape
 from episodic.retrieval.relisten import Relistener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
 from episodic.retrieval.video_grid import format_time
@@ -278,7 +277,7 @@ class MemoryQA:
             req, anchor = self.direct.scoped_to_moment(req)
             q_vec, analysis = self._analyse(req.question)
             # the shape reads the plain wording too ("When's …" asks a time, as "When is …" does)
-            analysis.shape = question_shape(analysis.question, len(req.options))
+            analysis.shape = self.analyzer.shape_of(analysis.question, q_vec, len(req.options))
         with clock.stage("window_summaries"):
             # "what happened right after the screen went dark in cam2?" asks for one moment
             # placed against another, not for the stream's summary

@@ -890,6 +890,15 @@ def test_end_to_end_questions_worded_freely(qa):
 
     _, trace = qa.ask_traced(AskRequest("When's the train to London leaving?"))
     assert trace.analysis.shape.focus == "time", trace.analysis.shape
+    # a kind of fact the wording rules do not read, from the nearest example questions
+    for question, focus in (("At what point in the day does the train to London leave?", "time"),
+                            ("What's the location of the red umbrella?", "place"),
+                            ("What did they say about the weather?", "any"),
+                            ("According to the sign, on which day is it closed?", "any")):
+        _, trace = qa.ask_traced(AskRequest(question))
+        assert trace.analysis.shape.focus == focus, (question, trace.analysis.shape)
+    res = _ask(qa, "At what point in the day does the train to London leave?")
+    assert "11:20" in canonical_tokens(res.answer.split("(")[0]), res
     # a question about the whole recording, however worded, gets its gist
     for question in ("What's the lobby-cam video about?", "Describe the setting of the lobby-cam recording."):
         res = _ask(qa, question)
@@ -3275,6 +3284,71 @@ def test_a_request_around_a_question_is_dropped(question, plain):
     from episodic.retrieval.plain_wording import asked_plainly
 
     assert asked_plainly(question) == plain
+
+
+@pytest.mark.parametrize(
+    "question, plain",
+    [
+        # said before a question, asking nothing; a trailing "please"
+        ("And after the bell, what came next?", "After the bell, what came next?"),
+        ("So, where is the spade?", "Where is the spade?"),
+        ("Room number for the flower show, please.", "What is the room number for the flower show."),
+        # a thing put first, asked about after a comma or colon
+        ("The umbrella Priya painted, what colour is it?", "What colour is the umbrella Priya painted?"),
+        ("So the story hour, what time is that?", "What time is the story hour?"),
+        ("Tom's bag - where is it now?", "Where is Tom's bag now?"),
+        ("The bell or the song: which came up first?", "Which came up first, the bell or the song?"),
+        # a bare noun phrase asking for a kind of fact, and a request for one
+        ("Price of the novel?", "What is the price of the novel?"),
+        ("Closing time on the sign in garden-cam?", "What is the closing time on the sign in garden-cam?"),
+        ("I need the time of Mei's appointment.", "What is the time of Mei's appointment."),
+        # frames, clauses and phrases that are not questions stay as they are
+        ("In garden-cam, when the image went black, what were they saying?",
+         "In garden-cam, when the image went black, what were they saying?"),
+        ("Ignoring the voices, what else was audible in garden-cam?", "Ignoring the voices, what else was audible in garden-cam?"),
+        ("Overall, what is garden-cam about?", "Overall, what is garden-cam about?"),
+        ("Right after the bell, what was said?", "Right after the bell, what was said?"),
+        ("Where did Tom, the porter, leave it?", "Where did Tom, the porter, leave it?"),
+        ("the rope was mentioned; what came next?", "the rope was mentioned; what came next?"),
+        ("The sign in school-cam named a classroom: which number?", "The sign in school-cam named a classroom: which number?"),
+        ("the price of the novel", "the price of the novel"),  # a moment query
+    ],
+)
+def test_a_question_in_a_loose_spoken_build_is_put_in_order(question, plain):
+    """Session 83: "And …", "…, please", a thing put first, a bare noun phrase: ways of asking
+    that do not depend on what is asked about."""
+    from episodic.retrieval.plain_wording import asked_plainly
+
+    assert asked_plainly(question) == plain
+
+
+@pytest.mark.parametrize(
+    "question, field, value",
+    [
+        ("What's the latest Maria can see the driver?", "focus", "time"),
+        ("Diego sees the librarian when exactly?", "focus", "time"),
+        ("I need the time of Mei's appointment with the stylist.", "focus", "time"),
+        ("What was mentioned right after the time of the flower show?", "focus", "any"),  # not asked
+        ("What was the latest thing mentioned in garden-cam?", "focus", "any"),
+        ("Ignoring the voices, what else was audible in garden-cam?", "sound", True),
+        ("What were they talking about before they got to the price of the rope?", "anchor", "the price of the rope"),
+        ("And after the price of the rope, what did they move on to?", "asks_said", True),
+        ("The bell or the song: which came up sooner?", "compared", ("the bell", "the song")),
+    ],
+)
+def test_loosely_built_questions_keep_their_shape(question, field, value):
+    from episodic.retrieval.query_analysis import QueryAnalyzer
+
+    assert getattr(QueryAnalyzer(HashEmbedder()).analyze(question).shape, field) == value
+
+
+def test_words_for_dear_or_cheap_are_no_things_to_find():
+    """"Is the novel expensive? How much?": the memory says the novel costs $12, never
+    "expensive"; the word asks for a price like "price" does."""
+    from episodic.retrieval.query_analysis import QueryAnalyzer
+
+    analysis = QueryAnalyzer(HashEmbedder()).analyze("Is the novel expensive? How much?")
+    assert analysis.object_terms == ["novel"] and analysis.shape.focus == "number"
 
 
 def test_a_when_that_closes_the_question_asks_a_time_and_joins_no_moments():
