@@ -93,7 +93,10 @@ _FRONTED = re.compile(
     rf"(?P<question>(?:{_QUESTION_WORDS}|{_AUX})\b[^,:;]*?)\s*(?P<end>[?.!]*)\s*$",
     re.I,
 )
-_CLAUSE_VERBS = frozenset(_AUX.split("|")) | {"been", "being", "be", "am", "said", "says", "mentioned"}
+# words that make a phrase a clause of its own ("can", "may", "will" and "must" are left out: a
+# watering can, a will)
+_CLAUSE_VERBS = (frozenset(_AUX.split("|")) - {"can", "may", "will", "must"}) | {
+    "been", "being", "be", "am", "said", "says", "mentioned"}
 _POINTER = re.compile(r"\b(?:it|that|this|they|them)\b", re.I)
 # "Price of the novel?", "Room number for the flower show", "Closing time on the sign in X?"
 _KIND_NOUNS = (r"price|cost|time|name|number|colou?r|room|location|place|date|day|count|amount|age|address|"
@@ -137,12 +140,14 @@ def _fronted_put_back(question: str) -> str:
         return question
     front, asked, end = m.group("front").strip(), m.group("question").strip(), m.group("end") or "?"
     words = re.findall(r"[a-z']+", front.lower())
+    # choices offered first ("where Tom left the bag or who fixed the lamp: which came up first?")
+    offered = m.group("sep") == ":" and "or" in words
     # a frame ("In garden-cam, …", "Overall, …"), or a clause of its own ("the bell was rung, …")
-    if len(words) < 2 or words[0] in _FRAME_WORDS or _CLAUSE_VERBS.intersection(words):
+    if not offered and (len(words) < 2 or words[0] in _FRAME_WORDS or _CLAUSE_VERBS.intersection(words)):
         return question
     pointers = list(_POINTER.finditer(asked))
     # "The sign named a room: which number?": a clause with a verb of its own, nothing points at it
-    if not pointers and any(w.endswith("ed") for w in words[1:]):
+    if not pointers and not offered and any(w.endswith("ed") for w in words[1:]):
         return question
     if words[0] in ("the", "a", "an"):
         front = front[:1].lower() + front[1:]

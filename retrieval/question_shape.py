@@ -79,6 +79,13 @@ _WHICH_FIRST = re.compile(
     r"\b(?:which|what)\b.*?\b" + _ORDER_WORD + r"\b[\s,:;-]*(.+?)\s+or\s+(.+?)\s*[?.!]?\s*$",
     re.I,
 )
+# "Did the seed packet or the flower show come up first?": a yes/no question over two choices
+_DID_EITHER_FIRST = re.compile(
+    r"^\s*(?:did|was|were|is|are|does|do|has|had)\s+(.+?)\s+or\s+(.+?)\s+(?:(?:get|gets|got|been|being)\s+)?"
+    r"(?:come up|came up|mentioned|said|discussed|talked about|brought up|raised|shown|heard)\s+"
+    + _ORDER_WORD + r"\s*[?.!]?\s*$",
+    re.I,
+)
 # "Of the seed packet and the flower show, which one was talked about first?"
 _OF_WHICH_FIRST = re.compile(
     r"^\s*(?:of|between|out of)\s+(.+?)\s+and\s+(.+?),\s*(?:which|what)\b.*?\b" + _ORDER_WORD + r"\b",
@@ -224,7 +231,7 @@ _MOMENT_TAIL = re.compile(
     r"|\s+(?:picture|photo|photograph|image)\s*$",
     re.I,
 )
-_SAID = re.compile(r"\b(?:said|say|says|saying|talked|talking|spoken|mentioned|discussed|announced|speech|words)\b", re.I)
+_SAID = re.compile(r"\b(?:said|say|says|saying|talk|talks|talked|talking|spoke|spoken|speak|speaking|mention|mentioned|discuss|discussed|announced|speech|words)\b", re.I)
 # "What is playing in the background?": asked with no word of speech in it (see asks_nonspeech_sound)
 _BACKGROUND = re.compile(r"\bin the background\b|\bbackground (?:noise|sound|music)\b", re.I)
 _COULD_HEAR = re.compile(r"\b(?:could|can|did|was|were)\s+(?:you\s+|one\s+|we\s+|i\s+)?(?:be\s+)?hear[d]?\b", re.I)
@@ -526,7 +533,7 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     m = _WHICH_FIRST.search(q)
     pair = (m.group(2), m.group(3), m.group(1)) if m else None
     if pair is None:
-        m = _OF_WHICH_FIRST.match(q)
+        m = _OF_WHICH_FIRST.match(q) or _DID_EITHER_FIRST.match(q)
         pair = (m.group(1), m.group(2), m.group(3)) if m else None
     if pair is not None:
         order = "first" if pair[2].lower() in ("first", "earlier", "earliest", "sooner") else "last"

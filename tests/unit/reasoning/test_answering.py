@@ -3298,6 +3298,8 @@ def test_a_request_around_a_question_is_dropped(question, plain):
         ("So the story hour, what time is that?", "What time is the story hour?"),
         ("Tom's bag - where is it now?", "Where is Tom's bag now?"),
         ("The bell or the song: which came up first?", "Which came up first, the bell or the song?"),
+        ("where Tom left the watering can or who fixed the lamp: which was said sooner?",
+         "Which was said sooner, where Tom left the watering can or who fixed the lamp?"),
         # a bare noun phrase asking for a kind of fact, and a request for one
         ("Price of the novel?", "What is the price of the novel?"),
         ("Closing time on the sign in garden-cam?", "What is the closing time on the sign in garden-cam?"),
@@ -3334,6 +3336,8 @@ def test_a_question_in_a_loose_spoken_build_is_put_in_order(question, plain):
         ("What were they talking about before they got to the price of the rope?", "anchor", "the price of the rope"),
         ("And after the price of the rope, what did they move on to?", "asks_said", True),
         ("The bell or the song: which came up sooner?", "compared", ("the bell", "the song")),
+        ("Did the bell or the song come up first?", "compared", ("the bell", "the song")),
+        ("Was the price of the rope or where Tom left the bag mentioned later?", "order", "last"),
     ],
 )
 def test_loosely_built_questions_keep_their_shape(question, field, value):
