@@ -685,7 +685,9 @@ class QueryAnalyzer:
         """The shape of ``question`` (in its plain wording) by the wording rules; where they
         read no focus and the question asks for nothing else, the focus its nearest example
         questions share (retrieval/shape_examples.py)."""
-        shape = question_shape(question, n_options)
+        return self._example_focus(question_shape(question, n_options), vector)
+
+    def _example_focus(self, shape: QuestionShape, vector: np.ndarray) -> QuestionShape:
         if (shape.focus != "any" or shape.order or shape.counts or shape.asks_stream or shape.gist or shape.sound
                 or shape.said_while_dark or shape.pictured_while or shape.said_while_pictured
                 or shape.said_while_sound):
@@ -715,7 +717,8 @@ class QueryAnalyzer:
         audio = [w for w in words if w in AUDIO_CUES]
         # "what came up next?", "which was brought up first?": raised in conversation
         audio += [f"{a} up" for a, b in zip(words, words[1:], strict=False) if b == "up" and a in RAISED_VERBS]
-        shape = self.shape_of(question, q)
+        by_rules = question_shape(question)
+        shape = self._example_focus(by_rules, q)
         if shape.order:
             # "which topic followed X?": a topic in a sequence is something talked about
             audio += [w for w in words if w in TALK_TOPIC_WORDS]
@@ -775,6 +778,7 @@ class QueryAnalyzer:
             + (f"; looks at the {position}" if position else "")
             + (f"; cues {cue_text}" if cue_text else "; no cue words")
             + f"; totals [{', '.join(f'{t.value} {s:.2f}' for t, s in scores.items())}]"
+            + (f"; asks for a {shape.focus} (nearest example questions)" if shape.focus != by_rules.focus else "")
         )
         # "how long/many/old …" asks for a quantity: "long" is not a fact to look for
         after_how = {stem(words[i + 1]) for i, w in enumerate(words[:-1]) if w == "how"}

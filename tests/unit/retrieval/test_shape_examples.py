@@ -41,7 +41,8 @@ def test_a_question_the_rules_read_no_focus_in_takes_the_kind_its_examples_share
     q = "At what point in the day does Tom meet the baker?"
     analyzer = QueryAnalyzer(KindEmbedder({q: _near(time=0.6, any=0.4)}))
     assert analyzer.shape_of(q, analyzer.embedder.embed_texts([q])[0]).focus == "time"
-    assert analyzer.analyze(q).shape.focus == "time"
+    analysis = analyzer.analyze(q)
+    assert analysis.shape.focus == "time" and "asks for a time (nearest example questions)" in analysis.why
 
 
 def test_too_close_a_call_or_a_kind_that_is_no_focus_leaves_any():
