@@ -551,7 +551,7 @@ RAISED_VERBS = _wordset("came come comes coming brought bring brings bringing")
 SEQUENCE_WORDS = frozenset(stem(w) for w in _wordset(
     "right just directly immediately straight next follow follows followed following precede precedes "
     "preceded preceding prior previous previously earlier later first last second "
-    "mention mentioned said talked discussed came come"
+    "mention mentioned said talked discussed came come ahead bring brings bringing brought"
 ) | TALK_TOPIC_WORDS)
 # Noun phrases open after these: "the umbrella", "about snow", "how many novels"
 _NP_OPENERS = _wordset(

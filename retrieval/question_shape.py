@@ -22,7 +22,7 @@ _TRAILING = re.compile(
 _AFTER = re.compile(
     r"\b(?:(?:right|just|immediately|directly|straight|soon)\s+)?(after|once(?!\s+(?:or|more|again|and|in|at)\b)|"
     r"(?<!the )following|followed|"
-    r"before|prior to|preceding|preceded)\s+(.+?)\s*(?:[?!]|$)",
+    r"before|prior to|preceding|preceded|ahead of|in advance of)\s+(.+?)\s*(?:[?!]|$)",
     re.I,
 )
 # An order question asks what was said, shown or happened next to a moment ("What was
@@ -30,7 +30,7 @@ _AFTER = re.compile(
 # cleaning the anchor after lunch?" asks a fact whose time is part of it.
 _ASKS_EVENT = re.compile(
     r"\b(?:mention\w*|said|say|says|talk\w*|discuss\w*|spoke|spoken|speak\w*|shown|show\w*|"
-    r"seen|saw|heard|hear|happen\w*|occur\w*|came|come|comes|follow\w*|rais\w*|brought|"
+    r"seen|saw|heard|hear|happen\w*|occur\w*|came|come|comes|follow\w*|rais\w*|brought|bring\w*|"
     r"display\w*|appear\w*|played|announc\w*|next|topic|subject|thing)\b",
     re.I,
 )
@@ -198,7 +198,7 @@ _CONNECTIVE = re.compile(r"\b(?:while|when|as|during|whilst)\b", re.I)
 _LEADING_CONNECTIVE = re.compile(r"^\s*(?:while|when|as|during|whilst|with)\s+(.+?),\s*(.+)$", re.I)
 _SAID_VERB = (r"mentioned|mentioning|mention|said|saying|say|says|talked|talking|talk|spoke|spoken|speaking|discussed|discussing|"
               r"discussion|brought up|came up|come up|coming up|announced|topic|subject|conversation|"
-              r"moved on|move on|moving on")
+              r"moved on|move on|moving on|bring up|brings up|bringing up")
 _SAID_ASK = re.compile(rf"\b(?:what|which)\b.*\b(?:{_SAID_VERB})\b", re.I)
 _SAID_MOMENT = re.compile(rf"\b(?:{_SAID_VERB})\b", re.I)
 _SHOWN = (r"pictures?|pictured|photos?|photographs?|images?|shown|showing|show|showed|seen|visible|displayed|displaying|"

@@ -3335,6 +3335,11 @@ def test_a_question_in_a_loose_spoken_build_is_put_in_order(question, plain):
         ("Ignoring the voices, what else was audible in garden-cam?", "sound", True),
         ("What were they talking about before they got to the price of the rope?", "anchor", "the price of the rope"),
         ("And after the price of the rope, what did they move on to?", "asks_said", True),
+        # session 83's check (after its figures were taken): "bring up", "ahead of"
+        ("What did they bring up after the price of the rope?", "anchor", "the price of the rope"),
+        ("What did they bring up after the price of the rope?", "asks_said", True),
+        ("What came just ahead of the price of the rope?", "order", "before"),
+        ("When the garden-cam had no picture, what did people talk about?", "said_while_dark", True),
         ("The bell or the song: which came up sooner?", "compared", ("the bell", "the song")),
         ("Did the bell or the song come up first?", "compared", ("the bell", "the song")),
         ("Was the price of the rope or where Tom left the bag mentioned later?", "order", "last"),
