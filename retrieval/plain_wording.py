@@ -104,7 +104,7 @@ _KIND_NOUNS = (r"price|cost|time|name|number|colou?r|room|location|place|date|da
 # "I need the time of Mei's appointment.": a request for a kind of fact, asked as a fragment
 _NOUN_REQUEST = re.compile(
     r"^\s*(?:i\s+(?:need|want|would\s+like|'d\s+like|am\s+after)|(?:can|could|would)\s+(?:you\s+)?(?:give|tell)\s+(?:me|us)"
-    r"|(?:give|tell)\s+(?:me|us)|what\s+about)\s+(?=(?:the\s+)?(?:[a-z]+\s+){0,2}?(?:" + _KIND_NOUNS + r")\s+(?:of|for|on|in|at|to)\b)",
+    r"|(?:give|tell)\s+(?:me|us)|what\s+about)\s+(?=(?:the\s+)?(?:[a-z]+\s+){0,2}?(?:" + _KIND_NOUNS + r")\s+\w)",
     re.I,
 )
 _FRAGMENT = re.compile(
@@ -119,9 +119,12 @@ def asked_plainly(question: str) -> str:
     written = question = spelled_out(question)
     asking = question.rstrip().endswith("?") or bool(_PLEASE_AT_END.search(question))
     question = _PLEASE_AT_END.sub(lambda m: m.group(1) or "?", _LEAD_IN.sub("", question, count=1))
-    m = _REQUEST.match(question) or _NOUN_REQUEST.match(question)
+    m = _REQUEST.match(question)
     if m:
         question, asking = question[m.end():], True
+    elif m := _NOUN_REQUEST.match(question):  # "Tell me the colour Tom painted the door."
+        rest = question[m.end():]
+        question, asking = f"What is {rest[:1].lower()}{rest[1:]}", True
     if asking:  # a moment query ("the price of the novel") is a phrase to find, not a question
         question = _fragment_asked(_fronted_put_back(question))
     return written if question == written else question[:1].upper() + question[1:]

@@ -164,7 +164,7 @@ _NUMBER = re.compile(
     r"|\b(?:price|cost) of\b|\bwhat (?:does|do|did|will) .+ cost\b|\b(?!a\s)\w+ number\b",  # room/aisle/pier number, not "a number of"
     re.I,
 )
-_COLOUR = re.compile(r"\b(?:what|which) (?:colou?rs?|shades?|hues?)\b", re.I)
+_COLOUR = re.compile(r"\b(?:what|which) (?:colou?rs?|shades?|hues?)\b|^\s*what\s+(?:is|was)\s+the\s+colou?r\b", re.I)
 # Non-speech sounds: "besides people talking, what could you hear?", "what sound …",
 # "what could be heard while the picture was dark?" (no words of speech asked about)
 _BESIDES_SPEECH = re.compile(

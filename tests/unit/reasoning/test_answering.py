@@ -3304,6 +3304,7 @@ def test_a_request_around_a_question_is_dropped(question, plain):
         ("Price of the novel?", "What is the price of the novel?"),
         ("Closing time on the sign in garden-cam?", "What is the closing time on the sign in garden-cam?"),
         ("I need the time of Mei's appointment.", "What is the time of Mei's appointment."),
+        ("Tell me the colour Henrik painted the brochure.", "What is the colour Henrik painted the brochure."),
         # frames, clauses and phrases that are not questions stay as they are
         ("In garden-cam, when the image went black, what were they saying?",
          "In garden-cam, when the image went black, what were they saying?"),
