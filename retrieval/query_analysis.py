@@ -102,7 +102,7 @@ AUDIO_CUES = _wordset(
     quoted conversation loudspeaker call calls called explain explains explained explaining
     bark barks barked barking ring rings rang ringing beep beeps beeping buzz buzzing knock
     knocks knocked laugh laughs laughed laughing clap claps clapping applause siren
-    discuss discusses discussed discussing discussion chat chats chatted chatting
+    discuss discusses discussed discussing discussion chat chats chatted chatting audible
     """
 )
 
@@ -125,7 +125,7 @@ VISUAL_CUES = _wordset(
     carried screen onscreen sign signs written printed caption captions subtitle subtitles
     logo banner picture pictures pictured image images photo photos photograph photographs
     photographed frame shape slide poster label point points
-    pointing pointed standing sitting lying walking running writing typing
+    pointing pointed standing sitting lying walking running writing typing blacked blackout darkened
     """
 )
 

@@ -181,7 +181,7 @@ _WHAT_SOUND = re.compile(
 )
 # "What was said while the screen was dark?": speech during dark frames (the memory keeps each
 # key frame's quality; a dark frame is described as nothing else)
-DARK_WORDS = (r"\b(?:dark|darkness|black|blackness|blank|unlit|nothing (?:was |could be |can be |is )?(?:visible|shown|seen|on screen)"
+DARK_WORDS = (r"\b(?:dark|darkness|darkened|black|blackness|blacked(?:\s+out)?|blackout|blank|unlit|nothing (?:was |could be |can be |is )?(?:visible|shown|seen|on screen)"
               r"|(?:could not|couldn't|could n't|can't|cannot) see anything|no picture)\b")
 _WHILE_DARK = re.compile(
     r"\b(?:while|when|during|as)\b[^?]*" + DARK_WORDS
@@ -234,7 +234,7 @@ _MOMENT_TAIL = re.compile(
 _SAID = re.compile(r"\b(?:said|say|says|saying|talk|talks|talked|talking|spoke|spoken|speak|speaking|mention|mentioned|discuss|discussed|announced|speech|words)\b", re.I)
 # "What is playing in the background?": asked with no word of speech in it (see asks_nonspeech_sound)
 _BACKGROUND = re.compile(r"\bin the background\b|\bbackground (?:noise|sound|music)\b", re.I)
-_COULD_HEAR = re.compile(r"\b(?:could|can|did|was|were)\s+(?:you\s+|one\s+|we\s+|i\s+)?(?:be\s+)?hear[d]?\b", re.I)
+_COULD_HEAR = re.compile(r"\b(?:could|can|did|was|were)\s+(?:you\s+|one\s+|we\s+|i\s+)?(?:be\s+)?hear[d]?\b|\baudible\b", re.I)
 _SPEECH_ASKED = re.compile(
     r"\b(?:about|say|says|said|saying|mention\w*|announc\w*|names?|number|price|cost|time|word|words|"
     r"talk(?:ed|ing)? about|someone|somebody|who)\b",

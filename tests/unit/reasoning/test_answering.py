@@ -3341,6 +3341,8 @@ def test_a_question_in_a_loose_spoken_build_is_put_in_order(question, plain):
         ("What did they bring up after the price of the rope?", "asks_said", True),
         ("What came just ahead of the price of the rope?", "order", "before"),
         ("When the garden-cam had no picture, what did people talk about?", "said_while_dark", True),
+        ("What was audible while harbour-cam was blacked out?", "sound", True),
+        ("What was said while harbour-cam was blacked out?", "said_while_dark", True),
         ("The bell or the song: which came up sooner?", "compared", ("the bell", "the song")),
         ("Did the bell or the song come up first?", "compared", ("the bell", "the song")),
         ("Was the price of the rope or where Tom left the bag mentioned later?", "order", "last"),
