@@ -43,6 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # qa_rewordings, however this is run
 
 from qa_rewordings import TABLES, reworded  # noqa: E402
 from rich.console import Console  # noqa: E402

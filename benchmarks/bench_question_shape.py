@@ -25,6 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # qa_rewordings, however this is run
 
 import numpy as np  # noqa: E402
 from qa_rewordings import TABLES, reword  # noqa: E402
