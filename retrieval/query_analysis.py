@@ -483,6 +483,9 @@ class QueryAnalysis:
         )
 
 
+# a question rather than a phrase to find: a question mark, or a question word or request first
+_ASKS = re.compile(r"\?\s*$|^\s*(?:what|which|who|whom|whose|where|when|how|why|is|was|are|were|did|does|do|can|could|"
+                   r"will|would|should|has|have|had|tell|name|give|list|describe|show)\b", re.I)
 _WH_NOUN = re.compile(r"\b(?:what|which)\s+([a-z]+)", re.I)
 
 
@@ -685,9 +688,12 @@ class QueryAnalyzer:
         """The shape of ``question`` (in its plain wording) by the wording rules; where they
         read no focus and the question asks for nothing else, the focus its nearest example
         questions share (retrieval/shape_examples.py)."""
-        return self._example_focus(question_shape(question, n_options), vector)
+        return self._example_focus(question, question_shape(question, n_options), vector)
 
-    def _example_focus(self, shape: QuestionShape, vector: np.ndarray) -> QuestionShape:
+    def _example_focus(self, question: str, shape: QuestionShape, vector: np.ndarray) -> QuestionShape:
+        # a moment query ("the time of the ferry crossing") is a phrase to find: no kind of fact
+        if not _ASKS.search(question):
+            return shape
         if (shape.focus != "any" or shape.order or shape.counts or shape.asks_stream or shape.gist or shape.sound
                 or shape.said_while_dark or shape.pictured_while or shape.said_while_pictured
                 or shape.said_while_sound):
@@ -718,7 +724,7 @@ class QueryAnalyzer:
         # "what came up next?", "which was brought up first?": raised in conversation
         audio += [f"{a} up" for a, b in zip(words, words[1:], strict=False) if b == "up" and a in RAISED_VERBS]
         by_rules = question_shape(question)
-        shape = self._example_focus(by_rules, q)
+        shape = self._example_focus(question, by_rules, q)
         if shape.order:
             # "which topic followed X?": a topic in a sequence is something talked about
             audio += [w for w in words if w in TALK_TOPIC_WORDS]

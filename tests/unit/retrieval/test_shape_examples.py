@@ -63,3 +63,11 @@ def test_a_focus_the_rules_read_or_another_shape_is_kept():
               "Which camera showed the bell?", "Besides speech, what could you hear in cam-1?"):
         assert analyzer.shape_of(q, place).focus in ("any", "number"), q
         assert analyzer.shape_of(q, place).focus != "place", q
+
+
+def test_a_phrase_to_find_takes_no_focus_from_examples():
+    """A moment query ("the time of the ferry crossing") is searched for, not answered: it
+    keeps the rules' reading whatever questions it resembles."""
+    analyzer = QueryAnalyzer(KindEmbedder({}))
+    assert analyzer.shape_of("the time of the ferry crossing", _near(time=1.0)).focus == "any"
+    assert analyzer.shape_of("the ferry crossing starts when?", _near(time=1.0)).focus == "time"
