@@ -20,8 +20,8 @@ follows it; the question word then opens the question ("where Tom left the bag",
 statement's word order, which the rules for a place, a time or a person read as well).
 
 Spoken questions are built more loosely than written ones, in ways that do not depend on what
-is asked about (session 83, after questions worded by someone else lost a fifth of their
-answers):
+is asked about (session 83, after a set of wordings the rules were not written from lost about
+a quarter of its answers):
 - a leading "and", "so", "okay", "oh" or "right," and a trailing ", please" are dropped ("And
   after the bell, what came next?" → "After the bell, what came next?");
 - a thing put first and asked about after a comma or colon goes back where the question
@@ -128,11 +128,6 @@ def asked_plainly(question: str) -> str:
     if asking:  # a moment query ("the price of the novel") is a phrase to find, not a question
         question = _fragment_asked(_fronted_put_back(question))
     return written if question == written else question[:1].upper() + question[1:]
-
-
-def _first_word(phrase: str) -> str:
-    words = re.findall(r"[a-z']+", phrase.lower())
-    return words[0] if words else ""
 
 
 def _fronted_put_back(question: str) -> str:
