@@ -8,7 +8,7 @@ questions whose shape matches their original's, and which fields differ, read by
 rules alone (``question_shape`` on the plain wording) and with the focus the nearest example
 questions give where the rules read none (``QueryAnalyzer.shape_of``, the real MiniLM
 embedder; retrieval/shape_examples.py). The original's shape is taken as right: a label-free
-figure, cheap enough to run after every change to the rules (about a minute).
+figure, cheap enough to run after every change to the rules (about ten seconds).
 
 It reads the dev QA sets that ``bench_qa.py --split dev`` builds under ``--root`` (one
 ``*/dev/qa.json`` per set); held-out sets are never read.
@@ -63,7 +63,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         components = Components(load_settings(data_dir=Path(tmp) / "data"))
         analyzer = QueryAnalyzer(components.embedder)
-        pairs: dict[str, list[tuple[str, str, int]]] = {t: [] for t in args.tables}
+        pairs: dict[str, dict[tuple[str, str, int], None]] = {t: {} for t in args.tables}  # ordered, unique
         for path in sets:
             for item in load_qa_set(path).items:
                 if not item.answerable:
@@ -72,16 +72,14 @@ def main() -> int:
                 for table in args.tables:
                     for n in range(3):  # each template has at most three wordings
                         other = reword(item.question, n, TABLES[table])
-                        if other and (item.question, other, n_options) not in pairs[table]:
-                            pairs[table].append((item.question, other, n_options))
+                        if other:
+                            pairs[table][(item.question, other, n_options)] = None
         texts = sorted({asked_plainly(q) for ps in pairs.values() for a, b, _ in ps for q in (a, b)})
         vectors = dict(zip(texts, np.asarray(components.embedder.embed_texts(texts), dtype=np.float32), strict=True))
         print(f"{len(sets)} dev sets under {args.root}")
         for table, ps in pairs.items():
-            readers = [("rules", lambda q, k: question_shape(asked_plainly(q), k))]
-            if hasattr(analyzer, "shape_of"):  # a commit before session 83 has the rules alone
-                readers.append(("rules + examples",
-                                lambda q, k: analyzer.shape_of(asked_plainly(q), vectors[asked_plainly(q)], k)))
+            readers = (("rules", lambda q, k: question_shape(asked_plainly(q), k)),
+                       ("rules + examples", lambda q, k: analyzer.shape_of(asked_plainly(q), vectors[asked_plainly(q)], k)))
             for label, read in readers:
                 differ: Counter[str] = Counter()
                 same, shown = 0, 0
