@@ -62,3 +62,13 @@ def test_session_83_check_rewords_with_every_slot_filled():
     assert qa_rewordings.reword("When will Daniel get together with the captain?", 0, table) == (
         "When are Daniel and the captain supposed to meet?")
     assert qa_rewordings.reword("What is the main subject of garden-cam?", 0, table) == "Sum up garden-cam for me."
+
+
+def test_session_84_check_rewords_with_every_slot_filled():
+    table = qa_rewordings.TABLES["session84-check"]
+    assert qa_rewordings.reword("Where was the spade left by Omar?", 0, table) == "Where'd Omar leave the spade?"
+    assert qa_rewordings.reword("When will Daniel get together with the captain?", 0, table) == (
+        "What's the time of the get-together between Daniel and the captain?")
+    assert qa_rewordings.reword("Where is the rope now?", 0, table) == "where's the rope now"
+    assert qa_rewordings.reword('On which camera was the sign "Quiet please" visible?', 0, table) == (
+        'Which camera could see a sign saying "Quiet please"?')
