@@ -14,10 +14,17 @@ spelled out wherever they stand. "'d" after a question word is "did" ("Where'd s
 elsewhere it is left as written (would or had). "Till", "til" and "'til" are "until" ("open
 till when?"), except a shop's till ("the till").
 
-Requests: a leading "(can/could/would you) tell/show/give me", "I('d like/want/need) to know",
-"do you know/remember", "any idea", "I wonder", "remind me" is dropped when a question word
-follows it; the question word then opens the question ("where Tom left the bag", in the
-statement's word order, which the rules for a place, a time or a person read as well).
+Requests: a leading "(can/could/would you) tell/show/give/remind me", "I('d like/want/need) to
+know", "do you (happen to) know/remember", "any idea", "I wonder", "I was wondering", "I'm trying
+to remember", "I can't remember", "I forgot", "remind me" is dropped when a question word follows
+it (a preposition may come first: "… at what time"); the question word then opens the question
+("where Tom left the bag?", in the statement's word order, which the rules for a place, a time or
+a person read as well), and a statement's full stop becomes a question mark. Followed by a kind
+of fact instead ("I'd like to know the time of the show."), it asks "What is the time of …?".
+
+Lower case: a question typed with no capital at all ("where did omar leave the spade") has the
+known given names in it capitalised, as the rules for names expect, except those that are also
+common English words or follow "the", "a", "my" … ("the bill", "mark").
 
 Spoken questions are built more loosely than written ones, in ways that do not depend on what
 is asked about (session 83, after a set of wordings the rules were not written from lost about
@@ -40,6 +47,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from episodic.retrieval.text_match import uncommon_given_name, word_rank
+
 # words whose "'s" is "is" (never a possessive); "let's" is "let us"
 _IS_AFTER = r"what|when|where|who|how|why|which|that|there|here|it|he|she|this"
 _APOSTROPHE = "['’]"
@@ -61,18 +70,31 @@ _RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]
 )
 
 
+# how a request opens: "can you tell me", "do you happen to know", "I'm trying to remember",
+# "I can't recall", "I forgot", "I was wondering"
+_ASKING_LEAD = (
+    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:tell|show|give|remind)\s+(?:me|us)"
+    r"|(?:please\s+)?(?:tell|show|give|remind)\s+(?:me|us)(?:\s+(?:please|again))?"
+    r"|i(?:\s+would|'d|’d)?\s+(?:like|want|need|wish)\s+to\s+(?:know|find\s+out|check)"
+    r"|i\s+(?:am|was)\s+trying\s+to\s+(?:remember|recall|work\s+out|figure\s+out|find\s+out)"
+    r"|i\s+(?:do|did|can|could)\s*not\s+(?:remember|recall|quite\s+remember)|i\s+(?:have\s+)?forg[eo]t(?:ten)?"
+    r"|(?:do|did)\s+you\s+(?:happen\s+to\s+)?(?:know|remember|recall)|(?:have\s+you\s+(?:got\s+)?)?any\s+idea"
+    r"|i\s+(?:wonder|am\s+wondering|was\s+wondering)|remind\s+me)"
+)
 _REQUEST = re.compile(
-    r"^\s*(?:(?:please|so|ok|okay|and|hey|hi)\W+)*"
-    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:tell|show|give)\s+(?:me|us)"
-    r"|(?:please\s+)?(?:tell|show|give)\s+(?:me|us)(?:\s+please)?"
-    r"|i(?:\s+would|'d|’d)?\s+(?:like|want|need|wish)\s+to\s+know"
-    r"|do\s+you\s+(?:know|remember|recall)|(?:have\s+you\s+)?any\s+idea|i\s+wonder|i\s+am\s+wondering"
-    r"|remind\s+me)\s*,?\s+"
-    r"(?=(?:where|when|who|whom|whose|what|which|how|why)\b)",
+    r"^\s*(?:(?:please|so|ok|okay|and|hey|hi)\W+)*" + _ASKING_LEAD + r"\s*,?\s+"
+    # "… at what time Tom sees the baker": a preposition may open the question
+    r"(?=(?:(?:at|in|on|by|from|for|to|with|until|till)\s+)?(?:where|when|who|whom|whose|what|which|how|why)\b)",
     re.I,
 )
 
 
+_LOWER_WORD = re.compile(r"\b[a-z]{3,}\b")
+# in a question typed in lower case, a given name that is also an English word this common is
+# taken for the word ("bill", "mark", "page"; "grace", "tom", "rose" are names)
+_LOWER_NAME_MIN_RANK = 2500
+_DETERMINERS = frozenset(("the", "a", "an", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our",
+                          "their", "some", "any", "no", "every", "each"))
 _QUESTION_WORDS = r"what|which|who|whom|whose|where|when|how|why"
 _AUX = r"is|was|are|were|did|does|do|has|have|had|can|could|will|would|should|may|might|must|shall"
 # "And …", "So …", "Okay, …", "Right, …": said before a question, asking nothing
@@ -104,7 +126,8 @@ _KIND_NOUNS = (r"price|cost|time|name|number|colou?r|room|location|place|date|da
 # "I need the time of Mei's appointment.": a request for a kind of fact, asked as a fragment
 _NOUN_REQUEST = re.compile(
     r"^\s*(?:i\s+(?:need|want|would\s+like|'d\s+like|am\s+after)|(?:can|could|would)\s+(?:you\s+)?(?:give|tell)\s+(?:me|us)"
-    r"|(?:give|tell)\s+(?:me|us)|what\s+about)\s+(?=(?:the\s+)?(?:[a-z]+\s+){0,2}?(?:" + _KIND_NOUNS + r")\s+\w)",
+    r"|(?:give|tell)\s+(?:me|us)|what\s+about|" + _ASKING_LEAD + r")\s+"
+    r"(?=(?:the\s+)?(?:[a-z]+\s+){0,2}?(?:" + _KIND_NOUNS + r")\s+\w)",
     re.I,
 )
 _FRAGMENT = re.compile(
@@ -116,18 +139,24 @@ def asked_plainly(question: str) -> str:
     """``question`` with its contractions spelled out, a request around it dropped and its
     loose spoken build put in the order the rules read (see the module doc); a plain question
     is returned unchanged."""
-    written = question = spelled_out(question)
+    written = question = names_capitalised(spelled_out(question))
     asking = question.rstrip().endswith("?") or bool(_PLEASE_AT_END.search(question))
     question = _PLEASE_AT_END.sub(lambda m: m.group(1) or "?", _LEAD_IN.sub("", question, count=1))
     m = _REQUEST.match(question)
-    if m:
-        question, asking = question[m.end():], True
+    if m:  # "I'm trying to remember when Tom left." asks "When Tom left?"
+        question, asking = _as_question(question[m.end():]), True
     elif m := _NOUN_REQUEST.match(question):  # "Tell me the colour Tom painted the door."
         rest = question[m.end():]
-        question, asking = f"What is {rest[:1].lower()}{rest[1:]}", True
+        question, asking = _as_question(f"What is {rest[:1].lower()}{rest[1:]}"), True
     if asking:  # a moment query ("the price of the novel") is a phrase to find, not a question
         question = _fragment_asked(_fronted_put_back(question))
     return written if question == written else question[:1].upper() + question[1:]
+
+
+def _as_question(asked: str) -> str:
+    """A request's question with the question mark a statement around it left off."""
+    asked = asked.rstrip()
+    return asked if asked.endswith("?") else asked.rstrip(".!") + "?"
 
 
 def _fronted_put_back(question: str) -> str:
@@ -163,6 +192,26 @@ def _fragment_asked(question: str) -> str:
     if not m or words[0] in _FRAME_WORDS or _CLAUSE_VERBS.intersection(words):
         return question
     return f"What is {question[:1].lower() + question[1:]}" if m.group("the") else f"What is the {question[:1].lower() + question[1:]}"
+
+
+def names_capitalised(question: str) -> str:
+    """A question typed all in lower case ("where did omar leave the spade") with the known
+    given names that are no everyday word capitalised ("Omar"; never "will", "may", "bill"):
+    the rules take a capital after the first word for a name, and a name is the question's
+    surest term. A question with any capital letter is left as written."""
+    if any(ch.isupper() for ch in question):
+        return question
+
+    def named(m: re.Match[str]) -> str:
+        word = m.group(0)
+        rank = word_rank(word)
+        if not uncommon_given_name(word) or (rank is not None and rank <= _LOWER_NAME_MIN_RANK):
+            return word
+        before = question[: m.start()].split()
+        # "the bill", "a rose": a determiner opens a noun phrase, not a name
+        return word if before and before[-1] in _DETERMINERS else word.capitalize()
+
+    return _LOWER_WORD.sub(named, question)
 
 
 def spelled_out(question: str) -> str:

@@ -86,6 +86,16 @@ _DID_EITHER_FIRST = re.compile(
     + _ORDER_WORD + r"\s*[?.!]?\s*$",
     re.I,
 )
+# "Was the seed packet mentioned before the flower show, or the other way round?": which of two
+# came first, asked as a yes/no question that offers the reverse
+_ONE_BEFORE_OTHER = re.compile(
+    r"^\s*(?:did|was|were|is|are|does|do|has|had)\s+(.+?)\s+(?:(?:get|gets|got|been|being)\s+)?"
+    r"(?:come up|came up|mentioned|said|discussed|talked about|brought up|raised|shown|heard)\s+"
+    r"(before|earlier than|sooner than|ahead of|after|later than)\s+(.+?)\s*,?\s+or\s+"
+    r"(?:(?:was\s+it\s+|is\s+it\s+)?(?:the\s+other\s+way\s+a?round|vice\s+versa|the\s+reverse|the\s+opposite)"
+    r"|(?:after|later|before|earlier|afterwards)(?:\s+(?:it|that|than\s+that))?|not)\s*[?.!]?\s*$",
+    re.I,
+)
 # "Of the seed packet and the flower show, which one was talked about first?"
 _OF_WHICH_FIRST = re.compile(
     r"^\s*(?:of|between|out of)\s+(.+?)\s+and\s+(.+?),\s*(?:which|what)\b.*?\b" + _ORDER_WORD + r"\b",
@@ -182,7 +192,9 @@ _WHAT_SOUND = re.compile(
 # "What was said while the screen was dark?": speech during dark frames (the memory keeps each
 # key frame's quality; a dark frame is described as nothing else)
 DARK_WORDS = (r"\b(?:dark|darkness|darkened|black|blackness|blacked(?:\s+out)?|blackout|blank|unlit|nothing (?:was |could be |can be |is )?(?:visible|shown|seen|on screen)"
-              r"|(?:could not|couldn't|could n't|can't|cannot) see anything|no picture)\b")
+              r"|(?:could not|couldn't|could n't|can't|cannot) see anything|no picture"
+              # "while the camera showed nothing", "when there was nothing to see"
+              r"|(?:showed|shows|showing|displayed|displaying)\s+nothing|nothing\s+to\s+(?:see|be\s+seen|look\s+at))\b")
 _WHILE_DARK = re.compile(
     r"\b(?:while|when|during|as)\b[^?]*" + DARK_WORDS
     + r"|\b(?:dark|black|blank)\s+(?:screen|picture|image|frames?|stretch|part|scene)\b",
@@ -275,7 +287,9 @@ _SPATIAL = (r"next to|close to|in front of|on top of|near|beside|behind|undernea
 _LEADING_SPATIAL = re.compile(rf"^\s*({_SPATIAL})\s+(?:what|which)\b", re.I)
 _PLACE = re.compile(
     r"^\s*where\b|\b(?:what|which) (?:place|city|town|country|station|destination|location|spot)\b"
-    rf"|\bwhere (?:to|does|did|is|was|are|were)\b|{_LEADING_SPATIAL.pattern}",
+    rf"|\bwhere (?:to|does|did|is|was|are|were)\b|{_LEADING_SPATIAL.pattern}"
+    # "Tom left the laptop where?": a "where" that closes the question asks a place
+    r"|\b\w+\s+where(?:\s+(?:exactly|precisely|again))?\s*[?.!]?\s*$",
     re.I,
 )
 
@@ -538,6 +552,11 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     if pair is not None:
         order = "first" if pair[2].lower() in ("first", "earlier", "earliest", "sooner") else "last"
         return QuestionShape(order=order, compared=(_clean(pair[0]), _clean(pair[1])),
+                             counts=counts, asks_stream=asks_stream, focus=focus, **extra)
+    m = _ONE_BEFORE_OTHER.match(q)
+    if m and _clean(m.group(1)) and _clean(m.group(3)):
+        order = "first" if m.group(2).lower() in ("before", "earlier than", "sooner than", "ahead of") else "last"
+        return QuestionShape(order=order, compared=(_clean(m.group(1)), _clean(m.group(3))),
                              counts=counts, asks_stream=asks_stream, focus=focus, **extra)
     m = _OTHER_PAIR.search(q)
     if m and _clean(m.group(2)) and _clean(m.group(3)):

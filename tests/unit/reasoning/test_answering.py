@@ -3272,7 +3272,15 @@ def test_contractions_are_spelled_out(question, spelled):
     "question, plain",
     [
         ("Can you tell me where Tom left the bag?", "Where Tom left the bag?"),
-        ("Please, tell me what colour the lamp is.", "What colour the lamp is."),
+        ("Please, tell me what colour the lamp is.", "What colour the lamp is?"),
+        # a question embedded in a statement or a polite frame (session 84)
+        ("I'm trying to remember when Maria is meeting the volunteer.", "When Maria is meeting the volunteer?"),
+        ("Do you happen to know at what time Daniel sees the captain?", "At what time Daniel sees the captain?"),
+        ("I can't remember how many novels Omar bought.", "How many novels Omar bought?"),
+        ("Can you remind me where Diego put the watering can down?", "Where Diego put the watering can down?"),
+        ("I was wondering, who fixed the lamp?", "Who fixed the lamp?"),
+        ("I'd like to know the time of the flower show.", "What is the time of the flower show?"),
+        ("I forgot Tom's birthday.", "I forgot Tom's birthday."),
         ("Do you know who's fixing the ladle?", "Who is fixing the ladle?"),
         ("Any idea how much the egg costs?", "How much the egg costs?"),
         # no question word after it: a request for something else, kept
@@ -3303,8 +3311,8 @@ def test_a_request_around_a_question_is_dropped(question, plain):
         # a bare noun phrase asking for a kind of fact, and a request for one
         ("Price of the novel?", "What is the price of the novel?"),
         ("Closing time on the sign in garden-cam?", "What is the closing time on the sign in garden-cam?"),
-        ("I need the time of Mei's appointment.", "What is the time of Mei's appointment."),
-        ("Tell me the colour Henrik painted the brochure.", "What is the colour Henrik painted the brochure."),
+        ("I need the time of Mei's appointment.", "What is the time of Mei's appointment?"),
+        ("Tell me the colour Henrik painted the brochure.", "What is the colour Henrik painted the brochure?"),
         # frames, clauses and phrases that are not questions stay as they are
         ("In garden-cam, when the image went black, what were they saying?",
          "In garden-cam, when the image went black, what were they saying?"),
@@ -3326,9 +3334,36 @@ def test_a_question_in_a_loose_spoken_build_is_put_in_order(question, plain):
 
 
 @pytest.mark.parametrize(
+    "question, plain",
+    [
+        ("where did omar leave the spade", "where did Omar leave the spade"),
+        ("what did grace say about the bill", "what did Grace say about the bill"),
+        ("how much is the mark down on the rose", "how much is the mark down on the rose"),
+        ("Where did omar leave it?", "Where did omar leave it?"),  # written with capitals: as written
+    ],
+)
+def test_given_names_typed_in_lower_case_are_read_as_names(question, plain):
+    """Session 84: a question typed all in lower case named nobody ("omar" was no key term)."""
+    from episodic.retrieval.plain_wording import asked_plainly
+    from episodic.retrieval.query_analysis import QueryAnalyzer
+
+    assert asked_plainly(question) == plain
+    if plain != question:
+        assert QueryAnalyzer(HashEmbedder()).analyze(question).names_someone
+
+
+@pytest.mark.parametrize(
     "question, field, value",
     [
         ("What's the latest Maria can see the driver?", "focus", "time"),
+        # session 84: a question embedded in a statement, one of two offered with its reverse,
+        # a screen that "showed nothing"
+        ("I'm trying to remember when Maria is meeting the volunteer.", "focus", "time"),
+        ("Tom left the laptop where?", "focus", "place"),
+        ("Was the time of the flower show mentioned before where Diego left the watering can, or the other way round?",
+         "compared", ("the time of the flower show", "where Diego left the watering can")),
+        ("Did the rope come up after the price of the novel, or before?", "order", "last"),
+        ("What was being discussed while garden-cam showed nothing?", "said_while_dark", True),
         ("Diego sees the librarian when exactly?", "focus", "time"),
         ("I need the time of Mei's appointment with the stylist.", "focus", "time"),
         ("What was mentioned right after the time of the flower show?", "focus", "any"),  # not asked
