@@ -648,6 +648,18 @@ def _clause_modality(words: Sequence[str]) -> str | None:
     return None
 
 
+def _names_seeing_outside(question: str, shape: QuestionShape) -> bool:
+    """Whether ``question`` names seeing (a visual cue or a colour) outside the moments its
+    order places ("the colour of Ruth's anchor" in "What followed the colour of Ruth's
+    anchor?" is a topic that was talked about, not something to look at)."""
+    rest = question
+    for moment in (shape.anchor, *shape.compared):
+        if moment:
+            rest = re.sub(re.escape(moment), " ", rest, flags=re.I)
+    words = tokens(rest.replace("on-screen", "onscreen"))
+    return any((w in VISUAL_CUES and not _names_a_show(words, i)) or w in COLOUR_WORDS for i, w in enumerate(words))
+
+
 class QueryAnalyzer:
     """Classifies questions by modality (Table 6's four types) without the language model."""
 
@@ -755,6 +767,11 @@ class QueryAnalyzer:
             # names neither ("is the machine working?") is not cross-modal, whatever it resembles.
             scores[QueryType.VIDEO_AUDIO] = round(min(scores.values()) - 0.01, 4)
         best = max(scores, key=lambda t: scores[t])
+        if best is QueryType.VIDEO and shape.order and not _names_seeing_outside(question, shape):
+            # "What followed the price of the tomato plant?": an order question that names no
+            # seeing outside the moments it places is about what was said or written next,
+            # whatever questions about pictures it resembles
+            best = max((t for t in scores if t is not QueryType.VIDEO), key=lambda t: scores[t])
 
         cue_modality = target_modality = None
         if shape.pictured_while or shape.said_while_pictured:
