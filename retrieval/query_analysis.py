@@ -534,7 +534,7 @@ GENERIC_QUESTION_WORDS = frozenset(stem(w) for w in _wordset(
     someone something somebody anyone everyone type kind sort way lot bit subject topic theme
     main mostly mainly background nobody noone location locations spot whereabouts position count
     total quantity start new old next last right correct exact current latest usual same final actual
-    expensive cheap pricey costly dear
+    expensive cheap pricey costly dear money
     """
 ))
 # What a camera or a recording does to what it holds ("which camera picked up the engine?")
@@ -583,6 +583,9 @@ _PRESENT_VERBS = _wordset(
 # Words of time and place that end a noun phrase without being its head ("where is the
 # umbrella now?", "who takes care of the anchor these days?")
 _PHRASE_ENDS = _wordset("now today tonight tomorrow yesterday here there later earlier again still currently")
+# what names a kind of time: "the closing time", "the opening hours", "the departure time"
+_TIME_KIND_WORDS = _wordset("opening closing starting finishing departure arrival leaving boarding")
+_TIME_NOUNS = _wordset("time times hour hours")
 # Words that measure or hold a thing rather than being it: in "a bottle of shampoo" the question
 # is about the shampoo, and "The shampoo is 25 euros" (or "… a mortal on shampoo …", the
 # container misheard) answers it
@@ -629,6 +632,9 @@ def object_terms_of(text: str) -> list[str]:
             j += 1
         if subject and len(run) >= 2 and not verb_seen:
             run = run[:-1]
+        if run and (run[-1] in _TIME_NOUNS or (j < len(words) and words[j] in _TIME_NOUNS)):
+            # "the closing time", "the opening hours": the kind of time asked for, not a thing
+            run = [w for w in run if w not in _TIME_KIND_WORDS]
         heads = [stem(w) for w in run if stem(w) not in GENERIC_QUESTION_WORDS and w not in names]
         if heads and heads[-1] in _MEASURE_NOUNS and j < len(words) and words[j] == "of":
             heads = heads[:-1]  # "a bottle of shampoo": the shampoo is the thing

@@ -945,6 +945,12 @@ def test_end_to_end_unanswerable_is_refused(qa):
         ("What does the crate of fish sell for?", ["fish"]),
         ("What is the new room for the story hour?", ["story"]),  # "new" is no thing
         ("What was talked about right before the colour of Grace's anchor?", ["anchor"]),
+        # a kind of time and a sum of money are no things (session 84: "What's the closing time
+        # written on the sign?" was refused for a sign that says "OPEN UNTIL 10 PM")
+        ("What is the closing time written on the sign in garden-cam?", []),
+        ("What is the departure time of the night train?", ["train"]),
+        ("How much money is the tomato plant?", ["plant"]),
+        ("What time does the closing ceremony start?", ["ceremony"]),
     ],
 )
 def test_object_terms_are_the_things_asked_about(question, objects):
