@@ -272,6 +272,10 @@ class MemoryQA:
         clock = Deadline(req.deadline_s)
         s = self.settings
         with clock.stage("analysis"):
+            # every stage reads the question in the plain wording the analysis reads ("Do you
+            # happen to know at what time Tom sees the baker?" as "At what time Tom sees the
+            # baker?"): the words of a request are no hot words to listen for, no terms to find
+            req = replace(req, question=asked_plainly(req.question))
             # "what was on screen at 0:50 in garden-cam?": the seconds around it, the question
             # without its time
             req, anchor = self.direct.scoped_to_moment(req)

@@ -246,3 +246,20 @@ def test_a_question_about_the_recordings_is_answered_from_their_structure(qa: Me
     assert qa.ask(AskRequest("How many recordings are there?")).answer.startswith("2 (")
     length = qa.ask(AskRequest("How long is the kitchen recording?", scope=Scope(stream_ids=("kitchen",))))
     assert length.answer == "18 s (kitchen)", length.answer
+
+
+def test_every_stage_reads_the_question_in_its_plain_wording(qa: MemoryQA) -> None:
+    """Session 84: a request around a question ("Do you happen to know …") was dropped by the
+    analysis only; the later stages read the words as asked, and "know" became a hot word to
+    listen for when the memory was heard again."""
+    seen: list[str] = []
+    scoped = qa.direct.scoped_to_moment
+
+    def spy(req: AskRequest):
+        seen.append(req.question)
+        return scoped(req)
+
+    qa.direct.scoped_to_moment = spy  # type: ignore[method-assign]
+    result = qa.ask(AskRequest("Do you happen to know when the train to Oxford leaves?"))
+    assert seen == ["When the train to Oxford leaves?"]
+    assert "eleven" in result.answer.lower()
