@@ -3,6 +3,8 @@
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from episodic.qa_set import Interval, MomentQuery, QAItem, QASet, Recording
 
 _spec = importlib.util.spec_from_file_location(
@@ -49,26 +51,22 @@ def test_session_82_rewordings_cover_the_dev_wordings_and_fill_every_slot():
     assert [(i.id, i.question) for i in out.items] == [("rd1", "What's the number of novels Omar bought?")]
 
 
-def test_session_82_check_rewords_with_every_slot_filled():
-    table = qa_rewordings.TABLES["session82-check"]
-    assert qa_rewordings.reword("Where was the spade left by Omar?", 0, table) == "Any idea where Omar left the spade?"
-    assert qa_rewordings.reword("Which camera recorded the talk about the rope?", 0, table) == (
-        "the rope: which camera was that on?")
-
-
-def test_session_83_check_rewords_with_every_slot_filled():
-    table = qa_rewordings.TABLES["session83-check"]
-    assert qa_rewordings.reword("Where was the spade left by Omar?", 0, table) == "Omar left the spade where?"
-    assert qa_rewordings.reword("When will Daniel get together with the captain?", 0, table) == (
-        "When are Daniel and the captain supposed to meet?")
-    assert qa_rewordings.reword("What is the main subject of garden-cam?", 0, table) == "Sum up garden-cam for me."
-
-
-def test_session_84_check_rewords_with_every_slot_filled():
-    table = qa_rewordings.TABLES["session84-check"]
-    assert qa_rewordings.reword("Where was the spade left by Omar?", 0, table) == "Where'd Omar leave the spade?"
-    assert qa_rewordings.reword("When will Daniel get together with the captain?", 0, table) == (
-        "What's the time of the get-together between Daniel and the captain?")
-    assert qa_rewordings.reword("Where is the rope now?", 0, table) == "where's the rope now"
-    assert qa_rewordings.reword('On which camera was the sign "Quiet please" visible?', 0, table) == (
-        'Which camera could see a sign saying "Quiet please"?')
+@pytest.mark.parametrize(
+    "table, question, reworded",
+    [
+        ("session82-check", "Where was the spade left by Omar?", "Any idea where Omar left the spade?"),
+        ("session82-check", "Which camera recorded the talk about the rope?", "the rope: which camera was that on?"),
+        ("session83-check", "Where was the spade left by Omar?", "Omar left the spade where?"),
+        ("session83-check", "When will Daniel get together with the captain?",
+         "When are Daniel and the captain supposed to meet?"),
+        ("session83-check", "What is the main subject of garden-cam?", "Sum up garden-cam for me."),
+        ("session84-check", "Where was the spade left by Omar?", "Where'd Omar leave the spade?"),
+        ("session84-check", "When will Daniel get together with the captain?",
+         "What's the time of the get-together between Daniel and the captain?"),
+        ("session84-check", "Where is the rope now?", "where's the rope now"),
+        ("session84-check", 'On which camera was the sign "Quiet please" visible?',
+         'Which camera could see a sign saying "Quiet please"?'),
+    ],
+)
+def test_the_check_tables_reword_with_every_slot_filled(table, question, reworded):
+    assert qa_rewordings.reword(question, 0, qa_rewordings.TABLES[table]) == reworded
