@@ -93,7 +93,7 @@ _ONE_BEFORE_OTHER = re.compile(
     r"(?:come up|came up|mentioned|said|discussed|talked about|brought up|raised|shown|heard)\s+"
     r"(before|earlier than|sooner than|ahead of|after|later than)\s+(.+?)\s*,?\s+or\s+"
     r"(?:(?:was\s+it\s+|is\s+it\s+)?(?:the\s+other\s+way\s+a?round|vice\s+versa|the\s+reverse|the\s+opposite)"
-    r"|(?:after|later|before|earlier|afterwards)(?:\s+(?:it|that|than\s+that))?|not)\s*[?.!]?\s*$",
+    r"|(?:after|later|before|earlier|afterwards)(?:\s+(?:it|that|than\s+that))?)\s*[?.!]?\s*$",
     re.I,
 )
 # "Of the seed packet and the flower show, which one was talked about first?"
