@@ -66,6 +66,9 @@ def test_session_82_rewordings_cover_the_dev_wordings_and_fill_every_slot():
         ("session84-check", "Where is the rope now?", "where's the rope now"),
         ("session84-check", 'On which camera was the sign "Quiet please" visible?',
          'Which camera could see a sign saying "Quiet please"?'),
+        ("session84-blind", "Where was the spade left by Omar?", "I was wondering where Omar left the spade."),
+        ("session84-blind", "Which was mentioned first: the rope or the bell?",
+         "Did the rope come up before the bell, or was it the other way around?"),
     ],
 )
 def test_the_check_tables_reword_with_every_slot_filled(table, question, reworded):
