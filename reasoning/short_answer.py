@@ -344,13 +344,22 @@ _TIME_WORDS = re.compile(r"\b(?:past|to|half|quarter|o'?clock|noon|midnight)\b",
 _HOUR_MARK = r"\s*(?:[ap]\.?\s?m\b\.?|o\s?'?\s?clock\b)"
 
 
+_NAMED_TIME = re.compile(r"\b(?:(?:twelve|12)\s+)?(?:noon|midday|midnight)\b", re.I)
+
+
+def _named_time(text: str) -> str:
+    """A time of day said by its name and no number ("at noon", "by midnight"), or ""."""
+    m = _NAMED_TIME.search(text)
+    return m.group(0) if m else ""
+
+
 def _told_time(text: str) -> str:
     """The clock time ``text`` tells, as said, or "": "6.25", "7:30" (from "730"), "quarter
     past 12", "3 p.m."; never a count ("six onions"), a room or gate number read as a time
     ("Room 101" is not 1:01), or a bare hour with nothing saying it is one ("at 22")."""
     found = _number(text, "time")
     if not found:
-        return ""
+        return _named_time(text)
     words = _words(text)
     for i, w in enumerate(words):  # the number a label names ("room 101", "gate 12") is no time
         if i and words[i - 1].lower() in _LABELS and _clock(w) == found:
@@ -449,6 +458,8 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
                 return Span(role, unit, GUESSED_SPAN_QUALITY)
     elif focus in ("time", "number"):
         found = _number(text, focus, asked, counted=focus == "number" and counts_things(analysis.question))
+        if not found and focus == "time":
+            found = _named_time(text)  # "The pool opens at noon."
     elif focus == "colour":
         found = _colour(text)
         if not found and unit.modality == "speech":

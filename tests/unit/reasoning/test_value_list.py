@@ -24,6 +24,9 @@ def test_which_questions_ask_for_every_value(question: str, kind: str | None) ->
 def test_values_as_said() -> None:
     assert values_of_kind("The ferry crossing starts at 8.35.", "time") == ["8.35"]
     assert values_of_kind("The flower show started at 22.", "time") == []  # a bare hour is a guess
+    # a time of day said by its name (session 84: "The swimming pool opens at noon." had no time in it)
+    assert values_of_kind("The swimming pool opens at noon.", "time") == ["noon"]
+    assert values_of_kind("We should be finished before the afternoon.", "time") == []
     assert values_of_kind("The sailing race is in room 4 or 7.", "room") == ["room 407"]
     assert values_of_kind("I am in the waiting room.", "room") == []
     assert values_of_kind("You can get a sandwich for £10 here.", "price") == ["10 pounds"]
