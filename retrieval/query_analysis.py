@@ -663,7 +663,12 @@ def _names_seeing_outside(question: str, shape: QuestionShape) -> bool:
         if moment:
             rest = re.sub(re.escape(moment), " ", rest, flags=re.I)
     words = tokens(rest.replace("on-screen", "onscreen"))
-    return any((w in VISUAL_CUES and not _names_a_show(words, i)) or w in COLOUR_WORDS for i, w in enumerate(words))
+    return bool(_visual_cues(words)) or any(w in COLOUR_WORDS for w in words)
+
+
+def _visual_cues(words: Sequence[str]) -> list[str]:
+    """The words of seeing in ``words`` ("shown", "picture"), not "show" naming a show."""
+    return [w for i, w in enumerate(words) if w in VISUAL_CUES and not _names_a_show(words, i)]
 
 
 class QueryAnalyzer:
@@ -748,7 +753,7 @@ class QueryAnalyzer:
             audio += [w for w in words if w in TALK_TOPIC_WORDS]
         if text_cues and not connectors:
             audio = [w for w in audio if w not in SAY_VERBS]
-        visual = [w for i, w in enumerate(words) if w in VISUAL_CUES and not _names_a_show(words, i)]
+        visual = _visual_cues(words)
         colours = [w for w in words if w in COLOUR_WORDS]
         actions = [w for w in words if w in ACTION_CUES]
         gist = [w for w in words if w in SUMMARY_CUES]
