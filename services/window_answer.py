@@ -2,8 +2,9 @@
 "what happened on camera 2 this morning?", "summarise the last hour of stream cam1", "what
 happened between minute 10 and 20?".
 
-A question is taken here when it asks for a summary (its type is SUMMARY, or it says
-"summarise", "what happened", …) and names a time (:mod:`retrieval.window_scope`), or names a
+A question is taken here when it asks for a summary (it says "summarise", "what happened", …,
+or its type is SUMMARY and it asks for no one fact: a name, time, place, number or colour) and
+names a time (:mod:`retrieval.window_scope`), or names a
 stream and asks in so many words what happened there; a multiple-choice question, one that
 asks to look again (``inspect``), or one with no summary stored for its streams, goes the usual
 way (the top-k events). The answer is the
@@ -74,6 +75,11 @@ class WindowAnswerer:
         question = req.question
         summary_words = asks_for_summary(question)
         if req.options or req.inspect or not (summary_words or analysis.query_type is QueryType.SUMMARY):
+            return None
+        if not summary_words and analysis.shape.focus != "any":
+            # "Who is in charge of the toolbox today?", "When is Rafael seeing the accountant
+            # today?": one fact is asked for (a name, a time…), the time phrase only places it;
+            # the window's summary is not an answer to it
             return None
         asked = asked_time(question)
         known = list(req.scope.stream_ids) if req.scope.stream_ids is not None else [

@@ -333,6 +333,10 @@ def test_other_questions_keep_the_usual_way(hour: Components) -> None:
         # one moment placed against another, and a moment of the stream's own time
         ("What happened right after the screen went dark on cam2?", {}),
         ("What happened at the 20-minute mark on cam2?", {}),
+        # one fact asked for, placed by its time phrase: not the window's summary
+        ("Who is in charge of the ladle today?", {}),
+        (f"When is {w1.name} seeing the baker today?", {}),
+        ("How much did the bread cost this morning?", {}),
     ]:
         _, trace = _ask(hour, question, **kw)
         assert "windows" not in trace.notes, question
