@@ -407,9 +407,71 @@ BLIND84_REWORDINGS: list[tuple[str, list[str]]] = [
     (r"^(?:What is the (.+) recording mostly about|What is the main subject of (.+))\?$", ["Can you summarise {0}{1}?"]),
     (r"^Name one person who was mentioned in the (.+) recording\.$", ["Who gets mentioned in {0}?"]),
 ]
+# Session 85's check: a seventh set, one wording each, written at the start of session 85 before
+# any rule it measures was changed, and never used to change one. It asks in styles the earlier
+# sets do not: the thing asked about held by its owner ("Leila's car jack", "Where is Tom's
+# umbrella?"), counted by a number ("one onion"), and fact questions that carry a time of day
+# ("… today", "… this morning", "tonight") without asking what happened then.
+CHECK85_REWORDINGS: list[tuple[str, list[str]]] = [
+    (r"^(?:At what time is|When is) (\w+) meeting the (.+?)\?$", ["When is {0}'s meeting with the {1} today?"]),
+    (r"^When does (\w+) meet the (.+)\?$", ["{0}'s meeting with the {1}: what time is it today?"]),
+    (r"^When is (\w+)'s appointment with the (.+)\?$", ["At what time is {0}'s appointment with the {1} today?"]),
+    (r"^What time does (\w+) see the (.+)\?$", ["When will {0} see the {1} today?"]),
+    (r"^(?:When does|What time must) (\w+) (?:have to )?see the (.+)\?$", ["What time is {0}'s visit to the {1}?"]),
+    (r"^(?:At what time are the (.+) and (\w+) getting together|When will (\w+) get together with the (.+))\?$", ["When is {1}{2}'s get-together with the {0}{3} today?"]),
+    (r"^(?:When does|At what time does|What time does|When is) the (.+?) (?:start|begin|starting|get going|open)\?$", ["What time does today's {0} start?"]),
+    (r"^What time is the (.+)\?$", ["When is the {0} tonight?"]),
+    (r"^Where (?:did (\w+) (?:leave|put|move) the (.+)|was the (.+) left by (\w+))\?$", ["Next to what is {0}{3}'s {1}{2}?"]),
+    (r"^Where is the (.+) that (\w+) put down\?$", ["Where's {1}'s {0} at the moment?"]),
+    (r"^Where does (\w+) keep the (.+)\?$", ["Where is {0}'s {1} kept?"]),
+    (r"^At what place is the (.+) kept\?$", ["Where's the {0} kept these days?"]),
+    (r"^Where is the (.+) now\?$", ["Where is the {0} right now?"]),
+    (r"^How many (.+) did (\w+) buy\?$", ["How many {0} did {1} buy today?"]),
+    (r"^How many (.+) did (\w+) order\?$", ["How many {0} are in {1}'s order?"]),
+    (r"^What number of (.+) did (\w+) buy this morning\?$", ["What was the number of {0} {1} bought this morning?"]),
+    (r"^How many (.+) were ordered by (\w+)\?$", ["{1}'s order had how many {0}?"]),
+    (r"^How many (.+) does (\w+) have\?$", ["How many {0} has {1} got today?"]),
+    (r"^How many (.+) are in (\w+)'s bag\?$", ["In {1}'s bag, how many {0} are there?"]),
+    (r"^How many (.+) are left\?$", ["How many {0} are still left today?"]),
+    (r"^(?:How much does|What does) (?:the|a) (.+?) cost(?: at the counter| here)?\?$", ["How much for one {0}?"]),
+    (r"^What is the (?:sale )?price of the (.+?)(?: today)?\?$", ["What does one {0} cost today?"]),
+    (r"^How much is (?:an?|the) (.+?)(?: on sale for)?\?$", ["How much do they want for one {0}?"]),
+    (r"^For how much can you get a (.+)\?$", ["What's one {0} selling for?"]),
+    (r"^(?:Who is repairing|Which person is fixing) the (.+)\?$", ["Who is repairing the {0} today?"]),
+    (r"^Who (?:will clean|is cleaning) the (.+?)(?: after lunch)?\?$", ["Who's responsible for cleaning the {0} this afternoon?"]),
+    (r"^Who (?:looks after|takes care of) the (.+?)(?: these days)?\?$", ["Who is in charge of the {0} at the moment?"]),
+    (r"^(?:Whom should you ask about|Who do you ask if you need) the (.+)\?$", ["Who's the go-to person for the {0} today?"]),
+    (r"^(?:Which room is|In what room is|What room is) the (.+?) (?:in|in now)?\?$", ["Which room is today's {0} in?"]),
+    (r"^In what room is the (.+)\?$", ["The {0} tonight is in which room?"]),
+    (r"^Which room has the (.+) moved to\?$", ["Today's {0} has moved: to which room?"]),
+    (r"^What colour did (\w+) paint the (.+)\?$", ["What colour is {0}'s {1} now?"]),
+    (r"^Which colour is the (.+) that (\w+) painted\?$", ["{1}'s {0}: which colour was it painted?"]),
+    (r"^(?:What colour does (\w+) want the (.+) to be|Which colour should (\w+)'s (.+) be)\?$", ["Which colour is wanted for {0}{2}'s {1}{3}?"]),
+    (r"^What (?:was mentioned right after|came up next after) (.+)\?$", ["Today, what was mentioned right after {0}?"]),
+    (r"^What was mentioned just before (.+)\?$", ["Earlier today, what came just before {0}?"]),
+    (r"^Which was mentioned first: (.+) or (.+)\?$", ["Which came first this morning: {0} or {1}?"]),
+    (r"^(?:In which recording was (.+) mentioned|Which camera recorded the talk about (.+))\?$", ["Which recording talked about {0}{1} today?"]),
+    (r"^Which camera showed (.+)\?$", ["Which camera had {0} on it today?"]),
+    (r"^On which camera was the sign (\".+\") visible\?$", ["On which camera was the sign {0} up today?"]),
+    (r"^In which recording could (.+) be heard\?$", ["Which recording picked up {0} this morning?"]),
+    (r"^How many times was the (.+) mentioned in (.+)\?$", ["How many times today was the {0} mentioned in {1}?"]),
+    (r"^(?:Besides people talking, what could you hear|Besides speech, what could be heard|Apart from people talking, which sound was) in (?:the )?(.+?)(?: recording)?\?$", ["What sounds besides speech were there in {0} today?"]),
+    (r"^In the (.+) recording a picture was shown that nobody talked about\. What did it show\?$", ["In {0}'s recording, what did the picture nobody mentioned show?"]),
+    (r"^(?:Which of these appeared in a picture in the (.+) recording|What could be seen in a photo on screen in (.+))\?$", ["Which of these appeared in {0}{1}'s picture?"]),
+    (r"^What picture was on screen while someone talked about (.+)\?$", ["What was on the screen today while someone discussed {0}?"]),
+    (r"^What was mentioned while a picture of (.+) was on screen\?$", ["While the picture of {0} was up today, what was said?"]),
+    (r"^What could be heard while the picture was dark in (.+)\?$", ["What did {0}'s sound have while its picture was dark?"]),
+    (r"^What was talked about while the screen was dark in (.+)\?$", ["What was discussed in {0} while its screen was dark?"]),
+    (r"^(?:Which (\w+) number was shown on a sign in|What number did the (\w+) sign in) (.+?)(?: show)?\?$", ["What {0}{1} number was on {2}'s sign?"]),
+    (r"^According to the sign in (.+), on which day is it closed\?$", ["Which day is it closed, according to {0}'s sign?"]),
+    (r"^Until what time is it open, according to the sign in (.+)\?$", ["What time does it close today, going by the sign in {0}?"]),
+    (r"^(?:What is the (.+) recording mostly about|What is the main subject of (.+))\?$", ["What is {0}{1}'s recording about today?"]),
+    (r"^Name one person who was mentioned in the (.+) recording\.$", ["Name someone who was talked about in {0} today."]),
+]
 TABLES = {"session19": REWORDINGS, "session82": FRESH_REWORDINGS, "session82-check": CHECK_REWORDINGS,
           "session83-check": CHECK83_REWORDINGS,
-          "session84-check": CHECK84_REWORDINGS, "session84-blind": BLIND84_REWORDINGS}
+          "session84-check": CHECK84_REWORDINGS, "session84-blind": BLIND84_REWORDINGS,
+          "session85-check": CHECK85_REWORDINGS}
 
 
 def reword(question: str, n: int, table: list[tuple[str, list[str]]] = REWORDINGS) -> str | None:

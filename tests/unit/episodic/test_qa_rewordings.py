@@ -69,6 +69,10 @@ def test_session_82_rewordings_cover_the_dev_wordings_and_fill_every_slot():
         ("session84-blind", "Where was the spade left by Omar?", "I was wondering where Omar left the spade."),
         ("session84-blind", "Which was mentioned first: the rope or the bell?",
          "Did the rope come up before the bell, or was it the other way around?"),
+        ("session85-check", "Where was the spade left by Omar?", "Next to what is Omar's spade?"),
+        ("session85-check", "When will Daniel get together with the captain?",
+         "When is Daniel's get-together with the captain today?"),
+        ("session85-check", "How much is an onion?", "How much do they want for one onion?"),
     ],
 )
 def test_the_check_tables_reword_with_every_slot_filled(table, question, reworded):
