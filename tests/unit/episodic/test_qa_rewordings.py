@@ -73,6 +73,9 @@ def test_session_82_rewordings_cover_the_dev_wordings_and_fill_every_slot():
         ("session85-check", "When will Daniel get together with the captain?",
          "When is Daniel's get-together with the captain today?"),
         ("session85-check", "How much is an onion?", "How much do they want for one onion?"),
+        ("session85-blind", "Where was the spade left by Omar?", "Where can Omar's spade be found?"),
+        ("session85-blind", "What could be heard while the picture was dark in garden-cam?",
+         "What was on garden-cam's soundtrack while the screen was black?"),
     ],
 )
 def test_the_check_tables_reword_with_every_slot_filled(table, question, reworded):
