@@ -150,9 +150,10 @@ def main() -> None:
                     help="ask the questions in other words (benchmarks/qa_rewordings.py; no moment queries): "
                          "session 19's rewordings (the default), session 82's (written later, tuned on less), "
                          "session 82's check (written after its rules, never tuned on), session 83's check "
-                         "(written before that session's changes, never tuned on), session 84's check (likewise) or session 84's "
-                         "blind check (written after that session's rules, never tuned on) or session 85's check (written before "
-                         "that session's changes: owners, numbers and times of day)")
+                         "(written before that session's changes, never tuned on), session 84's check (likewise), session 84's "
+                         "blind check (written after that session's rules, never tuned on), session 85's check (written before "
+                         "that session's changes: owners, numbers and times of day) or session 85's blind check (its styles in "
+                         "other words, written after its rules, never tuned on)")
     args = ap.parse_args()
     console = Console(stderr=True)
     splits = ("dev", "heldout") if args.split == "both" else (args.split,)
