@@ -128,7 +128,22 @@ def _clock_phrases(tokens: list[str]) -> list[str]:
     return out
 
 
+# British and American spellings of one word say the same thing: "the tire rack" answers
+# "where is the wrench?" as well as "the tyre rack" does (the recogniser writes one, the
+# script the other). The British form stands for both.
+_SPELLINGS = {
+    "tire": "tyre", "tires": "tyres", "color": "colour", "colors": "colours", "gray": "grey",
+    "center": "centre", "centers": "centres", "theater": "theatre", "meter": "metre",
+    "meters": "metres", "liter": "litre", "liters": "litres", "favor": "favour",
+    "neighbor": "neighbour", "neighbors": "neighbours", "harbor": "harbour", "jewelry": "jewellery",
+    "aluminum": "aluminium", "program": "programme", "catalog": "catalogue", "donut": "doughnut",
+    "donuts": "doughnuts", "pajamas": "pyjamas", "mustache": "moustache", "plow": "plough",
+    "cozy": "cosy", "curb": "kerb", "whiskey": "whisky", "organize": "organise", "practice": "practise",
+}
+
+
 def _stem(tok: str) -> str:
+    tok = _SPELLINGS.get(tok, tok)
     if tok.isdigit() or len(tok) <= 3:
         return tok
     if tok.endswith("ies") and len(tok) > 4:

@@ -48,7 +48,13 @@ from episodic.retrieval.text_match import (
     spell_out_written_to,
     words_and_pairs,
 )
-from episodic.retrieval.value_kinds import CURRENCY_WORDS, counts_things, currency_signs_spelt
+from episodic.retrieval.value_kinds import (
+    CURRENCY_WORDS,
+    PRICE,
+    asked_kinds,
+    counts_things,
+    currency_signs_spelt,
+)
 
 MAX_WORDS = 8
 # a span guessed rather than read (the words the question lacks; a colour a misheard word
@@ -167,15 +173,37 @@ def _money(words: Sequence[str], j: int) -> bool:
     return j < len(words) and words[j].lower().strip(".,;:!?") in CURRENCY_WORDS
 
 
-def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(), counted: bool = False) -> str:
+# what makes a number a time of day rather than an amount: "at 1.30 a.m.", "at 7", "20 past 11"
+_CLOCK_BEFORE = {"at", "until", "till", "from", "by", "around"}
+_CLOCK_AFTER = re.compile(r"^(?:[ap]\.?m\.?|o['’]?clock|sharp)$", re.I)
+_CLOCK_INSIDE = {"past", "half", "quarter"}
+
+
+def _said_as_a_clock_time(words: Sequence[str], i: int, j: int) -> bool:
+    """Whether the number phrase ``words[i:j]`` is said as a time of day, not an amount of
+    money: "We will start the concert at 1.30 a.m." holds no price of concert tickets."""
+    if _money(words, j):
+        return False
+    after = words[j].strip(",;:!?") if j < len(words) else ""
+    before = words[i - 1].lower() if i > 0 else ""
+    return (bool(_CLOCK_AFTER.match(after)) or before in _CLOCK_BEFORE
+            or any(w.lower() in _CLOCK_INSIDE for w in words[i:j]))
+
+
+def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(), counted: bool = False,
+            priced: bool = False) -> str:
     """The number ``focus`` asks for in ``text`` (a clock time for "time"), as said; for a
-    ``counted`` question ("how many ropes …?") never an amount of money."""
+    ``counted`` question ("how many ropes …?") never an amount of money, for a ``priced`` one
+    ("how much did the tickets cost?") never a time of day."""
     text = currency_signs_spelt(spell_out_written_to(text))
     words = _words(text)
     order = list(range(len(words)))
     if focus == "time":  # "room 312 opens at 920": the number after "at" is the time
         order.sort(key=lambda i: not (i > 0 and words[i - 1].lower() in _AT))
+    clock: set[int] = set()  # the words of times of day passed over for a price
     for i in order:
+        if i in clock:
+            continue
         code = _spoken_code(words, i, focus) or (
             _first_digit_heard_as_word(words, i, asked) if focus == "number" and not counted else "")
         if code:
@@ -189,6 +217,9 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
         phrase = words[i:j]
         if counted and _money(words, j):
             continue  # "The seed packet is 45 dollars" holds no count of seed packets
+        if priced and _said_as_a_clock_time(words, i, j):
+            clock.update(range(i, j))
+            continue
         if focus == "time" and len(phrase) == 1:
             nxt = words[j] if j < len(words) else ""
             if re.fullmatch(r"\d{1,2}", phrase[0]) and re.fullmatch(r"\d{2}", nxt) and int(phrase[0]) <= 23 and int(nxt) < 60:
@@ -200,7 +231,7 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
     if focus == "number":
         for i, w in enumerate(words):
             if w.lower() in ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten") \
-                    and not (counted and _money(words, i + 1)):
+                    and not (counted and _money(words, i + 1)) and i not in clock:
                 return " ".join(words[i : i + 2])
     return ""
 
@@ -457,7 +488,9 @@ def span_in(unit: Unit, analysis: QueryAnalysis) -> Span | None:
             if role:
                 return Span(role, unit, GUESSED_SPAN_QUALITY)
     elif focus in ("time", "number"):
-        found = _number(text, focus, asked, counted=focus == "number" and counts_things(analysis.question))
+        counted = focus == "number" and counts_things(analysis.question)
+        priced = focus == "number" and not counted and PRICE in asked_kinds(analysis.question)
+        found = _number(text, focus, asked, counted=counted, priced=priced)
         if not found and focus == "time":
             found = _named_time(text)  # "The pool opens at noon."
     elif focus == "colour":

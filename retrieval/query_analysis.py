@@ -599,19 +599,59 @@ _MEASURE_NOUNS = frozenset(stem(w) for w in _wordset(
 ))
 
 
+_POSSESSIVE = re.compile(r"\b(\w+)['’]s\s+([A-Za-z]+)")
+# what someone "has" that a sentence says with a verb: "Felix's appointment with the
+# fisherman" is "Felix will see the fisherman", with no appointment in it
+_DONE_NOT_OWNED = _wordset(
+    "meeting meetings appointment appointments visit visits get date session plan plans turn job task "
+    "order orders purchase purchases"
+)
+# "it's closed", "what's the price", "there's a sign": a contraction, not an owner
+_NOT_OWNERS = _wordset("it that what there here he she who where when how why let this everyone somebody someone one")
+
+
+def _owner_opens(m: re.Match[str]) -> str:
+    """ "Leila's car jack" → "the car jack": the thing owned is what the question is about,
+    and the owner is not (a name is a key term, checked on its own; "the hotel's swimming
+    pool" is about the pool). Not "Felix's appointment" (see ``_DONE_NOT_OWNED``), not "the
+    coffee's price" (a word saying what kind of fact is wanted), not "it's"."""
+    owner, word = m.group(1).lower(), m.group(2).lower()
+    if owner in _NOT_OWNERS or word in _DONE_NOT_OWNED or stem(word) in GENERIC_QUESTION_WORDS:
+        return m.group(0)  # "the coffee's price" is about the coffee: the owner is the thing
+    return f"the {m.group(2)}"
+# what a number before a word counts that is no thing: "at 5 sharp", "2 dollars"
+_NOT_COUNTED = _wordset(
+    """
+    am pm oclock sharp dollar dollars euro euros pound pounds cent cents penny pence percent
+    times people persons of or and to
+    """
+)
+
+
+def _counts_a_thing(words: Sequence[str], i: int) -> bool:
+    """Whether ``words[i]`` is a whole number counting the thing after it, which it then
+    opens like "a" does: "how much do they charge for one spark plug?" is about the spark
+    plug. A time ("1:15") is not a count, nor a number before a unit ("5 pm", "2 dollars")."""
+    if not words[i].isdigit() or i + 1 >= len(words):
+        return False
+    after = words[i + 1]
+    return after.isalpha() and after not in _NOT_COUNTED and after not in STOPWORDS and after not in _NP_OPENERS
+
+
 def object_terms_of(text: str) -> list[str]:
     """The things a question is about: the head word of each noun phrase ("the weather
     forecast" → forecast, "about snow" → snow, "the dog in the garden" → dog, garden), as
     stems, without generic question words (price, room, picture …), numbers and modality cues.
     Evidence that holds none of them is about something else: "Who is repairing the umbrella?"
     is not answered by "Tom is repairing the fishing net"."""
-    words = tokens(text.replace("-", " "))
+    # an owner opens the phrase of the thing owned: "Leila's car jack" is about the car jack
+    words = tokens(_POSSESSIVE.sub(_owner_opens, text.replace("-", " ")))
     # names are the key terms' to check (tolerantly: a misheard name still counts)
     names = {w for k, (w, capital) in enumerate(name_words(text)) if capital and k > 0}
     out: list[str] = []
     i = 0
     while i < len(words):
-        if words[i] not in _NP_OPENERS:
+        if words[i] not in _NP_OPENERS and not _counts_a_thing(words, i):
             i += 1
             continue
         # "when does the festival begin?": the subject right after an auxiliary ends in a verb
