@@ -548,6 +548,8 @@ SOURCE_NOUNS = frozenset(stem(w) for w in _wordset(
     "channel channels source sources footage"
 ))
 TALK_TOPIC_WORDS = _wordset("topic topics subject subjects")
+# words that place a question in the present day, not facts of it ("… today?", "… right now?")
+PLACING_WORDS = frozenset(stem(w) for w in _wordset("today tonight now currently presently nowadays"))
 COUNT_WORDS = frozenset(stem(w) for w in _wordset("occasion occasions instance instances mention mentions time times often"))
 RAISED_VERBS = _wordset("came come comes coming brought bring brings bringing")
 # how an order question frames its anchor ("right after", "which topic followed", "just prior to")
@@ -864,6 +866,9 @@ class QueryAnalyzer:
             after_how |= SEQUENCE_WORDS
         if shape.counts:  # "on how many occasions did X come up?"
             after_how |= COUNT_WORDS
+        # "Which camera had coins on it today?": "today" places the question, it is not a fact
+        # to look for (every sentence that says "today" would otherwise match it)
+        after_how |= PLACING_WORDS
         terms = [t for t in content_terms(question) if t not in after_how]
         return QueryAnalysis(
             question=question,

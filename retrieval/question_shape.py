@@ -30,7 +30,7 @@ _AFTER = re.compile(
 # cleaning the anchor after lunch?" asks a fact whose time is part of it.
 _ASKS_EVENT = re.compile(
     r"\b(?:mention\w*|said|say|says|talk\w*|discuss\w*|spoke|spoken|speak\w*|shown|show\w*|"
-    r"seen|saw|heard|hear|happen\w*|occur\w*|came|come|comes|follow\w*|rais\w*|brought|bring\w*|"
+    r"seen|saw|heard|hear|happen\w*|occur\w*|came|come|comes|follow\w*|preced\w*|rais\w*|brought|bring\w*|"
     r"display\w*|appear\w*|played|announc\w*|next|topic|subject|thing)\b",
     re.I,
 )
@@ -333,9 +333,23 @@ class QuestionShape:
 _SHOWN_OR_WRITTEN = re.compile(rf"\b(?:{_SHOWN}|saw|see|written|writing|sign)\b", re.I)
 
 
-def _asks_said(clause: str) -> bool:
-    """Whether the asking clause of an order question asks what was said."""
-    return bool(_SAID_MOMENT.search(clause)) and not _SHOWN_OR_WRITTEN.search(clause)
+def _asks_said(clause: str, anchor: str = "") -> bool:
+    """Whether the asking clause of an order question asks what was said: in so many words
+    ("what was mentioned just before …"), or in neutral ones ("what came just before …",
+    "what followed …") about a moment that was talked about, not seen or heard as a sound
+    ("what came just before the price of the tomato plant?" asks for the words before it, not
+    a sign shown in between; "what happened right after the screen went dark?" does not)."""
+    if _SHOWN_OR_WRITTEN.search(clause):
+        return False
+    if _SAID_MOMENT.search(clause):
+        return True
+    return bool(anchor and _NEUTRAL_NEXT.search(clause) and not _SHOWN_OR_WRITTEN.search(anchor)
+                and not _PICTURE_MOMENT.search(anchor) and not _SOUND_MOMENT.search(anchor)
+                and not _SOUND_MOMENT.search(clause) and not re.search(DARK_WORDS, anchor, re.I))
+
+
+# what asks for what came next without saying whether it was said, shown or heard
+_NEUTRAL_NEXT = re.compile(r"\b(?:came|come|comes|coming|follow\w*|preced\w*|next|happen\w*|occur\w*)\b", re.I)
 
 
 def _clean(phrase: str) -> str:
@@ -384,7 +398,14 @@ def asks_nonspeech_sound(question: str) -> bool:
     q = " ".join(question.split())
     if _BESIDES_SPEECH.search(q) or _WHAT_SOUND.search(q):
         return True
-    return bool(_COULD_HEAR.search(q) or _BACKGROUND.search(q)) and not _SPEECH_ASKED.search(q)
+    return bool(_COULD_HEAR.search(q) or _BACKGROUND.search(q) or _SOUNDTRACK_ASKED.search(q)) \
+        and not _SPEECH_ASKED.search(q) and not _SAID.search(q)
+
+
+# the sound of a recording as what is asked about: "what did the audio have …", "what was on
+# harbour-cam's soundtrack …", "what did its sound contain while the picture was dark?"
+_SOUNDTRACK_ASKED = re.compile(
+    r"^\s*(?:what|which)\b.*\b(?:audio|soundtrack|sound\s*track|sound)\b", re.I)
 
 
 def gist_of(question: str) -> str:
@@ -572,7 +593,8 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
     if m:
         order = "after" if m.group(1).lower() == "after" else "before"
         return QuestionShape(order=order, anchor=_clean(m.group(2)), counts=counts,
-                             asks_stream=asks_stream, focus=focus, asks_said=_asks_said(m.group(3)), **extra)
+                             asks_stream=asks_stream, focus=focus, asks_said=_asks_said(m.group(3), m.group(2)),
+                             **extra)
     m = _AFTER.search(q)
     if m and not re.search(r"\b(?:while|when|during)\b", q[: m.start()], re.I) and _ASKS_EVENT.search(q):
         word = m.group(1).lower()
@@ -580,7 +602,7 @@ def question_shape(question: str, n_options: int = 0) -> QuestionShape:
         anchor = _clean(m.group(2))
         if anchor and not _OTHERS.match(anchor):  # "said before all the others" is "first"
             return QuestionShape(order=order, anchor=anchor, counts=counts, asks_stream=asks_stream,
-                                 focus=focus, asks_said=_asks_said(q[: m.start()]), **extra)
+                                 focus=focus, asks_said=_asks_said(q[: m.end(1)], anchor), **extra)
     if n_options and not counts:
         # "Which of these was mentioned first?": the options are what is compared
         if _FIRST.search(q):

@@ -2292,6 +2292,20 @@ def test_what_was_mentioned_before_is_what_was_said_not_a_sign_in_between():
     assert not _shaped("What was shown just before the colour of Felix's backpack?").shape.asks_said
     assert not _shaped("What was said or shown right after the welcome?").shape.asks_said
     assert _shaped("Right after the welcome, what did they talk about?").shape.asks_said
+    # in neutral words about a moment that was talked about: what was said (session 85:
+    # "Earlier today, what came just before Ruth and the seed packets?" answered with a sign)
+    for question in ("Earlier today, what came just before the colour of Felix's backpack?",
+                     "What preceded the colour of Felix's backpack?",
+                     "Just before the colour of Felix's backpack, what came up?"):
+        neutral = _shaped(question)
+        neutral.query_type = QueryType.VIDEO_AUDIO
+        assert neutral.shape.asks_said, question
+        draft = answerer.next_to(neutral, (), [], Scope(), reader)
+        assert draft is not None and draft.answer.startswith("Ruth ordered six sandwiches"), (question, draft)
+    # …but not about a moment seen or heard as a sound
+    for question in ("What came right after the screen went dark?", "What happened just after the music stopped?",
+                     "What came just before the sign saying CLOSED ON MONDAYS?"):
+        assert not _shaped(question).shape.asks_said, question
 
 
 def test_which_came_first_with_one_option_found_guesses_from_where_it_was_said():
