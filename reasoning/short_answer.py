@@ -345,6 +345,42 @@ def only_a_bare_hour(text: str) -> bool:
     return not re.search(rf"\b{re.escape(found)}\s*(?:[ap]\.?\s?m\b|o'?clock)", text, re.IGNORECASE)
 
 
+_ROUND_TIME = re.compile(r"(\d{1,2}):([1-5])0")
+
+
+def round_minutes_heard(unit: Unit, analysis: QueryAnalysis) -> tuple[int, int] | None:
+    """(hour, minutes) when the time ``unit`` answers a time question with is read with round
+    minutes ("7.30", "9:20"): Whisper base writes "seven thirty-five" as "7.30" and "five
+    twenty-five" as "5.20" often enough (five such times in the dev sets' 160 free-form
+    questions, each answered at 0.93) that such a time is worth a second model's hearing
+    (services/qa.py); None for any other answer."""
+    if analysis.shape.focus != "time" or unit.modality != "speech":
+        return None
+    span = span_in(unit, analysis)
+    if span is None or span.quality < 1.0:
+        return None
+    m = _ROUND_TIME.fullmatch(_clock_key(span.text))
+    return (int(m.group(1)), int(m.group(2)) * 10) if m and int(m.group(1)) <= 23 else None
+
+
+def _clock_key(text: str) -> str:
+    """The clock time a span says, as "h:mm" ("7.30", "seven thirty" → "7:30"), else ""."""
+    keys = canonical_tokens(text)
+    return keys[0] if keys and re.fullmatch(r"\d{1,2}:\d{2}", keys[0]) else ""
+
+
+def refines_round_minutes(heard: tuple[int, int], unit: Unit, analysis: QueryAnalysis) -> bool:
+    """Whether ``unit`` (another model's words) reads the round time ``heard`` with the last
+    word of its minutes that the first model dropped: "7.35" refines "7.30"; "7.30" again,
+    "8.35" or "7.45" do not (another hour, or other tens, is a different hearing, not a more
+    complete one)."""
+    span = span_in(unit, analysis)
+    if span is None or span.quality < 1.0:
+        return False
+    m = re.fullmatch(r"(\d{1,2}):(\d)(\d)", _clock_key(span.text))
+    return bool(m) and int(m.group(1)) == heard[0] and int(m.group(2)) * 10 == heard[1] and m.group(3) != "0"
+
+
 _ROOM = re.compile(r"\broom\b", re.I)
 _AMOUNT = re.compile(r"\b(\d[\d.,]*\d|\d)\s*(" + "|".join(sorted(CURRENCY_WORDS, key=len, reverse=True)) + r")\b", re.I)
 

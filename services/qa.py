@@ -53,7 +53,12 @@ from episodic.reasoning.answer import (
 )
 from episodic.reasoning.confidence import calibrate
 from episodic.reasoning.evidence_fit import OBJECT_ELSEWHERE
-from episodic.reasoning.short_answer import clean_value, span_in
+from episodic.reasoning.short_answer import (
+    clean_value,
+    refines_round_minutes,
+    round_minutes_heard,
+    span_in,
+)
 from episodic.reasoning.structured import (
     StructuredAnswerer,
     asks_pictured,
@@ -549,9 +554,14 @@ class MemoryQA:
         detailed), changed or not."""
         unit = wants_second_opinion(analysis, final.caps, final.support)
         name, others = "", []
+        round_time = None
         if unit is None:
             # a "who?" answered with a word that is no name: the names the stream says elsewhere
             unit, name, others = self._misheard_name(analysis, final, req, reader)
+        if unit is None and final.support:
+            # a time read with round minutes ("7.30"), perhaps with the word after "thirty" dropped
+            round_time = round_minutes_heard(final.support[0], analysis)
+            unit = final.support[0] if round_time is not None else None
         if unit is None or self.settings.relisten_max_memories <= 0 or final.confidence < NOTHING_BELOW:
             return final, detailed  # (an answer that will be refused rests on nothing worth hearing)
 
@@ -561,6 +571,8 @@ class MemoryQA:
 
         with clock.stage("second_listen"):  # the hearing and, when taken, the answer again
             def clean(u: Unit) -> bool:
+                if round_time is not None:  # taken only when it completes the round minutes
+                    return refines_round_minutes(round_time, u, analysis)
                 return clean_value(u, analysis)
 
             heard = None
@@ -571,7 +583,7 @@ class MemoryQA:
                                         clock.remaining, words=others, slots=slots_of(name), as_heard=name)
                 trace.notes["name_heard"] = heard.to_dict()
             words = {"colour": self.colours, "time": self.clock}.get(analysis.shape.focus)
-            if words is not None:
+            if words is not None and round_time is None:
                 heard = words.hear(analysis, req.question, unit, recall, reader, rescore, clean, clock.remaining)
                 trace.notes[f"{words.kind}_heard"] = heard.to_dict()
             if others and not heard.taken:

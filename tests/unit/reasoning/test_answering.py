@@ -303,6 +303,27 @@ def test_a_price_is_never_a_time_of_day(question, said, price):
     assert (span.text if span is not None else None) == price, span
 
 
+def test_a_time_with_round_minutes_is_refined_only_by_its_missing_last_word():
+    """Whisper base writes "seven thirty-five" as "7.30" (session 85: five dev answers at 0.93):
+    a round time is heard again by the second model, whose words are taken only when they
+    complete the same minutes ("7.35"), not when they say another time."""
+    from episodic.reasoning.short_answer import refines_round_minutes, round_minutes_heard
+
+    q = _analysis("At what time does the sailing race begin?")
+    assert round_minutes_heard(_unit("The sailing race starts at 7.30."), q) == (7, 30)
+    assert round_minutes_heard(_unit("The sailing race starts at seven twenty."), q) == (7, 20)
+    for said in ("The sailing race starts at 7.35.", "The sailing race starts at 7.00.",
+                 "The sailing race starts at 7."):
+        assert round_minutes_heard(_unit(said), q) is None, said
+    assert round_minutes_heard(_unit("The sailing race costs 7.30."), _analysis("What does the sailing race cost?")) is None
+    heard = (7, 30)
+    assert refines_round_minutes(heard, _unit("The sailing race starts at 7.35."), q)
+    assert refines_round_minutes(heard, _unit("The sailing race starts at seven thirty-five."), q)
+    for said in ("The sailing race starts at 7.30.", "The sailing race starts at 8.35.",
+                 "The sailing race starts at 7.45.", "The sailing race starts soon."):
+        assert not refines_round_minutes(heard, _unit(said), q), said
+
+
 def test_a_phrase_ending_in_the_thing_asked_about_is_not_where_it_is():
     """"Where did Greta leave the axe?" / "Near in the whistle axe." (a mention check heard
     "again" as "axe"): the phrase after "in" names the axe itself, so the sentence holds no

@@ -120,10 +120,10 @@ def misheard(tmp_path_factory):
     components.close()
 
 
-def _ask(components, memory, **settings):
+def _ask(components, memory, heard: str = GARBLED, **settings):
     from episodic.services.qa import MemoryQA
 
-    overwrite_transcript(components, memory.id, GARBLED)
+    overwrite_transcript(components, memory.id, heard)
     service = MemoryQA(components, warm_after_request=False)
     service.settings = service.settings.replace(**settings)
     service.relisten.settings = service.second_listen.settings = service.settings
@@ -160,6 +160,21 @@ def test_the_second_model_hears_the_time_the_first_left_a_bare_number(misheard):
     assert trace2.notes["second_listen"]["cached"] and holds(again.answer, "8:35"), trace2.notes["second_listen"]
     stored = components.store.get_memory(memory.id)
     assert len([v for v in stored.metadata["transcripts"] if v.get("source") == SOURCE]) == 1
+
+
+@pytest.mark.slow
+def test_a_time_heard_with_round_minutes_is_completed_by_the_second_model(misheard):
+    """"eight thirty-five" stored as "8.30" (Whisper base's way with such times): the second
+    model hears the sentence again and its "8.35" answers, as a hinted answer; stored as
+    "8.50", another time, its hearing completes nothing and the stored time stands."""
+    components, memory = misheard
+    _, result, trace = _ask(components, memory, "Please remember that the ferry crossing begins at 8.30.")
+    heard = trace.notes["second_listen"]
+    assert heard["taken"] and heard.get("answered"), heard
+    assert holds(result.answer, "8:35") and result.confidence <= HINTED_CONFIDENCE_CAP, result.answer
+    _, result, trace = _ask(components, memory, "Please remember that the ferry crossing begins at 8.50.")
+    assert not trace.notes["second_listen"]["taken"], trace.notes["second_listen"]
+    assert holds(result.answer, "8:50"), result.answer
 
 
 class _Reader:
