@@ -398,8 +398,11 @@ def asks_nonspeech_sound(question: str) -> bool:
     q = " ".join(question.split())
     if _BESIDES_SPEECH.search(q) or _WHAT_SOUND.search(q):
         return True
-    return bool(_COULD_HEAR.search(q) or _BACKGROUND.search(q) or _SOUNDTRACK_ASKED.search(q)) \
-        and not _SPEECH_ASKED.search(q) and not _SAID.search(q)
+    if _SPEECH_ASKED.search(q):
+        return False
+    # "what was heard when nobody was speaking?" asks for sound; "what did the audio say?" not
+    return bool(_COULD_HEAR.search(q) or _BACKGROUND.search(q)) or (
+        bool(_SOUNDTRACK_ASKED.search(q)) and not _SAID.search(q))
 
 
 # the sound of a recording as what is asked about: "what did the audio have …", "what was on

@@ -558,6 +558,10 @@ def test_question_shape(question, n_options, order, anchor, compared, counts, st
         ("What was said in the background?", False),
         ("What did you hear about the ferry?", False),
         ("What could be heard about the price?", False),
+        # the recording's sound as what is asked about (session 85)
+        ("What did harbour-cam's sound have while its picture was dark?", True),
+        ("What was on the soundtrack of garden-cam while the screen was black?", True),
+        ("What did the audio say at the start?", False),
     ],
 )
 def test_questions_about_sounds_other_than_speech(question, sound):
