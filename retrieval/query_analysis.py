@@ -606,7 +606,7 @@ _POSSESSIVE = re.compile(r"\b(\w+)['’]s\s+([A-Za-z]+)")
 # fisherman" is "Felix will see the fisherman", with no appointment in it
 _DONE_NOT_OWNED = _wordset(
     "meeting meetings appointment appointments visit visits get date session plan plans turn job task "
-    "order orders purchase purchases"
+    "order orders purchase purchases shopping"
 )
 # "it's closed", "what's the price", "there's a sign": a contraction, not an owner
 _NOT_OWNERS = _wordset("it that what there here he she who where when how why let this everyone somebody someone one")
@@ -628,6 +628,11 @@ _NOT_COUNTED = _wordset(
     times people persons of or and to
     """
 )
+
+
+def _participle(word: str) -> bool:
+    """A past participle ("painted", "bought"): after an adverb, it describes the thing."""
+    return word.endswith("ed") or word in _IRREGULAR_VERBS
 
 
 def _counts_a_thing(words: Sequence[str], i: int) -> bool:
@@ -666,6 +671,9 @@ def object_terms_of(text: str) -> list[str]:
             if (w in STOPWORDS or w in CUE_WORDS or w in _NP_OPENERS or w in _PHRASE_ENDS
                     or w[:1].isdigit() or len(w) < 3):
                 break
+            if not run and w.endswith("ly") and j + 1 < len(words) and _participle(words[j + 1]):
+                j += 2  # "the freshly painted fishing net": a participle after an adverb describes
+                continue
             if run and (w in _IRREGULAR_VERBS or w in _PRESENT_VERBS or w.endswith("ed")
                         or (w.endswith("ing") and len(w) > 5)):
                 verb_seen = True
