@@ -346,12 +346,13 @@ def only_a_bare_hour(text: str) -> bool:
 
 
 _ROUND_TIME = re.compile(r"(\d{1,2}):([1-5])0")
+_ROUND_DIGITS = re.compile(r"\d[.:][1-5]0\b")  # the minutes written in digits, as Whisper writes them
 
 
 def round_minutes_heard(unit: Unit, analysis: QueryAnalysis) -> tuple[int, int] | None:
-    """(hour, minutes) when the time ``unit`` answers a time question with is read with round
-    minutes ("7.30", "9:20"): Whisper base writes "seven thirty-five" as "7.30" and "five
-    twenty-five" as "5.20" often enough (five such times in the dev sets' 160 free-form
+    """(hour, minutes) when the time ``unit`` answers a time question with is written with round
+    minutes in digits ("7.30", "9:20"; not "half past two"): Whisper base writes "seven
+    thirty-five" as "7.30" and "five twenty-five" as "5.20" often enough (five such times in the dev sets' 160 free-form
     questions, each answered at 0.93) that such a time is worth a second model's hearing
     (services/qa.py); None for any other answer."""
     if analysis.shape.focus != "time" or unit.modality != "speech":
@@ -359,6 +360,8 @@ def round_minutes_heard(unit: Unit, analysis: QueryAnalysis) -> tuple[int, int] 
     span = span_in(unit, analysis)
     if span is None or span.quality < 1.0:
         return None
+    if not _ROUND_DIGITS.search(span.text):
+        return None  # "half past two", "seven thirty": said in words, nothing was cut short
     m = _ROUND_TIME.fullmatch(_clock_key(span.text))
     return (int(m.group(1)), int(m.group(2)) * 10) if m and int(m.group(1)) <= 23 else None
 

@@ -311,9 +311,11 @@ def test_a_time_with_round_minutes_is_refined_only_by_its_missing_last_word():
 
     q = _analysis("At what time does the sailing race begin?")
     assert round_minutes_heard(_unit("The sailing race starts at 7.30."), q) == (7, 30)
-    assert round_minutes_heard(_unit("The sailing race starts at seven twenty."), q) == (7, 20)
+    assert round_minutes_heard(_unit("The sailing race starts at 9:20 sharp."), q) == (9, 20)
+    # in words, or with minutes that are no round ten, nothing was cut short
     for said in ("The sailing race starts at 7.35.", "The sailing race starts at 7.00.",
-                 "The sailing race starts at 7."):
+                 "The sailing race starts at 7.", "The sailing race starts at half past two.",
+                 "The sailing race starts at seven twenty."):
         assert round_minutes_heard(_unit(said), q) is None, said
     assert round_minutes_heard(_unit("The sailing race costs 7.30."), _analysis("What does the sailing race cost?")) is None
     heard = (7, 30)
