@@ -352,9 +352,9 @@ _ROUND_DIGITS = re.compile(r"\d[.:][1-5]0\b")  # the minutes written in digits, 
 def round_minutes_heard(unit: Unit, analysis: QueryAnalysis) -> tuple[int, int] | None:
     """(hour, minutes) when the time ``unit`` answers a time question with is written with round
     minutes in digits ("7.30", "9:20"; not "half past two"): Whisper base writes "seven
-    thirty-five" as "7.30" and "five twenty-five" as "5.20" often enough (five such times in the dev sets' 160 free-form
-    questions, each answered at 0.93) that such a time is worth a second model's hearing
-    (services/qa.py); None for any other answer."""
+    thirty-five" as "7.30" and "five twenty-five" as "5.20" often enough (five such times in
+    the dev sets' 160 free-form questions, each answered at 0.93) that such a time is worth a
+    second model's hearing (services/qa.py); None for any other answer."""
     if analysis.shape.focus != "time" or unit.modality != "speech":
         return None
     span = span_in(unit, analysis)

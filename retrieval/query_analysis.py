@@ -621,6 +621,8 @@ def _owner_opens(m: re.Match[str]) -> str:
     if owner in _NOT_OWNERS or word in _DONE_NOT_OWNED or stem(word) in GENERIC_QUESTION_WORDS:
         return m.group(0)  # "the coffee's price" is about the coffee: the owner is the thing
     return f"the {m.group(2)}"
+
+
 # what a number before a word counts that is no thing: "at 5 sharp", "2 dollars"
 _NOT_COUNTED = _wordset(
     """
