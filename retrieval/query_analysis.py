@@ -608,8 +608,6 @@ _DONE_NOT_OWNED = _wordset(
     "meeting meetings appointment appointments visit visits get date session plan plans turn job task "
     "order orders purchase purchases shopping"
 )
-# "it's closed", "what's the price", "there's a sign": a contraction, not an owner
-_NOT_OWNERS = _wordset("it that what there here he she who where when how why let this everyone somebody someone one")
 
 
 def _owner_opens(m: re.Match[str]) -> str:
@@ -618,7 +616,8 @@ def _owner_opens(m: re.Match[str]) -> str:
     pool" is about the pool). Not "Felix's appointment" (see ``_DONE_NOT_OWNED``), not "the
     coffee's price" (a word saying what kind of fact is wanted), not "it's"."""
     owner, word = m.group(1).lower(), m.group(2).lower()
-    if owner in _NOT_OWNERS or word in _DONE_NOT_OWNED or stem(word) in GENERIC_QUESTION_WORDS:
+    # a function word is no owner: "it's closed", "what's the price", "there's a sign"
+    if owner in STOPWORDS or word in _DONE_NOT_OWNED or stem(word) in GENERIC_QUESTION_WORDS:
         return m.group(0)  # "the coffee's price" is about the coffee: the owner is the thing
     return f"the {m.group(2)}"
 

@@ -36,3 +36,18 @@ class VisualLeaning:
 def test_an_order_question_is_visual_only_when_it_names_seeing(question, visual):
     analysis = QueryAnalyzer(VisualLeaning()).analyze(question)
     assert (analysis.query_type is QueryType.VIDEO) is visual, analysis.why
+
+
+@pytest.mark.parametrize(
+    "question, terms",
+    [
+        # a word that places the question in the day is no fact to look for (session 85: "Which
+        # camera had coins on it today?" was answered by the sentences that say "today")
+        ("Which camera had coins on it today?", ["coin"]),
+        ("Who is repairing the umbrella now?", ["repair", "umbrella"]),
+        ("What does the tomato plant cost tonight?", ["tomato", "plant", "cost"]),
+    ],
+)
+def test_words_placing_a_question_today_are_not_looked_for(question, terms):
+    analysis = QueryAnalyzer(VisualLeaning()).analyze(question)
+    assert analysis.terms == terms, analysis.terms
