@@ -174,7 +174,7 @@ def _money(words: Sequence[str], j: int) -> bool:
 
 
 # what makes a number a time of day rather than an amount: "at 1.30 a.m.", "at 7", "20 past 11"
-_CLOCK_BEFORE = {"at", "until", "till", "from", "by", "around"}
+_CLOCK_BEFORE = _AT - {"about", "before", "after"}  # "about 30" may be a price
 _CLOCK_AFTER = re.compile(r"^(?:[ap]\.?m\.?|o['’]?clock|sharp)$", re.I)
 _CLOCK_INSIDE = {"past", "half", "quarter"}
 
