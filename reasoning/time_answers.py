@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -51,6 +51,9 @@ OPTION_SENTENCE_DISCOUNT = 0.5  # an anchor candidate that is as much some optio
 # misheard), counts this much: resemblance alone is not the sentence about that thing
 THING_MISSING_DISCOUNT = 0.5
 NEIGHBOUR_WINDOW_S = 60.0  # how far after (before) the anchor the next evidence is looked for
+# a sentence cut between two memories: its pieces at most this far apart (word times at a cut
+# are loose: "morning." was timed 3.7 s after "… at 11 o'clock in the", and zero seconds long)
+CUT_GAP_S = 5.0
 ORDER_WEIGHTS = (1.0, 0.6, 0.35, 0.2)  # the 1st, 2nd, … following unit
 # an option placed next to a sentence that fits an unplaced anchor this much better than the
 # stream's sentences do on the whole (and than any other option's neighbour) came right after it
@@ -150,6 +153,37 @@ def stands_alone(clause: str) -> bool:
     words = clause.split()
     wordy = sum(1 for w in words if w.strip(".,;:!?\"'()").isalpha())
     return len(words) >= 3 and wordy >= 2 and words[0].lower().strip("\"'(") not in _LEADS_IN
+
+
+_ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"')\]]*\s*$")
+
+
+def joined_across_cuts(units: Sequence[Unit]) -> list[Unit]:
+    """One stream's ``units`` with each sentence that a cut between two memories split made
+    whole again: a spoken piece that opens in lower case right after one (of another memory)
+    that ends without a full stop continues it, unless it reads as a sentence of its own
+    (:func:`stands_alone`: a misheard name opens many in lower case, "pre-upainted little
+    brother you" for "Priya painted the umbrella blue"). Whisper wrote "Don't forget, Noor has
+    to see the barber at 11 o'clock in the" at the end of one memory and "morning." at the
+    start of the next; what was mentioned just before the next sentence is the whole of it,
+    not "morning.". Other units are kept as they are."""
+    out: list[Unit] = []
+    last: int | None = None  # where in ``out`` the latest spoken piece is
+    for u in sorted(units, key=lambda x: x.t_start):
+        if u.modality != "speech":
+            out.append(u)
+            continue
+        prev = out[last] if last is not None else None
+        text = u.text.strip()
+        if (prev is not None and text[:1].islower() and not stands_alone(text)
+                and prev.memory_id != u.memory_id
+                and not _ENDS_SENTENCE.search(prev.text) and u.t_start - prev.t_end <= CUT_GAP_S):
+            out[last] = replace(prev, t_end=max(prev.t_end, u.t_end), text=f"{prev.text.rstrip()} {text}",
+                                vector=None)
+            continue
+        out.append(u)
+        last = len(out) - 1
+    return out
 
 
 def dark_spans(memories: Sequence) -> list[tuple[str, float, float]]:
@@ -368,8 +402,12 @@ class TimeAnswers(StructuredBase):
             lo = max(lo, scope.t_min)
         if scope.t_max is not None:
             hi = min(hi, scope.t_max)
-        around = [u for u in self._stream_units(anchor.stream_id, lo, hi, reader)
-                  if u.modality in wanted and u.text.strip().lower() != anchor.text.strip().lower()]
+        # a sentence a cut between memories split is one sentence; completed, the anchor's own
+        # is no neighbour of it
+        whole_text = cands[i].text.strip()
+        around = [u for u in joined_across_cuts(self._stream_units(anchor.stream_id, lo, hi, reader))
+                  if u.modality in wanted and u.text.strip().lower() != anchor.text.strip().lower()
+                  and not (whole_text and u.text != cands[i].text and u.text.startswith(whole_text))]
         mid = (anchor.t_start + anchor.t_end) / 2
         # a sound lasts: what came after the music is what came once it stopped, what came
         # before the engine what came before it started (a sentence said over the music is

@@ -2104,6 +2104,39 @@ def test_the_anchor_of_an_order_question_holds_its_thing_rather_than_resembling_
     assert draft is not None and draft.choice_index == 3, draft
 
 
+def test_a_sentence_cut_between_two_memories_is_one_neighbour():
+    """Whisper ended one memory with "… the barber at 11 o'clock in the" and began the next with
+    "morning." (timed 3.7 s later, zero seconds long): what was mentioned just before "Ask Pablo
+    if you need the scissors." is the whole sentence, barber and all, not "morning."."""
+    from episodic.core.query import Scope
+    from episodic.core.records import TranscriptPiece
+    from episodic.reasoning.time_answers import joined_across_cuts
+    from episodic.retrieval.detailed import units_of
+
+    salon = [_memory("salon-cam", 66.8, ["Noor wants the hair dryer to be purple."]),
+             _memory("salon-cam", 76.8), _memory("salon-cam", 86.8)]
+    salon[1].transcript = [TranscriptPiece(78.15, 82.87, "Don't forget, Noor has to see the barber at 11 o'clock in the")]
+    salon[2].transcript = [TranscriptPiece(86.58, 86.58, "morning."),
+                           TranscriptPiece(86.58, 88.88, "Ask Pablo if you need the scissors.")]
+    answerer, reader = _order_answerer(salon)
+    draft = answerer.next_to(_shaped("What was mentioned just before who takes care of the scissors?"), (), [],
+                             Scope(), reader)
+    assert draft is not None and "barber" in draft.answer and "in the morning" in draft.answer, draft
+    # …and only a piece in lower case after one left without a full stop, in another memory
+    units = [u for m in salon for u in units_of(m, None, False) if u.modality == "speech"]
+    assert [u.text for u in joined_across_cuts(units)][1:] == [
+        "Don't forget, Noor has to see the barber at 11 o'clock in the morning.",
+        "Ask Pablo if you need the scissors."]
+    # a misheard name opens a sentence of its own in lower case: no continuation
+    salon[2].transcript[0].text = "pre-upainted little brother you"
+    units = [u for m in salon for u in units_of(m, None, False) if u.modality == "speech"]
+    assert len(joined_across_cuts(units)) == len(units)
+    salon[2].transcript[0].text = "morning."
+    salon[1].transcript[0].text = "Don't forget, Noor has to see the barber at 11 o'clock."
+    units = [u for m in salon for u in units_of(m, None, False) if u.modality == "speech"]
+    assert len(joined_across_cuts(units)) == len(units)
+
+
 def test_a_thing_compared_in_time_is_placed_by_the_sentence_holding_it():
     """"Which was mentioned first: who takes care of the suitcase or the room for the night
     train?": the suitcase is placed where it was said (after the train), not at the luggage
