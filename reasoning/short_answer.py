@@ -245,9 +245,10 @@ _OH_WORDS = {"or", "oh", "o"}
 
 
 # A code said digit by digit ("room four oh one") comes back as the words those digits sound
-# like: "room for all one". What a recogniser writes for a digit when it hears another word:
+# like: "room for all one". What a recogniser writes for a digit when it hears another word
+# ("free" for "three" where an accent says "th" as "f": "The sailing race in the room free 26."):
 _DIGIT_SOUND_ALIKES = {**dict.fromkeys(_OH_WORDS | {"all"}, "0"), "won": "1", "to": "2", "too": "2",
-                       "for": "4", "fore": "4", "ate": "8"}
+                       "free": "3", "for": "4", "fore": "4", "ate": "8"}
 _DIGIT_WORDS = {w: d for w, d in NUMBER_WORDS.items() if len(d) == 1}  # "zero" … "nine"
 
 
@@ -277,14 +278,14 @@ def _code_heard_as_words(words: Sequence[str], i: int) -> str:
 def _first_digit_heard_as_word(words: Sequence[str], i: int, asked: set[str] | frozenset[str]) -> str:
     """ "room for 22" → "422" for "Which room …?": a code said "four twenty-two" after a
     label word the question asks about, its first digit written as the word it sounds like
-    ("for", "to"), the rest as a two-digit number that ends the clause or is followed by a
+    ("for", "to", "free"), the rest as a two-digit number that ends the clause or is followed by a
     function word ("Go to room for 22 for the review."). "A room for 22 people" is a size,
     never read so; nor is "room 22" alone, nor "a table for 12" when no table is asked about."""
     label = words[i - 1].lower() if 0 < i < len(words) - 1 else ""
     if label not in _LABELS or not ({label, stem(label)} & set(asked)):
         return ""
     digit = _DIGIT_SOUND_ALIKES.get(words[i].lower(), "")
-    if digit not in ("2", "4", "8") or not re.fullmatch(r"[1-9]\d", words[i + 1]):
+    if digit not in ("2", "3", "4", "8") or not re.fullmatch(r"[1-9]\d", words[i + 1]):
         return ""
     after = words[i + 2].lower() if i + 2 < len(words) else ""
     if after and after not in _AFTER_A_CODE:

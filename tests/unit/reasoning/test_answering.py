@@ -726,6 +726,9 @@ def test_a_short_answer_comes_from_a_sentence_about_the_question():
         ("The safety announcement is in room for 22.", "422"),
         ("Go to room for 22 for the safety announcement.", "422"),
         ("There is room for 22 people at the safety announcement.", "22"),  # a size, not room 422
+        # "three twenty-six" in an accent that says "th" as "f"
+        ("The safety announcement in the room free 26.", "326"),
+        ("The room is free 26 hours a day for the safety announcement.", "26 hours"),  # not room 326
     ],
 )
 def test_a_room_code_heard_as_words_that_sound_like_its_digits(heard, expected):
