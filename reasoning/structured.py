@@ -91,6 +91,7 @@ from episodic.retrieval.query_analysis import (
 )
 from episodic.retrieval.question_shape import DARK_WORDS
 from episodic.retrieval.recurring_guesses import GUESS_MIN
+from episodic.retrieval.word_candidates import WordCandidates
 
 UNINFORMATIVE_SOUNDS = ("noise", "silence")  # kinds that say little about what was heard
 _SOUND_NAMES = frozenset(stem(w) for w in SOUND_CUES) - {stem(w) for w in (
@@ -137,6 +138,9 @@ NO_ONE_SHOWN_WEIGHT = 0.5
 # extract answers (or refuses) as before. On the ten dev QA sets' multiple-choice
 # which-stream questions a choice at 0.2 or more was right 84 times in 86, below it 2 in 12.
 OPEN_STREAM_MIN = 0.2
+# the memories of this many sentences per stream that best match the thing talked about are
+# read in a which-stream question about talk (see StructuredAnswerer._talk_sentences)
+TALK_CANDIDATES = 2
 _ANCHORED = re.compile(r"\b(?:while|when|during|after|before)\b", re.I)
 _DARK = re.compile(DARK_WORDS, re.I)
 
@@ -211,9 +215,10 @@ class StructuredAnswerer(TimeAnswers):
     # -- which stream ------------------------------------------------------------------------
     def which_stream(self, analysis: QueryAnalysis, q_vec: np.ndarray, options: Sequence[str],
                      scope: Scope, reader: MemoryReader, recall: Sequence[Unit] = ()) -> Draft | None:
-        """Each option's stream scored by its own best evidence; a sentence heard again with
-        the question's words (``recall``'s hinted units, which the store does not hold) is
-        evidence of its stream too."""
+        """Each option's stream scored by its own best evidence: its own nearest memories and
+        those holding the question's words (:meth:`_stream_candidates`), and the memories
+        detailed recall found in it (``recall``; a sentence heard again with the question's
+        words, which the store does not hold, among them)."""
         if not options:
             return None
         streams = reader.streams_in(scope)
@@ -224,11 +229,12 @@ class StructuredAnswerer(TimeAnswers):
         if by_sound is not None:
             return by_sound
         best_units: dict[str, list[Unit]] = {}
+        talk = self._talk_sentences(analysis, options, scope, reader)
         for sid in {s for s in named if s is not None}:
             sub = Scope(stream_ids=(sid,), t_min=scope.t_min, t_max=scope.t_max)
-            ids = [m for m, _ in nearest_memory_ids(self.store, q_vec, "vectors", self.settings.recall_top_k, sub)]
-            ids += [m for m, _ in nearest_memory_ids(self.store, q_vec, "events", self.settings.fast_top_k, sub)]
-            ids += [u.memory_id for u in recall if u.hinted and u.stream_id == sid]
+            ids = self._stream_candidates(analysis, q_vec, sub)
+            ids += [u.memory_id for u in recall if u.stream_id == sid]
+            ids += [u.memory_id for u in talk if u.stream_id == sid][:TALK_CANDIDATES]
             units = reader.units(list(dict.fromkeys(ids)), self.scorer.reuse_visual_vectors, sub)
             best_units[sid] = self.scorer.rank(analysis, q_vec, units) if units else []
         scores, support, evidence = [], [], []
@@ -258,6 +264,42 @@ class StructuredAnswerer(TimeAnswers):
         draft.caps["key_terms"] = key_coverage(analysis, [u for e in evidence for u in e])
         draft.confidence = min(draft.confidence, max(draft.caps["key_terms"], NO_OPTION_SUPPORT))
         return draft
+
+    def _stream_candidates(self, analysis: QueryAnalysis, q_vec: np.ndarray, sub: Scope) -> list[str]:
+        """The memories of one stream (``sub``) whose evidence may answer a which-stream
+        question, best first: those its nearest vectors point to, as many distinct memories as
+        recall reads (``recall_top_k``), its nearest summaries, and those holding most of the
+        question's words (:class:`~retrieval.word_candidates.WordCandidates`). The nearest
+        rows alone are not enough: a stream's key frames each keep a vector, and five of them
+        ("a scene; colours: green") took the five nearest places of "Which camera recorded the
+        talk about Mei's appointment with the concierge?", so "Don't forget, make us to see the
+        concierge at I-50." was never read and its stream lost to one whose receptionist
+        sentence was merely near in meaning."""
+        k = self.settings.recall_top_k
+        rows = nearest_memory_ids(self.store, q_vec, "vectors", max(k, self.settings.search_candidates), sub)
+        ids = list(dict.fromkeys(m for m, _ in rows))[:k]
+        ids += [m for m, _ in nearest_memory_ids(self.store, q_vec, "events", self.settings.fast_top_k, sub)]
+        ids += self.words.find(analysis, sub)
+        return list(dict.fromkeys(ids))
+
+    def _talk_sentences(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope,
+                        reader: MemoryReader) -> list[Unit]:
+        """For a which-stream question about talk ("… the talk about Mei's appointment with the
+        concierge?"), every sentence of the offered streams, those that best match the thing
+        talked about first (its words, exactly or tolerantly, or the question's cosine); empty
+        for other questions and for streams too long to read whole."""
+        named = self._talk_streams(analysis, options, scope, reader)
+        thing = subject_phrase(analysis.question, named) if named else ""
+        said = self._said_in(named, scope, reader) if thing else None
+        if not said:
+            return []
+        match = self._match(analysis.question, said, content_terms(thing))
+        return [said[j] for j in np.argsort(-match)]
+
+    @cached_property
+    def words(self) -> WordCandidates:
+        """Memories found by their words (MemoryQA shares one with detailed recall)."""
+        return WordCandidates(self.store)
 
     @staticmethod
     def streams_as_options(analysis: QueryAnalysis, options: Sequence[str], scope: Scope,

@@ -209,6 +209,7 @@ class MemoryQA:
         self.structured = StructuredAnswerer(store, self.scorer, self.settings.retrieval)
         self.structured.key_frames = self.moments.key_frames  # one per process, kept per stream
         self.structured.distinct = self.moments.distinct
+        self.structured.words = words
         self.relisten = Relistener(components, self.settings)
         # another model's opinion on a value the hearing garbled (retrieval/second_listen.py)
         self.second_listen = SecondListener(components, self.settings, self.relisten.record_attempt)

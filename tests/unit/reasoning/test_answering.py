@@ -3536,3 +3536,42 @@ def test_a_when_that_closes_the_question_asks_a_time_and_joins_no_moments():
     assert "temporal" in analyzer.analyze("What was said when the screen went dark?").cues
     assert "temporal" in analyzer.analyze("When Omar was discussed, which image was on screen?").cues
 
+
+
+def test_a_which_stream_question_reads_the_sentence_its_nearest_vectors_miss():
+    """"Which camera recorded the talk about Mei's appointment with the concierge?": a
+    stream's key frames each keep a vector, and theirs ("a scene; colours: green") took every
+    nearest place, so "Don't forget, make us to see the concierge at I-50." was never read and
+    its stream lost to one whose receptionist sentence was merely near in meaning. The
+    sentences that best match the thing talked about are read too."""
+    from episodic.config import Settings
+    from episodic.core.query import Scope
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.structured import StructuredAnswerer
+    from episodic.retrieval.detailed import MemoryReader, TextScorer
+
+    memories = [
+        _memory("gym-cam", 0.0, ["Don't forget Greta has to see the receptionist at 7.30 am."]),
+        _memory("gym-cam", 10.0, ["Look, the rowing machine is here."]),
+        _memory("hotel-cam", 0.0, ["It is quite busy here this morning."]),
+        _memory("hotel-cam", 10.0, ["Don't forget, make us to see the concierge at I-50."]),
+        _memory("hotel-cam", 20.0, ["The pillow is on sale for 57 pounds."]),
+    ]
+
+    class FramesFirst(_SearchingStore):
+        """Nearest rows as a store whose key frames each keep a vector answers them: each
+        stream's first memory, however many rows are asked for."""
+
+        def search_memory_ids(self, q_vec, source, top_k=10, modality=None, stream_ids=None, **_):
+            return [(m.id, 0.33) for m in self.list_memories(stream_ids) if m.t_start == 0.0] * top_k
+
+    store = FramesFirst(memories)
+    embedder = MiniLMEmbedder(Settings())
+    answerer = StructuredAnswerer(store, scorer=TextScorer(embedder), settings=Settings().retrieval)
+    question = "Which camera recorded the talk about Mei's appointment with the concierge?"
+    vec = np.asarray(embedder.embed_texts([question])[0], dtype=np.float32)
+    analysis = QueryAnalyzer(embedder).analyze(question, vec)
+    analysis.shape = question_shape(question)
+    draft = answerer.which_stream(analysis, vec, ["gym-cam", "hotel-cam"], Scope(), MemoryReader(store))
+    assert draft is not None and draft.choice_index == 1, draft
+    assert draft.support[0].memory_id == "hotel-cam@10.0", draft.support
