@@ -347,7 +347,8 @@ def only_a_bare_hour(text: str) -> bool:
 
 
 _ROUND_TIME = re.compile(r"(\d{1,2}):([1-5])0")
-_ROUND_DIGITS = re.compile(r"\d[.:][1-5]0\b")  # the minutes written in digits, as Whisper writes them
+# the minutes written in digits, as Whisper writes them ("7.30", "4.30pm")
+_ROUND_DIGITS = re.compile(r"\d[.:][1-5]0(?!\d)")
 
 
 def round_minutes_heard(unit: Unit, analysis: QueryAnalysis) -> tuple[int, int] | None:

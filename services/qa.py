@@ -96,6 +96,7 @@ from episodic.retrieval.name_hearing import NameListener, names_said, no_known_n
 from episodic.retrieval.plain_wording import asked_plainly
 from episodic.retrieval.query_analysis import QueryAnalysis, QueryAnalyzer
 from episodic.retrieval.relisten import Relistener
+from episodic.retrieval.round_minutes_hearing import RoundMinutesListener
 from episodic.retrieval.second_listen import SecondListener, wants_second_opinion
 from episodic.retrieval.video_grid import format_time
 from episodic.retrieval.word_candidates import (
@@ -219,6 +220,8 @@ class MemoryQA:
         self.clock = ClockListener(self.relisten.hear_in_sentence, self.settings, self._relisten_model)
         # … and a name heard as no name, among those its stream says elsewhere (retrieval/name_hearing.py)
         self.names = NameListener(self.relisten.hear_in_sentence, self.settings, self._relisten_model)
+        # … and the five a time written with round minutes lost ("7.30" for 7:35; retrieval/round_minutes_hearing.py)
+        self.round_minutes = RoundMinutesListener(self.relisten.hear_in_sentence, self.settings, self._relisten_model)
         # looking again at the stored video: Locate, and Ask's inspect pathway
         self.look = LookAgain(components, lambda q, scope, k: self.search(q, scope, k))
         # SUMMARY questions about a window of time: the stored summary windows (issue 17)
@@ -587,6 +590,16 @@ class MemoryQA:
             if words is not None and round_time is None:
                 heard = words.hear(analysis, req.question, unit, recall, reader, rescore, clean, clock.remaining)
                 trace.notes[f"{words.kind}_heard"] = heard.to_dict()
+            # a time written with round minutes ("7.30"), however the sentence was chosen: the time
+            # as heard against five minutes later ("7.35"), in the audio
+            rounded = round_time or (None if others else round_minutes_heard(unit, analysis))
+            if rounded is not None and (heard is None or not heard.taken):
+                by_minutes = self.round_minutes.listen(
+                    rounded, analysis, req.question, unit, recall, reader, rescore,
+                    lambda u: refines_round_minutes(rounded, u, analysis), clock.remaining)
+                if by_minutes is not None:
+                    trace.notes["round_minutes_heard"] = by_minutes.to_dict()
+                    heard = by_minutes if by_minutes.taken or heard is None else heard
             if others and not heard.taken:
                 # the sentence's name was read cleanly, only not as anyone's: nothing for the
                 # second model to find there
