@@ -5,10 +5,12 @@ lost the word, a reader that hands out that one memory, and a question's analysi
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from episodic import samples
+from episodic.config import load_settings
 from episodic.core.query import QueryType
 from episodic.reasoning.short_answer import clean_value
 from episodic.retrieval.detailed import Recall, Unit
@@ -29,6 +31,20 @@ def analysis_of(question: str) -> QueryAnalysis:
     terms = content_terms(question)
     return QueryAnalysis(question, QueryType.AUDIO, {}, "", terms, "", key_terms=key_terms_of(question, terms),
                          object_terms=object_terms_of(question), shape=question_shape(question))
+
+
+@contextmanager
+def fresh_components(tmp_path_factory, name: str) -> Iterator[tuple[object, Path]]:
+    """Components over a new data folder under a temporary ``name`` folder, and that folder
+    (where :func:`misheard_recording` writes its recordings); closed afterwards."""
+    from episodic.components import Components
+
+    root = tmp_path_factory.mktemp(name)
+    components = Components(load_settings(data_dir=root / "data"))
+    try:
+        yield components, root
+    finally:
+        components.close()
 
 
 def misheard_recording(components, root: Path, stream_id: str, said: str, garbled: str,

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from episodic.config import load_settings
 from episodic.reasoning.short_answer import clean_value, span_in
 from episodic.retrieval.clock_hearing import MINUTE_WORDS, ClockListener, minute_slots
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.option_audio import words_of
-from tests.misheard_audio import analysis_of, hear_again, misheard_recording
+from tests.misheard_audio import analysis_of, fresh_components, hear_again, misheard_recording
 
 SENTENCE = "Henrik is meeting the pastry chef at quarter past one."
 GARBLED = "Henrik is meeting the pastry chef at Florida past one."
@@ -53,12 +52,8 @@ def test_a_time_told_with_minute_words_is_a_clock_time_read():
 # -- end to end ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def misheard(tmp_path_factory):
-    from episodic.components import Components
-
-    root = tmp_path_factory.mktemp("clock-hearing")
-    components = Components(load_settings(data_dir=root / "data"))
-    yield components, root
-    components.close()
+    with fresh_components(tmp_path_factory, "clock-hearing") as made:
+        yield made
 
 
 @pytest.mark.slow

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-from episodic.config import load_settings
 from episodic.reasoning.short_answer import round_minutes_heard
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.option_audio import words_of
@@ -23,7 +22,7 @@ from episodic.retrieval.round_minutes_hearing import (
     fixed_slot,
     round_time_window,
 )
-from tests.misheard_audio import analysis_of, hear_again, misheard_recording
+from tests.misheard_audio import analysis_of, fresh_components, hear_again, misheard_recording
 
 QUESTION = "At what time is Daniel meeting the beekeeper?"
 SAID = "Daniel is meeting the beekeeper at eleven thirty-five."
@@ -69,12 +68,8 @@ def test_a_round_time_with_am_or_pm_written_after_it_is_round_minutes():
 # -- end to end ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def misheard(tmp_path_factory):
-    from episodic.components import Components
-
-    root = tmp_path_factory.mktemp("round-minutes")
-    components = Components(load_settings(data_dir=root / "data"))
-    yield components, root
-    components.close()
+    with fresh_components(tmp_path_factory, "round-minutes") as made:
+        yield made
 
 
 def _given(heard: str, time: tuple[int, int]) -> dict:
