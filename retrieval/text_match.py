@@ -209,10 +209,21 @@ def _relative_time(words: Sequence[str], i: int) -> tuple[str, int] | None:
 _WRITTEN_TO = re.compile(r"(?<![\d$£€.,:/-])\b(20|25)(?: ?-([1-9]|1[0-2])|\.(1[0-2]))\b(?![-/.,:]?\d)")
 
 
+# Whisper writes "at nine thirty-five" as "at I-35", "at I -35", "at I .30" or "at I'm 35": the
+# "nine" heard as "I" (every such time in the transcripts of the twenty-one dev stores was nine:
+# "at I-05", "at I-50", "at I'm 35", …). Read so only right after a word that puts a time next
+# ("at", "until", "before", "after", "by", "from", "till"), with minutes 00–59 joined by a dash
+# or a point ("I'm" needs neither), never "I 35" or a road ("I-95").
+_NINE_AS_I = re.compile(r"\b(at|until|till|before|after|by|from) I(?:'m ?[-.]? ?| ?[-.] ?)([0-5]\d)\b(?![-.:]?\d)",
+                        re.I)
+
+
 def spell_out_written_to(text: str) -> str:
     """``text`` with "20-11" and "20.11" written as "20 to 11" (and "25-3" as "25 to 3"), so
-    that they read as the times "twenty to eleven" and "twenty-five to three" were."""
-    return _WRITTEN_TO.sub(lambda m: f"{m.group(1)} to {m.group(2) or m.group(3)}", text or "")
+    that they read as the times "twenty to eleven" and "twenty-five to three" were, and "at
+    I-35" as "at 9:35" (see ``_NINE_AS_I``)."""
+    text = _NINE_AS_I.sub(lambda m: f"{m.group(1)} 9:{m.group(2)}", text or "")
+    return _WRITTEN_TO.sub(lambda m: f"{m.group(1)} to {m.group(2) or m.group(3)}", text)
 
 
 def _spoken_minutes(words: Sequence[str], i: int) -> tuple[int, int] | None:

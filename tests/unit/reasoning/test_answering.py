@@ -215,6 +215,28 @@ def test_twenty_to_an_hour_written_with_a_dash_or_a_point_is_that_time():
     assert _number("at 8.11 p.m.", "time") == "8.11"
 
 
+
+@pytest.mark.parametrize(("heard", "key"), [
+    ("Maria is meeting the volunteer at I-05.", "9:05"),
+    ("Please remember that the poet re-reading begins at I'm 35.", "9:35"),
+    ("Rami is leading the stylists at I -35.", "9:35"),
+    ("The story hour starts at I .30.", "9:30"),
+    ("Don't forget, make us to see the concierge at I-50.", "9:50"),
+])
+def test_nine_heard_as_i_before_minutes_is_nine(heard, key):
+    """Whisper writes "at nine thirty-five" as "at I-35", "at I -35", "at I .30" or "at I'm 35"
+    (every such time in the dev stores' transcripts was nine): both sides of a match and a
+    short answer read it as that time. "I" with no dash or point, a road ("I-95", no minutes)
+    and "I" where no time comes next stay as written."""
+    from episodic.reasoning.short_answer import _number
+
+    assert canonical_tokens(heard)[-1] == key
+    assert _number(heard, "time") == key
+    for other in ("We drove at I-95 all day.", "He said it at I 35 times.", "I-35 runs north from here.",
+                  "I'm 35 years old.", "Look at I-35-40 on the map."):
+        assert not any(k.startswith("9:") for k in canonical_tokens(other)), other
+
+
 def test_an_open_which_stream_question_is_answered_by_the_stream_not_the_model():
     """The model restates the fact ("…in room 204"); the question asks where it was said."""
     from episodic.config import Settings
