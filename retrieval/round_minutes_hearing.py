@@ -16,9 +16,12 @@ answer, for this question only (nothing is written to the store).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from episodic.retrieval.detailed import MemoryReader, Recall, Unit
 from episodic.retrieval.option_audio import words_of
+from episodic.retrieval.query_analysis import QueryAnalysis
+from episodic.retrieval.second_listen import SecondListen
 from episodic.retrieval.word_set_hearing import Slots, WordSetListener
 
 SOURCE = "the minutes' dropped five scored against the audio"
@@ -75,7 +78,9 @@ class RoundMinutesListener(WordSetListener):
     kind = "minutes"
     source = SOURCE
 
-    def listen(self, heard: tuple[int, int], analysis, question, unit, recall, reader, rescore, clean, remaining):
+    def listen(self, heard: tuple[int, int], analysis: QueryAnalysis, question: str, unit: Unit, recall: Recall,
+               reader: MemoryReader, rescore: Callable[[Unit], Unit], clean: Callable[[Unit], bool],
+               remaining: Callable[[], float | None]) -> SecondListen | None:
         """:meth:`hear` with the time as heard and five minutes later as the set, in the
         time's place; None when the sentence does not write the time ``heard`` (hour, minutes)."""
         words = words_of(unit.text)
