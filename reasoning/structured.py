@@ -288,12 +288,10 @@ class StructuredAnswerer(TimeAnswers):
         concierge?"), every sentence of the offered streams, those that best match the thing
         talked about first (its words, exactly or tolerantly, or the question's cosine); empty
         for other questions and for streams too long to read whole."""
-        named = self._talk_streams(analysis, options, scope, reader)
-        thing = subject_phrase(analysis.question, named) if named else ""
-        said = self._said_in(named, scope, reader) if thing else None
-        if not said:
+        talk = self._talk_matched(analysis, options, scope, reader)
+        if talk is None or not talk[1]:
             return []
-        match = self._match(analysis.question, said, content_terms(thing))
+        _, said, match = talk
         return [said[j] for j in np.argsort(-match)]
 
     @cached_property
@@ -487,16 +485,26 @@ class StructuredAnswerer(TimeAnswers):
         it by words and sound across the options' streams: up to ``LISTEN_PER_THING`` of those,
         heard again with the question's words, may place it. None for questions about pictures,
         writing or sounds (their evidence is not speech) and for streams too long to read whole."""
+        talk = self._talk_matched(analysis, options, scope, reader)
+        if talk is None:
+            return None
+        thing, said, match = talk
+        if not said:
+            return said
+        return self._misheard_first(said, match, match + self._sounding(thing, said))
+
+    def _talk_matched(self, analysis: QueryAnalysis, options: Sequence[str], scope: Scope, reader: MemoryReader
+                      ) -> tuple[str, list[Unit] | None, np.ndarray] | None:
+        """For a which-stream question about talk: the thing talked about, every sentence of
+        the offered streams (None past ``LISTEN_SENTENCES_READ``) and how well each matches it
+        (the question's cosine and the thing's words, matched once); None for other questions."""
         named = self._talk_streams(analysis, options, scope, reader)
         thing = subject_phrase(analysis.question, named)
         if not named or not thing:
             return None
         said = self._said_in(named, scope, reader)
-        if not said:
-            return said
-        # the question's cosine and the thing's words, matched once
-        match = self._match(analysis.question, said, content_terms(thing))
-        return self._misheard_first(said, match, match + self._sounding(thing, said))
+        match = self._match(analysis.question, said, content_terms(thing)) if said else np.zeros(0)
+        return thing, said, match
 
     @staticmethod
     def _talk_streams(analysis: QueryAnalysis, options: Sequence[str], scope: Scope, reader: MemoryReader) -> list[str]:
