@@ -1,8 +1,10 @@
 """Ask's inspect pathway (issue 15): answers about signs the ingest's key frames never saw.
 
 Generates ``--streams`` recordings of about three minutes (textured scenes, a few spoken lines);
-in each, ``--signs`` signs are written over the picture for 2 s without a cut, so no key frame
-holds them (the memory does not know them; the script checks and reports it). Every sign gets a
+in each, ``--signs`` signs are written over the picture for 2 s without a cut, and ingest runs
+with the key-frame rule for a new sign on the same background off (``keyframe_local_change``
+1), so no key frame holds them, as no key frame holds a sign too small or too brief for that
+rule (the memory does not know them; the script checks and reports it). Every sign gets a
 multiple-choice question (its place among two others) and a "when" question. Each question is
 asked twice through the in-process service: with the inspect pathway on (the default) and off
 (``inspect_enabled = false``). Right = the chosen option; for "when", the first cited piece of
@@ -75,7 +77,7 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     root = args.root / f"s{args.seed}-n{args.streams}-k{args.signs}"
     root.mkdir(parents=True, exist_ok=True)
-    components = Components(load_settings(data_dir=root / "data"))
+    components = Components(load_settings(data_dir=root / "data", keyframe_local_change=1.0))
     places = list(rng.permutation(PLACES))
     signs: list[Sign] = []
     for i in range(args.streams):

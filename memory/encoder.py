@@ -121,7 +121,8 @@ class PerceptualEncoder:
         :meth:`hear_together`) holds its key frames only, not every sampled frame."""
         s = self.settings
         started = time.perf_counter()
-        keys = select_keyframes(seg.frames, s.keyframe_ssim_redundancy, s.keyframes_max_per_segment)
+        keys = select_keyframes(seg.frames, s.keyframe_ssim_redundancy, s.keyframes_max_per_segment,
+                                s.keyframe_local_change)
         motion, motion_conf = describe_motion(seg.frames)
         self.timer.add("keyframes", started)
         observations, features = [], np.zeros((0, self.describer.feature_dim), np.float32)

@@ -187,6 +187,9 @@ class VisionSettings:
     """Key frames, on-screen text, labels, frame quality and people (C.1, E.4)."""
 
     keyframe_ssim_redundancy: float = 0.3  # a frame is a new key frame when 1 − SSIM > this
+    # … or when one of its 4 × 4 parts is this far apart in 1 − SSIM (a new sign or slide on
+    # the same background: memory/keyframes.py); 1 = off
+    keyframe_local_change: float = 0.55
     keyframes_max_per_segment: int = 4  # key frames kept per segment, at most
     # OCR runs on every distinct key frame up to this many (dark or flat ones are skipped)
     ocr_max_frames_per_segment: int = 4
@@ -261,6 +264,8 @@ class VisionSettings:
             problems.append("visual_centre_crop is a share of the frame in [0, 1] (0 = off)")
         if not 0 <= s.visual_guess_crop_share < 1:
             problems.append("visual_guess_crop_share is a share of the frame in [0, 1) (0 = off)")
+        if not 0 < s.keyframe_local_change <= 1:
+            problems.append("keyframe_local_change is a dissimilarity in (0, 1] (1 = off)")
         return problems
 
 

@@ -18,7 +18,7 @@ from episodic.services.qa import MemoryQA
 from tests.vision_standin import RedScreenVision, vision_settings
 from tests.vision_standin import start as start_vision
 
-SIGN = (80.0, 82.0)  # "EAST DOCK" written over the same picture for 2 s: no cut, no key frame
+SIGN = (80.0, 82.0)  # "EAST DOCK" written over the same picture for 2 s: no cut
 TINT = (141, 120, 160)
 
 
@@ -39,7 +39,9 @@ def qa(tmp_path_factory):
     # these tests judge what looking finds, not how fast: on a CI machine running two test
     # workers on two cores the look took longer than the default 6 s budget (bench_inspect.py
     # measures the time), so the budget here leaves room for a slow machine
-    components = Components(load_settings(data_dir=root / "data", inspect_budget_s=60.0))
+    # and the key-frame rule for a new sign on the same background (memory/keyframes.py) off, so
+    # that ingest misses the sign as it misses one too small or too brief for its key frames
+    components = Components(load_settings(data_dir=root / "data", inspect_budget_s=60.0, keyframe_local_change=1.0))
     path = root / "harbour.mp4"
     speech = [samples.Speech(t=5.0, text="We are walking along the harbour this morning."),
               samples.Speech(t=100.0, text="The boats come in later in the afternoon.")]

@@ -1,5 +1,6 @@
 """Consolidation, replay guards, key frames and ids: the model-free logic of memory/."""
 
+import cv2
 import numpy as np
 import pytest
 
@@ -15,7 +16,7 @@ from episodic.core.records import (
     validate_stream_id,
 )
 from episodic.memory.consolidation import Consolidator, cosine
-from episodic.memory.keyframes import ocr_mask, select_keyframes
+from episodic.memory.keyframes import changes, ocr_mask, select_keyframes
 from episodic.memory.replay import _unsupported_terms, clean_summary, is_faithful
 
 
@@ -81,6 +82,26 @@ def test_keyframes_skip_redundant_frames():
     assert len(select_keyframes(frames * 5, 0.3, 3)) <= 3
     assert ocr_mask(4, 2) == [True, False, False, True] and ocr_mask(0, 2) == []
 
+
+
+def _slide(words: str, seed: int) -> np.ndarray:
+    """A white slide with large black words, 640 × 360 with a little sensor grain, as the sampler's
+    160 px grey copy."""
+    img = np.full((360, 640), 235, np.uint8)
+    cv2.putText(img, words, (40, 200), cv2.FONT_HERSHEY_SIMPLEX, 3.0, 20, 8, cv2.LINE_AA)
+    grain = np.random.default_rng(seed).normal(0, 3, img.shape)
+    img = np.clip(img + grain, 0, 255).astype(np.uint8)
+    return cv2.resize(img, (160, 90), interpolation=cv2.INTER_AREA).astype(np.float32) / 255
+
+
+def test_a_new_sign_on_the_same_background_is_a_key_frame():
+    closed, closed_again, gate = _slide("CLOSED ON MONDAYS", 1), _slide("CLOSED ON MONDAYS", 2), _slide("GATE 13", 3)
+    whole, part = changes(closed, gate)
+    assert whole < 0.3 < 0.55 < part  # too alike as a whole for the old rule; one part is not
+    frames = [SampledFrame(float(t), np.zeros((4, 4, 3), np.uint8), g)
+              for t, g in enumerate([closed, closed_again, gate, gate])]
+    assert [f.t for f in select_keyframes(frames, 0.3, 4, local_change=0.55)] == [0.0, 2.0]
+    assert [f.t for f in select_keyframes(frames, 0.3, 4)] == [0.0]  # the rule off: one slide read
 
 def test_ids_are_deterministic_and_stream_ids_validated():
     assert memory_id("cam-1", 12.3456) == memory_id("cam-1", 12.3456) == "cam-1@000000012346"
