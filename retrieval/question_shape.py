@@ -238,8 +238,8 @@ _MOMENT_LEAD = re.compile(
 _MOMENT_TAIL = re.compile(
     r"\s+(?:(?:was|were|is|are|had been|has been|got)\s+)?(?:being\s+|been\s+)?"
     r"(?:mentioned|said|talked about|discussed|brought up|announced|spoken about|spoken of|"
-    r"(?:shown|seen|visible|displayed|pictured)(?:\s+on(?:\s+the)?\s+screen)?|on(?:\s+the)?\s+screen|in view)\s*$"
-    r"|\s+(?:came|comes|come)\s+up\s*$|\s+(?:appeared|appears)(?:\s+on(?:\s+the)?\s+screen)?\s*$"
+    r"(?:shown|showing|seen|visible|displayed|pictured)(?:\s+on(?:\s+the)?\s+screen)?|on(?:\s+the)?\s+screen|in view|on display)\s*$"
+    r"|\s+(?:came|comes|come)\s+up\s*$|\s+(?:was|were|is|are)\s+up\s*$|\s+(?:appeared|appears)(?:\s+on(?:\s+the)?\s+screen)?\s*$"
     r"|\s+(?:picture|photo|photograph|image)\s*$",
     re.I,
 )

@@ -1136,6 +1136,9 @@ def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands()
         ("What was said during the coins picture?", "", "coins"),
         ("Which topic was discussed as the screen showed a cat?", "", "a cat"),
         ("What did Tom say while the photo of coins was on screen?", "", "coins"),
+        ("While the photo of the coins was showing, what did people talk about?", "", "the coins"),
+        ("What were they talking about when the coins picture was up?", "", "coins"),
+        ("What was said while the clock photo was on display?", "", "clock"),
         # not a picture asked at a moment of speech, nor speech asked at a picture
         ("What time was it when the seed packet was mentioned?", "", ""),
         ("What was written on the sign when Tom was mentioned?", "", ""),
