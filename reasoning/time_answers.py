@@ -104,6 +104,19 @@ _HEARD_THINGS = frozenset({
 _COUNT_WORDS = frozenset(stem(w) for w in (
     "time", "times", "often", "frequently", "frequent", "occasion", "occasions", "instance", "instances",
     "mention", "mentions", "count", "separate", "distinct", "different", "individual", "total", "number"))
+# "how many times was X mentioned (said, talked about)?" counts words, not sounds or sights: an
+# engine heard is no mention of the jet engine, a dog seen none of the dog
+_ASKS_MENTIONS = re.compile(
+    r"\b(?:mention|mentions|mentioned|mentioning|said|say|says|saying|talk|talks|talked|talking|spoke|spoken|"
+    r"speak|speaks|speaking|discuss|discussed|discussing|named|brought\s+up|came\s+up|come\s+up|referred\s+to)\b",
+    re.I,
+)
+_ASKS_SEEN_OR_HEARD = re.compile(
+    r"\b(?:heard|hear|hears|hearing|audible|sound|sounds|sounded|seen|see|saw|shown|show|showed|visible|appear|"
+    r"appears|appeared|on\s+screen|in\s+view|written|pictured)\b",
+    re.I,
+)
+MENTIONED_IN = ("speech", "ocr")  # where a mention can be: words said or written
 # a sentence that only says who said the one before it ("Felix told me."): the recogniser ends
 # "Only nine seed packets are left, Felix told me." early; it is that sentence's tail, nothing
 # mentioned of its own
@@ -995,8 +1008,9 @@ class TimeAnswers(StructuredBase):
         moments: list[tuple[str, float, float, Unit]] = []
         mentions = 0
         seen: set[tuple[str, str, float]] = set()
+        words_only = counts_mentions(analysis.question)
         for u in sorted(cands, key=lambda u: (u.stream_id, u.t_start)):
-            if u.modality == "summary":
+            if u.modality == "summary" or (words_only and u.modality not in MENTIONED_IN):
                 continue
             key = (u.stream_id, u.text.lower(), round(u.t_start, 1))
             if key in seen:
@@ -1110,6 +1124,13 @@ def _nothing_said(memories: Sequence, spans: Sequence[tuple[str, float, float]],
     answer = f"No words were heard while {what}{also} ({where})"
     return Draft(answer=answer, confidence=NOTHING_SAID_CONFIDENCE, support=[unit], source="sound",
                  caps={"route": 8.0, "dark_spans": float(len(spans)), "sentences": 0.0, "span": 1.0})
+
+
+def counts_mentions(question: str) -> bool:
+    """Whether a count question counts mentions ("How many times was the jet engine
+    mentioned?", "how often did someone talk about …") and not sightings or sounds ("how many
+    times could an engine be heard?", "… was a dog seen?")."""
+    return bool(_ASKS_MENTIONS.search(question)) and not _ASKS_SEEN_OR_HEARD.search(question)
 
 
 def says_an_option(unit: Unit, options: Sequence[str]) -> bool:

@@ -1361,6 +1361,23 @@ def test_counting_mentions_of_a_thing_that_is_also_a_word_of_hearing():
     assert draft is not None and draft.answer.startswith("2 times"), draft
 
 
+@pytest.mark.parametrize("question, times", [
+    ("How many times was the jet engine mentioned in airport-cam?", "1 time"),
+    ("In airport-cam, how often did someone talk about the jet engine?", "1 time"),
+    ("How many times could the engine be heard in airport-cam?", "2 times"),  # the sound counts here
+])
+def test_a_mention_is_said_not_an_engine_heard(question, times):
+    """An engine running is no mention of the jet engine: counted mentions are words said (or
+    written), not sounds heard; a question about hearing it counts the sound too."""
+    from episodic.core.query import Scope
+
+    airport = [_memory("airport-cam", 0.0, ["Look, the jet engine is here.", "Mei left the passport by the gate."]),
+               _memory("airport-cam", 110.0, ["The weather looks fine today."],
+                       [(2, 12, "engine", "an engine running")])]
+    answerer, reader = _structured(airport)
+    draft = answerer.count(_shaped(question), (), [], Scope(), reader)
+    assert draft is not None and draft.answer.startswith(times), draft
+
 def test_sounds_besides_speech_come_from_sound_units():
     from episodic.core.query import Scope
 
