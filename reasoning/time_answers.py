@@ -269,7 +269,11 @@ def holders_first(thing: str, units: Sequence[Unit], match: np.ndarray, *, by_na
     if by_name_alone or not things:
         return match
     words = unnamed_terms(thing)
-    names_only = np.array([not any(holds_loosely(t, u.terms) for t in words) for u in units], dtype=bool)
+    # a value of the kind the thing is told with is something of it too: "Luca's appointment
+    # with the baker" in "The Mika and Luca are getting together at 4.35" (a time)
+    kinds = asked_kinds(thing)
+    names_only = np.array([not any(holds_loosely(t, u.terms) for t in words)
+                           and not (kinds & carried_kinds(u.text)) for u in units], dtype=bool)
     return np.where(names_only, match * THING_MISSING_DISCOUNT, match)
 
 

@@ -28,6 +28,12 @@ _DESCRIBES = {
     PRICE: frozenset({"price", "prices", "cost", "costs", "costing", "priced", "fee", "charge"}),
     CLOCK: frozenset({"time", "o'clock"}),
 }
+# words for a thing that is said with a value of a kind, though they do not name the kind:
+# an appointment or a meeting is told with its time ("The baker and Luca are getting together
+# at 4.35" is "Luca's appointment with the baker"); the words stay words to find as well
+_IMPLIES = {
+    CLOCK: frozenset({"appointment", "appointments", "meeting", "meetings", "rendezvous"}),
+}
 _HOW_MUCH = re.compile(r"\bhow\s+much\b", re.I)
 _WHEN_FIRST = re.compile(r"^\s*when\b", re.I)  # "when the soup tasting begins"
 
@@ -50,6 +56,7 @@ def asked_kinds(description: str) -> frozenset[str]:
     "the price of X" / "how much X costs" → price, "the time of X" / "when X starts" → time."""
     words = set(tokens(description))
     kinds = {kind for kind, names in _DESCRIBES.items() if words & names}
+    kinds |= {kind for kind, names in _IMPLIES.items() if words & names}
     if _HOW_MUCH.search(description):
         kinds.add(PRICE)
     if _WHEN_FIRST.search(description):

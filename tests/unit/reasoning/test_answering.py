@@ -2452,6 +2452,22 @@ def test_which_came_first_compares_times_within_one_recording():
     assert draft.caps.get("placed") == 2.0, draft
 
 
+def test_an_appointment_is_placed_where_a_time_is_said_with_the_name():
+    """"Luca's appointment with the baker", the baker misheard ("The Mika and Luca are getting
+    together at 4.35"), is placed where Luca is said with a time, not where Luca only looks
+    after something: an appointment is told with its time. So the price of the loaf came first."""
+    from episodic.core.query import Scope
+
+    answerer, reader = _speech_answerer([
+        _memory("bakery-cam", 48.0, ["Luca looks after the red eye for these days."]),
+        _memory("bakery-cam", 56.0, ["You can get a loaf of 40 pounds here."]),
+        _memory("bakery-cam", 82.0, ["The Mika and Luca are getting together at 4.35."]),
+        _memory("bakery-cam", 90.0, ["We should be finished before the afternoon."])])
+    options = ["Luca's appointment with the baker", "the price of the loaf"]
+    question = f"Which was mentioned first: {options[1]} or {options[0]}?"
+    draft = answerer.which_first(_shaped(question), options, [], Scope(), reader)
+    assert draft is not None and draft.choice_index == 1, draft
+
 def test_a_sentence_described_by_the_kind_of_fact_it_holds():
     """"The colour of Tom's spade" is partly found in a sentence that holds a colour even
     when the names were misheard ("on painted a stained red"), a price in "34 euros", a
@@ -2482,6 +2498,10 @@ def test_a_sentence_described_by_the_kind_of_fact_it_holds():
     assert carried_kinds("The story always in Room 1114.") == frozenset()
     terms, kinds = with_kinds(["pric", "tomato", "plant"], "the price of the tomato plant")
     assert terms == ["tomato", "plant", PRICE] and kinds == {PRICE}
+    # an appointment is told with its time, and stays a word to find
+    assert asked_kinds("Luca's appointment with the baker") == {CLOCK}
+    terms, kinds = with_kinds(["luca", "appoint", "baker"], "Luca's appointment with the baker")
+    assert terms == ["luca", "appoint", "baker", CLOCK] and kinds == {CLOCK}
 
 
 def test_the_picture_on_screen_while_something_was_said_comes_from_that_moments_frames():
