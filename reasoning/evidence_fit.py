@@ -25,6 +25,7 @@ from episodic.retrieval.text_match import (
     loosely_alike,
     may_be_name_at_start,
     name_words,
+    onset_misheard,
     sounds_alike,
     teen_ty_twin,
 )
@@ -107,11 +108,13 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
     asked = {stem(w.lower()) for w, _ in name_words(analysis.question)}
     asked_names = [w for t, w in analysis.key_terms.items() if w[:1].isupper()]
     for sentence in _SENTENCES.split(SUMMARY_LABELS.sub(" ", unit.text)):
+        # "Don't forget, Putima has …": a contraction opens the sentence, no one named Don
+        sentence = _CONTRACTION.sub(" ", sentence)
         for i, (word, capital) in enumerate(name_words(sentence)):
             if not capital or stem(word.lower()) in asked or word.lower() in _NOT_NAMES:
                 continue
-            if any(loosely_alike(word, name) for name in asked_names):
-                continue  # "Felix" heard as "Philip's": the asked name, misheard
+            if any(loosely_alike(word, name) or onset_misheard(word, name) for name in asked_names):
+                continue  # "Felix" heard as "Philip's", "Ines" as "Denise": the asked name, misheard
             # "Daniel put …", "Grace put …" (a given name rarer than everyday words), not "And put …"
             if i > 0 or may_be_name_at_start(word):
                 return False
@@ -119,6 +122,7 @@ def name_maybe_misheard(analysis: QueryAnalysis, unit: Unit | None) -> bool:
 
 
 _SENTENCES = re.compile(r"(?<=[.!?\"])\s+")
+_CONTRACTION = re.compile(r"\b[A-Za-z]+(?:n['’]t|['’](?:ll|re|ve|m|d))\b")
 _NOT_NAMES = frozenset({"i", "ok"})  # name_words gives words lower-cased
 MISHEARD_NAME_COVERAGE = 1 / 2  # of the question's other content words, in the sentence itself
 

@@ -499,6 +499,24 @@ def loosely_alike(a: str, b: str) -> bool:
     return 1.0 - jellyfish.levenshtein_distance(ka, kb) / max(len(ka), len(kb)) >= LOOSE_KEY_SIM
 
 
+@lru_cache(maxsize=65536)
+def onset_misheard(a: str, b: str) -> bool:
+    """A name heard with another first sound and the rest alike: Metaphone keys of three
+    sounds or more, of one length, equal after the first ("Ines" as "Denise": INS / TNS,
+    "Fatima" as "Putima": FTM / PTM, "Greta" as "Brita": KRT / BRT). A recogniser often
+    mishears the onset of a name it does not know; :func:`loosely_alike` keeps the first sound
+    and so misses these. Like it, too loose to match words by: only used to tell "another
+    name" from "this name misheard" where everything else a question asks is in the sentence."""
+    a, b = a.lower(), b.lower()
+    if a == b or min(len(a), len(b)) < 3 or not (a.isalpha() and b.isalpha()):
+        return a == b
+    ka, kb = sound_key(a), sound_key(b)
+    return len(ka) == len(kb) >= ONSET_MIN_KEY and ka[1:] == kb[1:]
+
+
+ONSET_MIN_KEY = 3  # two-sound keys say too little ("Mara"/"Zara": MR / SR, "Tina"/"Nina")
+
+
 def sound_nearness(words: Iterable[str], text: str) -> float:
     """How near ``text`` comes to sounding like each of ``words``, on average: for each word
     the best Jaro–Winkler similarity of Metaphone keys with a word of ``text`` or two words

@@ -102,6 +102,16 @@ def test_names_loosely_alike_only_keep_a_misheard_name_from_counting_as_another(
         assert not loosely_alike(a, b), (a, b)
 
 
+def test_a_name_heard_with_another_first_sound():
+    from episodic.retrieval.text_match import onset_misheard
+
+    for a, b in [("Ines", "Denise"), ("Fatima", "Putima"), ("Greta", "Brita")]:
+        assert onset_misheard(a, b) and onset_misheard(b, a), (a, b)
+    for a, b in [("Zara", "Mara"), ("Tom", "Tim"), ("Hannah", "Anna"), ("Felix", "Philip"), ("Daniel", "Hannah"),
+                 ("Ines's", "Denise")]:
+        assert not onset_misheard(a, b), (a, b)
+
+
 @pytest.mark.parametrize("a, b", [("Henrik", "Henry"), ("Marcus", "Mark")])
 def test_a_given_name_heard_cut_short_is_that_name(a, b):
     """"When does Henrik meet the pastry chef?" recalls "Henry is leaving the pastry chef at …":
@@ -1096,6 +1106,13 @@ def test_a_missing_name_may_have_been_misheard_only_where_no_other_name_stands()
     felix = _with_objects("When is Felix's appointment with the fisherman?")
     assert name_maybe_misheard(felix, _unit("At quarter past 8, Philip's turn an appointment with the fisherman."))
     assert not name_maybe_misheard(felix, _unit("At quarter past 8, Priya has an appointment with the fisherman."))
+    # … and so is one heard with another first sound, the rest alike (three sounds or more)
+    ines = _with_objects("When is Ines's appointment with the housekeeper?")
+    assert name_maybe_misheard(ines, _unit("At 8 .25, Denise does an appointment with the housekeeper."))
+    assert name_maybe_misheard(_with_objects("What time must Fatima see the crane operator?"),
+                               _unit("Don't forget, Putima has to see the crane operator at 6.10."))
+    assert not name_maybe_misheard(_with_objects("When is Zara's appointment with the vet?"),
+                                   _unit("At 7.50, Mara has an appointment with the vet."))  # MR / SR: too short
     assert not name_maybe_misheard(_with_objects("Where is the wheelbarrow that Daniel put down?"),
                                    _unit("Hannah put the wheelbarrow by the tool shed."))
     # a given name opening the sentence is a name even when it is also an English word
