@@ -121,9 +121,11 @@ class PerceptualEncoder:
         :meth:`hear_together`) holds its key frames only, not every sampled frame."""
         s = self.settings
         started = time.perf_counter()
-        keys = select_keyframes(seg.frames, s.keyframe_ssim_redundancy, s.keyframes_max_per_segment,
-                                s.keyframe_local_change)
         motion, motion_conf = describe_motion(seg.frames)
+        # a part of a still shot that changes is a new sign or slide; in a moving one it is the
+        # movement (memory/keyframes.py)
+        local = s.keyframe_local_change if motion == "still" else 1.0
+        keys = select_keyframes(seg.frames, s.keyframe_ssim_redundancy, s.keyframes_max_per_segment, local)
         self.timer.add("keyframes", started)
         observations, features = [], np.zeros((0, self.describer.feature_dim), np.float32)
         if keys:

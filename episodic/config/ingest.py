@@ -187,8 +187,8 @@ class VisionSettings:
     """Key frames, on-screen text, labels, frame quality and people (C.1, E.4)."""
 
     keyframe_ssim_redundancy: float = 0.3  # a frame is a new key frame when 1 − SSIM > this
-    # … or when one of its 4 × 4 parts is this far apart in 1 − SSIM (a new sign or slide on
-    # the same background: memory/keyframes.py); 1 = off
+    # … or, in a still shot, when one of its 4 × 4 parts is this far apart in 1 − SSIM (a new
+    # sign or slide on the same background: memory/keyframes.py); 1 = off
     keyframe_local_change: float = 0.55
     keyframes_max_per_segment: int = 4  # key frames kept per segment, at most
     # OCR runs on every distinct key frame up to this many (dark or flat ones are skipped)
