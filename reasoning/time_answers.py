@@ -111,8 +111,9 @@ _ASKS_MENTIONS = re.compile(
     r"speak|speaks|speaking|discuss|discussed|discussing|named|brought\s+up|came\s+up|come\s+up|referred\s+to)\b",
     re.I,
 )
+# (not "show", "see" or "sound" alone: "the flower show", "the sound check" are things mentioned)
 _ASKS_SEEN_OR_HEARD = re.compile(
-    r"\b(?:heard|hear|hears|hearing|audible|sound|sounds|sounded|seen|see|saw|shown|show|showed|visible|appear|"
+    r"\b(?:heard|hear|hears|hearing|audible|sounded|seen|saw|shown|showed|visible|appear|"
     r"appears|appeared|on\s+screen|in\s+view|written|pictured)\b",
     re.I,
 )

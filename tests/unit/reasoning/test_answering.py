@@ -1395,6 +1395,16 @@ def test_a_mention_is_said_not_an_engine_heard(question, times):
     draft = answerer.count(_shaped(question), (), [], Scope(), reader)
     assert draft is not None and draft.answer.startswith(times), draft
 
+
+def test_a_count_of_mentions_is_told_from_one_of_sightings_or_sounds():
+    from episodic.reasoning.time_answers import counts_mentions
+
+    assert counts_mentions("How many times was the flower show mentioned in garden-cam?")
+    assert counts_mentions("In site-cam, how often did someone talk about the sound check?")
+    assert not counts_mentions("How many times could a siren be heard?")
+    assert not counts_mentions("How many times was the dog seen on screen?")
+    assert not counts_mentions("How many times did the clock appear?")
+
 def test_sounds_besides_speech_come_from_sound_units():
     from episodic.core.query import Scope
 
