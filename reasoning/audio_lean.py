@@ -24,9 +24,11 @@ guess's support (:data:`LEAN_SUPPORT`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from episodic.reasoning.short_answer import clock_of_bare_number
 from episodic.retrieval.detailed import Unit
 from episodic.retrieval.listen_targets import about_the_question
 from episodic.retrieval.option_audio import OptionHearing
@@ -59,6 +61,19 @@ def holds_option(option: str, text: str) -> bool:
     return bool(wanted) and wanted <= _value_words(text)
 
 
+def says_option(option: str, text: str) -> bool:
+    """:func:`holds_option`, also for a clock-time option that ``text`` writes as one bare
+    number ("… we've been at 425." says "four twenty-five", which Whisper writes "425" about as
+    often as "4.25"). Only for the sentences about the question: elsewhere "425" is as often
+    a room."""
+    if holds_option(option, text):
+        return True
+    wanted = _value_words(option)
+    if len(wanted) != 1 or not re.fullmatch(r"\d{1,2}:\d{2}", next(iter(wanted))):
+        return False
+    return any(clock_of_bare_number(t) in wanted for t in canonical_tokens(text) if t.isdigit())
+
+
 def written_over_heard(options: Sequence[str], hearing: OptionHearing | None) -> bool:
     """Whether the sentence the options were scored in says one of them as written and the
     audio's pick is another: then the words stand and the pick is dropped. The recogniser
@@ -69,7 +84,7 @@ def written_over_heard(options: Sequence[str], hearing: OptionHearing | None) ->
     wrong both times (session 72)."""
     if hearing is None or hearing.heard is None or not hearing.heard_in:
         return False
-    held = [i for i, o in enumerate(options) if holds_option(o, hearing.heard_in)]
+    held = [i for i, o in enumerate(options) if says_option(o, hearing.heard_in)]
     return len(held) == 1 and held[0] != hearing.heard
 
 
@@ -86,7 +101,7 @@ def audio_lean(analysis: QueryAnalysis, options: Sequence[str], units: Sequence[
     said = [u for u in units if u.modality == "speech" and u.text.strip()]
     is_about = [about_the_question(analysis, u) for u in said]
     about = [u.text for u, yes in zip(said, is_about, strict=True) if yes]
-    if any(holds_option(o, text) for o in options for text in [hearing.heard_in, *about]):
+    if any(says_option(o, text) for o in options for text in [hearing.heard_in, *about]):
         return None
     others = [u.text for u, yes in zip(said, is_about, strict=True) if not yes]
     claimed = [any(holds_option(o, text) for text in others) for o in options]

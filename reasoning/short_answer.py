@@ -224,7 +224,7 @@ def _number(text: str, focus: str, asked: set[str] | frozenset[str] = frozenset(
             nxt = words[j] if j < len(words) else ""
             if re.fullmatch(r"\d{1,2}", phrase[0]) and re.fullmatch(r"\d{2}", nxt) and int(phrase[0]) <= 23 and int(nxt) < 60:
                 return f"{int(phrase[0])}:{nxt}"  # "at 12. 20": the recogniser broke "12:20" in two
-            return _clock(phrase[0])
+            return clock_of_bare_number(phrase[0])
         if focus == "number" and j < len(words) and words[j].lower() not in STOPWORDS:
             phrase.append(words[j])  # "20 minutes", "3 apples"
         return " ".join(phrase)
@@ -319,7 +319,7 @@ def _spoken_code(words: Sequence[str], i: int, focus: str) -> str:
     return ""
 
 
-def _clock(token: str) -> str:
+def clock_of_bare_number(token: str) -> str:
     """A time written as one bare number ("920", "1145": how a recogniser often writes "nine
     twenty", "eleven forty-five") as a clock time ("9:20"); anything else as it is."""
     m = re.fullmatch(r"(\d{1,2})(\d{2})", token.strip(".,"))
@@ -434,7 +434,7 @@ def _told_time(text: str) -> str:
         return _named_time(text)
     words = _words(text)
     for i, w in enumerate(words):  # the number a label names ("room 101", "gate 12") is no time
-        if i and words[i - 1].lower() in _LABELS and _clock(w) == found:
+        if i and words[i - 1].lower() in _LABELS and clock_of_bare_number(w) == found:
             return ""
     if re.fullmatch(rf"\d{{1,2}}[:.]\d{{2}}(?:{_HOUR_MARK})?", found, re.I):
         return found

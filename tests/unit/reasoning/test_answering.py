@@ -3664,3 +3664,31 @@ def test_a_which_stream_question_reads_the_sentence_its_nearest_vectors_miss():
     draft = answerer.which_stream(analysis, vec, ["gym-cam", "hotel-cam"], Scope(), MemoryReader(store))
     assert draft is not None and draft.choice_index == 1, draft
     assert draft.support[0].memory_id == "hotel-cam@10.0", draft.support
+
+
+def test_a_time_written_as_one_bare_number_in_the_sentence_about_the_question_answers():
+    """"When is the story hour starting?" recalls "Please remember at the story hour we've been
+    at 425.": Whisper writes "four twenty-five" as one number. That sentence says the option
+    "four twenty-five"; the audio of its slot, which leaned to "four twenty" by 1.8 (a margin
+    too small to call heard), does not overrule the words. A bare number read as a clock time
+    only for a clock-time option, and only in the sentences about the question."""
+    from episodic.config import Settings
+    from episodic.memory.text_embedder import MiniLMEmbedder
+    from episodic.reasoning.answer import NOT_ASKED, Answerer
+    from episodic.reasoning.audio_lean import audio_lean, says_option
+    from episodic.retrieval.detailed import TextScorer
+    from episodic.retrieval.option_audio import OptionHearing
+
+    answerer = Answerer(lambda: None, TextScorer(MiniLMEmbedder(Settings())), Settings().retrieval)
+    said = _unit("Please remember at the story hour we've been at 425.")
+    said.score, said.cos = 0.6, 0.6
+    options = ["11:25", "8:50", "four twenty-five", "4:20"]
+    analysis = _with_objects("When is the story hour starting?")
+    leaning = OptionHearing(scores=[-28.6, -28.4, -17.2, -15.3], heard=None, margin=1.8, heard_in=said.text)
+    assert audio_lean(analysis, options, [said], leaning) is None
+    draft = answerer.choose(analysis, options, [said], NOT_ASKED, "", hearing=leaning)
+    assert draft.choice_index == 2 and "audio_lean" not in draft.caps, draft
+    assert says_option("4:25", said.text) and says_option("10:40", "See you at 1040.")
+    assert not says_option("4:20", said.text) and not says_option("425 pounds", "at 4.25")
+    assert not says_option("4:25", "It is 4 25 metres long.")  # two numbers are no one clock time
+
