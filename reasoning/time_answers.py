@@ -39,6 +39,7 @@ from episodic.retrieval.text_match import (
     canonical_tokens,
     not_everyday,
     number_keys,
+    phrase_sound_nearness,
     sound_nearness,
     words_and_pairs,
 )
@@ -754,7 +755,11 @@ class TimeAnswers(StructuredBase):
         for thing in weak:
             phrase = telling_phrase(thing)
             lacking = not_naming(phrase, said) if phrase else []
-            if not lacking:
+            if len(lacking) < len(said):
+                # its words were heard, in a sentence placed weakly for another reason (a name
+                # misheard: "Henry has to see the stage manager" for Henrik's appointment): the
+                # audio of the others could only place it a second time, wrongly ("There is the
+                # stage bit again." took "stage manager" at -6.9)
                 continue
             out.append((phrase, [lacking[j] for j in self._sounding_nearest(thing, lacking, SOUND_CHECKS_PER_THING)]))
         return out
@@ -907,10 +912,11 @@ class TimeAnswers(StructuredBase):
     @staticmethod
     def _sounding(thing: str, units: Sequence[Unit]) -> np.ndarray:
         """How near each unit sounds to the telling words of ``thing`` (its less everyday
-        ones, "backpack" of "who takes care of the backpack", else all its content words)."""
+        ones, "backpack" of "who takes care of the backpack", else all its content words),
+        also said as one word ("lawn mower" in "There is the long noise again.")."""
         said = _content_words(thing)
         telling = [w for w in said if not_everyday(w)] or said
-        return np.array([sound_nearness(telling, u.text) for u in units])
+        return np.array([phrase_sound_nearness(telling, u.text) for u in units])
 
     @staticmethod
     def _count_terms(analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:

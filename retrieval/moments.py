@@ -42,7 +42,7 @@ from episodic.retrieval.guess_match import (
     subject_phrase,
 )
 from episodic.retrieval.query_analysis import QueryAnalysis, matched_words, term_set
-from episodic.retrieval.text_match import not_everyday, sound_nearness
+from episodic.retrieval.text_match import not_everyday, phrase_sound_nearness
 from episodic.retrieval.transcript_versions import hearings_since_ingest
 from episodic.retrieval.value_kinds import KIND_WEIGHT, asked_kinds, carried_kinds
 from episodic.retrieval.word_candidates import WordCandidates
@@ -202,13 +202,12 @@ class MomentSearch:
         said = set().union(*(term_set(p.text) for m in memories for p in m.transcript))
         kept = [w for w in words if not term_set(w) <= said] or words
         words = kept + compound_words(analysis.question, kept, subject or [])
-        joined = ["".join(words)] if len(words) > 1 else []  # "lawn mower" heard as "longmore"
         kinds = asked_kinds(analysis.question)
         out: list[tuple[float, Unit]] = []
         for m in memories:
             best: tuple[float, TranscriptPiece] | None = None
             for piece in m.transcript:
-                near = max(sound_nearness(words, piece.text), sound_nearness(joined, piece.text) if joined else 0.0)
+                near = phrase_sound_nearness(words, piece.text)  # "lawn mower" heard as "longmore"
                 if kinds & carried_kinds(piece.text):
                     near = with_kind_heard(near, len(words))
                 if near >= SOUNDS_LIKE_MIN and (best is None or near > best[0]):
