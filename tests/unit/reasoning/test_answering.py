@@ -3736,3 +3736,25 @@ def test_a_thing_of_two_words_is_listened_for_where_it_sounds_like_one_word_spli
     assert said[4] in asked and said[1] in asked, asked
     assert phrase_sound_nearness(["lawn", "mower"], said[4]) > sound_nearness(["lawn", "mower"], said[4]) + 0.2
     assert phrase_sound_nearness(["mower"], said[4]) == sound_nearness(["mower"], said[4])  # one word: as it was
+
+
+def test_a_head_word_that_only_sounds_like_the_counted_thing_needs_the_rest_of_it():
+    """"How many times was the stage bell mentioned in theatre-cam?": "stagebell" twice, and
+    "Look at once the street to the poor bill." (said "… the script to be purple"), where
+    "bill" only sounds like "bell" and nothing is a stage: two, not three. A modifier misheard
+    too ("fairy horn" for the ferry horn) still counts, and so does a head heard right."""
+    from episodic.core.query import Scope
+
+    said = ["Don't forget, Henry has to see the stage manager at 10 o'clock.", "There is the stagebell again.",
+            "Look, the stagebell is here.", "Look at once the street to the poor bill.",
+            "We should be finished before the afternoon."]
+    answerer, reader = _speech_answerer([_memory("theatre-cam", 15.0 * i, [t]) for i, t in enumerate(said)])
+    draft = answerer.count(_shaped("How many times was the stage bell mentioned in theatre-cam?"), [], [],
+                           Scope(), reader)
+    assert draft is not None and draft.answer.startswith("2 times"), draft
+    harbour = ["There is the fairy horn again.", "Look, the ferry horn is here.", "The ferry crossing is in room 320."]
+    answerer, reader = _speech_answerer([_memory("harbour-cam", 15.0 * i, [t]) for i, t in enumerate(harbour)])
+    shaped = _shaped("How many times was the ferry horn mentioned in harbour-cam?")
+    thing, mentions = answerer.counted_thing(shaped, ["harbour-cam"])
+    units = [u for u in answerer._stream_units("harbour-cam", None, None, reader) if u.modality == "speech"]
+    assert thing == "ferry horn" and [mentions(u) for u in units] == [True, True, False]
