@@ -913,11 +913,16 @@ class TimeAnswers(StructuredBase):
     @staticmethod
     def _sounding(thing: str, units: Sequence[Unit]) -> np.ndarray:
         """How near each unit sounds to the telling words of ``thing`` (its less everyday
-        ones, "backpack" of "who takes care of the backpack", else all its content words),
-        also said as one word ("lawn mower" in "There is the long noise again.")."""
+        ones, "backpack" of "who takes care of the backpack", else all its content words);
+        a thing of two words written together, also as one word ("lawn mower" in "There is the
+        long noise again."), never a question's or a topic's words joined ("fixing spade")."""
         said = _content_words(thing)
         telling = [w for w in said if not_everyday(w)] or said
-        return np.array([phrase_sound_nearness(telling, u.text) for u in units])
+        written = [w.lower() for w in re.findall(r"[A-Za-z]+", thing)]
+        compound = len(telling) == 2 and any(
+            written[i : i + 2] == [w.lower() for w in telling] for i in range(len(written) - 1))
+        near = phrase_sound_nearness if compound else sound_nearness
+        return np.array([near(telling, u.text) for u in units])
 
     @staticmethod
     def _count_terms(analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:

@@ -533,9 +533,9 @@ def sound_nearness(words: Iterable[str], text: str) -> float:
 
 def phrase_sound_nearness(words: Sequence[str], text: str) -> float:
     """:func:`sound_nearness` of ``words``, or of them said as one word when that comes nearer: a
-    thing of two words is often heard split elsewhere ("lawn mower" as "long noise": LNMWR /
-    LNNS 0.82 as one, 0.5 word by word, "mower" matching nothing in "There is the long noise
-    again.")."""
+    thing of two words is often heard split elsewhere ("lawn mower" as "long noise": LNMWR
+    against LNS, "longnoise", 0.82 as one word; 0.5 word by word, "mower" matching nothing in
+    "There is the long noise again.")."""
     near = sound_nearness(words, text)
     if len(words) > 1:
         near = max(near, sound_nearness(["".join(words)], text))
