@@ -52,6 +52,10 @@ DEPTH_GRIDS = 16  # grids looked at per depth below the root, per call
 MIN_WORKER_GRIDS = 3  # a worker's frame budget allows at least this many grids
 INTERPOLATE_CELLS = 3  # two anchors of a layer at most this many cells apart: look in between
 INTERPOLATED_SHARE = 0.5  # a gap lead's priority, as a share of its weaker anchor's relevance
+# what a grid look is expected to take before one has been timed: decoding a grid's frames and
+# reading them took 1-4 s here; with 0 the first look always started, and an Ask's look with
+# 0.4 s left took 2.2 s
+FIRST_LOOK_S = 1.0
 CHANGE_SCAN_S = 2.0  # reading where the picture changed (packet sizes) takes at most this …
 CHANGE_SCAN_SHARE = 0.2  # … or this share of the time left before the deadline
 
@@ -183,7 +187,8 @@ class Master:
         k2 = grid.k * grid.k
         self.worker_frames = max(MIN_WORKER_GRIDS * k2, max_frames // self.workers)
         self.spent = [0] * (self.workers + 1)  # frames decoded for each worker's looks (0 = Master)
-        self.look_s = 0.0  # how long a grid look takes here (running mean; 0 before the first)
+        self.look_s = FIRST_LOOK_S  # how long a grid look takes here (running mean after the first)
+        self.looked = False
         self.cond = threading.Condition()
 
     # -- looking ----------------------------------------------------------------------------
@@ -197,7 +202,8 @@ class Master:
         relevant = sorted((c for c in seen.looks if c.relevance > 0 and c.t < end), key=lambda c: -c.relevance)
         with self.cond:
             took = time.perf_counter() - started
-            self.look_s = took if not self.look_s else 0.5 * (self.look_s + took)
+            self.look_s = 0.5 * (self.look_s + took) if self.looked else took
+            self.looked = True
             self.ceiling = seen.ceiling
             self.spent[worker] += max(0, self.grid.frames_decoded - before)
             r = self.report

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -88,6 +89,7 @@ from episodic.retrieval.detailed import (
 )
 from episodic.retrieval.fast import FastRetrieval
 from episodic.retrieval.given_names import given_names
+from episodic.retrieval.grid_search import FIRST_LOOK_S
 from episodic.retrieval.listen_targets import about_speech, about_the_question
 from episodic.retrieval.mention_audio import MIN_GAIN, OBJECT_MIN_GAIN, decoys_for
 from episodic.retrieval.modality_check import retype_by_evidence, without_place_words
@@ -113,6 +115,9 @@ from episodic.services.window_answer import WindowAnswerer
 
 SEARCH_HITS = 10  # moments asked for when inspect has no recall to start from
 INSPECT_RESERVE_S = 0.5  # of a request's deadline, kept for answering after looking
+# of ``relistened_ask_max_s``, kept for answering after the last hearing (synthesis took
+# 0.03-0.2 s on the held-out sets, two at a time)
+HEARING_RESERVE_S = 0.3
 WHEN_SPAN_S = 4.0  # evidence longer than this does not say when to the second
 # what the offline looker can read: questions about writing on screen
 _WRITING = re.compile(r"\b(sign|signs|signboard|written|writing|text|label|poster|banner|title|caption|"
@@ -344,6 +349,7 @@ class MemoryQA:
         with clock.stage("fast_retrieval"):
             _, summaries = self.fast.search(analysis, q_vec, req.scope, reader)
         answerer = self.answerer.for_request(clock.remaining)
+        hearing_left = self._hearing_left(clock)
         if summaries:
             with clock.stage("fast_answer"):
                 fast = answerer.fast_attempt(analysis, summaries, req.options)
@@ -374,7 +380,7 @@ class MemoryQA:
                     chosen = self.structured.listen_targets(analysis, req.options or open_streams, recall.units,
                                                             req.scope, reader)
             heard = self.relisten.run(analysis, q_vec, req.question, req.options, recall, reader,
-                                      req.scope, self.scorer, clock.remaining, chosen=chosen)
+                                      req.scope, self.scorer, hearing_left, chosen=chosen)
             trace.notes["relisten"] = heard
             if heard.memories:
                 clock.timings["relisten"] = round(heard.seconds * 1000.0, 2)
@@ -384,7 +390,7 @@ class MemoryQA:
                 with clock.stage("mention_audio"):
                     trace.notes["mentions_heard"] = self.relisten.hear_mentions(
                         thing, self.structured.mention_targets(analysis, req.scope, reader), mentions, analysis,
-                        q_vec, recall, reader, req.scope, self.scorer, clock.remaining, decoys=decoys_for(thing))
+                        q_vec, recall, reader, req.scope, self.scorer, hearing_left, decoys=decoys_for(thing))
             else:
                 # a thing an order, which-stream or while-question still cannot place, or the
                 # thing a question about speech asks of that nothing recalled holds: where does
@@ -396,7 +402,7 @@ class MemoryQA:
                     checks = []
                     with clock.stage("mention_audio"):
                         trace.notes["mentions_heard"] = self.relisten.hear_which(
-                            *said_then, analysis, q_vec, recall, reader, req.scope, self.scorer, clock.remaining)
+                            *said_then, analysis, q_vec, recall, reader, req.scope, self.scorer, hearing_left)
                 elif shape.order:
                     checks = self.structured.placement_checks(analysis, req.options, recall.units, req.scope, reader)
                     bar = MIN_GAIN
@@ -415,7 +421,7 @@ class MemoryQA:
                             words = phrase.lower().split()
                             placed += self.relisten.hear_mentions(
                                 phrase, targets, lambda u, w=words: all(x in u.text.lower() for x in w), analysis,
-                                q_vec, recall, reader, req.scope, self.scorer, clock.remaining, best_only=True,
+                                q_vec, recall, reader, req.scope, self.scorer, hearing_left, best_only=True,
                                 min_gain=bar, keep=keep)
                         trace.notes["mentions_heard"] = placed
             hearing = None
@@ -423,7 +429,7 @@ class MemoryQA:
                 # each short option put into the recalled sentence and scored against its audio
                 with clock.stage("option_audio"):
                     hearing = self.relisten.hear_options(
-                        analysis, req.question, req.options, recall, reader, clock.remaining, heard
+                        analysis, req.question, req.options, recall, reader, hearing_left, heard
                     )
                 trace.notes["options_heard"] = hearing.to_dict()
             with clock.stage("synthesis"):
@@ -447,7 +453,8 @@ class MemoryQA:
                     final = answerer.reconcile(analysis, fast, detailed)
             if not structured and not req.options and not by_rule:
                 final, detailed = self._second_opinion(analysis, q_vec, req, recall, reader, summaries,
-                                                       answerer, fast, final, detailed, trace, clock)
+                                                       answerer, fast, final, detailed, trace, clock,
+                                                       hearing_left)
             trace.detailed, trace.recall = detailed, recall
             pathway = Pathway.DETAILED
         # "when was X on screen?" answered by a whole memory (tens of seconds): look for the second
@@ -551,11 +558,11 @@ class MemoryQA:
             )
 
     def _second_opinion(self, analysis, q_vec, req, recall, reader, summaries, answerer, fast, final, detailed,
-                        trace, clock) -> tuple[Draft, Draft]:
+                        trace, clock, hearing_left) -> tuple[Draft, Draft]:
         """When a time, number, name or colour answer rests on a sentence holding no clean value
         of that kind, another model hears that sentence (retrieval/second_listen.py); its words
-        answer only when the new answer rests on them with a clean value. Returns (final,
-        detailed), changed or not."""
+        answer only when the new answer rests on them with a clean value (within
+        ``hearing_left``, see :meth:`_hearing_left`). Returns (final, detailed), changed or not."""
         unit = wants_second_opinion(analysis, final.caps, final.support)
         name, others = "", []
         round_time = None
@@ -584,11 +591,11 @@ class MemoryQA:
             # the stream): each scored against the audio
             if others:
                 heard = self.names.hear(analysis, req.question, unit, recall, reader, rescore, clean,
-                                        clock.remaining, words=others, slots=slots_of(name), as_heard=name)
+                                        hearing_left, words=others, slots=slots_of(name), as_heard=name)
                 trace.notes["name_heard"] = heard.to_dict()
             words = {"colour": self.colours, "time": self.clock}.get(analysis.shape.focus)
             if words is not None and round_time is None:
-                heard = words.hear(analysis, req.question, unit, recall, reader, rescore, clean, clock.remaining)
+                heard = words.hear(analysis, req.question, unit, recall, reader, rescore, clean, hearing_left)
                 trace.notes[f"{words.kind}_heard"] = heard.to_dict()
             # a time written with round minutes ("7.30"), however the sentence was chosen: the time
             # as heard against five minutes later ("7.35"), in the audio
@@ -596,7 +603,7 @@ class MemoryQA:
             if rounded is not None and (heard is None or not heard.taken):
                 by_minutes = self.round_minutes.listen(
                     rounded, analysis, req.question, unit, recall, reader, rescore,
-                    lambda u: refines_round_minutes(rounded, u, analysis), clock.remaining)
+                    lambda u: refines_round_minutes(rounded, u, analysis), hearing_left)
                 if by_minutes is not None:
                     trace.notes["round_minutes_heard"] = by_minutes.to_dict()
                     heard = by_minutes if by_minutes.taken or heard is None else heard
@@ -606,7 +613,7 @@ class MemoryQA:
                 return final, detailed
             if heard is None or not heard.taken:
                 heard = self.second_listen.hear(analysis, req.question, unit, recall, reader, rescore, clean,
-                                                clock.remaining)
+                                                hearing_left)
             trace.notes["second_listen"] = heard.to_dict()
             if not heard.taken or heard.unit is None:
                 return final, detailed
@@ -619,6 +626,25 @@ class MemoryQA:
             trace.notes["second_listen"]["answered"] = True
             return settled, again
         return final, detailed
+
+    def _hearing_left(self, clock: Deadline) -> Callable[[], float | None]:
+        """What the stages that hear the audio again are told is left of this Ask: the call's
+        deadline, and no more than ``relistened_ask_max_s`` (the issue's 5 s for a re-listened
+        Ask) from its start, less ``HEARING_RESERVE_S`` for answering. Each stage keeps
+        ``relisten_reserve_s`` of what it is told, a margin for a hard deadline; the bound's own
+        margin is the smaller reserve, so that difference is added back. Without the bound a
+        loaded machine stretched them: on the held-out sets run two at a time, 12 of 250
+        re-listened Asks took over 5 s (relistening 4.6 s, then 1.5 s of asking the audio
+        where a counted thing was said)."""
+        s = self.settings
+        slack = s.relisten_reserve_s - HEARING_RESERVE_S
+
+        def left() -> float | None:
+            within = s.relistened_ask_max_s - clock.elapsed() + slack
+            deadline = clock.remaining()
+            return within if deadline is None else min(deadline, within)
+
+        return left
 
     def _misheard_name(self, analysis, final, req, reader) -> tuple[Unit | None, str, list[str]]:
         """(sentence, its name, the other names its stream says) when a question asking for a
@@ -686,7 +712,7 @@ class MemoryQA:
             after_listening = self.settings.relistened_ask_max_s - clock.elapsed()
             left = after_listening if left is None else min(left, after_listening)
         budget = look.inspect_budget_s if left is None else min(look.inspect_budget_s, left - INSPECT_RESERVE_S)
-        if not anchors or budget <= 0:
+        if not anchors or budget < FIRST_LOOK_S:  # a look begun with less left ends past the bound
             trace.notes["inspect"] = {"looked": False, "why": "no memory to start from" if not anchors else "no time left"}
             return None
         asks_when = analysis.shape.focus == "time" or bool(_ASKS_WHEN.match(req.question))

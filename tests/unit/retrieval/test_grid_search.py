@@ -106,9 +106,15 @@ def test_a_look_is_not_started_when_it_would_end_past_the_deadline():
             return super().look(question, grid, view)
 
     looker = SlowLooker()
-    report = locate("when?", VideoGrid(Flash(600.0, (-5.0, -4.0))), looker, deadline=Deadline(0.6))
+    report = locate("when?", VideoGrid(Flash(600.0, (-5.0, -4.0))), looker, deadline=Deadline(1.1))
     assert report.stopped == "deadline"
-    assert report.grids_looked == 2, report  # at 0 and 0.25 s; at 0.5 s only 0.1 s was left
+    # the first at 1.1 s left (more than FIRST_LOOK_S), then at 0.85, 0.6 and 0.35 s left, each
+    # more than the 0.25 s a look had taken; at 1.0 s only 0.1 s was left
+    assert report.grids_looked == 4, report
+    # before any look has been timed, one is expected to take FIRST_LOOK_S: with less left,
+    # none is started (an Ask's inspect begun with 0.4 s left had taken 2.2 s)
+    report = locate("when?", VideoGrid(Flash(600.0, (-5.0, -4.0))), SlowLooker(), deadline=Deadline(0.6))
+    assert report.stopped == "deadline" and report.grids_looked == 0, report
 
 
 @pytest.mark.parametrize("span_s", [60.0, 600.0, 3600.0])

@@ -60,3 +60,5 @@ def test_an_ask_that_listened_again_looks_only_within_what_is_left_of_its_bound(
     n = len(budgets)
     look(True, 4.8)  # the bound is all but spent: no look at all
     assert len(budgets) == n
+    look(True, 3.8)  # 0.7 s left for looking, less than a first look takes: none begun
+    assert len(budgets) == n
