@@ -629,14 +629,17 @@ class MemoryQA:
 
     def _hearing_left(self, clock: Deadline) -> Callable[[], float | None]:
         """What the stages that hear the audio again are told is left of this Ask: the call's
-        deadline, and no more than ``relistened_ask_max_s`` (the issue's 5 s for a re-listened
-        Ask) from its start, less ``HEARING_RESERVE_S`` for answering. Each stage keeps
-        ``relisten_reserve_s`` of what it is told, a margin for a hard deadline; the bound's own
-        margin is the smaller reserve, so that difference is added back. Without the bound a
-        loaded machine stretched them: on the held-out sets run two at a time, 12 of 250
-        re-listened Asks took over 5 s (relistening 4.6 s, then 1.5 s of asking the audio
-        where a counted thing was said)."""
+        deadline, and with ``relisten_hold_to_bound`` no more than ``relistened_ask_max_s`` (the
+        issue's 5 s for a re-listened Ask) from its start, less ``HEARING_RESERVE_S`` for
+        answering. Each stage keeps ``relisten_reserve_s`` of what it is told, a margin for a
+        hard deadline; the bound's own margin is the smaller reserve, so that difference is
+        added back. Without the bound a loaded machine stretches them (on held-out 220-225 run
+        two at a time, 12 of 250 re-listened Asks took over 5 s: re-listening 4.6 s, then 1.5 s
+        of asking the audio where a counted thing was said); with it, answers those stages
+        would have found are lost, hence off by default."""
         s = self.settings
+        if not s.relisten_hold_to_bound:
+            return clock.remaining
         slack = s.relisten_reserve_s - HEARING_RESERVE_S
 
         def left() -> float | None:

@@ -58,6 +58,11 @@ class RetrievalSettings:
     # of this many seconds from its start (the bound for a re-listened Ask): on the
     # held-out sets the two re-listened Asks over 6 s had then looked for 4.7-4.9 s
     relistened_ask_max_s: float = 5.0
+    # true: the stages that hear the audio again (re-listening, a mention, the options, a second
+    # model) also keep to relistened_ask_max_s, deadline or not (services/qa.py). Off by default:
+    # it trims a tail only a loaded machine has (12 -> 7 of 250 re-listened Asks over 5 s on
+    # held-out sets run two at a time) with answers those stages find (multiple choice 199 -> 197/247)
+    relisten_hold_to_bound: bool = False
     relisten_beam_size: int = 5  # Whisper beam size when listening again
     relisten_bias: str = "prompt"  # prompt (question + options as preceding text) | hotwords | none
     relisten_reserve_s: float = 1.5  # of a request's deadline, kept for answering afterwards
