@@ -60,8 +60,8 @@ class RetrievalSettings:
     relistened_ask_max_s: float = 5.0
     # true: the stages that hear the audio again (re-listening, a mention, the options, a second
     # model) also keep to relistened_ask_max_s, deadline or not (services/qa.py). Off by default:
-    # it trims a tail only a loaded machine has (12 -> 7 of 250 re-listened Asks over 5 s on
-    # held-out sets run two at a time) with answers those stages find (multiple choice 199 -> 197/247)
+    # it trims a tail only a loaded machine has (held-out 226-231 run two at a time: 22-29 -> 6 of
+    # about 270 re-listened Asks over 5 s) with answers those stages find (multiple choice 198 -> 194/249)
     relisten_hold_to_bound: bool = False
     relisten_beam_size: int = 5  # Whisper beam size when listening again
     relisten_bias: str = "prompt"  # prompt (question + options as preceding text) | hotwords | none
