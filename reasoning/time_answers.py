@@ -844,14 +844,13 @@ class TimeAnswers(StructuredBase):
         question names no thing."""
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
-        wanted = self._counted_terms(analysis, streams)
+        wanted, whole = self._counted_words(analysis, streams)
         if named is None or not wanted:
             return None
         said = [u for u in self._stream_units(named, scope.t_min, scope.t_max, reader)
                 if u.modality == "speech" and u.text.strip()]
         if len(said) > LISTEN_SENTENCES_READ:
             return None
-        whole = self._thing_words(analysis, streams)
         missing = [u for u in said if not self._mentions(analysis, wanted, u, whole)]
         if not missing:
             return []
@@ -938,23 +937,20 @@ class TimeAnswers(StructuredBase):
         whether a unit mentions it (as :meth:`count` decides); ("", …) for another question."""
         if not analysis.shape.counts:
             return "", lambda u: False
-        wanted, whole = self._counted_terms(analysis, streams), self._thing_words(analysis, streams)
+        wanted, whole = self._counted_words(analysis, streams)
         # all its words ("dump truck"): its head alone ("truck") fits a misheard "troll" too well
         return thing_phrase(analysis.question, self._count_terms(analysis, streams)), \
             lambda u: self._mentions(analysis, wanted, u, whole)
 
-    def _counted_terms(self, analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:
-        """The words of the thing a count question counts: its object, else all its words."""
+    def _counted_words(self, analysis: QueryAnalysis, streams: Sequence[str]) -> tuple[list[str], list[str]]:
+        """The words of the thing a count question counts (its object, else all its words), and
+        the stems of all its words as the question writes it ("stage bell": the modifier too,
+        where the first keeps its head)."""
         terms = self._count_terms(analysis, streams)
-        return [t for t in getattr(analysis, "object_terms", []) if t in terms] or terms
-
-    def _thing_words(self, analysis: QueryAnalysis, streams: Sequence[str]) -> list[str]:
-        """The stems of all the counted thing's words as the question writes it ("stage bell":
-        the modifier too, where :meth:`_counted_terms` keeps its head)."""
-        terms = self._count_terms(analysis, streams)
+        wanted = [t for t in getattr(analysis, "object_terms", []) if t in terms] or terms
         words = tokens(thing_phrase(analysis.question, terms))
         named = set(words) | {stem(t) for t in words}
-        return [t for t in terms if t in named]
+        return wanted, [t for t in terms if t in named]
 
     @staticmethod
     def _mentions(analysis: QueryAnalysis, wanted: Sequence[str], u: Unit, whole: Sequence[str] = ()) -> bool:
@@ -1029,7 +1025,7 @@ class TimeAnswers(StructuredBase):
             return None
         streams = reader.streams_in(scope)
         named = self.named_stream(analysis.question, streams)
-        wanted, whole = self._counted_terms(analysis, streams), self._thing_words(analysis, streams)
+        wanted, whole = self._counted_words(analysis, streams)
         if not wanted:
             return None
         if named is not None:
