@@ -40,7 +40,13 @@ from episodic.memory.imagebind_backend import (
     imagebind_vision_input,
     kaldi_fbank,
 )
-from episodic.memory.speech import WhisperRecognizer, loudest_window_dbfs, resample, whisper_device
+from episodic.memory.speech import (
+    WhisperRecognizer,
+    loudest_window_dbfs,
+    resample,
+    whisper_device,
+    window_tokens,
+)
 from episodic.memory.text_embedder import MiniLMEmbedder
 from episodic.memory.vision import (
     OfflineVisualDescriber,
@@ -140,6 +146,40 @@ def test_whisper_transcribes_synthesized_speech_in_stream_time(
     assert plain and not any(p.words for p in plain)
     assert isinstance(whisper, SpeechRecognizer)
     assert whisper.model_id == "faster-whisper:base:int8"  # the default since issue 12
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng")
+def test_whisper_windows_may_write_only_what_their_own_audio_holds(tmp_path: Path) -> None:
+    """The model gate reads each window's audio length from the features faster-whisper really
+    builds (zero-padded to 30 s) and caps that window's tokens by it (memory/speech.py,
+    ``window_content_s``): a faster-whisper that padded otherwise would fail here."""
+    wav = tmp_path / "speech.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us+f3", "-s", "140", "-w", str(wav), "the red bicycle is parked outside"],
+                   check=True, capture_output=True, timeout=60)
+    pcm, rate = _read_wav(wav)
+    audio = np.concatenate([np.zeros(8000, np.float32), resample(pcm, rate, 16000), np.zeros(8000, np.float32)])
+    asr = WhisperRecognizer(SETTINGS.replace(whisper_vad_filter=False))
+    gate = asr._load().model
+    seen: list[tuple[float | None, int, int]] = []
+    real_generate = gate._inner.generate
+
+    class Inner:  # the real CTranslate2 model, its generate calls noted
+        def __getattr__(self, name: str) -> object:
+            return getattr(gate_inner, name)
+
+        def generate(self, features: object, prompts: list[list[int]], **kw: object) -> object:
+            seen.append((gate._local.content_s, len(prompts[0]), int(kw["max_length"])))
+            return real_generate(features, prompts, **kw)
+
+    gate_inner, gate._inner = gate._inner, Inner()
+    try:
+        text = " ".join(p.text for p in asr.transcribe(audio, 16000, 0.0)).lower()
+    finally:
+        gate._inner = gate_inner
+    assert all(w in text for w in ("bicycle", "parked", "outside")), text
+    content_s, prompt_len, max_length = seen[0]
+    assert content_s == pytest.approx(audio.size / 16000, abs=0.05)
+    assert max_length <= prompt_len + window_tokens(content_s)
 
 
 def test_whisper_says_nothing_about_silence_and_noise(whisper: WhisperRecognizer) -> None:
