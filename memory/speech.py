@@ -62,9 +62,9 @@ def unglued(text: str) -> str:
 TOKENS_PER_AUDIO_S = 10.0
 TOKENS_SLACK = 16
 TOKENS_MAX = 224
+MEL_FRAMES_PER_S = 100  # Whisper's log-mel features: one frame every 10 ms
 
 log = logging.getLogger(__name__)
-MEL_FRAMES_PER_S = 100  # Whisper's log-mel features: one frame every 10 ms
 
 
 def window_tokens(audio_s: float) -> int:
@@ -231,6 +231,10 @@ class _ModelGate:
     detection: the guess is limited to ``asr_languages``, an unsure one (below
     ``asr_language_min_prob``) becomes ``asr_fallback_language``, and the language chosen for
     the window being decoded is kept per thread so each piece can carry it.
+
+    Tokens: each window may write no more than its own audio holds (:func:`window_content_s`,
+    :func:`window_tokens`), where faster-whisper gives every window of a call the cap set for
+    the whole call's audio.
 
     The state is per thread, so concurrent calls do not share a deadline or a language.
     Everything else is passed to the real model.
