@@ -518,7 +518,7 @@ class WhisperRecognizer:
                 for w in (seg.words or ())
                 if w.word.strip()
             ]
-            if seg.compression_ratio > COMPRESSION_RATIO_MAX:
+            if seg.compression_ratio > COMPRESSION_RATIO_MAX or mostly_loop([w[2] for w in words] or text.split()):
                 # even after temperature fallback: a decoder loop ("you you you ..."), not speech;
                 # or, asked for, the words said before a whole sentence began to repeat
                 cut = loop_start(words) if keep_before_loop and words else None
@@ -537,6 +537,39 @@ class WhisperRecognizer:
         # how far the decoded windows reached, dropped segments included: they were heard
         stopped_at = stream_time(max((float(seg.end) for seg, _ in raw), default=0.0)) if stopped else None
         return Hearing(pieces, stopped_at)
+
+
+def loop_mask(words: Sequence[str]) -> list[bool]:
+    """For each word, whether it is a repeat inside a loop: a run of one word said four times
+    in a row or more, or of a two- or three-word phrase said three times or more ("go to go to
+    go to"), marks every repeat after the first. People say "no, no, no"; Whisper, lost in
+    noise, says "I don't know" until its window ends. Punctuation and case are ignored."""
+    norm = ["".join(ch for ch in w.lower() if ch.isalnum()) for w in words]
+    looped = [False] * len(norm)
+    for n, times in ((1, 4), (2, 3), (3, 3)):
+        i = 0
+        while i + n * times <= len(norm):
+            gram = norm[i : i + n]
+            reps = 1
+            while all(gram) and norm[i + reps * n : i + (reps + 1) * n] == gram:
+                reps += 1
+            if reps >= times:
+                for k in range(i + n, i + n * reps):
+                    looped[k] = True
+                i += n * reps
+            else:
+                i += 1
+    return looped
+
+
+def mostly_loop(words: Sequence[str]) -> bool:
+    """Whether half or more of a segment's ``words`` are the repeats of a loop (:func:`loop_mask`).
+
+    Whisper's own test for a loop, the text's gzip compression ratio, needs a long text: a loop
+    of a few tokens ("I'm sorry I'm sorry I'm sorry I'm sorry I", a music bed's window whose
+    tokens were capped by its audio, see :func:`window_tokens`) compresses no better than speech.
+    Such a segment is a loop whatever its length."""
+    return len(words) >= 4 and 2 * sum(loop_mask(words)) >= len(words)
 
 
 def loop_start(words: Sequence[tuple[float, float, str]], min_words: int = LOOP_MIN_WORDS) -> int | None:

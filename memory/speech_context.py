@@ -54,7 +54,7 @@ import numpy as np
 
 from episodic.core.interfaces import SpeechActivity, SpeechRecognizer
 from episodic.core.records import TranscriptPiece
-from episodic.memory.speech import to_mono_float32
+from episodic.memory.speech import loop_mask, to_mono_float32
 
 # Audio this close to the end of the previous piece still counts as continuing it (a frame of
 # rounding between segment boundaries and audio block edges).
@@ -262,39 +262,16 @@ def _tokens(piece: TranscriptPiece) -> list[str]:
     return [w[2] for w in piece.words] if piece.words else piece.text.split()
 
 
-def _loop_mask(words: Sequence[str]) -> list[bool]:
-    """For each word, whether it is a repeat inside a loop: a run of one word said four times
-    in a row or more, or of a two- or three-word phrase said three times or more ("go to go to
-    go to"), marks every repeat after the first. People say "no, no, no"; Whisper, lost in
-    noise, says "I don't know" until its window ends. Punctuation and case are ignored."""
-    norm = ["".join(ch for ch in w.lower() if ch.isalnum()) for w in words]
-    looped = [False] * len(norm)
-    for n, times in ((1, 4), (2, 3), (3, 3)):
-        i = 0
-        while i + n * times <= len(norm):
-            gram = norm[i : i + n]
-            reps = 1
-            while all(gram) and norm[i + reps * n : i + (reps + 1) * n] == gram:
-                reps += 1
-            if reps >= times:
-                for k in range(i + n, i + n * reps):
-                    looped[k] = True
-                i += n * reps
-            else:
-                i += 1
-    return looped
-
-
 def looped_words(pieces: Sequence[TranscriptPiece]) -> int:
-    """How many words of ``pieces`` loop (see :func:`_loop_mask`). Whisper falls into such
+    """How many words of ``pieces`` loop (see :func:`~episodic.memory.speech.loop_mask`). Whisper falls into such
     loops on noise; people rarely say "no, no, no" a fourth time."""
-    return sum(_loop_mask([w for p in pieces for w in _tokens(p)]))
+    return sum(loop_mask([w for p in pieces for w in _tokens(p)]))
 
 
 def without_loops(pieces: Sequence[TranscriptPiece]) -> list[TranscriptPiece]:
     """``pieces`` with the repeats of their loops left out ("I don't know. I don't know. I don't
     know." → "I don't know."), as Whisper's own check leaves out a piece that is all loop."""
-    mask = _loop_mask([w for p in pieces for w in _tokens(p)])
+    mask = loop_mask([w for p in pieces for w in _tokens(p)])
     if not any(mask):
         return list(pieces)
     out: list[TranscriptPiece] = []

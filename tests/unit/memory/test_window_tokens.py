@@ -86,3 +86,19 @@ def test_without_readable_features_or_a_cap_the_gate_passes_the_call_on_unchange
     gate.encode(_features(0.1))
     gate.generate("enc", [[1, 2]], beam_size=5)  # no max_length given: the model's own
     assert asked == [{"max_length": 227}, {"max_length": 227}, {"beam_size": 5}]
+
+
+@pytest.mark.parametrize(("said", "loop"), [
+    ("I'm sorry I'm sorry I'm sorry I'm sorry I", True),  # a capped music-bed window
+    ("you you you you", True),
+    ("I don't know. I don't know. I don't know.", True),
+    ("No, no, no, that is not the room.", False),  # people say "no" three times
+    ("The fire alarm test is at half past two.", False),
+    ("go to go to", False),  # too short to tell
+    ("Leila will see the head teacher at 1.40. I'm sorry, I'm sorry, I'm sorry", False),  # mostly words
+])
+def test_a_segment_that_is_mostly_the_repeats_of_a_loop_is_a_loop_however_short(said: str, loop: bool) -> None:
+    """Whisper's gzip test needs a long text; a loop cut short by the token cap is still a loop."""
+    from episodic.memory.speech import mostly_loop
+
+    assert mostly_loop(said.split()) is loop

@@ -380,8 +380,10 @@ def test_nearly_spent_deadline_skips_relistening_without_error(garbled):
         assert not report.happened and report.cut, report
     assert "relisten" not in result.timings_ms or result.timings_ms["relisten"] < 50
     assert result.timings_ms["total"] <= 2000.0 + 100.0
-    # answered from what the memory holds, and nothing was written
-    assert "transcripts" not in components.store.get_memory(before.id).metadata
+    # answered from what the memory holds, and re-listening wrote nothing (the small second
+    # model's hearing, retrieval/second_listen.py, may fit what is left and keeps its own version)
+    history = components.store.get_memory(before.id).metadata.get("transcripts") or []
+    assert not [v for v in history if v.get("source") == "relisten"], history
 
 
 def _recalled_garbled(service, components, before):
